@@ -1,0 +1,55 @@
+# The two commands of the README:
+#   make lab    install everything and open the course in JupyterLab
+#   make test   install everything and run all tests
+# Others: make notebooks (rebuild .ipynb from sources), make retarget REPO=owner/name BRANCH=main,
+#         make test-compat (Colab's library versions; Python 3.13), make preflight, make clean.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+CONSTRAINTS ?= constraints.txt
+# Tests run with single-threaded BLAS: faster and far less noisy on two cores (REFERENCE §7).
+THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+NOTEBOOKS := notebooks/en notebooks/de $(wildcard labs/en labs/de labs/solutions/en labs/solutions/de)
+NBVAL := --nbval-lax --nbval-current-env -p no:cacheprovider
+
+.PHONY: lab test notebooks check-notebooks retarget test-compat preflight lint clean
+
+$(BIN)/.installed-%: pyproject.toml $(CONSTRAINTS)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) --group $*
+	touch $@
+
+lab: $(BIN)/.installed-lab
+	$(BIN)/jupyter lab --ServerApp.root_dir=. notebooks/start.ipynb
+
+test: $(BIN)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check utils tools tests benchmarks
+	$(BIN)/python tools/build.py --check
+	$(THREADS) $(BIN)/python -m pytest -n 2 tests
+	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
+
+notebooks: $(BIN)/.installed-test
+	$(BIN)/python tools/build.py
+
+retarget: $(BIN)/.installed-test
+	@test -n "$(REPO)" && test -n "$(BRANCH)" || { echo "usage: make retarget REPO=owner/name BRANCH=main"; exit 2; }
+	$(BIN)/python tools/retarget.py "$(REPO)" "$(BRANCH)"
+
+preflight: $(BIN)/.installed-lab
+	$(BIN)/python -m utils.preflight
+
+# Colab's versions (constraints-colab.txt) in a second environment, and utils under Python 3.13.
+test-compat:
+	$(MAKE) VENV=.venv-colab CONSTRAINTS=constraints-colab.txt .venv-colab/bin/.installed-test
+	$(THREADS) .venv-colab/bin/python -m pytest -n 2 tests
+	$(THREADS) .venv-colab/bin/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
+	$(MAKE) VENV=.venv-py313 PYTHON=$(PY313) CONSTRAINTS=constraints-py313.txt .venv-py313/bin/.installed-core-tests
+	$(THREADS) .venv-py313/bin/python -m pytest -n 2 tests
+
+PY313 ?= $(shell command -v python3.13 || echo $$HOME/.pyenv/versions/3.13.0/bin/python3.13)
+
+clean:
+	rm -rf .venv .venv-colab .venv-py313 .pytest_cache .ruff_cache

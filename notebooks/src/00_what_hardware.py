@@ -1,0 +1,452 @@
+# ---
+# jupyter:
+#   course:
+#     title:
+#       en: What hardware do I have?
+#       de: Welche Hardware habe ich?
+#     level: 1
+#     duration: {t4: 15, cpu: 15}
+#     accelerator: GPU
+#     profiles: [CPU, Colab T4, Kaggle T4 x2, Colab TPU, Kaggle TPU, NVIDIA, MPS]
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: course
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# Before we measure anything we need to know what we are measuring on. In this lesson you
+#
+# - run the course's **pre-flight check** and read its OK / WARN / FAIL lines,
+# - learn what a CPU, a GPU and a TPU are good at, and where you can get each for free,
+# - switch the runtime on Colab and Kaggle,
+# - ask the machine itself: `nvidia-smi`, `torch.accelerator`, `jax.devices()`,
+# - and replace the classic `"cuda" if ... else "cpu"` line by one that knows today's devices.
+#
+# Run the setup cell below first. It prints where you are (platform), what will compute
+# (accelerator) and the language of the messages.
+
+# %% [markdown] lang="de"
+# Bevor wir etwas messen, müssen wir wissen, worauf wir messen. In dieser Lektion
+#
+# - führst du den **Pre-Flight-Check** des Kurses aus und liest seine Zeilen OK / WARN / FAIL,
+# - lernst du, wofür CPU, GPU und TPU gut sind und wo du jede davon kostenlos bekommst,
+# - wechselst du die Laufzeitumgebung auf Colab und Kaggle,
+# - fragst du die Maschine selbst: `nvidia-smi`, `torch.accelerator`, `jax.devices()`,
+# - und ersetzt die klassische Zeile `"cuda" if ... else "cpu"` durch eine, die die Geräte von heute kennt.
+#
+# Führe zuerst die Setup-Zelle unten aus. Sie zeigt, wo du bist (Plattform), was rechnen wird
+# (Beschleuniger) und in welcher Sprache die Meldungen erscheinen.
+
+# %% [markdown] lang="en"
+# ## 1. The pre-flight check
+#
+# Workshop participants run this the day before (`python -m utils.preflight` in a terminal,
+# or the cell below). Every line is one item; every WARN or FAIL says how to fix it.
+
+# %% [markdown] lang="de"
+# ## 1. Der Pre-Flight-Check
+#
+# Teilnehmende eines Workshops führen ihn am Vortag aus (`python -m utils.preflight` im Terminal
+# oder die Zelle unten). Jede Zeile ist ein Punkt; jedes WARN oder FAIL sagt, wie man es behebt.
+
+# %%
+from utils import preflight
+
+checks = preflight.preflight()
+
+# Every package the course needs has a line, and every line that is not OK carries a fix.
+assert {c.item for c in checks} >= set(preflight.PACKAGES)
+assert all(c.fix for c in checks if c.status != "OK"), "a WARN/FAIL line without a fix"
+
+# %% [markdown] lang="en"
+# ## 2. CPU, GPU, TPU: three kinds of processor
+#
+# Modern models are mostly **matrix multiplications**: billions of multiply-adds that do not
+# depend on each other and can all run at once.
+#
+# - A **CPU** has a few strong cores (2 on a free Colab machine, 8–24 in a laptop). Each core is
+#   fast at branching, general code, and also has vector units for numbers.
+# - A **GPU** has thousands of simple lanes and, since 2017 (NVIDIA Volta), *tensor cores*:
+#   units that multiply small matrix tiles in one step. Lots of fast memory beside them.
+# - A **TPU** (Tensor Processing Unit, Google) is built around *systolic arrays*: a grid of
+#   multiply-add cells through which matrix tiles flow. Nothing else is as specialised.
+#
+# The glossary page this course grew from compared GPU and TPU like this; here is the table
+# again, corrected with what is true today:
+#
+# | | GPU | TPU |
+# |---|---|---|
+# | made by | NVIDIA, AMD, Intel | Google |
+# | used for | training and inference | training **and inference** (Cloud TPU sells both; Google serves its own models on TPUs) |
+# | available | cloud, local machines, free on Colab (T4) and Kaggle (T4 x2) | Google Cloud; **free** on Colab (TPU v5e-1, one device) and Kaggle (TPU v5e-8, eight devices) |
+# | frameworks | PyTorch, JAX, TensorFlow | **JAX**, PyTorch (through PyTorch/XLA), TensorFlow |
+#
+# *As of November 2026. Sources: Google Cloud TPU documentation; Colab's runtime list
+# (googlecolab/colabtools#5566: the TPU v2-8 was replaced by v5e-1 in September 2025);
+# JAX AI stack (jax-ml/jax-ai-stack#242: Kaggle offers v5e-8). Free offers change often:
+# lesson 09 shows how to check them.*
+
+# %% [markdown] lang="de"
+# ## 2. CPU, GPU, TPU: drei Arten von Prozessor
+#
+# Moderne Modelle bestehen vor allem aus **Matrixmultiplikationen**: Milliarden von
+# Multiplikationen und Additionen, die nicht voneinander abhängen und alle gleichzeitig laufen können.
+#
+# - Eine **CPU** hat wenige starke Kerne (2 auf einer kostenlosen Colab-Maschine, 8–24 im Laptop).
+#   Jeder Kern ist schnell bei Verzweigungen und allgemeinem Code und hat dazu Vektoreinheiten für Zahlen.
+# - Eine **GPU** hat Tausende einfacher Rechenspuren und seit 2017 (NVIDIA Volta) *Tensor Cores*:
+#   Einheiten, die kleine Matrixkacheln in einem Schritt multiplizieren. Daneben viel schneller Speicher.
+# - Eine **TPU** (Tensor Processing Unit, Google) ist um *systolische Arrays* gebaut: ein Gitter aus
+#   Multiplizier-Addier-Zellen, durch das die Matrixkacheln fließen. Spezialisierter geht es kaum.
+#
+# Die Glossarseite, aus der dieser Kurs entstanden ist, verglich GPU und TPU so; hier die Tabelle
+# noch einmal, korrigiert nach heutigem Stand:
+#
+# | | GPU | TPU |
+# |---|---|---|
+# | Hersteller | NVIDIA, AMD, Intel | Google |
+# | Einsatz | Training und Inferenz | Training **und Inferenz** (Cloud TPU bietet beides an; Google betreibt seine eigenen Modelle auf TPUs) |
+# | Verfügbarkeit | Cloud, lokale Rechner, kostenlos auf Colab (T4) und Kaggle (T4 x2) | Google Cloud; **kostenlos** auf Colab (TPU v5e-1, ein Gerät) und Kaggle (TPU v5e-8, acht Geräte) |
+# | Frameworks | PyTorch, JAX, TensorFlow | **JAX**, PyTorch (über PyTorch/XLA), TensorFlow |
+#
+# *Stand: November 2026. Quellen: Google-Cloud-TPU-Dokumentation; Colabs Laufzeitliste
+# (googlecolab/colabtools#5566: die TPU v2-8 wurde im September 2025 durch v5e-1 ersetzt);
+# JAX AI Stack (jax-ml/jax-ai-stack#242: Kaggle bietet v5e-8). Kostenlose Angebote ändern sich oft:
+# Lektion 09 zeigt, wie man sie prüft.*
+
+# %% [markdown] lang="en"
+# ## 3. What is in *this* machine?
+#
+# `utils.hardware.detect()` asks PyTorch (and JAX, once it is imported) and reads the CPU's
+# model and instruction-set flags. The course turns the answer into a **hardware profile**;
+# later lessons use it to choose problem sizes, so the same notebook is quick on a laptop CPU
+# and still meaningful on a GPU.
+
+# %% [markdown] lang="de"
+# ## 3. Was steckt in *dieser* Maschine?
+#
+# `utils.hardware.detect()` fragt PyTorch (und JAX, sobald es importiert ist) und liest Modell und
+# Befehlssatz-Flags der CPU. Der Kurs macht daraus ein **Hardware-Profil**; spätere Lektionen wählen
+# damit ihre Problemgrößen, sodass dasselbe Notebook auf einer Laptop-CPU schnell ist und auf einer
+# GPU trotzdem aussagekräftig bleibt.
+
+# %%
+import jax  # imported here, not in the setup cell: lesson 04 configures JAX devices first
+
+from utils import hardware, runtime, tr
+
+platform = runtime.detect_platform()
+hw = hardware.detect()
+profile = hardware.hardware_profile(platform, hw)
+
+print(tr("CPU:        ", "CPU:        "), hw.cpu.model)
+print(tr("cores:      ", "Kerne:      "), hw.cpu.cores)
+print(tr("bf16 in CPU:", "bf16 in CPU:"), hw.cpu.has_fast_bf16)
+for blas in hardware.blas_info():
+    print("BLAS:       ", blas)
+for gpu in hw.gpus:
+    print(f"GPU {gpu.index}:       ", gpu.name, f"{gpu.memory_gib} GiB, compute capability",
+          ".".join(map(str, gpu.compute_capability)), tr("fast dtype:", "schneller Datentyp:"), gpu.fast_dtype)
+if hw.tpu:
+    print("TPU:        ", hw.tpu.count, "×", hw.tpu.kind)
+for problem in hw.problems:
+    print(tr("problem:    ", "Problem:    "), problem)
+print(tr("profile:    ", "Profil:     "), profile.name, "-", profile.label)
+
+assert profile.name in hardware.PROFILES
+assert profile.device == hw.accelerator or (profile.device, hw.accelerator) == ("cuda", "cuda")
+
+# %% [markdown] lang="en"
+# A profile also chooses sizes. Later lessons ask for, say, the side of a square matrix:
+
+# %% [markdown] lang="de"
+# Ein Profil wählt auch Größen. Spätere Lektionen fragen zum Beispiel nach der Seitenlänge einer
+# quadratischen Matrix:
+
+# %%
+n = profile.pick(cpu=1024, cuda=8192, tpu=8192, mps=4096)
+print(tr(f"matrix side for this profile: {n}", f"Matrixgröße für dieses Profil: {n}"))
+assert n == {"cpu": 1024, "cuda": 8192, "tpu": 8192, "mps": 4096}[profile.device]
+
+# %% [markdown] lang="en"
+# ### What you should see
+#
+# | profile | `hw.accelerator` | GPUs / TPU devices | notes |
+# |---|---|---|---|
+# | CPU only (laptop, CI) | `cpu` | 0 | lessons pick small sizes |
+# | Colab T4 | `cuda` | 1 × Tesla T4, compute capability 7.5, ~15 GiB | fast dtype is **fp16**, not bf16 |
+# | Kaggle T4 x2 | `cuda` | 2 × Tesla T4 | two devices: `cuda:0`, `cuda:1` |
+# | Colab TPU v5e-1 | `tpu` | 1 TPU device | sharding needs more than one device (lesson 04) |
+# | Kaggle TPU v5e-8 | `tpu` | 8 TPU devices | |
+# | Mac with Apple silicon | `mps` | – | the GPU shares memory with the CPU |
+
+# %% [markdown] lang="de"
+# ### Was du sehen solltest
+#
+# | Profil | `hw.accelerator` | GPUs / TPU-Geräte | Hinweise |
+# |---|---|---|---|
+# | nur CPU (Laptop, CI) | `cpu` | 0 | Lektionen wählen kleine Größen |
+# | Colab T4 | `cuda` | 1 × Tesla T4, Compute Capability 7.5, ca. 15 GiB | schneller Datentyp ist **fp16**, nicht bf16 |
+# | Kaggle T4 x2 | `cuda` | 2 × Tesla T4 | zwei Geräte: `cuda:0`, `cuda:1` |
+# | Colab TPU v5e-1 | `tpu` | 1 TPU-Gerät | Sharding braucht mehr als ein Gerät (Lektion 04) |
+# | Kaggle TPU v5e-8 | `tpu` | 8 TPU-Geräte | |
+# | Mac mit Apple Silicon | `mps` | – | die GPU teilt sich den Speicher mit der CPU |
+
+# %% [markdown] lang="en"
+# ## 4. Switching the runtime
+#
+# A fresh notebook on Colab or Kaggle runs on a CPU. To get an accelerator (as of November 2026):
+#
+# - **Colab:** *Runtime → Change runtime type → T4 GPU* (or *v5e-1 TPU*) → *Save*. The runtime
+#   restarts: everything in memory is gone, so run the setup cell again. The course's notebooks
+#   already ask for a T4 in their metadata, so Colab usually offers it by itself.
+# - **Kaggle:** in the right-hand panel, *Session options → Accelerator → GPU T4 x2* (or
+#   *TPU v5e-8*). Avoid *GPU P100*: the PyTorch in Kaggle's image has no kernels for it.
+#   Kaggle notebooks start with the internet **off**; the setup cell needs it on (or the course
+#   attached as a dataset), and turning it on needs a phone-verified account.
+# - **Local:** nothing to switch; `nvidia-smi` (NVIDIA) or *About This Mac* (Apple) tells what you have.
+#
+# Free GPU time is limited: Kaggle gives about 30 GPU hours a week; Colab's limits are not
+# published and change with demand.
+
+# %% [markdown] lang="de"
+# ## 4. Die Laufzeitumgebung wechseln
+#
+# Ein neues Notebook auf Colab oder Kaggle läuft auf einer CPU. So bekommst du einen Beschleuniger
+# (Stand: November 2026):
+#
+# - **Colab:** *Laufzeit → Laufzeittyp ändern → T4-GPU* (oder *v5e-1-TPU*) → *Speichern*. Die
+#   Laufzeit startet neu: alles im Speicher ist weg, also die Setup-Zelle noch einmal ausführen.
+#   Die Notebooks des Kurses fordern in ihren Metadaten bereits eine T4 an; meist bietet Colab sie
+#   von selbst an.
+# - **Kaggle:** rechts im Bereich *Session options → Accelerator → GPU T4 x2* (oder *TPU v5e-8*).
+#   Finger weg von *GPU P100*: Das PyTorch in Kaggles Image hat dafür keine Kernel mehr.
+#   Kaggle-Notebooks starten **ohne** Internet; die Setup-Zelle braucht es (oder den Kurs als
+#   angehängtes Dataset), und zum Einschalten muss das Konto per Telefon verifiziert sein.
+# - **Lokal:** nichts umzuschalten; `nvidia-smi` (NVIDIA) oder *Über diesen Mac* (Apple) zeigt,
+#   was du hast.
+#
+# Kostenlose GPU-Zeit ist begrenzt: Kaggle gibt etwa 30 GPU-Stunden pro Woche; Colabs Grenzen sind
+# nicht veröffentlicht und ändern sich mit der Nachfrage.
+
+# %% [markdown] lang="en"
+# ## 5. `nvidia-smi`
+#
+# The glossary page checks the GPU with `subprocess.run(["nvidia-smi"])`. On a machine without
+# an NVIDIA driver that line does not print "no GPU": it raises an exception. Try it safely:
+
+# %% [markdown] lang="de"
+# ## 5. `nvidia-smi`
+#
+# Die Glossarseite prüft die GPU mit `subprocess.run(["nvidia-smi"])`. Auf einer Maschine ohne
+# NVIDIA-Treiber gibt diese Zeile nicht „keine GPU“ aus, sondern wirft eine Ausnahme. Probieren wir
+# es gefahrlos:
+
+# %%
+import subprocess
+
+try:
+    subprocess.run(["nvidia-smi"], check=True, timeout=30)
+    seed_snippet = "ran"
+except FileNotFoundError as err:
+    seed_snippet = "no driver"
+    print(tr(f"The seed's line raises here: {err!r}", f"Die Zeile der Glossarseite wirft hier: {err!r}"))
+except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as err:
+    seed_snippet = "failed"
+    print(tr(f"nvidia-smi exists but failed: {err}", f"nvidia-smi ist da, scheitert aber: {err}"))
+
+# %% [markdown] lang="en"
+# Its human-readable table is hard to use from code. The query mode gives one CSV line per GPU;
+# `utils.nvsmi.query()` runs it, never raises, and explains what is missing:
+
+# %% [markdown] lang="de"
+# Ihre Tabelle ist für Menschen gemacht und schwer aus Code zu lesen. Der Abfragemodus liefert eine
+# CSV-Zeile pro GPU; `utils.nvsmi.query()` führt ihn aus, wirft nie und erklärt, was fehlt:
+
+# %%
+from utils import nvsmi
+
+smi = nvsmi.query()
+if smi.ok:
+    print(nvsmi.format_table(smi.rows))
+    assert len(smi.rows) >= len(hw.gpus)  # nvidia-smi also lists GPUs torch was told to ignore
+else:
+    print(smi.error)
+    assert not hw.gpus or seed_snippet != "ran"
+
+# %% [markdown] lang="en"
+# On a T4 the columns read like `0, Tesla T4, 15360, 0, 0, 45, 9.8, 550.54.15`: memory in MiB,
+# utilisation in %, temperature in °C, power in W. Keep `watch -n 1 nvidia-smi` open in a terminal
+# while a lesson trains, and you see memory and utilisation change live.
+
+# %% [markdown] lang="de"
+# Auf einer T4 lauten die Spalten etwa `0, Tesla T4, 15360, 0, 0, 45, 9.8, 550.54.15`: Speicher in MiB,
+# Auslastung in %, Temperatur in °C, Leistung in W. Lass `watch -n 1 nvidia-smi` in einem Terminal
+# laufen, während eine Lektion trainiert, dann siehst du Speicher und Auslastung live.
+
+# %% [markdown] lang="en"
+# ## 6. Ask the frameworks: `torch.accelerator` and `jax.devices()`
+#
+# Since PyTorch 2.6 `torch.accelerator` answers one question for every kind of device (CUDA,
+# Apple MPS, Intel XPU, …): is there an accelerator, and which? It does not cover TPUs: PyTorch
+# reaches those through the separate `torch_xla` package. JAX lists every device of its
+# backend, TPUs included.
+
+# %% [markdown] lang="de"
+# Seit PyTorch 2.6 beantwortet `torch.accelerator` eine Frage für jede Geräteart (CUDA, Apple MPS,
+# Intel XPU, …): Gibt es einen Beschleuniger, und welchen? TPUs gehören nicht dazu: PyTorch erreicht
+# sie über das separate Paket `torch_xla`. JAX listet alle Geräte seines Backends auf, TPUs eingeschlossen.
+
+# %%
+import torch
+
+print("torch", torch.__version__, "| jax", jax.__version__)
+if hasattr(torch, "accelerator"):
+    current = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else None
+    print("torch.accelerator:", current, tr("devices:", "Geräte:"), torch.accelerator.device_count())
+else:  # torch older than 2.6
+    current = None
+    print(tr("this torch has no torch.accelerator", "dieses torch hat kein torch.accelerator"))
+
+devices = jax.devices()
+print("jax.devices():", devices)
+print(tr("JAX backend:", "JAX-Backend:"), jax.default_backend(), "|", devices[0].device_kind)
+
+# Both frameworks must agree with the detection above.
+assert (current.type if current is not None else "cpu") in {"cuda": {"cuda"}, "mps": {"mps"}}.get(
+    hw.accelerator, {"cpu", "xpu"}
+)
+assert jax.default_backend() in ("cpu", "gpu", "tpu") and len(devices) >= 1
+
+# %% [markdown] lang="en"
+# Compare devices by their attributes (`d.platform`, `d.id`, `d.device_kind`), never by their
+# printed name: JAX renamed CPU devices from `TFRT_CPU_0` to `cpu:0` in version 0.10, and Colab
+# still runs 0.7.2.
+
+# %% [markdown] lang="de"
+# Vergleiche Geräte über ihre Attribute (`d.platform`, `d.id`, `d.device_kind`), nie über den
+# ausgegebenen Namen: JAX hat die CPU-Geräte in Version 0.10 von `TFRT_CPU_0` in `cpu:0` umbenannt,
+# und Colab läuft noch mit 0.7.2.
+
+# %% [markdown] lang="en"
+# ## 7. Choosing a device in PyTorch
+#
+# The glossary page chooses a device like this:
+#
+# ```python
+# device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+# ```
+#
+# It was the standard line for years, and it misses today's machines: a Mac's GPU (MPS) and Intel
+# GPUs (XPU) end up on the CPU, and it says nothing about *which* GPU or which number format suits
+# it. A better one asks `torch.accelerator` first and falls back for older PyTorch:
+
+# %% [markdown] lang="de"
+# ## 7. Ein Gerät in PyTorch wählen
+#
+# Die Glossarseite wählt das Gerät so:
+#
+# ```python
+# device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+# ```
+#
+# Jahrelang war das die Standardzeile, doch sie verfehlt heutige Maschinen: die GPU eines Macs (MPS)
+# und Intel-GPUs (XPU) landen auf der CPU, und sie sagt nichts darüber, *welche* GPU es ist und welches
+# Zahlenformat zu ihr passt. Besser: zuerst `torch.accelerator` fragen, mit Rückfallebene für ältere
+# PyTorch-Versionen:
+
+# %%
+def pick_device() -> torch.device:
+    """The best device PyTorch can use here: any accelerator, else the CPU."""
+    if hasattr(torch, "accelerator") and torch.accelerator.is_available():
+        return torch.accelerator.current_accelerator()
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+device = pick_device()
+model = torch.nn.Linear(8, 2).to(device)  # a module moves in place ...
+inputs = torch.randn(4, 8).to(device)  # ... a tensor is copied: keep the returned one
+outputs = model(inputs)
+print(tr(f"computed on {outputs.device}", f"gerechnet auf {outputs.device}"))
+assert outputs.device.type == device.type == {"cuda": "cuda", "mps": "mps"}.get(hw.accelerator, "cpu")
+
+# %% [markdown] lang="en"
+# On a TPU this still says `cpu`: PyTorch on TPUs goes through `torch_xla` (`torch_xla.device()`),
+# and this course uses JAX there (lesson 04). Which number format is fast is a matter of the
+# device, too: lesson 03 picks bf16 only where the hardware has it.
+#
+# ## Check yourself
+#
+# <details><summary>1. Your Kaggle notebook says <code>Accelerator: CPU</code> although you chose "GPU P100". Why might the lesson still fail on the GPU, and what do you choose instead?</summary>
+#
+# Kaggle's PyTorch has no kernels for the P100's architecture (sm_60): choose **GPU T4 x2**.
+# </details>
+#
+# <details><summary>2. <code>torch.cuda.is_available()</code> is False on a Mac with an M3 chip. Does that Mac have no GPU?</summary>
+#
+# It has one, but not a CUDA one: PyTorch reaches it as `mps`, which `torch.accelerator` finds.
+# </details>
+#
+# <details><summary>3. Why does the setup cell not import JAX?</summary>
+#
+# JAX fixes its list of devices when it first starts a backend. Lesson 04 asks for eight simulated
+# devices, which only works before that moment.
+# </details>
+#
+# ## Summary
+#
+# - The pre-flight check says in one line per item what is missing and how to fix it.
+# - CPU: few strong cores; GPU: thousands of lanes and tensor cores; TPU: systolic arrays. Both
+#   accelerators serve training and inference, and both are free in small doses.
+# - Ask the machine, don't assume: `nvidia-smi --query-gpu=... --format=csv`, `torch.accelerator`,
+#   `jax.devices()`.
+#
+# **Glossary:** CPU, GPU, TPU, tensor core, systolic array, compute capability, CUDA, MPS, XLA, runtime.
+#
+# **Next:** lab 00 (warm-up exercises) and lesson 01, where we time a matrix multiplication on
+# this hardware, correctly.
+
+# %% [markdown] lang="de"
+# Auf einer TPU steht hier trotzdem `cpu`: PyTorch erreicht TPUs über `torch_xla`
+# (`torch_xla.device()`), und dieser Kurs nutzt dort JAX (Lektion 04). Welches Zahlenformat schnell
+# ist, hängt ebenfalls vom Gerät ab: Lektion 03 wählt bf16 nur dort, wo die Hardware es kann.
+#
+# ## Teste dich selbst
+#
+# <details><summary>1. Dein Kaggle-Notebook meldet <code>Beschleuniger: CPU</code>, obwohl du „GPU P100“ gewählt hast. Warum kann die Lektion auf dieser GPU trotzdem scheitern, und was wählst du stattdessen?</summary>
+#
+# Kaggles PyTorch hat keine Kernel für die Architektur der P100 (sm_60): **GPU T4 x2** wählen.
+# </details>
+#
+# <details><summary>2. Auf einem Mac mit M3-Chip ist <code>torch.cuda.is_available()</code> False. Hat dieser Mac keine GPU?</summary>
+#
+# Doch, aber keine CUDA-GPU: PyTorch erreicht sie als `mps`, und `torch.accelerator` findet sie.
+# </details>
+#
+# <details><summary>3. Warum importiert die Setup-Zelle JAX nicht?</summary>
+#
+# JAX legt seine Geräteliste fest, sobald es zum ersten Mal ein Backend startet. Lektion 04 bittet
+# um acht simulierte Geräte, und das geht nur vor diesem Moment.
+# </details>
+#
+# ## Zusammenfassung
+#
+# - Der Pre-Flight-Check sagt in einer Zeile pro Punkt, was fehlt und wie man es behebt.
+# - CPU: wenige starke Kerne; GPU: Tausende Rechenspuren und Tensor Cores; TPU: systolische Arrays.
+#   Beide Beschleuniger dienen Training und Inferenz, und beide gibt es in kleinen Mengen kostenlos.
+# - Frag die Maschine, statt zu raten: `nvidia-smi --query-gpu=... --format=csv`,
+#   `torch.accelerator`, `jax.devices()`.
+#
+# **Glossar:** CPU, GPU, TPU, Tensor Core, systolisches Array, Compute Capability, CUDA, MPS, XLA,
+# Laufzeitumgebung.
+#
+# **Weiter:** Lab 00 (Aufwärmübungen) und Lektion 01, in der wir eine Matrixmultiplikation auf
+# dieser Hardware messen, und zwar richtig.

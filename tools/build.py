@@ -1,0 +1,303 @@
+"""Build the committed notebooks from their one-language-pair sources.
+
+    python tools/build.py           # write notebooks/{en,de}, labs/..., README tables
+    python tools/build.py --check   # exit 1 if any committed file differs from what its source builds
+
+A source is a jupytext percent-format file (`notebooks/src/NN_slug.py`, `labs/src/NN_slug.py`).
+Cells tagged `lang="en"` or `lang="de"` go to that language only; all other cells (the code
+that teaches) go to both.  Each built notebook gets: a title cell with level, durations,
+Colab/Kaggle badges and a link to the other language; the setup cell; Colab accelerator
+metadata; a kernel spec.  A lab source also yields a student version, in which every
+`### BEGIN SOLUTION` ... `### END SOLUTION` block becomes `# YOUR CODE HERE` plus the
+block's `# STARTER:` lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+LANGS = ("en", "de")
+OTHER = {"en": "de", "de": "en"}
+LEVELS = {
+    1: {"en": "Level 1 · Foundations", "de": "Stufe 1 · Grundlagen"},
+    2: {"en": "Level 2 · Intermediate", "de": "Stufe 2 · Fortgeschritten"},
+    3: {"en": "Level 3 · Advanced", "de": "Stufe 3 · Experte"},
+}
+COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
+KAGGLE_BADGE = "https://kaggle.com/static/images/open-in-kaggle.svg"
+SOLUTION_BLOCK = re.compile(
+    r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[^\n]*\n(?P<body>.*?)^[ \t]*### END SOLUTION[^\n]*(\n|$)",
+    re.DOTALL | re.MULTILINE,
+)
+STARTER_LINE = re.compile(r"^[ \t]*# STARTER: ?(?P<code>.*)$", re.MULTILINE)
+
+
+# --- configuration -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Location:
+    repo: str  # owner/name
+    branch: str
+
+    def blob(self, path: str) -> str:
+        return f"github.com/{self.repo}/blob/{self.branch}/{path}"
+
+    def colab(self, path: str) -> str:
+        return f"https://colab.research.google.com/{self.blob(path).replace('github.com', 'github', 1)}"
+
+    def kaggle(self, path: str) -> str:
+        return f"https://kaggle.com/kernels/welcome?src=https://{self.blob(path)}"
+
+
+def read_location(root: Path = ROOT) -> Location:
+    github = tomllib.loads((root / "course.toml").read_text())["github"]
+    return Location(github["repo"], github["branch"])
+
+
+# --- one source → built notebooks --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    path: Path
+    kind: str  # "lesson" or "lab"
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem
+
+    @property
+    def number(self) -> str:
+        return self.stem.split("_", 1)[0]
+
+    def outputs(self, lang: str) -> dict[str, str]:
+        """variant → path relative to the root ("lesson", or "student"/"solution" for labs)."""
+        if self.kind == "lesson":
+            return {"lesson": f"notebooks/{lang}/{self.stem}.ipynb"}
+        return {"student": f"labs/{lang}/{self.stem}.ipynb", "solution": f"labs/solutions/{lang}/{self.stem}.ipynb"}
+
+
+def find_sources(root: Path = ROOT) -> list[Source]:
+    lessons = [Source(p, "lesson") for p in sorted((root / "notebooks/src").glob("[0-9][0-9]_*.py"))]
+    labs = [Source(p, "lab") for p in sorted((root / "labs/src").glob("[0-9][0-9]_*.py"))]
+    return lessons + labs
+
+
+def setup_cell(lang: str, location: Location, root: Path = ROOT) -> str:
+    template = (root / "tools/setup_cell.py").read_text().strip()
+    return template.replace("@LANGUAGE@", lang).replace("@REPO@", location.repo).replace("@BRANCH@", location.branch)
+
+
+def student_version(code: str) -> str:
+    """Replace each solution block by `# YOUR CODE HERE` and its starter lines."""
+
+    def starter(match: re.Match) -> str:
+        indent = match["indent"]
+        lines = [f"{indent}# YOUR CODE HERE"]
+        lines += [indent + m["code"] for m in STARTER_LINE.finditer(match["body"])]
+        return "\n".join(lines) + "\n"
+
+    return SOLUTION_BLOCK.sub(starter, code)
+
+
+def solution_version(code: str) -> str:
+    """Drop the markers and the starter lines, keep the solution."""
+
+    def keep(match: re.Match) -> str:
+        lines = match["body"].splitlines(keepends=True)
+        return "".join(line for line in lines if not STARTER_LINE.match(line))
+
+    return SOLUTION_BLOCK.sub(keep, code)
+
+
+def title_cell(source: Source, meta: dict, lang: str, variant: str, location: Location) -> str:
+    title = meta["title"][lang]
+    if source.kind == "lab":
+        heading = f"# Lab {source.number} · {title}"
+        if variant == "solution":
+            heading += " — " + ("Lösungen" if lang == "de" else "solutions")
+    else:
+        heading = f"# {source.number} · {title}"
+    path = source.outputs(lang)[variant]
+    other_path = source.outputs(OTHER[lang])[variant]
+    other_name = "Deutsche Fassung" if lang == "en" else "English version"
+    duration = meta["duration"]
+    if lang == "de":
+        timing = f"ca. {duration['t4']} min auf einer T4 · ca. {duration['cpu']} min auf der CPU"
+    else:
+        timing = f"about {duration['t4']} min on a T4 · about {duration['cpu']} min on a CPU"
+    return "\n".join([
+        heading,
+        "",
+        f"**{LEVELS[meta['level']][lang]}** · {timing}",
+        "",
+        f"[![Open In Colab]({COLAB_BADGE})]({location.colab(path)}) "
+        f"[![Open In Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)})",
+        "",
+        f"{other_name}: [{Path(other_path).name}](../{'../' if variant == 'solution' else ''}"
+        f"{OTHER[lang]}/{Path(other_path).name}) · [Colab]({location.colab(other_path)})",
+    ])
+
+
+def build(source: Source, lang: str, variant: str, location: Location, root: Path = ROOT) -> str:
+    """The JSON text of one built notebook."""
+    text_nb = jupytext.read(source.path)
+    meta = text_nb.metadata["course"]
+    cells = [
+        nbformat.v4.new_markdown_cell(title_cell(source, meta, lang, variant, location)),
+        nbformat.v4.new_code_cell(setup_cell(lang, location, root)),
+    ]
+    for cell in text_nb.cells:
+        cell_lang = cell.metadata.get("lang")
+        if cell_lang not in (None, lang):
+            continue
+        if cell_lang not in (None, *LANGS):
+            raise ValueError(f"{source.path}: unknown lang {cell_lang!r}")
+        metadata = {k: v for k, v in cell.metadata.items() if k != "lang"}
+        if cell.cell_type == "markdown":
+            cells.append(nbformat.v4.new_markdown_cell(cell.source, metadata=metadata))
+        else:
+            code = cell.source
+            if source.kind == "lab":
+                code = student_version(code) if variant == "student" else solution_version(code)
+            cells.append(nbformat.v4.new_code_cell(code, metadata=metadata))
+    for i, cell in enumerate(cells):
+        cell["id"] = f"{lang}-{i:03d}"  # deterministic ids: rebuilding changes nothing
+    metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"},
+        "course": {"number": source.number, "kind": source.kind, "variant": variant, "language": lang,
+                   "source": source.path.relative_to(root).as_posix()},
+    }
+    accelerator = meta.get("accelerator")
+    if accelerator == "GPU":
+        metadata.update(accelerator="GPU", colab={"gpuType": "T4", "provenance": []})
+    elif accelerator == "TPU":
+        metadata.update(accelerator="TPU", colab={"gpuType": "V5E1", "provenance": []})
+    nb = nbformat.v4.new_notebook(cells=cells, metadata=metadata)
+    nbformat.validate(nb)
+    return nbformat.writes(nb) + "\n"
+
+
+# --- README tables and the start page --------------------------------------------------------
+
+
+def lesson_rows(lang: str, location: Location, root: Path = ROOT) -> list[str]:
+    head = {
+        "en": "| # | level | lesson | T4 / CPU | hardware | open | lab |",
+        "de": "| # | Stufe | Lektion | T4 / CPU | Hardware | öffnen | Lab |",
+    }[lang]
+    rows = [head, "|---|---|---|---|---|---|---|"]
+    labs = {s.number: s for s in find_sources(root) if s.kind == "lab"}
+    for source in (s for s in find_sources(root) if s.kind == "lesson"):
+        meta = jupytext.read(source.path).metadata["course"]
+        path = source.outputs(lang)["lesson"]
+        badges = (f"[![Colab]({COLAB_BADGE})]({location.colab(path)}) "
+                  f"[![Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)})")
+        lab = labs.get(source.number)
+        lab_link = f"[lab]({lab.outputs(lang)['student']})" if lab else "–"
+        rows.append(
+            f"| {source.number} | {LEVELS[meta['level']][lang].split(' · ')[1]} | "
+            f"[{meta['title'][lang]}]({path}) | {meta['duration']['t4']} / {meta['duration']['cpu']} min | "
+            f"{', '.join(meta['profiles'])} | {badges} | {lab_link} |"
+        )
+    labs_only = [s for s in labs.values() if s.number not in {x.number for x in find_sources(root) if x.kind == "lesson"}]
+    for lab in labs_only:
+        meta = jupytext.read(lab.path).metadata["course"]
+        path = lab.outputs(lang)["student"]
+        rows.append(f"| {lab.number} | {LEVELS[meta['level']][lang].split(' · ')[1]} | "
+                    f"Lab: [{meta['title'][lang]}]({path}) | {meta['duration']['t4']} / {meta['duration']['cpu']} min | "
+                    f"{', '.join(meta['profiles'])} | [![Colab]({COLAB_BADGE})]({location.colab(path)}) "
+                    f"[![Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)}) | – |")
+    return rows
+
+
+def with_table(text: str, rows: list[str]) -> str:
+    start, end = "<!-- lessons:start -->", "<!-- lessons:end -->"
+    before, _, rest = text.partition(start)
+    _, _, after = rest.partition(end)
+    if not rest:
+        raise ValueError(f"README has no {start} ... {end} markers")
+    return before + start + "\n" + "\n".join(rows) + "\n" + end + after
+
+
+def start_page(location: Location, root: Path = ROOT) -> str:
+    """notebooks/start.ipynb: where `make lab` opens; links to every lesson in both languages."""
+    text = [
+        "# GPU & TPU in Practice · GPU & TPU in der Praxis",
+        "",
+        "Start with lesson 00. Every lesson opens with a setup cell: run it first. · "
+        "Beginne mit Lektion 00. Jede Lektion beginnt mit einer Setup-Zelle: zuerst ausführen.",
+        "",
+    ]
+    for source in find_sources(root):
+        meta = jupytext.read(source.path).metadata["course"]
+        variant = "lesson" if source.kind == "lesson" else "student"
+        prefix = "Lab " if source.kind == "lab" else ""
+        links = [
+            f"[{prefix}{source.number} {meta['title'][lang]}](../{source.outputs(lang)[variant]})"
+            for lang in LANGS
+        ]
+        text.append("- " + " · ".join(links))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("\n".join(text))],
+                                  metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}})
+    nb.cells[0]["id"] = "start"
+    return nbformat.writes(nb) + "\n"
+
+
+# --- everything --------------------------------------------------------------------------------
+
+
+def render_all(root: Path = ROOT) -> dict[Path, str]:
+    """Every generated file and the text it must have."""
+    location = read_location(root)
+    files: dict[Path, str] = {}
+    for source in find_sources(root):
+        for lang in LANGS:
+            for variant, path in source.outputs(lang).items():
+                files[root / path] = build(source, lang, variant, location, root)
+    files[root / "notebooks/start.ipynb"] = start_page(location, root)
+    for readme, lang in (("README.md", "en"), ("README.de.md", "de")):
+        files[root / readme] = with_table((root / readme).read_text(), lesson_rows(lang, location, root))
+    return files
+
+
+def stale_files(root: Path = ROOT) -> list[Path]:
+    """Generated files that differ from their sources, and built notebooks without a source."""
+    files = render_all(root)
+    stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
+    built = {*root.glob("notebooks/[a-z][a-z]/*.ipynb"), *root.glob("labs/[a-z][a-z]/*.ipynb"),
+             *root.glob("labs/solutions/*/*.ipynb")}
+    return stale + sorted(built - set(files))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="only report files that are not current")
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = stale_files()
+        for path in stale:
+            print(f"not current: {path.relative_to(ROOT)}  (run `make notebooks`)")
+        return 1 if stale else 0
+    for path, text in render_all().items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+            print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

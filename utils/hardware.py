@@ -1,0 +1,272 @@
+"""What hardware is here: CPU, NVIDIA GPUs, Apple MPS, TPUs, and the course's hardware profile.
+
+Two depths:
+- `quick_accelerator()` reads only files and environment variables (no torch, no jax),
+  fast enough for the setup cell of every notebook;
+- `detect()` asks torch (and jax, if the notebook has imported it) for the details.
+Every probe takes its framework module as an argument, so tests can hand in fakes.
+"""
+
+from __future__ import annotations
+
+import os
+import platform as _platform
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+from .i18n import tr
+
+GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class GPU:
+    index: int
+    name: str
+    memory_gib: float
+    compute_capability: tuple[int, int] | None
+
+    @property
+    def has_fast_bf16(self) -> bool:
+        # A T4 (7.5) reports bf16 as "supported" but emulates it slower than fp32:
+        # decide by compute capability, not by torch.cuda.is_bf16_supported().
+        return self.compute_capability is not None and self.compute_capability >= (8, 0)
+
+    @property
+    def fast_dtype(self) -> str:
+        return "bfloat16" if self.has_fast_bf16 else "float16"
+
+
+@dataclass(frozen=True)
+class CPU:
+    model: str
+    cores: int
+    flags: frozenset[str] = frozenset()
+
+    @property
+    def has_fast_bf16(self) -> bool:
+        return bool({"avx512_bf16", "amx_bf16"} & self.flags)
+
+
+@dataclass(frozen=True)
+class TPU:
+    kind: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Hardware:
+    cpu: CPU
+    gpus: tuple[GPU, ...] = ()
+    mps: bool = False
+    tpu: TPU | None = None
+    problems: tuple[str, ...] = field(default=())  # what went wrong while probing
+
+    @property
+    def accelerator(self) -> str:
+        """"tpu", "cuda", "mps" or "cpu": the device a lesson computes on."""
+        if self.tpu:
+            return "tpu"
+        if self.gpus:
+            return "cuda"
+        return "mps" if self.mps else "cpu"
+
+    def summary(self) -> str:
+        if self.tpu:
+            return f"TPU: {self.tpu.count} × {self.tpu.kind}"
+        if self.gpus:
+            names = sorted({g.name for g in self.gpus})
+            memory = f"{self.gpus[0].memory_gib:.1f} GiB"
+            return f"GPU: {len(self.gpus)} × {' + '.join(names)} ({memory})"
+        if self.mps:
+            return "Apple GPU (MPS)"
+        return f"CPU: {self.cpu.cores} " + tr("cores", "Kerne") + tr(", no accelerator", ", kein Beschleuniger")
+
+
+# --- CPU -------------------------------------------------------------------------------
+
+
+def detect_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> CPU:
+    model, flags = _platform.processor() or _platform.machine(), frozenset()
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key == "model name":
+                model = value.strip()
+            elif key == "flags":
+                flags = frozenset(value.split())
+            if model and flags:
+                break
+    except OSError:
+        pass  # macOS, Windows: no /proc
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return CPU(model=model or "unknown", cores=cores or 1, flags=flags)
+
+
+def blas_info() -> list[dict]:
+    """Which BLAS numpy calls, with how many threads (threadpoolctl)."""
+    try:
+        import numpy  # noqa: F401  -- loads the BLAS library threadpoolctl looks for
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return []
+    return [
+        {k: info.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}
+        for info in threadpool_info()
+        if info.get("user_api") == "blas"
+    ]
+
+
+# --- accelerators through the frameworks -------------------------------------------------
+
+
+def detect_cuda(torch: ModuleType | None) -> tuple[list[GPU], list[str]]:
+    """GPUs torch can use, and problems met on the way (a broken driver is a problem, not a crash)."""
+    if torch is None:
+        return [], []
+    try:
+        if not torch.cuda.is_available():
+            return [], []
+        gpus = []
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            gpus.append(GPU(i, p.name, round(p.total_memory / GIB, 1), (p.major, p.minor)))
+        return gpus, []
+    except Exception as err:  # noqa: BLE001 -- any driver error becomes a report line
+        return [], [f"CUDA: {type(err).__name__}: {err}"]
+
+
+def detect_mps(torch: ModuleType | None) -> bool:
+    try:
+        return bool(torch is not None and torch.backends.mps.is_available())
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def detect_tpu(jax: ModuleType | None) -> tuple[TPU | None, list[str]]:
+    if jax is None:
+        return None, []
+    try:
+        devices = jax.devices("tpu")
+    except RuntimeError:
+        return None, []  # JAX says: no TPU backend here
+    except Exception as err:  # noqa: BLE001
+        return None, [f"TPU: {type(err).__name__}: {err}"]
+    if not devices:
+        return None, []
+    return TPU(kind=devices[0].device_kind, count=len(devices)), []
+
+
+def _import_or_none(name: str) -> tuple[ModuleType | None, list[str]]:
+    try:
+        return __import__(name), []
+    except ImportError:
+        return None, []
+    except Exception as err:  # noqa: BLE001 -- e.g. a torch built for another CUDA
+        return None, [f"import {name}: {type(err).__name__}: {err}"]
+
+
+def detect(use_jax: bool | None = None) -> Hardware:
+    """Everything about this machine.  JAX is asked only if the notebook already imported it
+    (or use_jax=True): importing it here would fix its device configuration too early."""
+    torch, problems = _import_or_none("torch")
+    gpus, cuda_problems = detect_cuda(torch)
+    if use_jax is None:
+        use_jax = "jax" in sys.modules
+    jax, jax_problems = _import_or_none("jax") if use_jax else (None, [])
+    tpu, tpu_problems = detect_tpu(jax)
+    return Hardware(
+        cpu=detect_cpu(),
+        gpus=tuple(gpus),
+        mps=detect_mps(torch),
+        tpu=tpu,
+        problems=tuple(problems + cuda_problems + jax_problems + tpu_problems),
+    )
+
+
+# --- the quick look for the setup cell -------------------------------------------------------
+
+
+def quick_accelerator(
+    environ: Mapping[str, str] | None = None,
+    proc: Path = Path("/proc"),
+    dev: Path = Path("/dev"),
+) -> str:
+    """A one-line guess from files and environment variables only (milliseconds, no imports)."""
+    env = os.environ if environ is None else environ
+    tpu_type = env.get("TPU_ACCELERATOR_TYPE")
+    if tpu_type or env.get("ISTPUVM") == "1" or any(dev.glob("accel[0-9]*")):
+        return f"TPU ({tpu_type})" if tpu_type else "TPU"
+    models = []
+    for info in sorted(proc.glob("driver/nvidia/gpus/*/information")):
+        try:
+            for line in info.read_text().splitlines():
+                if line.startswith("Model:"):
+                    models.append(line.split(":", 1)[1].strip())
+        except OSError:
+            continue
+    if models:
+        return f"GPU: {len(models)} × {' + '.join(sorted(set(models)))}"
+    if sys.platform == "darwin" and _platform.machine() == "arm64":
+        return "Apple GPU (MPS)"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"CPU ({cores} " + tr("cores", "Kerne") + ")"
+
+
+# --- hardware profiles -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One of the hardware situations the course is written for (COURSE.md)."""
+
+    name: str
+    device: str  # "cpu", "cuda", "tpu" or "mps"
+    label_en: str
+    label_de: str
+
+    @property
+    def label(self) -> str:
+        return tr(self.label_en, self.label_de)
+
+    def pick(self, *, cpu, cuda=None, tpu=None, mps=None):
+        """A problem size (or any setting) for this profile; unset ones fall back to `cpu`."""
+        chosen = {"cuda": cuda, "tpu": tpu, "mps": mps}.get(self.device)
+        return cpu if chosen is None else chosen
+
+
+PROFILES = {
+    p.name: p
+    for p in (
+        Profile("cpu", "cpu", "CPU only", "nur CPU"),
+        Profile("colab-t4", "cuda", "Colab T4", "Colab T4"),
+        Profile("kaggle-t4x2", "cuda", "Kaggle T4 x2", "Kaggle T4 x2"),
+        Profile("colab-tpu-v5e-1", "tpu", "Colab TPU v5e-1", "Colab TPU v5e-1"),
+        Profile("kaggle-tpu-v5e-8", "tpu", "Kaggle TPU v5e-8", "Kaggle TPU v5e-8"),
+        Profile("tpu", "tpu", "TPU", "TPU"),
+        Profile("nvidia", "cuda", "NVIDIA GPU", "NVIDIA-GPU"),
+        Profile("mps", "mps", "Apple MPS", "Apple MPS"),
+    )
+}
+
+
+def hardware_profile(platform: str, hw: Hardware) -> Profile:
+    """Map (platform, hardware) to the profile lessons use to size their problems."""
+    if hw.tpu:
+        if platform == "kaggle":
+            return PROFILES["kaggle-tpu-v5e-8"]
+        if platform.startswith("colab") and hw.tpu.count == 1:
+            return PROFILES["colab-tpu-v5e-1"]
+        return PROFILES["tpu"]
+    if hw.gpus:
+        t4 = all("T4" in g.name for g in hw.gpus)
+        if t4 and platform == "kaggle":
+            return PROFILES["kaggle-t4x2"]
+        if t4 and platform.startswith("colab"):
+            return PROFILES["colab-t4"]
+        return PROFILES["nvidia"]
+    return PROFILES["mps"] if hw.mps else PROFILES["cpu"]

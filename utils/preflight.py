@@ -1,0 +1,222 @@
+"""Pre-flight check: is this machine ready for the course?  One line per item: OK, WARN or FAIL,
+and for every WARN/FAIL the fix.  Run it before a workshop day:
+
+    python -m utils.preflight            # English
+    python -m utils.preflight --lang de  # Deutsch
+    python -m utils.preflight --dtype bfloat16   # also: is bf16 a good idea here?
+
+The checks are pure functions of what was detected, so tests can feed them any machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata
+import shutil
+import sys
+from dataclasses import dataclass
+
+from . import hardware, runtime
+from .i18n import LANGUAGES, set_language, tr
+
+PACKAGES = ("numpy", "torch", "jax", "matplotlib", "ipywidgets")
+STATUSES = ("OK", "WARN", "FAIL")
+MIN_FREE_GIB = 5
+
+
+@dataclass(frozen=True)
+class Check:
+    status: str  # "OK", "WARN" or "FAIL"
+    item: str
+    detail: str
+    fix: str = ""
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, not {self.status!r}")
+
+    def line(self) -> str:
+        text = f"{self.status:<4}  {self.item}: {self.detail}"
+        return f"{text}  →  {self.fix}" if self.fix else text
+
+
+def install_command(package: str, platform: str) -> str:
+    if runtime.is_hosted(platform):
+        return f"%pip install {package}"  # in a notebook cell on Colab/Kaggle
+    return f"{sys.executable} -m pip install {package}"
+
+
+def check_python(version: tuple[int, int]) -> Check:
+    text = f"{version[0]}.{version[1]}"
+    if version >= (3, 11):
+        return Check("OK", "Python", text)
+    return Check("FAIL", "Python", text, tr("install Python 3.11 or newer", "Python 3.11 oder neuer installieren"))
+
+
+def check_packages(
+    versions: dict[str, str | None], import_errors: dict[str, str], platform: str
+) -> list[Check]:
+    checks = []
+    for name, version in versions.items():
+        if version is None:
+            checks.append(Check("FAIL", name, tr("not installed", "nicht installiert"), install_command(name, platform)))
+        elif name in import_errors:
+            checks.append(Check(
+                "FAIL", name,
+                tr(f"{version} is installed but fails to import: {import_errors[name]}",
+                   f"{version} ist installiert, der Import scheitert aber: {import_errors[name]}"),
+                tr("restart the runtime/kernel; if it stays, reinstall: ",
+                   "Laufzeit/Kernel neu starten; hilft das nicht, neu installieren: ")
+                + install_command(f"--force-reinstall {name}", platform),
+            ))
+        else:
+            checks.append(Check("OK", name, version))
+    return checks
+
+
+def check_accelerator(platform: str, hw: hardware.Hardware) -> list[Check]:
+    checks = [
+        Check("FAIL", tr("accelerator", "Beschleuniger"), problem,
+              tr("restart the runtime; check the driver with nvidia-smi",
+                 "Laufzeit neu starten; Treiber mit nvidia-smi prüfen"))
+        for problem in hw.problems
+    ]
+    item = tr("accelerator", "Beschleuniger")
+    switch = {
+        "colab": tr("Runtime → Change runtime type → T4 GPU", "Laufzeit → Laufzeittyp ändern → T4-GPU"),
+        "kaggle": tr("Settings → Accelerator → GPU T4 x2", "Settings → Accelerator → GPU T4 x2"),
+    }.get(platform, "")
+    if any("P100" in g.name for g in hw.gpus):
+        checks.append(Check(
+            "FAIL", item,
+            tr("Tesla P100: current PyTorch builds have no kernels for it (sm_60)",
+               "Tesla P100: aktuelle PyTorch-Builds haben dafür keine Kernel (sm_60)"),
+            switch or tr("use a T4 or newer GPU", "eine T4 oder neuere GPU verwenden"),
+        ))
+    elif hw.accelerator == "cpu" and runtime.is_hosted(platform):
+        checks.append(Check(
+            "WARN", item, tr("none - the lessons run, but on the CPU", "keiner - die Lektionen laufen, aber auf der CPU"),
+            switch,
+        ))
+    elif hw.accelerator == "cpu":
+        checks.append(Check("OK", item, hw.summary() + tr(" (lessons use CPU sizes)", " (Lektionen nehmen CPU-Größen)")))
+    else:
+        detail = hw.summary()
+        if hw.gpus and hw.gpus[0].compute_capability:
+            detail += f", compute capability {'.'.join(map(str, hw.gpus[0].compute_capability))}"
+        checks.append(Check("OK", item, detail))
+    return checks
+
+
+def check_dtype(dtype: str, hw: hardware.Hardware) -> Check:
+    """Is the requested low-precision dtype fast on this device?"""
+    item = f"dtype {dtype}"
+    if dtype == "bfloat16":
+        slow = [g for g in hw.gpus if not g.has_fast_bf16]
+        if slow:
+            cc = ".".join(map(str, slow[0].compute_capability or ("?",)))
+            return Check("WARN", item,
+                         tr(f"{slow[0].name} (compute capability {cc}) only emulates bf16: slower than fp32",
+                            f"{slow[0].name} (Compute Capability {cc}) emuliert bf16 nur: langsamer als fp32"),
+                         tr("use float16 (with loss scaling) on this GPU",
+                            "auf dieser GPU float16 (mit Loss Scaling) verwenden"))
+        if hw.accelerator == "cpu" and not hw.cpu.has_fast_bf16:
+            return Check("WARN", item,
+                         tr("this CPU has no bf16 instructions (AVX512-BF16/AMX)",
+                            "diese CPU hat keine bf16-Befehle (AVX512-BF16/AMX)"),
+                         tr("use float32 on this CPU", "auf dieser CPU float32 verwenden"))
+    elif dtype == "float16" and hw.accelerator == "cpu":
+        return Check("WARN", item,
+                     tr("float16 matmul on a CPU is many times slower than float32",
+                        "float16-Matmul ist auf der CPU um ein Vielfaches langsamer als float32"),
+                     tr("use bfloat16 (if the CPU has it) or float32", "bfloat16 (falls vorhanden) oder float32 verwenden"))
+    elif dtype not in ("float32", "float16", "bfloat16"):
+        raise ValueError(f"dtype must be float32, float16 or bfloat16, not {dtype!r}")
+    return Check("OK", item, tr("fast on this device", "auf diesem Gerät schnell"))
+
+
+def check_disk(free_bytes: int) -> Check:
+    free_gib = free_bytes / hardware.GIB
+    item = tr("disk", "Speicherplatz")
+    if free_gib >= MIN_FREE_GIB:
+        return Check("OK", item, tr(f"{free_gib:.0f} GiB free", f"{free_gib:.0f} GiB frei"))
+    return Check("WARN", item, tr(f"only {free_gib:.1f} GiB free", f"nur {free_gib:.1f} GiB frei"),
+                 tr(f"free at least {MIN_FREE_GIB} GiB for models and checkpoints",
+                    f"mindestens {MIN_FREE_GIB} GiB für Modelle und Checkpoints freimachen"))
+
+
+def run_checks(
+    platform: str,
+    hw: hardware.Hardware,
+    versions: dict[str, str | None],
+    import_errors: dict[str, str],
+    python: tuple[int, int],
+    free_bytes: int,
+    dtype: str | None = None,
+) -> list[Check]:
+    checks = [Check("OK", "platform", runtime.NAMES[platform]), check_python(python)]
+    checks += check_packages(versions, import_errors, platform)
+    checks += check_accelerator(platform, hw)
+    if dtype:
+        checks.append(check_dtype(dtype, hw))
+    checks.append(check_disk(free_bytes))
+    return checks
+
+
+# --- gathering the real facts ---------------------------------------------------------------
+
+
+def installed_versions(names=PACKAGES) -> dict[str, str | None]:
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def import_errors(versions: dict[str, str | None]) -> dict[str, str]:
+    errors = {}
+    for name, version in versions.items():
+        if version is None:
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception as err:  # noqa: BLE001 -- any import failure is a FAIL line
+            errors[name] = f"{type(err).__name__}: {err}"
+    return errors
+
+
+def preflight(dtype: str | None = None) -> list[Check]:
+    """Run every check on this machine and print one line each."""
+    versions = installed_versions()
+    errors = import_errors(versions)  # imports torch and jax, so detect() below can use them
+    checks = run_checks(
+        platform=runtime.detect_platform(),
+        hw=hardware.detect(use_jax="jax" not in errors and versions.get("jax") is not None),
+        versions=versions,
+        import_errors=errors,
+        python=sys.version_info[:2],
+        free_bytes=shutil.disk_usage(".").free,
+        dtype=dtype,
+    )
+    for check in checks:
+        print(check.line())
+    return checks
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m utils.preflight", description=__doc__.split("\n")[0])
+    parser.add_argument("--lang", choices=LANGUAGES, default=None, help="en or de")
+    parser.add_argument("--dtype", choices=("float32", "float16", "bfloat16"), help="check this dtype too")
+    args = parser.parse_args(argv)
+    if args.lang:
+        set_language(args.lang)
+    checks = preflight(args.dtype)
+    return 1 if any(c.status == "FAIL" for c in checks) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
