@@ -11,7 +11,7 @@ CONSTRAINTS ?= constraints.txt
 # Tests run with single-threaded BLAS: faster and far less noisy on two cores (REFERENCE §7).
 THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 NOTEBOOKS := notebooks/en notebooks/de $(wildcard labs/en labs/de labs/solutions/en labs/solutions/de)
-NBVAL := --nbval-lax --nbval-current-env -p no:cacheprovider
+NBVAL := --nbval-lax --nbval-current-env -p no:cacheprovider -p tests.nbval_strict
 
 .PHONY: lab test notebooks check-notebooks retarget test-compat preflight lint clean
 

@@ -1,0 +1,65 @@
+"""The nbval holes of REFERENCE §7 are closed by tests/nbval_strict.py: shown on small notebooks."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_nbval(tmp_path: Path, cells: list, strict: bool = True) -> subprocess.CompletedProcess:
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "probe.ipynb"
+    nbformat.write(nb, path)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
+               "--nbval-current-env", str(path)]
+    if strict:
+        command[4:4] = ["-p", "tests.nbval_strict"]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def code(source: str, **metadata):
+    return nbformat.v4.new_code_cell(source, metadata=metadata)
+
+
+def test_mistyped_magic_passes_plain_nbval_but_fails_here(tmp_path):
+    cells = [code("x = 1"), code("%nosuchmagic\nprint('never')")]
+    assert run_nbval(tmp_path, cells, strict=False).returncode == 0  # the hole
+    result = run_nbval(tmp_path, cells)
+    assert result.returncode == 1, result.stdout
+    assert "UsageError" in result.stdout and "1 failed, 1 passed" in result.stdout
+
+
+def test_working_magics_and_code_pass(tmp_path):
+    result = run_nbval(tmp_path, [code("%time x = sum(range(10))"), code("assert x == 45")])
+    assert result.returncode == 0, result.stdout
+
+
+def test_a_raising_cell_still_fails(tmp_path):
+    result = run_nbval(tmp_path, [code("raise ValueError('boom')")])
+    assert result.returncode == 1 and "ValueError" in result.stdout
+
+
+def test_check_output_cell_without_reference_fails(tmp_path):
+    cell = code("print(42)", tags=["nbval-check-output"])
+    assert run_nbval(tmp_path, [cell], strict=False).returncode == 0  # the hole: nothing compared
+    result = run_nbval(tmp_path, [cell])
+    assert result.returncode == 1 and "no reference" in result.stdout
+
+
+def test_check_output_cell_with_reference_is_compared(tmp_path):
+    cell = code("print(42)", tags=["nbval-check-output"])
+    cell.execution_count = 1
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="41\n")]
+    result = run_nbval(tmp_path, [cell])
+    assert result.returncode == 1 and "outputs differ" in result.stdout
+
+
+@pytest.mark.parametrize("source, ok", [("raise KeyError('x')", True), ("y = 1", False)])
+def test_raises_exception_requires_an_exception(tmp_path, source, ok):
+    result = run_nbval(tmp_path, [code(source, tags=["raises-exception"])])
+    assert (result.returncode == 0) == ok, result.stdout
