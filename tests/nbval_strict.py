@@ -48,7 +48,9 @@ def _runtest(self):
         if not raised:
             self.raise_cell_error("This cell is marked raises-exception but raised nothing.")
     elif reply.get("status") == "error":
-        stderr = "".join(o.get("text", "") for o in self.test_outputs or [] if o.get("name") == "stderr")
+        stderr = "".join(
+            o.get("text", "") for o in self.test_outputs or [] if o.get("name") == "stderr"
+        )
         self.raise_cell_error(
             f"The cell reported an error: {reply.get('ename')}: {reply.get('evalue')}",
             stderr,

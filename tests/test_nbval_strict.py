@@ -12,11 +12,24 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run_nbval(tmp_path: Path, cells: list, strict: bool = True) -> subprocess.CompletedProcess:
     nb = nbformat.v4.new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     path = tmp_path / "probe.ipynb"
     nbformat.write(nb, path)
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
-               "--nbval-current-env", str(path)]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--nbval-lax",
+        "--nbval-current-env",
+        str(path),
+    ]
     if strict:
         command[4:4] = ["-p", "tests.nbval_strict"]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -84,18 +84,27 @@ class Source:
         """variant → path relative to the root ("lesson", or "student"/"solution" for labs)."""
         if self.kind == "lesson":
             return {"lesson": f"notebooks/{lang}/{self.stem}.ipynb"}
-        return {"student": f"labs/{lang}/{self.stem}.ipynb", "solution": f"labs/solutions/{lang}/{self.stem}.ipynb"}
+        return {
+            "student": f"labs/{lang}/{self.stem}.ipynb",
+            "solution": f"labs/solutions/{lang}/{self.stem}.ipynb",
+        }
 
 
 def find_sources(root: Path = ROOT) -> list[Source]:
-    lessons = [Source(p, "lesson") for p in sorted((root / "notebooks/src").glob("[0-9][0-9]_*.py"))]
+    lessons = [
+        Source(p, "lesson") for p in sorted((root / "notebooks/src").glob("[0-9][0-9]_*.py"))
+    ]
     labs = [Source(p, "lab") for p in sorted((root / "labs/src").glob("[0-9][0-9]_*.py"))]
     return lessons + labs
 
 
 def setup_cell(lang: str, location: Location, root: Path = ROOT) -> str:
     template = (root / "tools/setup_cell.py").read_text().strip()
-    return template.replace("@LANGUAGE@", lang).replace("@REPO@", location.repo).replace("@BRANCH@", location.branch)
+    return (
+        template.replace("@LANGUAGE@", lang)
+        .replace("@REPO@", location.repo)
+        .replace("@BRANCH@", location.branch)
+    )
 
 
 def student_version(code: str) -> str:
@@ -107,7 +116,10 @@ def student_version(code: str) -> str:
         lines += [indent + m["code"] for m in STARTER_LINE.finditer(match["body"])]
         return "\n".join(lines) + "\n"
 
-    return SOLUTION_BLOCK.sub(starter, code)
+    student = SOLUTION_BLOCK.sub(starter, code)
+    if STARTER_LINE.search(student):
+        raise ValueError(f"a '# STARTER:' line outside a solution block:\n{code}")
+    return student
 
 
 def solution_version(code: str) -> str:
@@ -136,17 +148,19 @@ def title_cell(source: Source, meta: dict, lang: str, variant: str, location: Lo
         timing = f"ca. {duration['t4']} min auf einer T4 · ca. {duration['cpu']} min auf der CPU"
     else:
         timing = f"about {duration['t4']} min on a T4 · about {duration['cpu']} min on a CPU"
-    return "\n".join([
-        heading,
-        "",
-        f"**{LEVELS[meta['level']][lang]}** · {timing}",
-        "",
-        f"[![Open In Colab]({COLAB_BADGE})]({location.colab(path)}) "
-        f"[![Open In Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)})",
-        "",
-        f"{other_name}: [{Path(other_path).name}](../{'../' if variant == 'solution' else ''}"
-        f"{OTHER[lang]}/{Path(other_path).name}) · [Colab]({location.colab(other_path)})",
-    ])
+    return "\n".join(
+        [
+            heading,
+            "",
+            f"**{LEVELS[meta['level']][lang]}** · {timing}",
+            "",
+            f"[![Open In Colab]({COLAB_BADGE})]({location.colab(path)}) "
+            f"[![Open In Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)})",
+            "",
+            f"{other_name}: [{Path(other_path).name}](../{'../' if variant == 'solution' else ''}"
+            f"{OTHER[lang]}/{Path(other_path).name}) · [Colab]({location.colab(other_path)})",
+        ]
+    )
 
 
 def build(source: Source, lang: str, variant: str, location: Location, root: Path = ROOT) -> str:
@@ -176,8 +190,13 @@ def build(source: Source, lang: str, variant: str, location: Location, root: Pat
     metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"},
-        "course": {"number": source.number, "kind": source.kind, "variant": variant, "language": lang,
-                   "source": source.path.relative_to(root).as_posix()},
+        "course": {
+            "number": source.number,
+            "kind": source.kind,
+            "variant": variant,
+            "language": lang,
+            "source": source.path.relative_to(root).as_posix(),
+        },
     }
     accelerator = meta.get("accelerator")
     if accelerator == "GPU":
@@ -202,8 +221,10 @@ def lesson_rows(lang: str, location: Location, root: Path = ROOT) -> list[str]:
     for source in (s for s in find_sources(root) if s.kind == "lesson"):
         meta = jupytext.read(source.path).metadata["course"]
         path = source.outputs(lang)["lesson"]
-        badges = (f"[![Colab]({COLAB_BADGE})]({location.colab(path)}) "
-                  f"[![Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)})")
+        badges = (
+            f"[![Colab]({COLAB_BADGE})]({location.colab(path)}) "
+            f"[![Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)})"
+        )
         lab = labs.get(source.number)
         lab_link = f"[lab]({lab.outputs(lang)['student']})" if lab else "–"
         rows.append(
@@ -211,14 +232,20 @@ def lesson_rows(lang: str, location: Location, root: Path = ROOT) -> list[str]:
             f"[{meta['title'][lang]}]({path}) | {meta['duration']['t4']} / {meta['duration']['cpu']} min | "
             f"{', '.join(meta['profiles'])} | {badges} | {lab_link} |"
         )
-    labs_only = [s for s in labs.values() if s.number not in {x.number for x in find_sources(root) if x.kind == "lesson"}]
+    labs_only = [
+        s
+        for s in labs.values()
+        if s.number not in {x.number for x in find_sources(root) if x.kind == "lesson"}
+    ]
     for lab in labs_only:
         meta = jupytext.read(lab.path).metadata["course"]
         path = lab.outputs(lang)["student"]
-        rows.append(f"| {lab.number} | {LEVELS[meta['level']][lang].split(' · ')[1]} | "
-                    f"Lab: [{meta['title'][lang]}]({path}) | {meta['duration']['t4']} / {meta['duration']['cpu']} min | "
-                    f"{', '.join(meta['profiles'])} | [![Colab]({COLAB_BADGE})]({location.colab(path)}) "
-                    f"[![Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)}) | – |")
+        rows.append(
+            f"| {lab.number} | {LEVELS[meta['level']][lang].split(' · ')[1]} | "
+            f"Lab: [{meta['title'][lang]}]({path}) | {meta['duration']['t4']} / {meta['duration']['cpu']} min | "
+            f"{', '.join(meta['profiles'])} | [![Colab]({COLAB_BADGE})]({location.colab(path)}) "
+            f"[![Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)}) | – |"
+        )
     return rows
 
 
@@ -249,9 +276,12 @@ def start_page(location: Location, root: Path = ROOT) -> str:
             for lang in LANGS
         ]
         text.append("- " + " · ".join(links))
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("\n".join(text))],
-                                  metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                           "language": "python"}})
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_markdown_cell("\n".join(text))],
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    )
     nb.cells[0]["id"] = "start"
     return nbformat.writes(nb) + "\n"
 
@@ -269,7 +299,9 @@ def render_all(root: Path = ROOT) -> dict[Path, str]:
                 files[root / path] = build(source, lang, variant, location, root)
     files[root / "notebooks/start.ipynb"] = start_page(location, root)
     for readme, lang in (("README.md", "en"), ("README.de.md", "de")):
-        files[root / readme] = with_table((root / readme).read_text(), lesson_rows(lang, location, root))
+        files[root / readme] = with_table(
+            (root / readme).read_text(), lesson_rows(lang, location, root)
+        )
     return files
 
 
@@ -277,14 +309,19 @@ def stale_files(root: Path = ROOT) -> list[Path]:
     """Generated files that differ from their sources, and built notebooks without a source."""
     files = render_all(root)
     stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
-    built = {*root.glob("notebooks/[a-z][a-z]/*.ipynb"), *root.glob("labs/[a-z][a-z]/*.ipynb"),
-             *root.glob("labs/solutions/*/*.ipynb")}
+    built = {
+        *root.glob("notebooks/[a-z][a-z]/*.ipynb"),
+        *root.glob("labs/[a-z][a-z]/*.ipynb"),
+        *root.glob("labs/solutions/*/*.ipynb"),
+    }
     return stale + sorted(built - set(files))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="only report files that are not current")
+    parser.add_argument(
+        "--check", action="store_true", help="only report files that are not current"
+    )
     args = parser.parse_args(argv)
     if args.check:
         stale = stale_files()

@@ -23,10 +23,12 @@ def start(language: str) -> str:
     from . import hardware, runtime
 
     set_language(language)
-    line = " · ".join((
-        tr("Platform: ", "Plattform: ") + runtime.NAMES[runtime.detect_platform()],
-        tr("Accelerator: ", "Beschleuniger: ") + hardware.quick_accelerator(),
-        tr("Language: ", "Sprache: ") + _LANGUAGE_NAMES[language],
-    ))
+    line = " · ".join(
+        (
+            tr("Platform: ", "Plattform: ") + runtime.NAMES[runtime.detect_platform()],
+            tr("Accelerator: ", "Beschleuniger: ") + hardware.quick_accelerator(),
+            tr("Language: ", "Sprache: ") + _LANGUAGE_NAMES[language],
+        )
+    )
     print(line)
     return line

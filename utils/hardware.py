@@ -67,7 +67,7 @@ class Hardware:
 
     @property
     def accelerator(self) -> str:
-        """"tpu", "cuda", "mps" or "cpu": the device a lesson computes on."""
+        """ "tpu", "cuda", "mps" or "cpu": the device a lesson computes on."""
         if self.tpu:
             return "tpu"
         if self.gpus:
@@ -83,7 +83,11 @@ class Hardware:
             return f"GPU: {len(self.gpus)} × {' + '.join(names)} ({memory})"
         if self.mps:
             return "Apple GPU (MPS)"
-        return f"CPU: {self.cpu.cores} " + tr("cores", "Kerne") + tr(", no accelerator", ", kein Beschleuniger")
+        return (
+            f"CPU: {self.cpu.cores} "
+            + tr("cores", "Kerne")
+            + tr(", no accelerator", ", kein Beschleuniger")
+        )
 
 
 # --- CPU -------------------------------------------------------------------------------

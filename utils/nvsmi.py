@@ -46,33 +46,48 @@ def parse_csv(text: str, fields: tuple[str, ...] = FIELDS) -> list[dict[str, str
     return rows
 
 
-def query(fields: tuple[str, ...] = FIELDS, executable: str = "nvidia-smi", timeout: float = 15) -> SmiResult:
+def query(
+    fields: tuple[str, ...] = FIELDS, executable: str = "nvidia-smi", timeout: float = 15
+) -> SmiResult:
     """Ask nvidia-smi; never raises.  No driver, a hung driver or odd output each give `error`."""
     path = shutil.which(executable)
     if path is None:
-        return SmiResult([], tr(
-            "nvidia-smi is not installed here: this machine has no NVIDIA driver, so no NVIDIA GPU "
-            "(on Colab/Kaggle: choose a GPU runtime, see above).",
-            "nvidia-smi gibt es hier nicht: kein NVIDIA-Treiber, also keine NVIDIA-GPU "
-            "(auf Colab/Kaggle: eine GPU-Laufzeit wählen, siehe oben).",
-        ))
+        return SmiResult(
+            [],
+            tr(
+                "nvidia-smi is not installed here: this machine has no NVIDIA driver, so no NVIDIA GPU "
+                "(on Colab/Kaggle: choose a GPU runtime, see above).",
+                "nvidia-smi gibt es hier nicht: kein NVIDIA-Treiber, also keine NVIDIA-GPU "
+                "(auf Colab/Kaggle: eine GPU-Laufzeit wählen, siehe oben).",
+            ),
+        )
     command = [path, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as err:
-        return SmiResult([], tr(f"nvidia-smi did not answer: {err}", f"nvidia-smi antwortet nicht: {err}"))
+        return SmiResult(
+            [], tr(f"nvidia-smi did not answer: {err}", f"nvidia-smi antwortet nicht: {err}")
+        )
     if done.returncode != 0:
         said = (done.stdout + done.stderr).strip().splitlines()
-        return SmiResult([], tr(
-            f"nvidia-smi failed (exit {done.returncode}): {said[0] if said else ''} "
-            "- the driver is installed but no GPU is usable.",
-            f"nvidia-smi meldet einen Fehler (Exit {done.returncode}): {said[0] if said else ''} "
-            "- Treiber vorhanden, aber keine GPU nutzbar.",
-        ))
+        return SmiResult(
+            [],
+            tr(
+                f"nvidia-smi failed (exit {done.returncode}): {said[0] if said else ''} "
+                "- the driver is installed but no GPU is usable.",
+                f"nvidia-smi meldet einen Fehler (Exit {done.returncode}): {said[0] if said else ''} "
+                "- Treiber vorhanden, aber keine GPU nutzbar.",
+            ),
+        )
     try:
         return SmiResult(parse_csv(done.stdout, fields))
     except ValueError as err:
-        return SmiResult([], tr(f"Unexpected nvidia-smi output: {err}", f"Unerwartete Ausgabe von nvidia-smi: {err}"))
+        return SmiResult(
+            [],
+            tr(
+                f"Unexpected nvidia-smi output: {err}", f"Unerwartete Ausgabe von nvidia-smi: {err}"
+            ),
+        )
 
 
 def format_table(rows: list[dict[str, str]]) -> str:

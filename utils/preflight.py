@@ -51,7 +51,12 @@ def check_python(version: tuple[int, int]) -> Check:
     text = f"{version[0]}.{version[1]}"
     if version >= (3, 11):
         return Check("OK", "Python", text)
-    return Check("FAIL", "Python", text, tr("install Python 3.11 or newer", "Python 3.11 oder neuer installieren"))
+    return Check(
+        "FAIL",
+        "Python",
+        text,
+        tr("install Python 3.11 or newer", "Python 3.11 oder neuer installieren"),
+    )
 
 
 def check_packages(
@@ -60,16 +65,30 @@ def check_packages(
     checks = []
     for name, version in versions.items():
         if version is None:
-            checks.append(Check("FAIL", name, tr("not installed", "nicht installiert"), install_command(name, platform)))
+            checks.append(
+                Check(
+                    "FAIL",
+                    name,
+                    tr("not installed", "nicht installiert"),
+                    install_command(name, platform),
+                )
+            )
         elif name in import_errors:
-            checks.append(Check(
-                "FAIL", name,
-                tr(f"{version} is installed but fails to import: {import_errors[name]}",
-                   f"{version} ist installiert, der Import scheitert aber: {import_errors[name]}"),
-                tr("restart the runtime/kernel; if it stays, reinstall: ",
-                   "Laufzeit/Kernel neu starten; hilft das nicht, neu installieren: ")
-                + install_command(f"--force-reinstall {name}", platform),
-            ))
+            checks.append(
+                Check(
+                    "FAIL",
+                    name,
+                    tr(
+                        f"{version} is installed but fails to import: {import_errors[name]}",
+                        f"{version} ist installiert, der Import scheitert aber: {import_errors[name]}",
+                    ),
+                    tr(
+                        "restart the runtime/kernel; if it stays, reinstall: ",
+                        "Laufzeit/Kernel neu starten; hilft das nicht, neu installieren: ",
+                    )
+                    + install_command(f"--force-reinstall {name}", platform),
+                )
+            )
         else:
             checks.append(Check("OK", name, version))
     return checks
@@ -77,30 +96,56 @@ def check_packages(
 
 def check_accelerator(platform: str, hw: hardware.Hardware) -> list[Check]:
     checks = [
-        Check("FAIL", tr("accelerator", "Beschleuniger"), problem,
-              tr("restart the runtime; check the driver with nvidia-smi",
-                 "Laufzeit neu starten; Treiber mit nvidia-smi prüfen"))
+        Check(
+            "FAIL",
+            tr("accelerator", "Beschleuniger"),
+            problem,
+            tr(
+                "restart the runtime; check the driver with nvidia-smi",
+                "Laufzeit neu starten; Treiber mit nvidia-smi prüfen",
+            ),
+        )
         for problem in hw.problems
     ]
     item = tr("accelerator", "Beschleuniger")
     switch = {
-        "colab": tr("Runtime → Change runtime type → T4 GPU", "Laufzeit → Laufzeittyp ändern → T4-GPU"),
+        "colab": tr(
+            "Runtime → Change runtime type → T4 GPU", "Laufzeit → Laufzeittyp ändern → T4-GPU"
+        ),
         "kaggle": tr("Settings → Accelerator → GPU T4 x2", "Settings → Accelerator → GPU T4 x2"),
     }.get(platform, "")
     if any("P100" in g.name for g in hw.gpus):
-        checks.append(Check(
-            "FAIL", item,
-            tr("Tesla P100: current PyTorch builds have no kernels for it (sm_60)",
-               "Tesla P100: aktuelle PyTorch-Builds haben dafür keine Kernel (sm_60)"),
-            switch or tr("use a T4 or newer GPU", "eine T4 oder neuere GPU verwenden"),
-        ))
+        checks.append(
+            Check(
+                "FAIL",
+                item,
+                tr(
+                    "Tesla P100: current PyTorch builds have no kernels for it (sm_60)",
+                    "Tesla P100: aktuelle PyTorch-Builds haben dafür keine Kernel (sm_60)",
+                ),
+                switch or tr("use a T4 or newer GPU", "eine T4 oder neuere GPU verwenden"),
+            )
+        )
     elif hw.accelerator == "cpu" and runtime.is_hosted(platform):
-        checks.append(Check(
-            "WARN", item, tr("none - the lessons run, but on the CPU", "keiner - die Lektionen laufen, aber auf der CPU"),
-            switch,
-        ))
+        checks.append(
+            Check(
+                "WARN",
+                item,
+                tr(
+                    "none - the lessons run, but on the CPU",
+                    "keiner - die Lektionen laufen, aber auf der CPU",
+                ),
+                switch,
+            )
+        )
     elif hw.accelerator == "cpu":
-        checks.append(Check("OK", item, hw.summary() + tr(" (lessons use CPU sizes)", " (Lektionen nehmen CPU-Größen)")))
+        checks.append(
+            Check(
+                "OK",
+                item,
+                hw.summary() + tr(" (lessons use CPU sizes)", " (Lektionen nehmen CPU-Größen)"),
+            )
+        )
     else:
         detail = hw.summary()
         if hw.gpus and hw.gpus[0].compute_capability:
@@ -116,21 +161,41 @@ def check_dtype(dtype: str, hw: hardware.Hardware) -> Check:
         slow = [g for g in hw.gpus if not g.has_fast_bf16]
         if slow:
             cc = ".".join(map(str, slow[0].compute_capability or ("?",)))
-            return Check("WARN", item,
-                         tr(f"{slow[0].name} (compute capability {cc}) only emulates bf16: slower than fp32",
-                            f"{slow[0].name} (Compute Capability {cc}) emuliert bf16 nur: langsamer als fp32"),
-                         tr("use float16 (with loss scaling) on this GPU",
-                            "auf dieser GPU float16 (mit Loss Scaling) verwenden"))
+            return Check(
+                "WARN",
+                item,
+                tr(
+                    f"{slow[0].name} (compute capability {cc}) only emulates bf16: slower than fp32",
+                    f"{slow[0].name} (Compute Capability {cc}) emuliert bf16 nur: langsamer als fp32",
+                ),
+                tr(
+                    "use float16 (with loss scaling) on this GPU",
+                    "auf dieser GPU float16 (mit Loss Scaling) verwenden",
+                ),
+            )
         if hw.accelerator == "cpu" and not hw.cpu.has_fast_bf16:
-            return Check("WARN", item,
-                         tr("this CPU has no bf16 instructions (AVX512-BF16/AMX)",
-                            "diese CPU hat keine bf16-Befehle (AVX512-BF16/AMX)"),
-                         tr("use float32 on this CPU", "auf dieser CPU float32 verwenden"))
+            return Check(
+                "WARN",
+                item,
+                tr(
+                    "this CPU has no bf16 instructions (AVX512-BF16/AMX)",
+                    "diese CPU hat keine bf16-Befehle (AVX512-BF16/AMX)",
+                ),
+                tr("use float32 on this CPU", "auf dieser CPU float32 verwenden"),
+            )
     elif dtype == "float16" and hw.accelerator == "cpu":
-        return Check("WARN", item,
-                     tr("float16 matmul on a CPU is many times slower than float32",
-                        "float16-Matmul ist auf der CPU um ein Vielfaches langsamer als float32"),
-                     tr("use bfloat16 (if the CPU has it) or float32", "bfloat16 (falls vorhanden) oder float32 verwenden"))
+        return Check(
+            "WARN",
+            item,
+            tr(
+                "float16 matmul on a CPU is many times slower than float32",
+                "float16-Matmul ist auf der CPU um ein Vielfaches langsamer als float32",
+            ),
+            tr(
+                "use bfloat16 (if the CPU has it) or float32",
+                "bfloat16 (falls vorhanden) oder float32 verwenden",
+            ),
+        )
     elif dtype not in ("float32", "float16", "bfloat16"):
         raise ValueError(f"dtype must be float32, float16 or bfloat16, not {dtype!r}")
     return Check("OK", item, tr("fast on this device", "auf diesem Gerät schnell"))
@@ -141,9 +206,15 @@ def check_disk(free_bytes: int) -> Check:
     item = tr("disk", "Speicherplatz")
     if free_gib >= MIN_FREE_GIB:
         return Check("OK", item, tr(f"{free_gib:.0f} GiB free", f"{free_gib:.0f} GiB frei"))
-    return Check("WARN", item, tr(f"only {free_gib:.1f} GiB free", f"nur {free_gib:.1f} GiB frei"),
-                 tr(f"free at least {MIN_FREE_GIB} GiB for models and checkpoints",
-                    f"mindestens {MIN_FREE_GIB} GiB für Modelle und Checkpoints freimachen"))
+    return Check(
+        "WARN",
+        item,
+        tr(f"only {free_gib:.1f} GiB free", f"nur {free_gib:.1f} GiB frei"),
+        tr(
+            f"free at least {MIN_FREE_GIB} GiB for models and checkpoints",
+            f"mindestens {MIN_FREE_GIB} GiB für Modelle und Checkpoints freimachen",
+        ),
+    )
 
 
 def run_checks(
@@ -208,9 +279,13 @@ def preflight(dtype: str | None = None) -> list[Check]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m utils.preflight", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m utils.preflight", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--lang", choices=LANGUAGES, default=None, help="en or de")
-    parser.add_argument("--dtype", choices=("float32", "float16", "bfloat16"), help="check this dtype too")
+    parser.add_argument(
+        "--dtype", choices=("float32", "float16", "bfloat16"), help="check this dtype too"
+    )
     args = parser.parse_args(argv)
     if args.lang:
         set_language(args.lang)

@@ -11,7 +11,12 @@ import sys
 from collections.abc import Mapping
 
 PLATFORMS = ("kaggle", "colab", "colab-enterprise", "local")
-NAMES = {"kaggle": "Kaggle", "colab": "Colab", "colab-enterprise": "Colab Enterprise", "local": "local"}
+NAMES = {
+    "kaggle": "Kaggle",
+    "colab": "Colab",
+    "colab-enterprise": "Colab Enterprise",
+    "local": "local",
+}
 
 
 def _current_shell() -> object | None:

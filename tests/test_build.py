@@ -1,0 +1,190 @@
+"""The one-source build: generated notebooks are current, bilingual, badged, and a fork can re-target them."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import build  # noqa: E402
+
+BUILT = sorted(p for p in build.render_all() if p.suffix == ".ipynb" and p.name != "start.ipynb")
+
+
+def copy_course(tmp_path: Path) -> Path:
+    """A copy of the sources, tools and committed outputs, to change without touching the repo."""
+    dest = tmp_path / "course"
+    ignore = shutil.ignore_patterns(".venv*", ".git", "__pycache__", ".pytest_cache", ".ruff_cache")
+    shutil.copytree(ROOT, dest, ignore=ignore)
+    return dest
+
+
+def test_committed_files_are_current():
+    assert build.stale_files() == [], "run `make notebooks` and commit the result"
+
+
+def test_changed_source_makes_its_notebooks_stale(tmp_path):
+    root = copy_course(tmp_path)
+    source = root / "notebooks/src/00_what_hardware.py"
+    source.write_text(
+        source.read_text().replace("# ## 5. `nvidia-smi`", "# ## 5. `nvidia-smi` (edited)", 1)
+    )
+    stale = {p.relative_to(root).as_posix() for p in build.stale_files(root)}
+    assert stale == {"notebooks/en/00_what_hardware.ipynb"}
+    done = subprocess.run(
+        [sys.executable, "tools/build.py", "--check"], cwd=root, capture_output=True, text=True
+    )
+    assert (
+        done.returncode == 1 and "not current: notebooks/en/00_what_hardware.ipynb" in done.stdout
+    )
+
+
+def test_a_built_notebook_without_source_is_stale(tmp_path):
+    root = copy_course(tmp_path)
+    shutil.copy(root / "notebooks/en/00_what_hardware.ipynb", root / "notebooks/en/99_orphan.ipynb")
+    assert root / "notebooks/en/99_orphan.ipynb" in build.stale_files(root)
+
+
+@pytest.mark.parametrize("path", BUILT, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_built_notebook_anatomy(path):
+    nb = nbformat.read(path, as_version=4)
+    meta = nb.metadata
+    lang = meta["course"]["language"]
+    assert path.relative_to(ROOT).parts[-2] == lang
+    assert meta["kernelspec"]["name"] == "python3"
+    if meta.get("accelerator") == "GPU":
+        assert meta["colab"]["gpuType"] == "T4"
+    # Title cell: heading, level, badges for this very file, link to the other language.
+    title = nb.cells[0].source
+    rel = path.relative_to(ROOT).as_posix()
+    location = build.read_location()
+    assert title.startswith("# ")
+    assert f"]({location.colab(rel)})" in title and f"]({location.kaggle(rel)})" in title
+    other = "de" if lang == "en" else "en"
+    assert f"{other}/{path.name})" in title
+    # Setup cell: first code cell, identical to the template for this language.
+    code_cells = [c for c in nb.cells if c.cell_type == "code"]
+    assert code_cells[0].source == build.setup_cell(lang, location)
+    assert code_cells[0] is nb.cells[1]
+    # Only this language's cells; no build metadata left behind.
+    assert all("lang" not in c.metadata for c in nb.cells)
+    # Committed without outputs (nbval runs them; outputs would go stale).
+    assert all(c.outputs == [] and c.execution_count is None for c in code_cells)
+
+
+def test_languages_share_the_teaching_code():
+    for en in (p for p in BUILT if "/en/" in p.as_posix()):
+        de = Path(en.as_posix().replace("/en/", "/de/"))
+        code = {
+            lang: [
+                c.source for c in nbformat.read(p, as_version=4).cells[2:] if c.cell_type == "code"
+            ]
+            for lang, p in (("en", en), ("de", de))
+        }
+        assert len(code["en"]) == len(code["de"]), en.name
+
+
+def test_language_cells_are_filtered(tmp_path):
+    root = copy_course(tmp_path)
+    (root / "notebooks/src/50_probe.py").write_text(
+        "# ---\n# jupyter:\n#   course:\n#     title: {en: Probe, de: Probe}\n#     level: 2\n"
+        "#     duration: {t4: 1, cpu: 1}\n#     profiles: [CPU]\n# ---\n\n"
+        '# %% [markdown] lang="en"\n# Hello\n\n# %% [markdown] lang="de"\n# Hallo\n\n'
+        '# %%\nx = 1\n\n# %% lang="de"\nprint("nur deutsch")\n'
+    )
+    location = build.read_location(root)
+    source = build.Source(root / "notebooks/src/50_probe.py", "lesson")
+    en = nbformat.reads(build.build(source, "en", "lesson", location, root), as_version=4)
+    de = nbformat.reads(build.build(source, "de", "lesson", location, root), as_version=4)
+    assert [c.source for c in en.cells[2:]] == ["Hello", "x = 1"]
+    assert [c.source for c in de.cells[2:]] == ["Hallo", "x = 1", 'print("nur deutsch")']
+    assert "Stufe 2 · Fortgeschritten" in de.cells[0].source and "accelerator" not in de.metadata
+    # Building twice gives the same bytes (deterministic cell ids).
+    assert build.build(source, "en", "lesson", location, root) == build.build(
+        source, "en", "lesson", location, root
+    )
+
+
+SOLUTION_SOURCE = '''def flops(m, k, n):
+    """FLOPs of an (m x k) @ (k x n) matmul."""
+    ### BEGIN SOLUTION
+    return 2 * m * k * n
+    # STARTER: return ____
+    ### END SOLUTION
+
+### BEGIN SOLUTION
+device = "cpu"
+# STARTER: device = ____
+### END SOLUTION
+q1.check()'''
+
+
+def test_student_and_solution_versions():
+    student = build.student_version(SOLUTION_SOURCE)
+    assert "2 * m * k * n" not in student and 'device = "cpu"' not in student
+    assert "    # YOUR CODE HERE\n    return ____\n" in student
+    assert "# YOUR CODE HERE\ndevice = ____\n" in student
+    assert "BEGIN SOLUTION" not in student and "STARTER" not in student
+    solution = build.solution_version(SOLUTION_SOURCE)
+    assert "    return 2 * m * k * n\n" in solution and 'device = "cpu"\n' in solution
+    assert "SOLUTION" not in solution and "STARTER" not in solution and "____" not in solution
+    assert solution.endswith("q1.check()")
+
+
+def test_starter_outside_a_solution_block_is_an_error():
+    with pytest.raises(ValueError, match="outside"):
+        build.student_version("x = 1\n# STARTER: x = ____\n")
+
+
+def test_retarget_rewrites_every_badge_and_clone_url(tmp_path):
+    root = copy_course(tmp_path)
+    old = build.read_location(root).repo
+    done = subprocess.run(
+        [sys.executable, "tools/retarget.py", "acme/gpu-course", "workshop-2026"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert build.stale_files(root) == []
+    generated = [p for p in build.render_all(root)]
+    for path in generated:
+        text = path.read_text()
+        assert old not in text, path
+    en = nbformat.read(root / "notebooks/en/00_what_hardware.ipynb", as_version=4)
+    assert 'COURSE_REPO, COURSE_BRANCH = "acme/gpu-course", "workshop-2026"' in en.cells[1].source
+    assert (
+        "github/acme/gpu-course/blob/workshop-2026/notebooks/en/00_what_hardware.ipynb"
+        in en.cells[0].source
+    )
+    readme = (root / "README.md").read_text()
+    assert (
+        len(
+            re.findall(
+                r"colab\.research\.google\.com/github/acme/gpu-course/blob/workshop-2026/", readme
+            )
+        )
+        >= 1
+    )
+
+
+@pytest.mark.parametrize(
+    "repo, branch", [("not-a-repo", "main"), ("acme/gpu", "-rf"), ("a/b; rm -rf /", "main")]
+)
+def test_retarget_rejects_bad_locations(tmp_path, repo, branch):
+    root = copy_course(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "tools/retarget.py", repo, branch],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0 and ("REPO" in done.stderr or "BRANCH" in done.stderr)
+    assert (root / "course.toml").read_text() == (ROOT / "course.toml").read_text()

@@ -1,0 +1,46 @@
+"""Platform detection (Kaggle before Colab) and the language switch."""
+
+import pytest
+
+from utils import i18n, runtime
+
+
+class ColabShell:
+    pass
+
+
+ColabShell.__module__ = "google.colab._shell"
+
+
+@pytest.mark.parametrize(
+    "env, shell, expected",
+    [
+        ({}, None, "local"),
+        ({"COLAB_RELEASE_TAG": "x"}, ColabShell(), "colab"),
+        # Kaggle's image is built from Colab's: Colab's variable and even its shell module are there.
+        (
+            {"KAGGLE_KERNEL_RUN_TYPE": "Interactive", "COLAB_RELEASE_TAG": "x"},
+            ColabShell(),
+            "kaggle",
+        ),
+        ({"KAGGLE_KERNEL_RUN_TYPE": "Batch"}, None, "kaggle"),
+        ({"VERTEX_PRODUCT": "COLAB_ENTERPRISE"}, None, "colab-enterprise"),
+        # Colab's variable without Colab's shell is not Colab (e.g. a script in a container built from it).
+        ({"COLAB_RELEASE_TAG": "x"}, object(), "local"),
+    ],
+)
+def test_detect_platform(env, shell, expected):
+    assert runtime.detect_platform(env, shell if shell is not None else object()) == expected
+
+
+def test_language_switch_and_bad_language():
+    before = i18n.get_language()
+    try:
+        i18n.set_language("de")
+        assert i18n.tr("yes", "ja") == "ja"
+        i18n.set_language("en")
+        assert i18n.tr("yes", "ja") == "yes"
+        with pytest.raises(ValueError, match="'en' oder 'de'"):
+            i18n.set_language("fr")
+    finally:
+        i18n.set_language(before)
