@@ -1,5 +1,6 @@
 """The pre-flight check on faked machines: each profile, missing packages, broken CUDA, dtypes."""
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -131,11 +132,14 @@ def test_cli_runs_here_and_speaks_german():
         text=True,
         timeout=120,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert all(line.split()[0] in preflight.STATUSES for line in lines)
-    assert any(line.startswith("OK    torch") for line in lines)
+    assert all(line.split()[0] in preflight.STATUSES for line in lines), done.stdout + done.stderr
     assert any("Beschleuniger" in line for line in lines)
+    # The exit code says whether anything failed (torch is absent in the Python 3.13 check).
+    failed = [line for line in lines if line.startswith("FAIL")]
+    assert done.returncode == (1 if failed else 0)
+    if importlib.util.find_spec("torch"):
+        assert any(line.startswith("OK    torch") for line in lines) and not failed
 
 
 def test_cli_with_a_missing_package_prints_fail_not_traceback(tmp_path):
