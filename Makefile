@@ -11,6 +11,8 @@ CONSTRAINTS ?= constraints.txt
 # Tests run with single-threaded BLAS: faster and far less noisy on two cores (REFERENCE §7).
 THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 NOTEBOOKS := notebooks/en notebooks/de $(wildcard labs/en labs/de labs/solutions/en labs/solutions/de)
+# Jupyter refuses to run as root unless told (containers, cloud machines).
+ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL := --nbval-lax --nbval-current-env -p no:cacheprovider -p tests.nbval_strict
 
 .PHONY: lab test notebooks check-notebooks retarget test-compat preflight lint clean
@@ -22,7 +24,7 @@ $(BIN)/.installed-%: pyproject.toml $(CONSTRAINTS)
 	touch $@
 
 lab: $(BIN)/.installed-lab
-	$(BIN)/jupyter lab --ServerApp.root_dir=. notebooks/start.ipynb
+	$(BIN)/jupyter lab --ServerApp.root_dir=. $(ROOT_OK) $(LAB_OPTIONS) notebooks/start.ipynb
 
 test: $(BIN)/.installed-test
 	$(BIN)/ruff check .

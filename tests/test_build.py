@@ -188,3 +188,24 @@ def test_retarget_rejects_bad_locations(tmp_path, repo, branch):
     )
     assert done.returncode != 0 and ("REPO" in done.stderr or "BRANCH" in done.stderr)
     assert (root / "course.toml").read_text() == (ROOT / "course.toml").read_text()
+
+
+def test_readme_lists_the_whole_course_map_in_both_languages():
+    import tomllib
+
+    course_map = tomllib.loads((ROOT / "course.toml").read_text())["lesson"]
+    assert [e["number"] for e in course_map] == [f"{i:02d}" for i in range(10)]
+    for readme, lang in (("README.md", "en"), ("README.de.md", "de")):
+        table = (
+            (ROOT / readme)
+            .read_text()
+            .split("<!-- lessons:start -->")[1]
+            .split("<!-- lessons:end -->")[0]
+        )
+        rows = [line for line in table.splitlines() if line.startswith("| 0")]
+        assert [r.split("|")[1].strip() for r in rows] == [e["number"] for e in course_map]
+        for entry, row in zip(course_map, rows, strict=True):
+            source = next((ROOT / "notebooks/src").glob(f"{entry['number']}_*.py"), None)
+            assert ("colab-badge.svg" in row) == (source is not None), row
+            if source is None:
+                assert entry[lang] in row

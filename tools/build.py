@@ -212,40 +212,40 @@ def build(source: Source, lang: str, variant: str, location: Location, root: Pat
 
 
 def lesson_rows(lang: str, location: Location, root: Path = ROOT) -> list[str]:
+    """The README's lesson table: every lesson of the course map, with badges where it exists."""
     head = {
         "en": "| # | level | lesson | T4 / CPU | hardware | open | lab |",
         "de": "| # | Stufe | Lektion | T4 / CPU | Hardware | öffnen | Lab |",
     }[lang]
+    planned = {"en": "in preparation", "de": "in Vorbereitung"}[lang]
+    sources = find_sources(root)
+    lessons = {s.number: s for s in sources if s.kind == "lesson"}
+    labs = {s.number: s for s in sources if s.kind == "lab"}
+    course_map = tomllib.loads((root / "course.toml").read_text()).get("lesson", [])
     rows = [head, "|---|---|---|---|---|---|---|"]
-    labs = {s.number: s for s in find_sources(root) if s.kind == "lab"}
-    for source in (s for s in find_sources(root) if s.kind == "lesson"):
-        meta = jupytext.read(source.path).metadata["course"]
-        path = source.outputs(lang)["lesson"]
+    for entry in course_map:
+        number, level = entry["number"], LEVELS[entry["level"]][lang].split(" · ")[1]
+        lab = labs.get(number)
+        lab_link = f"[Lab {number}]({lab.outputs(lang)['student']})" if lab else "–"
+        if number not in lessons:
+            rows.append(
+                f"| {number} | {level} | {entry[lang]} | – | – | *{planned}* | {lab_link} |"
+            )
+            continue
+        meta = jupytext.read(lessons[number].path).metadata["course"]
+        path = lessons[number].outputs(lang)["lesson"]
         badges = (
             f"[![Colab]({COLAB_BADGE})]({location.colab(path)}) "
             f"[![Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)})"
         )
-        lab = labs.get(source.number)
-        lab_link = f"[lab]({lab.outputs(lang)['student']})" if lab else "–"
+        duration = f"{meta['duration']['t4']} / {meta['duration']['cpu']} min"
         rows.append(
-            f"| {source.number} | {LEVELS[meta['level']][lang].split(' · ')[1]} | "
-            f"[{meta['title'][lang]}]({path}) | {meta['duration']['t4']} / {meta['duration']['cpu']} min | "
+            f"| {number} | {level} | [{meta['title'][lang]}]({path}) | {duration} | "
             f"{', '.join(meta['profiles'])} | {badges} | {lab_link} |"
         )
-    labs_only = [
-        s
-        for s in labs.values()
-        if s.number not in {x.number for x in find_sources(root) if x.kind == "lesson"}
-    ]
-    for lab in labs_only:
-        meta = jupytext.read(lab.path).metadata["course"]
-        path = lab.outputs(lang)["student"]
-        rows.append(
-            f"| {lab.number} | {LEVELS[meta['level']][lang].split(' · ')[1]} | "
-            f"Lab: [{meta['title'][lang]}]({path}) | {meta['duration']['t4']} / {meta['duration']['cpu']} min | "
-            f"{', '.join(meta['profiles'])} | [![Colab]({COLAB_BADGE})]({location.colab(path)}) "
-            f"[![Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)}) | – |"
-        )
+    missing = set(lessons) - {e["number"] for e in course_map}
+    if missing:
+        raise ValueError(f"lessons {sorted(missing)} are not in the course map of course.toml")
     return rows
 
 

@@ -1,0 +1,75 @@
+"""`make lab` serves JupyterLab at the start page, with jupytext opening the .py sources as notebooks."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jupyterlab")
+pytest.importorskip("jupytext")
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "course-test"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url: str) -> tuple[int, bytes]:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.status, response.read()
+
+
+def test_make_lab_serves_start_page_and_sources():
+    prefix = Path(sys.prefix)
+    port = free_port()
+    options = f"--no-browser --ip=127.0.0.1 --port={port} --IdentityProvider.token={TOKEN}"
+    # -o: use this environment as it is; never reinstall into it from a test.
+    command = [
+        "make",
+        "--no-print-directory",
+        "-o",
+        f"{prefix}/bin/.installed-lab",
+        f"VENV={prefix}",
+        "lab",
+        f"LAB_OPTIONS={options}",
+    ]
+    server = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert server.poll() is None, server.stderr.read().decode()
+            try:
+                status, _ = get(f"{base}/api/status?token={TOKEN}")
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "JupyterLab did not start within 90 s"
+                time.sleep(0.5)
+        status, page = get(f"{base}/lab/tree/notebooks/start.ipynb?token={TOKEN}")
+        assert status == 200 and b"JupyterLab" in page
+        # jupytext is active: a lesson source opens as a notebook with both languages' cells.
+        status, body = get(
+            f"{base}/api/contents/notebooks/src/00_what_hardware.py?type=notebook&token={TOKEN}"
+        )
+        model = json.loads(body)
+        assert model["type"] == "notebook"
+        langs = {c["metadata"].get("lang") for c in model["content"]["cells"]}
+        assert {"en", "de"} <= langs
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
