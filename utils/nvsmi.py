@@ -57,8 +57,8 @@ def query(
             tr(
                 "nvidia-smi is not installed here: this machine has no NVIDIA driver, so no NVIDIA GPU "
                 "(on Colab/Kaggle: choose a GPU runtime, see above).",
-                "nvidia-smi gibt es hier nicht: kein NVIDIA-Treiber, also keine NVIDIA-GPU "
-                "(auf Colab/Kaggle: eine GPU-Laufzeit wählen, siehe oben).",
+                "nvidia-smi ist hier nicht installiert: kein NVIDIA-Treiber, also keine NVIDIA-GPU "
+                "(auf Colab/Kaggle eine GPU-Laufzeit wählen, siehe oben).",
             ),
         )
     command = [path, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"]
@@ -75,8 +75,8 @@ def query(
             tr(
                 f"nvidia-smi failed (exit {done.returncode}): {said[0] if said else ''} "
                 "- the driver is installed but no GPU is usable.",
-                f"nvidia-smi meldet einen Fehler (Exit {done.returncode}): {said[0] if said else ''} "
-                "- Treiber vorhanden, aber keine GPU nutzbar.",
+                f"nvidia-smi meldet einen Fehler (Exit-Code {done.returncode}): {said[0] if said else ''} "
+                "– der Treiber ist installiert, aber keine GPU ist nutzbar.",
             ),
         )
     try:

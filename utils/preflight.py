@@ -80,7 +80,7 @@ def check_packages(
                     name,
                     tr(
                         f"{version} is installed but fails to import: {import_errors[name]}",
-                        f"{version} ist installiert, der Import scheitert aber: {import_errors[name]}",
+                        f"{version} ist installiert, lässt sich aber nicht importieren: {import_errors[name]}",
                     ),
                     tr(
                         "restart the runtime/kernel; if it stays, reinstall: ",
@@ -133,7 +133,7 @@ def check_accelerator(platform: str, hw: hardware.Hardware) -> list[Check]:
                 item,
                 tr(
                     "none - the lessons run, but on the CPU",
-                    "keiner - die Lektionen laufen, aber auf der CPU",
+                    "keiner – die Lektionen laufen, aber auf der CPU",
                 ),
                 switch,
             )
@@ -143,7 +143,7 @@ def check_accelerator(platform: str, hw: hardware.Hardware) -> list[Check]:
             Check(
                 "OK",
                 item,
-                hw.summary() + tr(" (lessons use CPU sizes)", " (Lektionen nehmen CPU-Größen)"),
+                hw.summary() + tr(" (lessons use CPU sizes)", " (Lektionen wählen CPU-Größen)"),
             )
         )
     else:
@@ -193,7 +193,7 @@ def check_dtype(dtype: str, hw: hardware.Hardware) -> Check:
             ),
             tr(
                 "use bfloat16 (if the CPU has it) or float32",
-                "bfloat16 (falls vorhanden) oder float32 verwenden",
+                "bfloat16 (falls die CPU es kann) oder float32 verwenden",
             ),
         )
     elif dtype not in ("float32", "float16", "bfloat16"):
@@ -212,7 +212,7 @@ def check_disk(free_bytes: int) -> Check:
         tr(f"only {free_gib:.1f} GiB free", f"nur {free_gib:.1f} GiB frei"),
         tr(
             f"free at least {MIN_FREE_GIB} GiB for models and checkpoints",
-            f"mindestens {MIN_FREE_GIB} GiB für Modelle und Checkpoints freimachen",
+            f"mindestens {MIN_FREE_GIB} GiB für Modelle und Checkpoints freigeben",
         ),
     )
 

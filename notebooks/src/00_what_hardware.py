@@ -24,7 +24,7 @@
 # - learn what a CPU, a GPU and a TPU are good at, and where you can get each for free,
 # - switch the runtime on Colab and Kaggle,
 # - ask the machine itself: `nvidia-smi`, `torch.accelerator`, `jax.devices()`,
-# - and replace the classic `"cuda" if ... else "cpu"` line by one that knows today's devices.
+# - and replace the classic `"cuda" if ... else "cpu"` line with one that knows today's devices.
 #
 # Run the setup cell below first. It prints where you are (platform), what will compute
 # (accelerator) and the language of the messages.
@@ -32,13 +32,13 @@
 # %% [markdown] lang="de"
 # Bevor wir etwas messen, müssen wir wissen, worauf wir messen. In dieser Lektion
 #
-# - führst du den **Pre-Flight-Check** des Kurses aus und liest seine Zeilen OK / WARN / FAIL,
-# - lernst du, wofür CPU, GPU und TPU gut sind und wo du jede davon kostenlos bekommst,
+# - führst du den **Pre-Flight-Check** des Kurses aus und liest seine OK-, WARN- und FAIL-Zeilen,
+# - lernst du, wofür CPU, GPU und TPU gut sind und wo du sie jeweils kostenlos bekommst,
 # - wechselst du die Laufzeitumgebung auf Colab und Kaggle,
 # - fragst du die Maschine selbst: `nvidia-smi`, `torch.accelerator`, `jax.devices()`,
-# - und ersetzt die klassische Zeile `"cuda" if ... else "cpu"` durch eine, die die Geräte von heute kennt.
+# - und ersetzt die klassische Zeile `"cuda" if ... else "cpu"` durch eine, die auch heutige Geräte kennt.
 #
-# Führe zuerst die Setup-Zelle unten aus. Sie zeigt, wo du bist (Plattform), was rechnen wird
+# Führe zuerst die Setup-Zelle unten aus. Sie zeigt, wo du bist (Plattform), womit gerechnet wird
 # (Beschleuniger) und in welcher Sprache die Meldungen erscheinen.
 
 # %% [markdown] lang="en"
@@ -50,8 +50,9 @@
 # %% [markdown] lang="de"
 # ## 1. Der Pre-Flight-Check
 #
-# Teilnehmende eines Workshops führen ihn am Vortag aus (`python -m utils.preflight` im Terminal
-# oder die Zelle unten). Jede Zeile ist ein Punkt; jedes WARN oder FAIL sagt, wie man es behebt.
+# Wer an einem Workshop teilnimmt, führt ihn am Vortag aus (`python -m utils.preflight --lang de`
+# im Terminal oder die Zelle unten). Jede Zeile prüft einen Punkt; bei jedem WARN oder FAIL steht,
+# wie du es behebst.
 
 # %%
 from utils import preflight
@@ -69,14 +70,14 @@ assert all(c.fix for c in checks if c.status != "OK"), "a WARN/FAIL line without
 # depend on each other and can all run at once.
 #
 # - A **CPU** has a few strong cores (2 on a free Colab machine, 8–24 in a laptop). Each core is
-#   fast at branching, general code, and also has vector units for numbers.
+#   fast at branchy, general-purpose code and also has vector units that work on several numbers at once.
 # - A **GPU** has thousands of simple lanes and, since 2017 (NVIDIA Volta), *tensor cores*:
-#   units that multiply small matrix tiles in one step. Lots of fast memory beside them.
+#   units that multiply small matrix tiles in one step. Beside them sits a large, fast memory.
 # - A **TPU** (Tensor Processing Unit, Google) is built around *systolic arrays*: a grid of
-#   multiply-add cells through which matrix tiles flow. Nothing else is as specialised.
+#   multiply-add cells through which matrix tiles flow. Of the three, it is the most specialised.
 #
 # The glossary page this course grew from compared GPU and TPU like this; here is the table
-# again, corrected with what is true today:
+# again, corrected and brought up to date:
 #
 # | | GPU | TPU |
 # |---|---|---|
@@ -91,20 +92,23 @@ assert all(c.fix for c in checks if c.status != "OK"), "a WARN/FAIL line without
 # lesson 09 shows how to check them.*
 
 # %% [markdown] lang="de"
-# ## 2. CPU, GPU, TPU: drei Arten von Prozessor
+# ## 2. CPU, GPU, TPU: drei Arten von Prozessoren
 #
-# Moderne Modelle bestehen vor allem aus **Matrixmultiplikationen**: Milliarden von
-# Multiplikationen und Additionen, die nicht voneinander abhängen und alle gleichzeitig laufen können.
+# Moderne Modelle sind vor allem **Matrixmultiplikationen**: Milliarden von Multiplikationen und
+# Additionen, die nicht voneinander abhängen und deshalb alle gleichzeitig laufen können.
 #
 # - Eine **CPU** hat wenige starke Kerne (2 auf einer kostenlosen Colab-Maschine, 8–24 im Laptop).
-#   Jeder Kern ist schnell bei Verzweigungen und allgemeinem Code und hat dazu Vektoreinheiten für Zahlen.
-# - Eine **GPU** hat Tausende einfacher Rechenspuren und seit 2017 (NVIDIA Volta) *Tensor Cores*:
-#   Einheiten, die kleine Matrixkacheln in einem Schritt multiplizieren. Daneben viel schneller Speicher.
-# - Eine **TPU** (Tensor Processing Unit, Google) ist um *systolische Arrays* gebaut: ein Gitter aus
-#   Multiplizier-Addier-Zellen, durch das die Matrixkacheln fließen. Spezialisierter geht es kaum.
+#   Jeder Kern ist schnell bei verzweigtem, allgemeinem Code und hat zusätzlich Vektoreinheiten,
+#   die mehrere Zahlen auf einmal verarbeiten.
+# - Eine **GPU** hat Tausende einfacher Rechenwerke und seit 2017 (NVIDIA Volta) *Tensor Cores*:
+#   Einheiten, die kleine Matrixkacheln in einem Schritt multiplizieren. Direkt daneben sitzt ein
+#   großer, schneller Speicher.
+# - Eine **TPU** (Tensor Processing Unit, Google) ist um *systolische Arrays* herum gebaut: ein
+#   Gitter aus Multiplikations-Additions-Zellen, durch das die Matrixkacheln hindurchfließen. Von den
+#   dreien ist sie am stärksten spezialisiert.
 #
-# Die Glossarseite, aus der dieser Kurs entstanden ist, verglich GPU und TPU so; hier die Tabelle
-# noch einmal, korrigiert nach heutigem Stand:
+# Die Glossarseite, aus der dieser Kurs entstanden ist, verglich GPU und TPU so; hier ist die Tabelle
+# noch einmal, korrigiert und auf den heutigen Stand gebracht:
 #
 # | | GPU | TPU |
 # |---|---|---|
@@ -114,9 +118,9 @@ assert all(c.fix for c in checks if c.status != "OK"), "a WARN/FAIL line without
 # | Frameworks | PyTorch, JAX, TensorFlow | **JAX**, PyTorch (über PyTorch/XLA), TensorFlow |
 #
 # *Stand: November 2026. Quellen: Google-Cloud-TPU-Dokumentation; Colabs Laufzeitliste
-# (googlecolab/colabtools#5566: die TPU v2-8 wurde im September 2025 durch v5e-1 ersetzt);
-# JAX AI Stack (jax-ml/jax-ai-stack#242: Kaggle bietet v5e-8). Kostenlose Angebote ändern sich oft:
-# Lektion 09 zeigt, wie man sie prüft.*
+# (googlecolab/colabtools#5566: Die TPU v2-8 wurde im September 2025 durch v5e-1 ersetzt);
+# JAX AI Stack (jax-ml/jax-ai-stack#242: Kaggle bietet v5e-8 an). Kostenlose Angebote ändern sich
+# oft: Lektion 09 zeigt, wie du sie prüfst.*
 
 # %% [markdown] lang="en"
 # ## 3. What is in *this* machine?
@@ -130,9 +134,9 @@ assert all(c.fix for c in checks if c.status != "OK"), "a WARN/FAIL line without
 # ## 3. Was steckt in *dieser* Maschine?
 #
 # `utils.hardware.detect()` fragt PyTorch (und JAX, sobald es importiert ist) und liest Modell und
-# Befehlssatz-Flags der CPU. Der Kurs macht daraus ein **Hardware-Profil**; spätere Lektionen wählen
-# damit ihre Problemgrößen, sodass dasselbe Notebook auf einer Laptop-CPU schnell ist und auf einer
-# GPU trotzdem aussagekräftig bleibt.
+# Befehlssatz-Flags der CPU aus. Der Kurs macht daraus ein **Hardware-Profil**; spätere Lektionen
+# wählen danach ihre Problemgrößen, sodass dasselbe Notebook auf einer Laptop-CPU schnell durchläuft
+# und auf einer GPU trotzdem aussagekräftig ist.
 
 # %%
 import jax  # imported here, not in the setup cell: lesson 04 configures JAX devices first
@@ -169,7 +173,7 @@ assert profile.device == hw.accelerator or (profile.device, hw.accelerator) == (
 
 # %%
 n = profile.pick(cpu=1024, cuda=8192, tpu=8192, mps=4096)
-print(tr(f"matrix side for this profile: {n}", f"Matrixgröße für dieses Profil: {n}"))
+print(tr(f"matrix side for this profile: {n}", f"Seitenlänge der Matrix für dieses Profil: {n}"))
 assert n == {"cpu": 1024, "cuda": 8192, "tpu": 8192, "mps": 4096}[profile.device]
 
 # %% [markdown] lang="en"
@@ -208,7 +212,7 @@ assert n == {"cpu": 1024, "cuda": 8192, "tpu": 8192, "mps": 4096}[profile.device
 #   *TPU v5e-8*). Avoid *GPU P100*: the PyTorch in Kaggle's image has no kernels for it.
 #   Kaggle notebooks start with the internet **off**; the setup cell needs it on (or the course
 #   attached as a dataset), and turning it on needs a phone-verified account.
-# - **Local:** nothing to switch; `nvidia-smi` (NVIDIA) or *About This Mac* (Apple) tells what you have.
+# - **Local:** nothing to switch; `nvidia-smi` (NVIDIA) or *About This Mac* (Apple) tells you what you have.
 #
 # Free GPU time is limited: Kaggle gives about 30 GPU hours a week; Colab's limits are not
 # published and change with demand.
@@ -220,18 +224,18 @@ assert n == {"cpu": 1024, "cuda": 8192, "tpu": 8192, "mps": 4096}[profile.device
 # (Stand: November 2026):
 #
 # - **Colab:** *Laufzeit → Laufzeittyp ändern → T4-GPU* (oder *v5e-1-TPU*) → *Speichern*. Die
-#   Laufzeit startet neu: alles im Speicher ist weg, also die Setup-Zelle noch einmal ausführen.
-#   Die Notebooks des Kurses fordern in ihren Metadaten bereits eine T4 an; meist bietet Colab sie
-#   von selbst an.
-# - **Kaggle:** rechts im Bereich *Session options → Accelerator → GPU T4 x2* (oder *TPU v5e-8*).
-#   Finger weg von *GPU P100*: Das PyTorch in Kaggles Image hat dafür keine Kernel mehr.
-#   Kaggle-Notebooks starten **ohne** Internet; die Setup-Zelle braucht es (oder den Kurs als
-#   angehängtes Dataset), und zum Einschalten muss das Konto per Telefon verifiziert sein.
-# - **Lokal:** nichts umzuschalten; `nvidia-smi` (NVIDIA) oder *Über diesen Mac* (Apple) zeigt,
-#   was du hast.
+#   Laufzeit (so nennt Colab die Laufzeitumgebung) startet neu: Alles im Speicher ist weg, führe
+#   die Setup-Zelle also noch einmal aus. Die Notebooks des Kurses verlangen in ihren Metadaten
+#   bereits eine T4, deshalb bietet Colab sie meist von selbst an.
+# - **Kaggle:** im rechten Seitenbereich unter *Session options → Accelerator → GPU T4 x2* (oder
+#   *TPU v5e-8*). Meide *GPU P100*: Das PyTorch in Kaggles Image bringt dafür keine Kernel mit.
+#   Kaggle-Notebooks starten **ohne** Internetzugang; die Setup-Zelle braucht ihn (oder den Kurs als
+#   angehängtes Dataset), und einschalten lässt er sich nur mit einem per Telefon verifizierten Konto.
+# - **Lokal:** Hier gibt es nichts umzuschalten; `nvidia-smi` (NVIDIA) oder *Über diesen Mac*
+#   (Apple) zeigt dir, was du hast.
 #
-# Kostenlose GPU-Zeit ist begrenzt: Kaggle gibt etwa 30 GPU-Stunden pro Woche; Colabs Grenzen sind
-# nicht veröffentlicht und ändern sich mit der Nachfrage.
+# Kostenlose GPU-Zeit ist begrenzt: Kaggle gewährt etwa 30 GPU-Stunden pro Woche; Colab
+# veröffentlicht seine Grenzen nicht, und sie ändern sich mit der Nachfrage.
 
 # %% [markdown] lang="en"
 # ## 5. `nvidia-smi`
@@ -243,8 +247,8 @@ assert n == {"cpu": 1024, "cuda": 8192, "tpu": 8192, "mps": 4096}[profile.device
 # ## 5. `nvidia-smi`
 #
 # Die Glossarseite prüft die GPU mit `subprocess.run(["nvidia-smi"])`. Auf einer Maschine ohne
-# NVIDIA-Treiber gibt diese Zeile nicht „keine GPU“ aus, sondern wirft eine Ausnahme. Probieren wir
-# es gefahrlos:
+# NVIDIA-Treiber gibt diese Zeile nicht „keine GPU“ aus, sondern wirft eine Ausnahme. Probier es
+# gefahrlos aus:
 
 # %%
 import subprocess
@@ -254,18 +258,19 @@ try:
     seed_snippet = "ran"
 except FileNotFoundError as err:
     seed_snippet = "no driver"
-    print(tr(f"The seed's line raises here: {err!r}", f"Die Zeile der Glossarseite wirft hier: {err!r}"))
+    print(tr(f"The glossary page's line raises here: {err!r}", f"Die Zeile der Glossarseite wirft hier eine Ausnahme: {err!r}"))
 except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as err:
     seed_snippet = "failed"
-    print(tr(f"nvidia-smi exists but failed: {err}", f"nvidia-smi ist da, scheitert aber: {err}"))
+    print(tr(f"nvidia-smi exists but failed: {err}", f"nvidia-smi ist vorhanden, schlägt aber fehl: {err}"))
 
 # %% [markdown] lang="en"
-# Its human-readable table is hard to use from code. The query mode gives one CSV line per GPU;
-# `utils.nvsmi.query()` runs it, never raises, and explains what is missing:
+# Its table is made for human eyes and is hard to parse in code. The query mode gives one CSV line
+# per GPU; `utils.nvsmi.query()` runs it, never raises an exception, and explains what is missing:
 
 # %% [markdown] lang="de"
-# Ihre Tabelle ist für Menschen gemacht und schwer aus Code zu lesen. Der Abfragemodus liefert eine
-# CSV-Zeile pro GPU; `utils.nvsmi.query()` führt ihn aus, wirft nie und erklärt, was fehlt:
+# Die Tabelle von `nvidia-smi` ist für Menschen gemacht und lässt sich in Code schlecht auswerten. Der
+# Abfragemodus liefert eine CSV-Zeile pro GPU; `utils.nvsmi.query()` führt ihn aus, wirft nie eine
+# Ausnahme und erklärt, was fehlt:
 
 # %%
 from utils import nvsmi
@@ -280,13 +285,14 @@ else:
 
 # %% [markdown] lang="en"
 # On a T4 the columns read like `0, Tesla T4, 15360, 0, 0, 45, 9.8, 550.54.15`: memory in MiB,
-# utilisation in %, temperature in °C, power in W. Keep `watch -n 1 nvidia-smi` open in a terminal
-# while a lesson trains, and you see memory and utilisation change live.
+# utilisation in %, temperature in °C, power draw in W. Keep `watch -n 1 nvidia-smi` open in a
+# terminal while a lesson trains, and you see memory and utilisation change live.
 
 # %% [markdown] lang="de"
-# Auf einer T4 lauten die Spalten etwa `0, Tesla T4, 15360, 0, 0, 45, 9.8, 550.54.15`: Speicher in MiB,
-# Auslastung in %, Temperatur in °C, Leistung in W. Lass `watch -n 1 nvidia-smi` in einem Terminal
-# laufen, während eine Lektion trainiert, dann siehst du Speicher und Auslastung live.
+# Auf einer T4 sieht eine Zeile etwa so aus: `0, Tesla T4, 15360, 0, 0, 45, 9.8, 550.54.15`
+# (Speicher in MiB, Auslastung in %, Temperatur in °C, Leistungsaufnahme in W). Lass
+# `watch -n 1 nvidia-smi` in einem Terminal laufen, während eine Lektion trainiert, dann siehst du
+# live, wie sich Speicher und Auslastung ändern.
 
 # %% [markdown] lang="en"
 # ## 6. Ask the frameworks: `torch.accelerator` and `jax.devices()`
@@ -297,6 +303,8 @@ else:
 # backend, TPUs included.
 
 # %% [markdown] lang="de"
+# ## 6. Frag die Frameworks: `torch.accelerator` und `jax.devices()`
+#
 # Seit PyTorch 2.6 beantwortet `torch.accelerator` eine Frage für jede Geräteart (CUDA, Apple MPS,
 # Intel XPU, …): Gibt es einen Beschleuniger, und welchen? TPUs gehören nicht dazu: PyTorch erreicht
 # sie über das separate Paket `torch_xla`. JAX listet alle Geräte seines Backends auf, TPUs eingeschlossen.
@@ -310,7 +318,7 @@ if hasattr(torch, "accelerator"):
     print("torch.accelerator:", current, tr("devices:", "Geräte:"), torch.accelerator.device_count())
 else:  # torch older than 2.6
     current = None
-    print(tr("this torch has no torch.accelerator", "dieses torch hat kein torch.accelerator"))
+    print(tr("this torch version has no torch.accelerator", "diese torch-Version hat kein torch.accelerator"))
 
 devices = jax.devices()
 print("jax.devices():", devices)
@@ -330,7 +338,7 @@ assert jax.default_backend() in ("cpu", "gpu", "tpu") and len(devices) >= 1
 # %% [markdown] lang="de"
 # Vergleiche Geräte über ihre Attribute (`d.platform`, `d.id`, `d.device_kind`), nie über den
 # ausgegebenen Namen: JAX hat die CPU-Geräte in Version 0.10 von `TFRT_CPU_0` in `cpu:0` umbenannt,
-# und Colab läuft noch mit 0.7.2.
+# und auf Colab läuft noch 0.7.2.
 
 # %% [markdown] lang="en"
 # ## 7. Choosing a device in PyTorch
@@ -341,9 +349,10 @@ assert jax.default_backend() in ("cpu", "gpu", "tpu") and len(devices) >= 1
 # device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 # ```
 #
-# It was the standard line for years, and it misses today's machines: a Mac's GPU (MPS) and Intel
-# GPUs (XPU) end up on the CPU, and it says nothing about *which* GPU or which number format suits
-# it. A better one asks `torch.accelerator` first and falls back for older PyTorch:
+# It was the standard line for years, but it falls short on today's machines: a Mac's GPU (MPS) and
+# Intel GPUs (XPU) end up on the CPU, and it says nothing about *which* GPU it found or which number
+# format suits it. A better version asks `torch.accelerator` first and, on older PyTorch versions,
+# falls back to asking CUDA and MPS directly:
 
 # %% [markdown] lang="de"
 # ## 7. Ein Gerät in PyTorch wählen
@@ -354,10 +363,10 @@ assert jax.default_backend() in ("cpu", "gpu", "tpu") and len(devices) >= 1
 # device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 # ```
 #
-# Jahrelang war das die Standardzeile, doch sie verfehlt heutige Maschinen: die GPU eines Macs (MPS)
-# und Intel-GPUs (XPU) landen auf der CPU, und sie sagt nichts darüber, *welche* GPU es ist und welches
-# Zahlenformat zu ihr passt. Besser: zuerst `torch.accelerator` fragen, mit Rückfallebene für ältere
-# PyTorch-Versionen:
+# Jahrelang war das die Standardzeile, doch heutigen Maschinen wird sie nicht gerecht: Die GPU eines
+# Macs (MPS) und Intel-GPUs (XPU) landen auf der CPU, und sie verrät nicht, *welche* GPU sie gefunden
+# hat und welches Zahlenformat zu ihr passt. Besser ist eine Funktion, die zuerst `torch.accelerator`
+# fragt und bei älteren PyTorch-Versionen direkt bei CUDA und MPS nachsieht:
 
 # %%
 def pick_device() -> torch.device:
@@ -381,11 +390,11 @@ assert outputs.device.type == device.type == {"cuda": "cuda", "mps": "mps"}.get(
 # %% [markdown] lang="en"
 # On a TPU this still says `cpu`: PyTorch on TPUs goes through `torch_xla` (`torch_xla.device()`),
 # and this course uses JAX there (lesson 04). Which number format is fast is a matter of the
-# device, too: lesson 03 picks bf16 only where the hardware has it.
+# device, too: lesson 03 picks bf16 only where the hardware supports it natively.
 #
 # ## Check yourself
 #
-# <details><summary>1. Your Kaggle notebook says <code>Accelerator: CPU</code> although you chose "GPU P100". Why might the lesson still fail on the GPU, and what do you choose instead?</summary>
+# <details><summary>1. On Kaggle you chose "GPU P100". Why might the lesson still fail on that GPU, and what do you choose instead?</summary>
 #
 # Kaggle's PyTorch has no kernels for the P100's architecture (sm_60): choose **GPU T4 x2**.
 # </details>
@@ -412,18 +421,19 @@ assert outputs.device.type == device.type == {"cuda": "cuda", "mps": "mps"}.get(
 # **Glossary:** CPU, GPU, TPU, tensor core, systolic array, compute capability, CUDA, MPS, XLA, runtime.
 #
 # **Next:** lab 00 (warm-up exercises) and lesson 01, where we time a matrix multiplication on
-# this hardware, correctly.
+# this hardware – and do it correctly.
 
 # %% [markdown] lang="de"
 # Auf einer TPU steht hier trotzdem `cpu`: PyTorch erreicht TPUs über `torch_xla`
 # (`torch_xla.device()`), und dieser Kurs nutzt dort JAX (Lektion 04). Welches Zahlenformat schnell
-# ist, hängt ebenfalls vom Gerät ab: Lektion 03 wählt bf16 nur dort, wo die Hardware es kann.
+# ist, hängt ebenfalls vom Gerät ab: Lektion 03 wählt bf16 nur dort, wo die Hardware es nativ
+# unterstützt.
 #
 # ## Teste dich selbst
 #
-# <details><summary>1. Dein Kaggle-Notebook meldet <code>Beschleuniger: CPU</code>, obwohl du „GPU P100“ gewählt hast. Warum kann die Lektion auf dieser GPU trotzdem scheitern, und was wählst du stattdessen?</summary>
+# <details><summary>1. Du hast auf Kaggle „GPU P100“ gewählt. Warum kann die Lektion auf dieser GPU trotzdem scheitern, und was wählst du stattdessen?</summary>
 #
-# Kaggles PyTorch hat keine Kernel für die Architektur der P100 (sm_60): **GPU T4 x2** wählen.
+# Kaggles PyTorch hat keine Kernel für die Architektur der P100 (sm_60): Wähle **GPU T4 x2**.
 # </details>
 #
 # <details><summary>2. Auf einem Mac mit M3-Chip ist <code>torch.cuda.is_available()</code> False. Hat dieser Mac keine GPU?</summary>
@@ -433,20 +443,21 @@ assert outputs.device.type == device.type == {"cuda": "cuda", "mps": "mps"}.get(
 #
 # <details><summary>3. Warum importiert die Setup-Zelle JAX nicht?</summary>
 #
-# JAX legt seine Geräteliste fest, sobald es zum ersten Mal ein Backend startet. Lektion 04 bittet
-# um acht simulierte Geräte, und das geht nur vor diesem Moment.
+# JAX legt seine Geräteliste fest, sobald es zum ersten Mal ein Backend startet. Lektion 04 fordert
+# acht simulierte Geräte an, und das geht nur vor diesem Zeitpunkt.
 # </details>
 #
 # ## Zusammenfassung
 #
-# - Der Pre-Flight-Check sagt in einer Zeile pro Punkt, was fehlt und wie man es behebt.
-# - CPU: wenige starke Kerne; GPU: Tausende Rechenspuren und Tensor Cores; TPU: systolische Arrays.
-#   Beide Beschleuniger dienen Training und Inferenz, und beide gibt es in kleinen Mengen kostenlos.
+# - Der Pre-Flight-Check sagt in einer Zeile pro Punkt, was fehlt und wie du es behebst.
+# - CPU: wenige starke Kerne; GPU: Tausende Rechenwerke und Tensor Cores; TPU: systolische Arrays.
+#   Beide Beschleuniger taugen für Training und Inferenz, und beide gibt es in kleinen Mengen
+#   kostenlos.
 # - Frag die Maschine, statt zu raten: `nvidia-smi --query-gpu=... --format=csv`,
 #   `torch.accelerator`, `jax.devices()`.
 #
 # **Glossar:** CPU, GPU, TPU, Tensor Core, systolisches Array, Compute Capability, CUDA, MPS, XLA,
 # Laufzeitumgebung.
 #
-# **Weiter:** Lab 00 (Aufwärmübungen) und Lektion 01, in der wir eine Matrixmultiplikation auf
-# dieser Hardware messen, und zwar richtig.
+# **Weiter:** Lab 00 (Aufwärmübungen) und Lektion 01, in der wir die Zeit einer
+# Matrixmultiplikation auf dieser Hardware messen – und zwar richtig.
