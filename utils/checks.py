@@ -67,6 +67,7 @@ __all__ = [
     "call",
     "close",
     "explain",
+    "format_table",
     "report",
     "to_numpy",
 ]
@@ -433,12 +434,12 @@ class Lab:
         return exercise
 
     def summary(self) -> dict[str, Any]:
-        """The score, machine-readable; statuses are the English constants above."""
+        """The score, machine-readable: titles in both languages, statuses as the constants above."""
         exercises = [
             {
                 "number": e.number,
                 "name": e.name,
-                "title": e.title[0],
+                "title": {"en": e.title[0], "de": e.title[1]},
                 "points": e.earned,
                 "max": e.points,
                 "status": e.result.status if e.result else NOT_CHECKED,
@@ -448,38 +449,39 @@ class Lab:
         ]
         return {
             "lab": self.number,
-            "title": self.title[0],
+            "title": {"en": self.title[0], "de": self.title[1]},
             "score": sum(e["points"] for e in exercises),
             "max": sum(e["max"] for e in exercises),
             "exercises": exercises,
         }
 
     def table(self) -> str:
-        """The score as a plain-text table."""
-        rows = [
-            (
-                str(e.number),
-                tr(*e.title),
-                f"{e.earned} / {e.points}",
-                f"{_SYMBOLS[s]} {tr(*_STATUS_NAMES[s])}",
-            )
-            for e in self.exercises
-            for s in [e.result.status if e.result else NOT_CHECKED]
-        ]
-        total = self.summary()
-        rows.append(("", tr("total", "Summe"), f"{total['score']} / {total['max']}", ""))
-        head = ("#", tr("exercise", "Aufgabe"), tr("points", "Punkte"), tr("status", "Status"))
-        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
-        lines = [f"Lab {self.number} · {tr(*self.title)}"]
-        for row in [head, *rows]:
-            lines.append(
-                "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-            )
-        return "\n".join(lines)
+        return format_table(self.summary())
 
     def score(self) -> None:
         """Show the score table; a notebook also gets it machine-readable (SCORE_MIMETYPE)."""
         _show(self.table(), {"labs": [self.summary()]})
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """A `Lab.summary()` as a plain-text table in the learner's language."""
+    rows = [
+        (
+            str(e["number"]),
+            tr(e["title"]["en"], e["title"]["de"]),
+            f"{e['points']} / {e['max']}",
+            f"{_SYMBOLS.get(e['status'], '?')} {tr(*_STATUS_NAMES.get(e['status'], (e['status'],) * 2))}",
+        )
+        for e in summary["exercises"]
+    ]
+    rows.append(("", tr("total", "Summe"), f"{summary['score']} / {summary['max']}", ""))
+    head = ("#", tr("exercise", "Aufgabe"), tr("points", "Punkte"), tr("status", "Status"))
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
+    title = tr(summary["title"]["en"], summary["title"]["de"])
+    lines = [f"Lab {summary['lab']} · {title}"]
+    for row in [head, *rows]:
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    return "\n".join(lines)
 
 
 def report() -> None:

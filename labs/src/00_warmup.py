@@ -43,8 +43,6 @@
 # du musst sie nicht lesen, sie würde die Lösungen verraten).
 
 # %%
-import math
-
 import torch
 
 from utils.checks import ____  # noqa: F401 (the blank you replace · die Lücke, die du ersetzt)
@@ -55,6 +53,9 @@ print("torch", torch.__version__)
 # @title Checks · Prüfungen (run me · ausführen)
 # The checks of this lab. They try your code on random inputs; each mistake has its own message.
 import contextlib
+import math
+
+import torch
 
 from utils import tr
 from utils.checks import Lab, LearnerError, Wrong, as_number, call, close, explain
@@ -64,14 +65,25 @@ DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8]
 GIB = 2**30
 
 
-def _which(got, candidates):
-    """The first mistake whose value matches the learner's answer, or None."""
-    for key, values in candidates.items():
-        if any(
-            close(got, v, rel_tol=1e-6) for v in (values if isinstance(values, list) else [values])
-        ):
-            return key
-    return None
+def _matches(got, mistakes):
+    """The mistakes (in the order given) whose value equals the learner's answer."""
+    return [
+        key
+        for key, values in mistakes.items()
+        if any(close(got, v) for v in (values if isinstance(values, list) else [values]))
+    ]
+
+
+def _diagnose(failures, message):
+    """Raise `Wrong` for the first mistake that explains *every* failing input, else "wrong".
+
+    `failures` holds (matching mistakes, the input as a dict) per failing input; one input can
+    fit two mistakes (fp16 with 4 bytes assumed = fp16 with half the FLOPs), all inputs rarely do.
+    A key "name:detail" reports as "name" (e.g. "ignores_dtype:4": always 4 bytes)."""
+    keys, first = failures[0]
+    common = [key for key in keys if all(key in other for other, _ in failures)]
+    key = common[0].split(":")[0] if common else "wrong"
+    raise Wrong(key, message(key, **first))
 
 
 def _sizes(rng, count=3, high=4096):
@@ -276,59 +288,55 @@ q1 = lab.exercise(
 
 
 # --- q2: FLOPs of a matmul ------------------------------------------------------------------------
+def _flops_message(key, m, k, n, got, want):
+    messages = {
+        "mkn": (
+            "You count m·k·n: one operation per multiply-add. A multiply-add is two FLOPs, a "
+            "multiply and an add, and data sheets count it that way.",
+            "Du zählst m·k·n: eine Operation pro Multiplizieren-und-Addieren. Das sind zwei FLOPs, "
+            "eine Multiplikation und eine Addition, und so zählen auch die Datenblätter.",
+        ),
+        "exact_count": (
+            "m·n·(2k−1) is the exact count (each output needs k multiplies and k−1 adds), "
+            "but the convention is 2·m·k·n: peak FLOP/s in data sheets count every "
+            "multiply-add as 2. Use it, so your FLOP/s compare with the peak.",
+            "m·n·(2k−1) ist exakt gezählt (jedes Ergebnis braucht k Multiplikationen und "
+            "k−1 Additionen), die Konvention ist aber 2·m·k·n: Spitzenwerte in Datenblättern "
+            "zählen jedes Multiplizieren-und-Addieren als 2. Nimm sie, damit deine FLOP/s "
+            "mit dem Spitzenwert vergleichbar sind.",
+        ),
+        "outputs_only": (
+            "You count the outputs (m·n), but each of them is a sum over k products.",
+            "Du zählst die Ergebnisse (m·n), aber jedes davon ist eine Summe über k Produkte.",
+        ),
+        "square": (
+            "Your count fits square matrices only: use all three sizes m, k and n.",
+            "Deine Zählung passt nur für quadratische Matrizen: nimm alle drei Größen m, k und n.",
+        ),
+        "wrong": (
+            f"your function returns {got:,}, but the matmul does {want:,} FLOPs.",
+            f"deine Funktion liefert {got:,}, die Matrixmultiplikation braucht aber {want:,} FLOPs.",
+        ),
+    }
+    return tr(f"For m={m}, k={k}, n={n}: ", f"Für m={m}, k={k}, n={n}: ") + tr(*messages[key])
+
+
 def test_flops(matmul_flops, rng):
+    failures = []
     for _ in range(5):
         m, k, n = _sizes(rng)
         got = as_number(call(matmul_flops, m, k, n))
         want = 2 * m * k * n
-        if close(got, want, rel_tol=1e-9):
-            continue
-        shape = f"m={m}, k={k}, n={n}"
-        key = _which(
-            got,
-            {
+        if not close(got, want):
+            mistakes = {
                 "mkn": m * k * n,
                 "exact_count": m * n * (2 * k - 1),
                 "outputs_only": [m * n, 2 * m * n],
                 "square": [2 * s**3 for s in (m, k, n)],
-            },
-        )
-        messages = {
-            "mkn": (
-                "You count m·k·n: one operation per multiply-add. A multiply-add is two FLOPs, a "
-                "multiply and an add, and data sheets count it that way.",
-                "Du zählst m·k·n: eine Operation pro Multiplizieren-und-Addieren. Das sind zwei FLOPs, "
-                "eine Multiplikation und eine Addition, und so zählen auch die Datenblätter.",
-            ),
-            "exact_count": (
-                "m·n·(2k−1) is the exact count (each output needs k multiplies and k−1 adds), "
-                "but the convention is 2·m·k·n: peak FLOP/s in data sheets count every "
-                "multiply-add as 2. Use it, so your FLOP/s compare with the peak.",
-                "m·n·(2k−1) ist exakt gezählt (jedes Ergebnis braucht k Multiplikationen und "
-                "k−1 Additionen), die Konvention ist aber 2·m·k·n: Spitzenwerte in Datenblättern "
-                "zählen jedes Multiplizieren-und-Addieren als 2. Nimm sie, damit deine FLOP/s "
-                "mit dem Spitzenwert vergleichbar sind.",
-            ),
-            "outputs_only": (
-                "You count the outputs (m·n), but each of them is a sum over k products.",
-                "Du zählst die Ergebnisse (m·n), aber jedes davon ist eine Summe über k Produkte.",
-            ),
-            "square": (
-                "Your count fits square matrices only: use all three sizes m, k and n.",
-                "Deine Zählung passt nur für quadratische Matrizen: nimm alle drei Größen m, k und n.",
-            ),
-        }
-        if key is None:
-            raise Wrong(
-                "wrong",
-                tr(
-                    f"For {shape} your function returns {got:,}, but the matmul does "
-                    f"{want:,} FLOPs.",
-                    f"Für {shape} liefert deine Funktion {got:,}, die Matrixmultiplikation "
-                    f"braucht aber {want:,} FLOPs.",
-                ),
-            )
-        raise Wrong(key, tr(f"For {shape}: ", f"Für {shape}: ") + tr(*messages[key]))
+            }
+            failures.append((_matches(got, mistakes), dict(m=m, k=k, n=n, got=got, want=want)))
+    if failures:
+        _diagnose(failures, _flops_message)
     return tr(
         f"Correct! Two 4096×4096 matrices take 2·4096³ = {2 * 4096**3 / 1e9:.0f} GFLOP to multiply.",
         f"Richtig! Zwei 4096×4096-Matrizen zu multiplizieren kostet 2·4096³ = "
@@ -356,75 +364,73 @@ q2 = lab.exercise(
 # --- q3: memory of a tensor -----------------------------------------------------------------------
 def _shape(rng):
     ndim = rng.randint(1, 4)
-    return tuple(
-        rng.randint(2, 2 ** (32 // ndim)) for _ in range(ndim)
-    )  # up to ~4 billion elements
+    return tuple(rng.randint(2, 2 ** (32 // ndim)) for _ in range(ndim))  # ≤ 4 billion elements
+
+
+def _memory_message(key, shape, dtype, got, want):
+    size = dtype.itemsize
+    messages = {
+        "bits": (
+            f"That is bits, not bytes: {dtype} takes {size} byte(s) per element, {8 * size} bits.",
+            f"Das sind Bits, keine Bytes: {dtype} braucht {size} Byte pro Element, {8 * size} Bit.",
+        ),
+        "gb": (
+            "That is GB (10⁹ bytes). A GiB is 2³⁰ = 1,073,741,824 bytes, the unit in which "
+            "PyTorch and nvidia-smi report memory: 7 % more than a GB.",
+            "Das sind GB (10⁹ Byte). Ein GiB sind 2³⁰ = 1.073.741.824 Byte, die Einheit, in der "
+            "PyTorch und nvidia-smi Speicher angeben: 7 % mehr als ein GB.",
+        ),
+        "unit": (
+            "Right bytes, wrong unit: divide the bytes by 2³⁰ to get GiB.",
+            "Richtige Bytes, falsche Einheit: teile die Bytes durch 2³⁰, dann hast du GiB.",
+        ),
+        "ignores_dtype": (
+            f"Your answer does not depend on the dtype: {dtype} takes {size} byte(s) per "
+            "element (dtype.itemsize).",
+            f"Deine Antwort hängt nicht vom dtype ab: {dtype} braucht {size} Byte pro "
+            "Element (dtype.itemsize).",
+        ),
+        "sum_not_product": (
+            "You add the sizes of the dimensions; the number of elements is their product.",
+            "Du addierst die Größen der Dimensionen; die Anzahl der Elemente ist ihr Produkt.",
+        ),
+        "rounded": (
+            "Don't round: return the exact value (round only when you print it).",
+            "Nicht runden: gib den genauen Wert zurück (runde erst bei der Ausgabe).",
+        ),
+        "wrong": (
+            f"your function returns {got}, expected {want:.6g} GiB.",
+            f"deine Funktion liefert {got}, erwartet sind {want:.6g} GiB.",
+        ),
+    }
+    head = tr(f"For shape {shape} and {dtype}: ", f"Für die Form {shape} und {dtype}: ")
+    return head + tr(*messages[key])
 
 
 def test_memory(tensor_gib, rng):
-    for dtype in rng.sample(DTYPES, len(DTYPES)) + [
-        rng.choice(DTYPES)
-    ]:  # every dtype, random order
+    failures = []
+    for dtype in [*rng.sample(DTYPES, len(DTYPES)), rng.choice(DTYPES)]:  # every dtype
         shape = _shape(rng)
         elements, size = math.prod(shape), dtype.itemsize
         got = as_number(call(tensor_gib, shape, dtype))
         want = elements * size / GIB
-        if close(got, want):
-            continue
-        key = _which(
-            got,
-            {
+        if not close(got, want):
+            mistakes = {
                 "bits": [elements * size * 8 / GIB, elements * size * 8 / 1e9],
                 "gb": elements * size / 1e9,
                 "unit": [elements * size, elements * size / 2**10, elements * size / 2**20],
-                "ignores_dtype": [
-                    elements * c / d for c in (1, 2, 4, 8) if c != size for d in (GIB, 1e9)
-                ],
+                # the same number of bytes per element whatever the dtype: one key per guess
+                **{
+                    f"ignores_dtype:{c}": [elements * c / GIB, elements * c / 1e9]
+                    for c in (1, 2, 4, 8)
+                },
                 "sum_not_product": sum(shape) * size / GIB,
                 "rounded": [round(want, digits) for digits in range(5)],
-            },
-        )
-        messages = {
-            "bits": (
-                f"That is bits, not bytes: {dtype} takes {size} byte(s) per element, {8 * size} bits.",
-                f"Das sind Bits, keine Bytes: {dtype} braucht {size} Byte pro Element, {8 * size} Bit.",
-            ),
-            "gb": (
-                "That is GB (10⁹ bytes). A GiB is 2³⁰ = 1,073,741,824 bytes, the unit in which "
-                "PyTorch and nvidia-smi report memory: 7 % more than a GB.",
-                "Das sind GB (10⁹ Byte). Ein GiB sind 2³⁰ = 1.073.741.824 Byte, die Einheit, in der "
-                "PyTorch und nvidia-smi Speicher angeben: 7 % mehr als ein GB.",
-            ),
-            "unit": (
-                "Right bytes, wrong unit: divide the bytes by 2³⁰ to get GiB.",
-                "Richtige Bytes, falsche Einheit: teile die Bytes durch 2³⁰, dann hast du GiB.",
-            ),
-            "ignores_dtype": (
-                f"Your answer does not depend on the dtype: {dtype} takes {size} byte(s) per "
-                "element (dtype.itemsize).",
-                f"Deine Antwort hängt nicht vom dtype ab: {dtype} braucht {size} Byte pro "
-                "Element (dtype.itemsize).",
-            ),
-            "sum_not_product": (
-                "You add the sizes of the dimensions; the number of elements is their product.",
-                "Du addierst die Größen der Dimensionen; die Anzahl der Elemente ist ihr Produkt.",
-            ),
-            "rounded": (
-                "Don't round: return the exact value (round only when you print it).",
-                "Nicht runden: gib den genauen Wert zurück (runde erst bei der Ausgabe).",
-            ),
-        }
-        head = tr(f"For shape {shape} and {dtype}: ", f"Für die Form {shape} und {dtype}: ")
-        if key is None:
-            raise Wrong(
-                "wrong",
-                head
-                + tr(
-                    f"your function returns {got}, expected {want:.6g} GiB.",
-                    f"deine Funktion liefert {got}, erwartet sind {want:.6g} GiB.",
-                ),
-            )
-        raise Wrong(key, head + tr(*messages[key]))
+            }
+            case = dict(shape=shape, dtype=dtype, got=got, want=want)
+            failures.append((_matches(got, mistakes), case))
+    if failures:
+        _diagnose(failures, _memory_message)
     weights = 7e9 * torch.bfloat16.itemsize / GIB
     return tr(
         f"Correct! The weights of a 7-billion-parameter model in bfloat16 take {weights:.1f} GiB; "
@@ -440,88 +446,90 @@ q3 = lab.exercise(
     points=3,
     test=test_memory,
     hint=(
-        "Bytes = number of elements (the product of the shape, math.prod) × bytes per element "
-        "(dtype.itemsize). One GiB is 2**30 bytes. Don't create the tensor: it may not fit.",
-        "Bytes = Anzahl der Elemente (das Produkt der Form, math.prod) × Bytes pro Element "
-        "(dtype.itemsize). Ein GiB sind 2**30 Byte. Leg den Tensor nicht an: er passt vielleicht "
-        "gar nicht in den Speicher.",
+        "Bytes = number of elements × bytes per element (dtype.itemsize). The number of elements is "
+        "the product of the shape: math.prod(shape) or torch.Size(shape).numel(). One GiB is 2**30 "
+        "bytes. Don't create the tensor: it may not fit.",
+        "Bytes = Anzahl der Elemente × Bytes pro Element (dtype.itemsize). Die Anzahl der Elemente "
+        "ist das Produkt der Form: math.prod(shape) oder torch.Size(shape).numel(). Ein GiB sind "
+        "2**30 Byte. Leg den Tensor nicht an: er passt vielleicht gar nicht in den Speicher.",
     ),
     solution=(
-        "def tensor_gib(shape, dtype):\n    return math.prod(shape) * dtype.itemsize / 2**30",
-        "def tensor_gib(shape, dtype):\n    return math.prod(shape) * dtype.itemsize / 2**30",
+        "def tensor_gib(shape, dtype):\n"
+        "    elements = torch.Size(shape).numel()  # the product of the sizes, like math.prod(shape)\n"
+        "    return elements * dtype.itemsize / 2**30",
+        "def tensor_gib(shape, dtype):\n"
+        "    elements = torch.Size(shape).numel()  # das Produkt der Größen, wie math.prod(shape)\n"
+        "    return elements * dtype.itemsize / 2**30",
     ),
 )
 
 
 # --- q4: arithmetic intensity ---------------------------------------------------------------------
+def _intensity_message(key, m, k, n, dtype, got, want):
+    size = dtype.itemsize
+    messages = {
+        "no_output": (
+            "You count reading A and B, but C (m·n elements) has to be written too.",
+            "Du zählst das Lesen von A und B, aber C (m·n Elemente) muss auch geschrieben werden.",
+        ),
+        "flops_convention": (
+            "Your FLOPs are m·k·n: count 2 per multiply-add, as in q2.",
+            "Deine FLOPs sind m·k·n: zähl 2 pro Multiplizieren-und-Addieren, wie in q2.",
+        ),
+        "inverted": (
+            "That is bytes per FLOP: intensity is FLOPs divided by bytes.",
+            "Das sind Bytes pro FLOP: die Intensität ist FLOPs geteilt durch Bytes.",
+        ),
+        "bits": (
+            "You count bits; the bandwidth of memory is given in bytes per second.",
+            "Du zählst Bits; die Bandbreite des Speichers wird in Byte pro Sekunde angegeben.",
+        ),
+        "ignores_dtype": (
+            f"Your bytes don't depend on the dtype: {dtype} takes {size} byte(s) per element.",
+            f"Deine Bytes hängen nicht vom dtype ab: {dtype} braucht {size} Byte pro Element.",
+        ),
+        "square": (
+            "Your formula fits square matrices only: use m, k and n.",
+            "Deine Formel passt nur für quadratische Matrizen: nimm m, k und n.",
+        ),
+        "wrong": (
+            f"your function returns {got}, expected {want:.6g} FLOP/byte.",
+            f"deine Funktion liefert {got}, erwartet sind {want:.6g} FLOP/Byte.",
+        ),
+    }
+    head = tr(f"For m={m}, k={k}, n={n} and {dtype}: ", f"Für m={m}, k={k}, n={n} und {dtype}: ")
+    return head + tr(*messages[key])
+
+
 def test_intensity(matmul_intensity, rng):
-    for dtype in rng.sample(DTYPES[:3], 3) + [rng.choice(DTYPES[:3])]:
+    failures = []
+    for dtype in [*rng.sample(DTYPES, len(DTYPES)), rng.choice(DTYPES)]:  # every dtype
         m, k, n = _sizes(rng, high=8192)
-        size = dtype.itemsize
+        size, moved = dtype.itemsize, m * k + k * n + m * n
         got = as_number(call(matmul_intensity, m, k, n, dtype))
-        moved = m * k + k * n + m * n
         want = 2 * m * k * n / (size * moved)
-        if close(got, want):
-            continue
-        key = _which(
-            got,
-            {
+        if not close(got, want):
+            mistakes = {
                 "no_output": 2 * m * k * n / (size * (m * k + k * n)),
                 "flops_convention": m * k * n / (size * moved),
                 "inverted": size * moved / (2 * m * k * n),
                 "bits": 2 * m * k * n / (8 * size * moved),
-                "ignores_dtype": [2 * m * k * n / (c * moved) for c in (1, 2, 4, 8) if c != size],
+                **{f"ignores_dtype:{c}": 2 * m * k * n / (c * moved) for c in (1, 2, 4, 8)},
                 "square": [2 * s / (3 * size) for s in (m, k, n)],
-            },
-        )
-        messages = {
-            "no_output": (
-                "You count reading A and B, but C (m·n elements) has to be written too.",
-                "Du zählst das Lesen von A und B, aber C (m·n Elemente) muss auch geschrieben "
-                "werden.",
-            ),
-            "flops_convention": (
-                "Your FLOPs are m·k·n: count 2 per multiply-add, as in q2.",
-                "Deine FLOPs sind m·k·n: zähl 2 pro Multiplizieren-und-Addieren, wie in q2.",
-            ),
-            "inverted": (
-                "That is bytes per FLOP: intensity is FLOPs divided by bytes.",
-                "Das sind Bytes pro FLOP: die Intensität ist FLOPs geteilt durch Bytes.",
-            ),
-            "bits": (
-                "You count bits; the bandwidth of memory is given in bytes per second.",
-                "Du zählst Bits; die Bandbreite des Speichers wird in Byte pro Sekunde angegeben.",
-            ),
-            "ignores_dtype": (
-                f"Your bytes don't depend on the dtype: {dtype} takes {size} byte(s) per element.",
-                f"Deine Bytes hängen nicht vom dtype ab: {dtype} braucht {size} Byte pro Element.",
-            ),
-            "square": (
-                "Your formula fits square matrices only: use m, k and n.",
-                "Deine Formel passt nur für quadratische Matrizen: nimm m, k und n.",
-            ),
-        }
-        head = tr(
-            f"For m={m}, k={k}, n={n} and {dtype}: ", f"Für m={m}, k={k}, n={n} und {dtype}: "
-        )
-        if key is None:
-            raise Wrong(
-                "wrong",
-                head
-                + tr(
-                    f"your function returns {got}, expected {want:.6g} FLOP/byte.",
-                    f"deine Funktion liefert {got}, erwartet sind {want:.6g} FLOP/Byte.",
-                ),
-            )
-        raise Wrong(key, head + tr(*messages[key]))
+            }
+            case = dict(m=m, k=k, n=n, dtype=dtype, got=got, want=want)
+            failures.append((_matches(got, mistakes), case))
+    if failures:
+        _diagnose(failures, _intensity_message)
     ridge = 65e12 / 320e9  # T4: fp16 tensor-core peak ÷ memory bandwidth
     return tr(
         f"Correct! A square n×n fp16 matmul does n/3 FLOPs per byte. A T4 needs about {ridge:.0f} "
         "FLOP/byte to keep its tensor cores busy (65 TFLOP/s ÷ 320 GB/s), so below n ≈ 600 it "
         "waits for memory. Lesson 01 measures it.",
-        f"Richtig! Eine quadratische n×n-Matrixmultiplikation in fp16 leistet n/3 FLOPs pro Byte. Eine "
-        f"T4 braucht etwa {ridge:.0f} FLOP/Byte, um ihre Tensor Cores auszulasten (65 TFLOP/s ÷ 320 GB/s); "
-        "unter n ≈ 600 wartet sie also auf den Speicher. Lektion 01 misst das nach.",
+        f"Richtig! Eine quadratische n×n-Matrixmultiplikation in fp16 leistet n/3 FLOPs pro Byte. "
+        f"Eine T4 braucht etwa {ridge:.0f} FLOP/Byte, um ihre Tensor Cores auszulasten "
+        "(65 TFLOP/s ÷ 320 GB/s); unter n ≈ 600 wartet sie also auf den Speicher. Lektion 01 "
+        "misst das nach.",
     )
 
 
@@ -637,7 +645,7 @@ q2.check(matmul_flops)
 def tensor_gib(shape, dtype):
     ### BEGIN SOLUTION
     # STARTER: return ____
-    return math.prod(shape) * dtype.itemsize / 2**30
+    return torch.Size(shape).numel() * dtype.itemsize / 2**30
     ### END SOLUTION
 
 

@@ -1,0 +1,406 @@
+"""Grade submitted lab notebooks: run each one headless and read its score.
+
+    python -m utils.grade anna.ipynb ben.ipynb          # a verdict line and a table per notebook
+    python -m utils.grade --lab 00 submissions/         # every .ipynb in a folder, all from lab 00
+    python -m utils.grade --json submissions/ > scores.json
+    python -m utils.grade --timeout 300 --cell-timeout 60 --lang de anna.ipynb
+
+Run it from the course folder (the one with `utils/`). Each notebook runs in a fresh kernel of
+this Python: from its own folder if that lies inside a course checkout (so its setup cell finds
+the course there), else from this course's folder, so nothing is downloaded. A cell that raises
+does not stop the run, so later exercises still count. After the last cell the grader runs a cell
+of its own, `utils.checks.report()`, and reads the score from its output (`SCORE_MIMETYPE`):
+deleting or editing the score cell changes nothing. A checks cell (tag "checks") that differs
+from the course's own is put back before the run, and the verdict says so.
+
+Every file gets exactly one verdict line, and the run goes on with the next file.  `--json` prints
+one JSON list instead, one object per notebook in the order given:
+
+    {"notebook": "anna.ipynb", "status": "graded", "verdict": "lab 00: 7/10 points",
+     "lab": "00", "score": 7, "max": 10, "cell_errors": 0, "seconds": 6.1,
+     "exercises": [{"number": 1, "name": "device", "title": {"en": ..., "de": ...},
+                    "points": 2, "max": 2, "status": "passed", "key": "ok"}, ...]}
+
+`status` is "graded", or why not: "not_found", "not_a_notebook", "invalid_notebook", "not_a_lab",
+"wrong_lab", "timeout" (score so far, if any), "kernel_died", "no_score".  Exit status: 0 if every
+notebook was graded, 1 if any was not, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .checks import SCORE_MIMETYPE, format_table
+from .i18n import LANGUAGES, set_language, tr
+
+COURSE = Path(__file__).resolve().parents[1]
+GRADED = "graded"
+# The grader's own last cell: it reads the scoreboard even if the learner deleted the score cell.
+REPORT_CELL = "import importlib as _grader\n_grader.import_module('utils.checks').report()"
+REPORT_TIMEOUT = 30  # seconds for that cell
+
+
+@dataclass
+class Grade:
+    notebook: str
+    status: str
+    verdict: str  # one line, in the grader's language
+    lab: str | None = None
+    score: int | None = None
+    max: int | None = None
+    exercises: list[dict[str, Any]] = field(default_factory=list)
+    cell_errors: int = 0  # cells that raised (the run went on)
+    seconds: float = 0.0
+
+    @property
+    def graded(self) -> bool:
+        return self.status == GRADED
+
+
+# --- reading a submission ----------------------------------------------------------------------
+
+
+def _first_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return (lines[0] if lines else type(error).__name__)[:160]
+
+
+def read_notebook(path: Path) -> tuple[Any, Grade | None]:
+    """The notebook, or None and the verdict that says why it is not one."""
+    import nbformat
+
+    def refuse(status: str, en: str, de: str) -> tuple[None, Grade]:
+        return None, Grade(str(path), status, tr("not graded: ", "nicht bewertet: ") + tr(en, de))
+
+    if path.is_dir():
+        return refuse(
+            "not_found", "a folder without .ipynb files", "ein Ordner ohne .ipynb-Dateien"
+        )
+    if not path.is_file():
+        return refuse("not_found", "no such file", "Datei nicht gefunden")
+    if path.suffix != ".ipynb":
+        return refuse(
+            "not_a_notebook",
+            f"not a notebook (a .ipynb file is expected, this is {path.suffix or 'a file without suffix'})",
+            f"kein Notebook (erwartet wird eine .ipynb-Datei, das hier ist {path.suffix or 'eine Datei ohne Endung'})",
+        )
+    try:
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+    except (json.JSONDecodeError, nbformat.reader.NotJSONError) as error:
+        error = error.__cause__ or error  # json's message says where: "line 3 column 5"
+        return refuse(
+            "invalid_notebook",
+            f"the file is not valid notebook JSON (damaged?): {_first_line(error)}",
+            f"die Datei ist kein gültiges Notebook-JSON (beschädigt?): {_first_line(error)}",
+        )
+    except Exception as error:  # valid JSON, but not a notebook nbformat accepts
+        return refuse(
+            "invalid_notebook",
+            f"not a valid notebook: {_first_line(error)}",
+            f"kein gültiges Notebook: {_first_line(error)}",
+        )
+    return nb, None
+
+
+def _restore_checks(nb: Any, course: Path) -> bool:
+    """Put back the course's own checks cells; True if the submission had changed one."""
+    import nbformat
+
+    meta = nb.metadata.get("course") or {}
+    stem, language = Path(str(meta.get("source", ""))).stem, meta.get("language")
+    reference = course / "labs" / str(language) / f"{stem}.ipynb"
+    if language not in LANGUAGES or not stem or not reference.is_file():
+        return False
+    originals = [c.source for c in nbformat.read(reference, as_version=4).cells if _is_checks(c)]
+    changed = False
+    for cell, original in zip((c for c in nb.cells if _is_checks(c)), originals, strict=False):
+        if cell.source != original:
+            cell.source, changed = original, True
+    return changed
+
+
+def _is_checks(cell: Any) -> bool:
+    return cell.cell_type == "code" and "checks" in cell.metadata.get("tags", [])
+
+
+def _working_folder(path: Path, course: Path) -> Path:
+    """The notebook's folder if a course is found from there (as its setup cell looks), else ours."""
+    folder = path.resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / "course.toml").is_file() and (
+            candidate / "utils" / "__init__.py"
+        ).is_file():
+            return folder
+    return course
+
+
+# --- running it --------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    reports: list[dict[str, Any]]  # what `utils.checks.report()` showed: one summary per lab
+    cell_errors: int
+    stopped_at: int | None = None  # index of the cell that ran past the time limit
+    died_at: int | None = None  # index of the cell in which the kernel died
+
+
+def _kernel_manager_class() -> type:
+    """A kernel manager that always starts a kernel of *this* Python, whatever the notebook asks."""
+    import ipykernel.kernelspec
+    from jupyter_client import AsyncKernelManager
+    from jupyter_client.kernelspec import KernelSpecManager
+    from traitlets import default
+
+    class ThisPythonSpecs(KernelSpecManager):
+        def get_kernel_spec(self, kernel_name: str) -> Any:
+            return self.kernel_spec_class(
+                resource_dir=ipykernel.kernelspec.RESOURCES,
+                **ipykernel.kernelspec.get_kernel_dict(),
+            )
+
+    class ThisPythonKernel(AsyncKernelManager):
+        @default("kernel_spec_manager")
+        def _kernel_spec_manager_default(self) -> KernelSpecManager:
+            return ThisPythonSpecs(data_dir=self.data_dir)
+
+    return ThisPythonKernel
+
+
+def execute(nb: Any, cwd: Path, timeout: float, cell_timeout: float) -> Run:
+    """Run every code cell (errors don't stop it) within `timeout` seconds, then the report cell."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+    from nbclient.util import run_sync
+
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        kernel_manager_class=_kernel_manager_class(),
+        allow_errors=True,
+        interrupt_on_timeout=False,  # we interrupt ourselves, then still ask for the score
+        resources={"metadata": {"path": str(cwd)}},
+    )
+    run = Run(reports=[], cell_errors=0)
+    deadline = time.monotonic() + timeout
+    with client.setup_kernel(stderr=subprocess.DEVNULL):  # no kernel log lines between verdicts
+        try:
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    run.stopped_at = index
+                    break
+                client.timeout = math.ceil(min(cell_timeout, left))
+                try:
+                    client.execute_cell(cell, index)
+                except CellTimeoutError:
+                    run.stopped_at = index
+                    run_sync(client.km.interrupt_kernel)()
+                    break
+                except DeadKernelError:
+                    run.died_at = index
+                    return run
+                run.cell_errors += any(o.output_type == "error" for o in cell.outputs)
+            report = nbformat.v4.new_code_cell(REPORT_CELL)
+            nb.cells.append(report)
+            client.timeout = REPORT_TIMEOUT
+            client.execute_cell(report, len(nb.cells) - 1)
+        except (CellTimeoutError, DeadKernelError):
+            return run  # no score to be had from this kernel
+        finally:
+            run_sync(client.km.shutdown_kernel)(now=True)
+    for output in report.outputs:
+        data = output.get("data", {}).get(SCORE_MIMETYPE)
+        if isinstance(data, dict):
+            run.reports.extend(data.get("labs", []))
+    return run
+
+
+def _cell_name(nb: Any, index: int) -> str:
+    lines = [line for line in nb.cells[index].source.splitlines() if line.strip()]
+    first = lines[0].strip()[:40] if lines else ""
+    return tr(f"cell {index + 1} ({first!r})", f"Zelle {index + 1} ({first!r})")
+
+
+# --- one notebook ------------------------------------------------------------------------------
+
+
+def grade_notebook(
+    path: str | Path,
+    *,
+    lab: str | None = None,
+    timeout: float = 600,
+    cell_timeout: float = 300,
+    course: Path = COURSE,
+) -> Grade:
+    """Grade one submission; never raises for a bad one (the `Grade` says what is wrong)."""
+    path = Path(path)
+    started = time.monotonic()
+    nb, refused = read_notebook(path)
+    if refused is not None:
+        return refused
+
+    def verdict(status: str, en: str, de: str, **more: Any) -> Grade:
+        prefix = "" if status == GRADED else tr("not graded: ", "nicht bewertet: ")
+        seconds = round(time.monotonic() - started, 1)
+        return Grade(str(path), status, prefix + tr(en, de), seconds=seconds, **more)
+
+    meta = nb.metadata.get("course") or {}
+    number = str(meta["number"]) if "number" in meta else None
+    if meta.get("kind") == "lesson":
+        return verdict(
+            "not_a_lab",
+            f"lesson {number} is a lesson, not a lab",
+            f"Lektion {number} ist eine Lektion, kein Lab",
+        )
+    if lab is not None and number is not None and number != lab:
+        return verdict(
+            "wrong_lab",
+            f"this notebook is from lab {number}, not lab {lab}",
+            f"dieses Notebook ist aus Lab {number}, nicht aus Lab {lab}",
+        )
+    expected = lab or number
+    restored = _restore_checks(nb, course)
+    try:
+        run = execute(nb, _working_folder(path, course), timeout, cell_timeout)
+    except Exception as error:  # the kernel did not even start
+        return verdict(
+            "kernel_died",
+            f"the kernel could not start: {_first_line(error)}",
+            f"der Kernel ließ sich nicht starten: {_first_line(error)}",
+        )
+
+    reports = [r for r in run.reports if expected is None or r.get("lab") == expected]
+    if run.reports and not reports:
+        found = ", ".join(sorted({str(r.get("lab")) for r in run.reports}))
+        return verdict(
+            "wrong_lab",
+            f"the notebook reports exercises of lab {found}, not lab {expected}",
+            f"das Notebook meldet Aufgaben aus Lab {found}, nicht aus Lab {expected}",
+        )
+    summary = reports[-1] if reports else None
+    scored: dict[str, Any] = {"cell_errors": run.cell_errors}
+    if summary is not None:
+        scored.update(
+            lab=summary["lab"],
+            score=summary["score"],
+            max=summary["max"],
+            exercises=summary["exercises"],
+        )
+    if run.died_at is not None:
+        return verdict(
+            "kernel_died",
+            f"the kernel died in {_cell_name(nb, run.died_at)} (out of memory?)",
+            f"der Kernel ist in {_cell_name(nb, run.died_at)} abgestürzt (Speicher voll?)",
+            **scored,
+        )
+    if run.stopped_at is not None:
+        so_far = f"{summary['score']}/{summary['max']}" if summary else "–"
+        return verdict(
+            "timeout",
+            f"{_cell_name(nb, run.stopped_at)} still ran at the time limit ({timeout:g} s per notebook, "
+            f"{cell_timeout:g} s per cell): an endless loop? Score so far {so_far}",
+            f"{_cell_name(nb, run.stopped_at)} lief beim Zeitlimit noch ({timeout:g} s pro Notebook, "
+            f"{cell_timeout:g} s pro Zelle): eine Endlosschleife? Punkte bis dahin {so_far}",
+            **scored,
+        )
+    if summary is None:
+        return verdict(
+            "no_score",
+            "the notebook reported no score (did its setup and checks cells run?)",
+            "das Notebook meldet keine Punkte (liefen seine Setup- und Prüfzellen?)",
+            **scored,
+        )
+    notes = []
+    if run.cell_errors:
+        notes.append(
+            tr(
+                f"{run.cell_errors} cell(s) raised an error",
+                f"{run.cell_errors} Zelle(n) mit Fehler",
+            )
+        )
+    if restored:
+        notes.append(
+            tr(
+                "a changed checks cell was replaced by the course's",
+                "eine veränderte Prüfzelle wurde durch die des Kurses ersetzt",
+            )
+        )
+    if meta.get("variant") == "solution":
+        notes.append(tr("this is the solution notebook", "das ist das Lösungs-Notebook"))
+    tail = f" ({'; '.join(notes)})" if notes else ""
+    points = f"{summary['score']}/{summary['max']}"
+    return verdict(
+        GRADED,
+        f"lab {summary['lab']}: {points} points{tail}",
+        f"Lab {summary['lab']}: {points} Punkte{tail}",
+        **scored,
+    )
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+
+def _notebooks(paths: list[str]) -> list[Path]:
+    """The paths given, with each folder replaced by the notebooks in it."""
+    found: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        inside = sorted(path.glob("*.ipynb")) if path.is_dir() else []
+        found.extend(inside or [path])  # an empty folder still gets its verdict ("no such file")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m utils.grade",
+        description="Grade lab notebooks: run each one, read its score.",
+    )
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="notebooks, or folders of notebooks"
+    )
+    parser.add_argument("--lab", help="the lab every notebook must be from, e.g. 00")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per notebook (600)")
+    parser.add_argument("--cell-timeout", type=float, default=300, help="seconds per cell (300)")
+    parser.add_argument("--json", action="store_true", help="print one JSON list instead of tables")
+    parser.add_argument("--lang", choices=LANGUAGES, help="language of the messages (en, de)")
+    args = parser.parse_args(argv)
+    if args.lang:
+        set_language(args.lang)
+    lab = args.lab.zfill(2) if args.lab else None
+
+    grades = []
+    for path in _notebooks(args.paths):
+        grade = grade_notebook(path, lab=lab, timeout=args.timeout, cell_timeout=args.cell_timeout)
+        grades.append(grade)
+        if not args.json:
+            print(f"{grade.notebook}: {grade.verdict}", flush=True)
+            if grade.exercises:
+                summary = {
+                    "lab": grade.lab,
+                    "title": {"en": "", "de": ""},
+                    "score": grade.score,
+                    "max": grade.max,
+                    "exercises": grade.exercises,
+                }
+                table = format_table(summary).splitlines()[1:]  # without the title line
+                print("\n".join("    " + line for line in table), flush=True)
+    if args.json:
+        print(json.dumps([asdict(g) for g in grades], ensure_ascii=False, indent=1))
+    return 0 if all(g.graded for g in grades) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
