@@ -88,7 +88,7 @@ def test_broken_cuda_is_a_fail_line():
 
 def test_p100_on_kaggle_says_choose_t4():
     [fail] = by_status(run("kaggle", hw_with(fake_torch([P100]))), "FAIL")
-    assert "P100" in fail.detail and fail.fix == "Settings → Accelerator → GPU T4 x2"
+    assert "P100" in fail.detail and fail.fix == "Session options → Accelerator → GPU T4 x2"
 
 
 def test_cpu_on_hosted_runtime_says_how_to_switch():

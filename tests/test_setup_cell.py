@@ -105,7 +105,7 @@ def test_german_notebook_speaks_german(tmp_path):
         {},
         source=cell_source(ROOT / "notebooks/de/00_what_hardware.ipynb"),
     )
-    assert shown.startswith("Plattform: local · Beschleuniger: ") and shown.endswith(
+    assert shown.startswith("Plattform: lokal · Beschleuniger: ") and shown.endswith(
         "Sprache: Deutsch"
     )
 

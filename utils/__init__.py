@@ -25,7 +25,7 @@ def start(language: str) -> str:
     set_language(language)
     line = " · ".join(
         (
-            tr("Platform: ", "Plattform: ") + runtime.NAMES[runtime.detect_platform()],
+            tr("Platform: ", "Plattform: ") + runtime.platform_name(runtime.detect_platform()),
             tr("Accelerator: ", "Beschleuniger: ") + hardware.quick_accelerator(),
             tr("Language: ", "Sprache: ") + _LANGUAGE_NAMES[language],
         )

@@ -112,7 +112,7 @@ def check_accelerator(platform: str, hw: hardware.Hardware) -> list[Check]:
         "colab": tr(
             "Runtime → Change runtime type → T4 GPU", "Laufzeit → Laufzeittyp ändern → T4-GPU"
         ),
-        "kaggle": tr("Settings → Accelerator → GPU T4 x2", "Settings → Accelerator → GPU T4 x2"),
+        "kaggle": "Session options → Accelerator → GPU T4 x2",  # Kaggle's menu is English only
     }.get(platform, "")
     if any("P100" in g.name for g in hw.gpus):
         checks.append(
@@ -143,13 +143,16 @@ def check_accelerator(platform: str, hw: hardware.Hardware) -> list[Check]:
             Check(
                 "OK",
                 item,
-                hw.summary() + tr(" (lessons use CPU sizes)", " (Lektionen wählen CPU-Größen)"),
+                tr(
+                    f"none, {hw.cpu.cores} CPU cores (lessons use CPU sizes)",
+                    f"keiner, {hw.cpu.cores} CPU-Kerne (Lektionen wählen CPU-Größen)",
+                ),
             )
         )
     else:
         detail = hw.summary()
         if hw.gpus and hw.gpus[0].compute_capability:
-            detail += f", compute capability {'.'.join(map(str, hw.gpus[0].compute_capability))}"
+            detail += ", Compute Capability " + ".".join(map(str, hw.gpus[0].compute_capability))
         checks.append(Check("OK", item, detail))
     return checks
 
@@ -226,7 +229,10 @@ def run_checks(
     free_bytes: int,
     dtype: str | None = None,
 ) -> list[Check]:
-    checks = [Check("OK", "platform", runtime.NAMES[platform]), check_python(python)]
+    checks = [
+        Check("OK", tr("platform", "Plattform"), runtime.platform_name(platform)),
+        check_python(python),
+    ]
     checks += check_packages(versions, import_errors, platform)
     checks += check_accelerator(platform, hw)
     if dtype:

@@ -10,6 +10,8 @@ import os
 import sys
 from collections.abc import Mapping
 
+from .i18n import tr
+
 PLATFORMS = ("kaggle", "colab", "colab-enterprise", "local")
 NAMES = {
     "kaggle": "Kaggle",
@@ -38,6 +40,11 @@ def detect_platform(environ: Mapping[str, str] | None = None, shell: object = No
     if "google.colab" in str(shell) or "google.colab" in type(shell).__module__:
         return "colab"
     return "local"
+
+
+def platform_name(platform: str) -> str:
+    """The platform as the learner reads it."""
+    return tr("local", "lokal") if platform == "local" else NAMES[platform]
 
 
 def is_hosted(platform: str) -> bool:

@@ -1,0 +1,168 @@
+"""The timing helper: synchronisation matters, the cold call is separate, arguments are checked."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from utils import bench, i18n, peaks
+
+
+class FakeAsyncDevice:
+    """Like a GPU: a call only queues work; the work happens when someone synchronises."""
+
+    def __init__(self, seconds_per_call: float):
+        self.seconds_per_call = seconds_per_call
+        self.queued = 0
+
+    def launch(self):
+        self.queued += 1
+        return self
+
+    def synchronize(self, result=None):
+        time.sleep(self.queued * self.seconds_per_call)
+        self.queued = 0
+
+
+def test_numpy_matmul_with_flops_and_peak():
+    a = np.random.default_rng(0).standard_normal((128, 128), dtype=np.float32)
+    m = bench.measure(np.matmul, a, a, flops=2 * 128**3, dtype=a.dtype, min_time=0.05)
+    assert m.backend == "cpu" and m.dtype == "float32"
+    assert m.n >= 5 and m.number >= 1 and m.median > 0
+    assert sum(m.times) * m.number >= 0.05
+    assert m.flops_per_second == pytest.approx(2 * 128**3 / m.median)
+    assert m.median * m.number >= 0.02 * 0.5  # blocks long enough to hide the timer
+    assert "median" in str(m) and "GFLOP/s" in str(m)
+
+
+def test_synchronisation_makes_the_difference():
+    device = FakeAsyncDevice(0.002)
+    synced = bench.measure(device.launch, sync=device.synchronize, min_time=0.05, min_blocks=3)
+    unsynced = bench.measure(device.launch, sync=lambda r: None, min_time=0.05, min_blocks=3)
+    assert device.queued > 1000  # the work piled up, unmeasured
+    assert synced.median == pytest.approx(0.002, rel=0.5)
+    assert unsynced.median < synced.median / 10  # only the queueing was timed
+
+
+def test_cold_call_is_reported_separately():
+    calls = []
+
+    def slow_first():
+        if not calls:
+            time.sleep(0.05)  # like a compilation
+        calls.append(1)
+
+    m = bench.measure(slow_first, min_time=0.01, min_block=0.001)
+    assert m.cold >= 0.05 and m.median < 0.01
+
+
+def test_jax_is_synchronised_and_compile_is_cold():
+    jax = pytest.importorskip("jax")
+    x = jax.numpy.ones((256, 256))
+    f = jax.jit(lambda x: (x @ x).sum())
+    m = bench.measure(f, x, flops=2 * 256**3, dtype="float32", min_time=0.05)
+    assert m.backend == "jax" and m.cold > m.median
+
+
+def test_torch_cpu():
+    torch = pytest.importorskip("torch")
+    a = torch.randn(64, 64)
+    m = bench.measure(torch.matmul, a, a, min_time=0.02)
+    assert m.backend == "cpu" and "torch_threads" in m.threads
+
+
+def test_backend_of_recognises_devices():
+    def fake(module: str, device: str | None = None):
+        cls = type("Tensor", (), {"__module__": module})
+        obj = cls()
+        obj.device = SimpleNamespace(type=device)
+        return obj
+
+    assert bench.backend_of(fake("torch", "cuda")) == "cuda"
+    assert bench.backend_of(fake("torch", "mps")) == "mps"
+    assert bench.backend_of(fake("torch", "cpu")) == "cpu"
+    assert bench.backend_of(fake("jaxlib._jax")) == "jax"
+    assert bench.backend_of((fake("torch", "cpu"), fake("torch", "cuda"))) == "cuda"
+    assert bench.backend_of(3.0) == "cpu"
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        ({"fn": 42}, TypeError, "needs a function"),
+        ({"fn": print, "min_time": -1}, ValueError, "min_time must be a positive"),
+        ({"fn": print, "min_blocks": 0}, ValueError, "min_blocks"),
+        ({"fn": print, "backend": "tpu0"}, ValueError, "unknown backend 'tpu0'"),
+    ],
+)
+def test_wrong_arguments_get_clear_errors(kwargs, error, words):
+    fn = kwargs.pop("fn")
+    with pytest.raises(error, match=words):
+        bench.measure(fn, **kwargs)
+
+
+def test_wrong_arguments_in_german():
+    before = i18n.get_language()
+    i18n.set_language("de")
+    try:
+        with pytest.raises(TypeError, match="braucht eine Funktion"):
+            bench.measure(np.zeros(3))
+    finally:
+        i18n.set_language(before)
+
+
+def test_noisy_measurement_is_flagged():
+    m = bench.Measurement("x", [1.0, 1.0, 1.5, 2.0, 2.0], 1, 3.0, "cpu")
+    assert m.noisy and "WARNING" in str(m)
+    calm = bench.Measurement("x", [1.0, 1.01, 1.0, 0.99, 1.0], 1, 3.0, "cpu")
+    assert not calm.noisy and "WARNING" not in str(calm)
+
+
+def test_percent_of_peak():
+    peak = peaks.Peak("T4", {"float16": 65.0}, 16, 320, "datasheet", "2026-11")
+    m = bench.Measurement(
+        "mm", [0.01] * 5, 1, 0.1, "cuda", flops=0.65e12 * 0.01 * 10, dtype="float16", peak=peak
+    )
+    assert m.percent_of_peak == pytest.approx(10.0)
+    assert "10 % of the T4 peak" in str(m)
+    assert (
+        bench.Measurement(
+            "mm", [0.01], 1, 0.1, "cuda", flops=1e9, dtype="bfloat16", peak=peak
+        ).percent_of_peak
+        is None
+    )
+
+
+@pytest.mark.parametrize(
+    "name, chip",
+    [
+        ("Tesla T4", "T4"),
+        ("NVIDIA H200", "H200"),
+        ("NVIDIA A100-SXM4-80GB", "A100"),
+        ("TPU v5 lite", "TPU v5e"),
+        ("TPU v6 lite", "TPU v6e"),
+        ("NVIDIA L4", "L4"),
+        ("Tesla P100-PCIE-16GB", "P100"),
+    ],
+)
+def test_peak_table_matches_device_names(name, chip):
+    found = peaks.peak_for(name)
+    assert found is not None and found.chip == chip and found.source and found.date
+
+
+def test_unknown_devices_have_no_peak():
+    assert peaks.peak_for("NVIDIA GeForce GTX 1050") is None
+
+
+def test_cpu_estimate(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("cpu MHz\t\t: 4000.000\nflags\t\t: fpu avx2 avx512f avx512_bf16\n" * 2)
+    peak = peaks.cpu_estimate(2, info)
+    assert peak.estimate and peak.tflops["float32"] == pytest.approx(0.512)
+    assert peak.tflops["bfloat16"] == pytest.approx(1.024)
+    info.write_text("cpu MHz\t\t: 3000.000\nflags\t\t: fpu avx2\n")
+    assert peaks.cpu_estimate(4, info).tflops == {"float32": pytest.approx(0.384)}
+    assert peaks.cpu_estimate(2, tmp_path / "missing") is None
