@@ -15,7 +15,7 @@ NOTEBOOKS := notebooks/en notebooks/de $(wildcard labs/en labs/de labs/solutions
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL := --nbval-lax --nbval-current-env -p no:cacheprovider -p tests.nbval_strict
 
-.PHONY: lab test notebooks check-notebooks retarget test-compat preflight lint clean
+.PHONY: lab test notebooks retarget test-compat preflight bench gpu-check clean
 
 $(BIN)/.installed-%: pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,14 @@ notebooks: $(BIN)/.installed-test
 retarget: $(BIN)/.installed-test
 	@test -n "$(REPO)" && test -n "$(BRANCH)" || { echo "usage: make retarget REPO=owner/name BRANCH=main"; exit 2; }
 	$(BIN)/python tools/retarget.py "$(REPO)" "$(BRANCH)"
+
+# Benchmarks print side-by-side ratios; they are never part of `make test`.
+bench: $(BIN)/.installed-test
+	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+# On a CUDA machine: the lessons' measurements at full size (TFLOP/s per dtype, % of peak, bandwidth).
+gpu-check: $(BIN)/.installed-test
+	$(BIN)/python benchmarks/gpu_check.py
 
 preflight: $(BIN)/.installed-lab
 	$(BIN)/python -m utils.preflight
