@@ -1,0 +1,180 @@
+"""The trainer's grading CLI (utils/grade.py): every file gets one verdict line, bad submissions
+don't stop the run, and the score is read from the kernel, not from what the notebook printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from utils import i18n
+from utils.grade import _notebooks, grade_notebook, main
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDENT = ROOT / "labs/en/00_warmup.ipynb"
+SOLUTION = ROOT / "labs/solutions/en/00_warmup.ipynb"
+LESSON = ROOT / "notebooks/en/00_what_hardware.ipynb"
+
+# A lab of one free exercise: grading it costs little more than starting a kernel.
+TINY_LAB = """\
+from utils.checks import Lab
+lab = Lab("00", ("Tiny", "Winzig"))
+q1 = lab.exercise("one", ("One", "Eins"), 1, lambda answer, rng: None, ("h", "h"), ("s", "s"))
+q1.check(1)"""
+
+
+@pytest.fixture(autouse=True)
+def english():
+    before = i18n.get_language()
+    i18n.set_language("en")
+    yield
+    i18n.set_language(before)
+
+
+def notebook(*sources: str, number: str | None = "00") -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    if number is not None:
+        nb.metadata["course"] = {"number": number, "kind": "lab", "variant": "student"}
+    return nb
+
+
+def write(path: Path, nb: nbformat.NotebookNode) -> Path:
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def bad(tmp_path) -> dict[str, Path]:
+    """One submission of each kind that cannot be graded, and a good one."""
+    (tmp_path / "notes.txt").write_text("my answer: 2mkn\n")
+    text = STUDENT.read_text()
+    (tmp_path / "broken.ipynb").write_text(text[: len(text) // 2])  # cut off in the middle
+    other_lab = nbformat.read(STUDENT, as_version=4)
+    other_lab.metadata["course"]["number"] = "01"
+    return {
+        "notes": tmp_path / "notes.txt",
+        "broken": tmp_path / "broken.ipynb",
+        "other_lab": write(tmp_path / "lab01.ipynb", other_lab),
+        "loop": write(tmp_path / "loop.ipynb", notebook("print('start')", "while True:\n    pass")),
+        "dies": write(tmp_path / "dies.ipynb", notebook("import os\nos._exit(1)")),
+        "tiny": write(tmp_path / "tiny.ipynb", notebook(TINY_LAB)),
+    }
+
+
+def grade_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "utils.grade", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+
+
+def test_json_bad_submissions_and_the_run_goes_on(bad):
+    files = [bad[k] for k in ("notes", "broken", "other_lab", "loop", "dies", "tiny")]
+    done = grade_cli("--json", "--lab", "00", "--timeout", "4", *files)
+    assert done.returncode == 1, done.stderr
+    grades = json.loads(done.stdout)
+    assert [g["notebook"] for g in grades] == [str(f) for f in files]
+    statuses = [g["status"] for g in grades]
+    assert statuses == [
+        "not_a_notebook",
+        "invalid_notebook",
+        "wrong_lab",
+        "timeout",
+        "kernel_died",
+        "graded",
+    ]
+    for grade in grades:
+        assert grade["verdict"] and "\n" not in grade["verdict"]
+    assert "lab 01" in grades[2]["verdict"]
+    assert "line" in grades[1]["verdict"]  # where the JSON breaks
+    assert "while True" in grades[3]["verdict"]  # which cell ran too long
+    assert grades[3]["score"] is None
+    tiny = grades[-1]
+    assert (tiny["lab"], tiny["score"], tiny["max"]) == ("00", 1, 1)
+    assert tiny["exercises"][0]["status"] == "passed"
+
+
+def test_text_mode_one_line_per_bad_file_in_german(bad, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    files = [
+        bad["notes"],
+        tmp_path / "missing.ipynb",
+        bad["broken"],
+        bad["other_lab"],
+        LESSON,
+        empty,
+    ]
+    done = grade_cli("--lang", "de", "--lab", "0", *files)  # "0" means lab 00
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(files)
+    for line, path in zip(lines, files, strict=True):
+        assert line.startswith(f"{path}: nicht bewertet: "), line
+    assert "Lektion" in lines[4] and "Lab 01" in lines[3]
+
+
+def test_good_run_exits_zero_and_prints_the_table(bad, capsys):
+    assert main([str(bad["tiny"])]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{bad['tiny']}: lab 00: 1/1 points"
+    assert any("One" in line and "passed" in line for line in out[1:])
+
+
+def test_usage_error_exits_two():
+    with pytest.raises(SystemExit) as exit_:
+        main([])
+    assert exit_.value.code == 2
+
+
+def test_folders_expand_to_their_notebooks(tmp_path):
+    for name in ("b.ipynb", "a.ipynb", "c.txt"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "empty").mkdir()
+    got = _notebooks([str(tmp_path), str(tmp_path / "empty")])
+    assert got == [tmp_path / "a.ipynb", tmp_path / "b.ipynb", tmp_path / "empty"]
+
+
+def test_lab_found_from_its_report_when_metadata_is_gone(tmp_path):
+    nb = nbformat.read(SOLUTION, as_version=4)
+    del nb.metadata["course"]  # some tools drop unknown metadata
+    path = write(tmp_path / "stripped.ipynb", nb)
+    other = grade_notebook(path, lab="01", timeout=300)
+    assert other.status == "wrong_lab" and "lab 00" in other.verdict
+    same = grade_notebook(path, timeout=300)
+    assert (same.status, same.lab, same.score, same.max) == ("graded", "00", 10, 10)
+
+
+def test_edited_checks_cell_is_put_back_and_errors_dont_stop_grading(tmp_path):
+    nb = nbformat.read(STUDENT, as_version=4)
+    checks = next(c for c in nb.cells if "checks" in c.metadata.get("tags", []))
+    # A learner makes the FLOPs check pass anything, breaks q1's cell, deletes the score cell.
+    checks.source = checks.source.replace(
+        "def test_flops(matmul_flops, rng):", "def test_flops(matmul_flops, rng):\n    return 'ok'"
+    )
+    assert "return 'ok'" in checks.source
+    q1 = next(c for c in nb.cells if c.cell_type == "code" and "q1.check(pick_device)" in c.source)
+    q1.source = "raise ValueError('oops')"
+    assert "lab.score()" in nb.cells[-1].source
+    del nb.cells[-1]
+    grade = grade_notebook(write(tmp_path / "edited.ipynb", nb), timeout=300)
+    assert grade.status == "graded", grade.verdict
+    assert grade.cell_errors == 1 and "1 cell(s) raised an error" in grade.verdict
+    assert "checks cell was replaced" in grade.verdict
+    statuses = {e["name"]: e["status"] for e in grade.exercises}
+    assert statuses == {
+        "device": "not_checked",
+        "flops": "not_attempted",  # the course's check ran, not the edited one
+        "memory": "not_attempted",
+        "intensity": "not_attempted",
+    }
+    assert grade.score == 0
