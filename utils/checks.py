@@ -38,13 +38,12 @@ from .i18n import tr
 Text = tuple[str, str]  # (English, German)
 Test = Callable[[Any, random.Random], "str | None"]
 
-PASSED, WRONG, NOT_ATTEMPTED, ERROR, NOT_CHECKED = (
-    "passed",
-    "wrong",
-    "not_attempted",
-    "error",
-    "not_checked",
-)
+# The status of an exercise (machine-readable, in the score's JSON too).
+PASSED = "passed"
+WRONG = "wrong"
+NOT_ATTEMPTED = "not_attempted"
+ERROR = "error"
+NOT_CHECKED = "not_checked"  # its check() has not run yet
 # The grader finds the score in a display output of this type (see `Lab.score`, `report`).
 SCORE_MIMETYPE = "application/vnd.gpu-tpu-course.score+json"
 
@@ -470,7 +469,7 @@ def format_table(summary: dict[str, Any]) -> str:
             str(e["number"]),
             tr(e["title"]["en"], e["title"]["de"]),
             f"{e['points']} / {e['max']}",
-            f"{_SYMBOLS.get(e['status'], '?')} {tr(*_STATUS_NAMES.get(e['status'], (e['status'],) * 2))}",
+            f"{_SYMBOLS[e['status']]} {tr(*_STATUS_NAMES[e['status']])}",
         )
         for e in summary["exercises"]
     ]
