@@ -44,3 +44,14 @@ def test_language_switch_and_bad_language():
             i18n.set_language("fr")
     finally:
         i18n.set_language(before)
+
+
+def test_numbers_use_the_languages_separators():
+    before = i18n.get_language()
+    try:
+        i18n.set_language("de")
+        assert i18n.num(1234.5, ",.1f") == "1.234,5" and i18n.num(0.25, ".0%") == "25%"
+        i18n.set_language("en")
+        assert i18n.num(1234.5, ",.1f") == "1,234.5"
+    finally:
+        i18n.set_language(before)

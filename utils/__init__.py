@@ -8,14 +8,20 @@ notebook imports it and calls `start()`.  The modules:
 - `hardware`  CPU, GPUs, MPS, TPUs, and the hardware profile lessons size problems by
 - `nvsmi`     `nvidia-smi`, run safely and parsed
 - `preflight` is this machine ready?  (`python -m utils.preflight`)
+- `bench`     timing done right: warm-up, sync per backend, median and IQR, FLOP/s, % of peak
+- `peaks`     data-sheet peaks of common accelerators, with sources; a CPU estimate
+- `widgets`   interactive controls with a static fallback
+- `asyncsim`  a pretend accelerator that queues work like CUDA, for exercises on a CPU
+- `checks`    the lab exercises: check(), hint(), solution(), the score
+- `grade`     grading submitted labs headless (`python -m utils.grade`)
 """
 
 from __future__ import annotations
 
 from .i18n import NAMES as _LANGUAGE_NAMES
-from .i18n import get_language, set_language, tr
+from .i18n import get_language, num, set_language, tr
 
-__all__ = ["get_language", "set_language", "start", "tr"]
+__all__ = ["get_language", "num", "set_language", "start", "tr"]
 
 
 def start(language: str) -> str:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .i18n import tr
+from .i18n import num, tr
 from .peaks import Peak, cpu_estimate, peak_for
 
 BACKENDS = ("cpu", "cuda", "mps", "jax", "xla")
@@ -177,15 +177,15 @@ class Measurement:
 def format_seconds(seconds: float) -> str:
     for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6)):
         if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
+            return f"{num(seconds / scale, '.3g')} {unit}"
+    return f"{num(seconds / 1e-9, '.3g')} ns"
 
 
 def format_rate(flops_per_second: float) -> str:
     for unit, scale in (("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6)):
         if flops_per_second >= scale:
-            return f"{flops_per_second / scale:.3g} {unit}"
-    return f"{flops_per_second:.3g} FLOP/s"
+            return f"{num(flops_per_second / scale, '.3g')} {unit}"
+    return f"{num(flops_per_second, '.3g')} FLOP/s"
 
 
 def thread_info() -> dict[str, Any]:

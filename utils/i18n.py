@@ -35,3 +35,11 @@ def get_language() -> str:
 def tr(en: str, de: str) -> str:
     """The message in the current language."""
     return de if _language == "de" else en
+
+
+def num(value: float, spec: str = "") -> str:
+    """A number formatted with `spec`, with German separators in German (1.234,5 not 1,234.5)."""
+    text = format(value, spec)
+    if _language == "de":
+        text = text.translate(str.maketrans({".": ",", ",": "."}))
+    return text

@@ -36,7 +36,7 @@ PEAKS: dict[str, Peak] = {
             {"float32": 8.1, "float16": 65.0, "int8": 130.0},
             16,
             320,
-            "NVIDIA T4 datasheet (sustained fp16 is far lower under its 70 W cap)",
+            "NVIDIA T4 datasheet",
             _DATASHEETS,
         ),
         Peak(
@@ -60,7 +60,7 @@ PEAKS: dict[str, Peak] = {
             {"float32": 19.5, "tf32": 156.0, "float16": 312.0, "bfloat16": 312.0, "int8": 624.0},
             40,
             1555,
-            "NVIDIA A100 datasheet (40 GB; the 80 GB model has 2039 GB/s)",
+            "NVIDIA A100 datasheet (40 GB model)",
             _DATASHEETS,
         ),
         Peak(

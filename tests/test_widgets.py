@@ -1,0 +1,31 @@
+"""explore(): a static result always, controls where ipywidgets exists (7.7.1 on Colab, 8.x here)."""
+
+import pytest
+
+from utils import widgets
+
+
+def test_static_result_and_controls(capsys):
+    pytest.importorskip("ipywidgets")
+    calls = []
+    panel = widgets.explore(
+        lambda n, dtype: calls.append((n, dtype)),
+        {"n": 64, "dtype": "float32"},
+        n=[64, 128],
+        dtype=["float32", "bfloat16"],
+    )
+    assert calls == [(64, "float32")]  # the static run, with the defaults
+    assert "Static result" in capsys.readouterr().out
+    descriptions = [getattr(child, "description", None) for child in panel.children]
+    assert "n" in descriptions and "dtype" in descriptions
+    # The button runs the function with the chosen values.
+    panel.children[0].value = 128
+    panel.update()
+    assert calls[-1] == (128, "float32")
+
+
+def test_bad_controls_are_rejected():
+    with pytest.raises(ValueError, match="no default"):
+        widgets.explore(print, {}, n=[1])
+    with pytest.raises(ValueError, match="not one of its choices"):
+        widgets.explore(print, {"n": 3}, n=[1, 2])
