@@ -75,6 +75,13 @@ def synchronizer(backend: str) -> Callable[[Any], None]:
 def _dtype_name(dtype: Any) -> str | None:
     if dtype is None:
         return None
+    if isinstance(dtype, type):  # a scalar type: numpy.float32, jax.numpy.bfloat16
+        import numpy
+
+        if issubclass(dtype, numpy.generic):
+            dtype = numpy.dtype(dtype)
+        elif isinstance(getattr(dtype, "dtype", None), numpy.dtype):
+            dtype = dtype.dtype  # JAX's scalar types carry their numpy dtype
     name = str(getattr(dtype, "name", dtype)).replace("torch.", "")
     return {
         "float": "float32",
