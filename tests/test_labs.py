@@ -2,14 +2,16 @@
 right answers on fresh random inputs, and its notebooks grade as they should: the solution with
 full marks, the untouched student version with zero, both without a single error.
 
-A new lab adds its exercises to CASES; `test_every_exercise_has_cases` fails until it does.
+Lab 00's answers are below; every other lab keeps its own in `tests/cases_labNN.py` (a dict
+CASES of `Case`s), which this file collects. `test_every_exercise_has_cases` fails until a new
+lab's exercises all have cases.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.labcase import Case
 from utils import i18n
 from utils.checks import ERROR, NOT_ATTEMPTED, PASSED, WRONG, ____
 from utils.grade import grade_notebook
@@ -47,14 +50,6 @@ def english():
 
 
 # --- answers a learner might give ----------------------------------------------------------------
-
-
-@dataclass
-class Case:
-    right: list  # different correct answers, in different frameworks
-    wrong: list  # (answer, the key of the feedback it must get)
-    raising: Any  # an answer that raises on the way
-    raising_line: str  # the learner's line the explanation must show
 
 
 def starter(*args):
@@ -205,6 +200,10 @@ CASES: dict[tuple[str, str], Case] = {
         raising_line="dtype.element_size()",
     ),
 }
+
+
+for _path in sorted(Path(__file__).parent.glob("cases_lab[0-9][0-9].py")):
+    CASES.update(importlib.import_module(f"tests.{_path.stem}").CASES)
 
 
 def exercise_ids() -> list[tuple[str, str]]:

@@ -65,8 +65,10 @@ __all__ = [
     "as_number",
     "call",
     "close",
+    "diagnose",
     "explain",
     "format_table",
+    "matching",
     "report",
     "to_numpy",
 ]
@@ -289,6 +291,36 @@ def close(got: float, want: float, rel_tol: float = 1e-6, abs_tol: float = 0.0) 
         return math.isclose(float(got), float(want), rel_tol=rel_tol, abs_tol=abs_tol)
     except OverflowError:  # an int too large for a float is not close to anything we ask for
         return False
+
+
+def _same(got: Any, value: Any) -> bool:
+    if isinstance(value, tuple):
+        return isinstance(got, tuple | list) and len(got) == len(value) and all(map(_same, got, value))
+    if isinstance(value, str) or isinstance(got, str):
+        return got == value
+    return close(got, value)
+
+
+def matching(got: Any, mistakes: dict[str, Any]) -> list[str]:
+    """The mistakes whose value the learner's answer equals, in the order given.  A value is a
+    number, a string, a tuple of these, or a list of alternatives."""
+    return [
+        key
+        for key, values in mistakes.items()
+        if any(_same(got, v) for v in (values if isinstance(values, list) else [values]))
+    ]
+
+
+def diagnose(failures: list[tuple[list[str], dict[str, Any]]], message: Callable[..., str]) -> None:
+    """Raise `Wrong` for the first mistake that explains *every* failing input, else "wrong".
+
+    `failures` holds (`matching(...)` for that input, the input as a dict) per failing input; one
+    input can fit two mistakes, all inputs rarely do.  A key "name:detail" reports as "name".
+    `message(key, **input)` writes the feedback."""
+    keys, first = failures[0]
+    common = [key for key in keys if all(key in other for other, _ in failures)]
+    key = common[0].split(":")[0] if common else "wrong"
+    raise Wrong(key, message(key, **first))
 
 
 # Tolerances by the less precise of the two dtypes: float16/bfloat16 keep only 3 digits.

@@ -58,32 +58,21 @@ import math
 import torch
 
 from utils import tr
-from utils.checks import Lab, LearnerError, Wrong, as_number, call, close, explain
+from utils.checks import (
+    Lab,
+    LearnerError,
+    Wrong,
+    as_number,
+    call,
+    close,
+    diagnose,
+    explain,
+    matching,
+)
 
 lab = Lab("00", title=("Warm-up: devices, FLOPs and bytes", "Aufwärmen: Geräte, FLOPs und Bytes"))
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8]
 GIB = 2**30
-
-
-def _matches(got, mistakes):
-    """The mistakes (in the order given) whose value equals the learner's answer."""
-    return [
-        key
-        for key, values in mistakes.items()
-        if any(close(got, v) for v in (values if isinstance(values, list) else [values]))
-    ]
-
-
-def _diagnose(failures, message):
-    """Raise `Wrong` for the first mistake that explains *every* failing input, else "wrong".
-
-    `failures` holds (matching mistakes, the input as a dict) per failing input; one input can
-    fit two mistakes (fp16 with 4 bytes assumed = fp16 with half the FLOPs), all inputs rarely do.
-    A key "name:detail" reports as "name" (e.g. "ignores_dtype:4": always 4 bytes)."""
-    keys, first = failures[0]
-    common = [key for key in keys if all(key in other for other, _ in failures)]
-    key = common[0].split(":")[0] if common else "wrong"
-    raise Wrong(key, message(key, **first))
 
 
 def _sizes(rng, count=3, high=4096):
@@ -334,9 +323,9 @@ def test_flops(matmul_flops, rng):
                 "outputs_only": [m * n, 2 * m * n],
                 "square": [2 * s**3 for s in (m, k, n)],
             }
-            failures.append((_matches(got, mistakes), dict(m=m, k=k, n=n, got=got, want=want)))
+            failures.append((matching(got, mistakes), dict(m=m, k=k, n=n, got=got, want=want)))
     if failures:
-        _diagnose(failures, _flops_message)
+        diagnose(failures, _flops_message)
     return tr(
         f"Correct! Two 4096×4096 matrices take 2·4096³ = {2 * 4096**3 / 1e9:.0f} GFLOP to multiply.",
         f"Richtig! Zwei 4096×4096-Matrizen zu multiplizieren kostet 2·4096³ = "
@@ -428,9 +417,9 @@ def test_memory(tensor_gib, rng):
                 "rounded": [round(want, digits) for digits in range(5)],
             }
             case = dict(shape=shape, dtype=dtype, got=got, want=want)
-            failures.append((_matches(got, mistakes), case))
+            failures.append((matching(got, mistakes), case))
     if failures:
-        _diagnose(failures, _memory_message)
+        diagnose(failures, _memory_message)
     weights = 7e9 * torch.bfloat16.itemsize / GIB
     return tr(
         f"Correct! The weights of a 7-billion-parameter model in bfloat16 take {weights:.1f} GiB; "
@@ -518,9 +507,9 @@ def test_intensity(matmul_intensity, rng):
                 "square": [2 * s / (3 * size) for s in (m, k, n)],
             }
             case = dict(m=m, k=k, n=n, dtype=dtype, got=got, want=want)
-            failures.append((_matches(got, mistakes), case))
+            failures.append((matching(got, mistakes), case))
     if failures:
-        _diagnose(failures, _intensity_message)
+        diagnose(failures, _intensity_message)
     ridge = 65e12 / 320e9  # T4: fp16 tensor-core peak ÷ memory bandwidth
     return tr(
         f"Correct! A square n×n fp16 matmul does n/3 FLOPs per byte. A T4 needs about {ridge:.0f} "

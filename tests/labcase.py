@@ -1,0 +1,14 @@
+"""What a lab test feeds an exercise: right answers, wrong ones with the feedback each must get."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Case:
+    right: list  # different correct answers, in different frameworks
+    wrong: list  # (answer, the key of the feedback it must get)
+    raising: Any  # an answer that raises on the way
+    raising_line: str  # the learner's line the explanation must show
