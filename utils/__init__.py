@@ -10,6 +10,7 @@ notebook imports it and calls `start()`.  The modules:
 - `preflight` is this machine ready?  (`python -m utils.preflight`)
 - `bench`     timing done right: warm-up, sync per backend, median and IQR, FLOP/s, % of peak
 - `peaks`     data-sheet peaks of common accelerators, with sources; a CPU estimate
+- `devices`   choosing a device, mixed-device errors explained, transfers, memory, OOM-safe batch sizes
 - `widgets`   interactive controls with a static fallback
 - `asyncsim`  a pretend accelerator that queues work like CUDA, for exercises on a CPU
 - `checks`    the lab exercises: check(), hint(), solution(), the score

@@ -295,7 +295,9 @@ def close(got: float, want: float, rel_tol: float = 1e-6, abs_tol: float = 0.0) 
 
 def _same(got: Any, value: Any) -> bool:
     if isinstance(value, tuple):
-        return isinstance(got, tuple | list) and len(got) == len(value) and all(map(_same, got, value))
+        return (
+            isinstance(got, tuple | list) and len(got) == len(value) and all(map(_same, got, value))
+        )
     if isinstance(value, str) or isinstance(got, str):
         return got == value
     return close(got, value)
