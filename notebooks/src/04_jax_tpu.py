@@ -1,0 +1,1204 @@
+# ---
+# jupyter:
+#   course:
+#     title:
+#       en: "JAX on TPU: jit, devices and sharding"
+#       de: "JAX und TPU: jit, Geräte und Sharding"
+#     level: 2
+#     duration: {t4: 45, cpu: 45}
+#     accelerator: TPU
+#     profiles: [CPU, Colab T4, Kaggle T4 x2, Colab TPU, Kaggle TPU, NVIDIA, MPS]
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: course
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# TPUs are programmed mostly through **JAX**: NumPy's interface, compiled by XLA for CPUs, GPUs and
+# TPUs. This lesson teaches JAX the way it is used on TPUs today, and it runs everywhere: on a laptop,
+# on Colab's one-device TPU v5e-1 and on Kaggle's eight-device TPU v5e-8. You will
+#
+# - learn JAX in one page if you know PyTorch: `jax.numpy`, pure functions, explicit random keys,
+#   `jit`, `grad`, `vmap`;
+# - measure compile time and run time separately, watch a new shape trigger a recompile, and meet the
+#   asynchronous-dispatch trap again;
+# - list devices and place arrays on them;
+# - split arrays over **8 devices** with a mesh, `NamedSharding` and `PartitionSpec`, see the layout,
+#   find the communication a sharded matmul needs, train data-parallel and write one `shard_map`;
+# - see why TPUs like bf16 and large, fixed shapes, and time the same matmul in JAX and PyTorch.
+#
+# Run the setup cell, then the cell right below it, **before anything else**: it decides how many
+# devices JAX will have.
+
+# %% [markdown] lang="de"
+# TPUs programmiert man vor allem mit **JAX**: die Schnittstelle von NumPy, von XLA übersetzt für CPUs,
+# GPUs und TPUs. Diese Lektion zeigt JAX so, wie man es heute auf TPUs einsetzt, und sie läuft
+# überall: auf dem Laptop, auf Colabs TPU v5e-1 mit einem Gerät und auf Kaggles TPU v5e-8 mit acht
+# Geräten. Du wirst
+#
+# - JAX auf einer Seite kennenlernen, wenn du PyTorch kennst: `jax.numpy`, reine Funktionen,
+#   explizite Zufallsschlüssel, `jit`, `grad`, `vmap`;
+# - Kompilierzeit und Laufzeit getrennt messen, zusehen, wie eine neue Form neu kompiliert wird, und
+#   der Falle der asynchronen Ausführung wieder begegnen;
+# - Geräte auflisten und Arrays darauf ablegen;
+# - Arrays mit einem Mesh, `NamedSharding` und `PartitionSpec` auf **8 Geräte** verteilen, die
+#   Aufteilung ansehen, die Kommunikation einer verteilten Matrixmultiplikation finden,
+#   datenparallel trainieren und ein `shard_map` schreiben;
+# - sehen, warum TPUs bf16 und große, feste Formen mögen, und dieselbe Matrixmultiplikation in JAX
+#   und PyTorch messen.
+#
+# Führe die Setup-Zelle aus und gleich danach die Zelle darunter, **vor allem anderen**: Sie legt fest,
+# wie viele Geräte JAX haben wird.
+
+# %% [markdown] lang="en"
+# ## 0. Eight devices, before JAX starts
+#
+# Sharding needs several devices. A laptop and the CI machines have one CPU, Colab's TPU has one
+# device, Kaggle's TPU has eight. JAX can split the CPU into **simulated devices**: each behaves like
+# a separate chip with its own memory, and the compiler inserts the same communication it would
+# insert between real chips. Only the speed is not real.
+#
+# JAX reads the number **once**, when it starts its backends: at the first array, the first
+# `jax.devices()` call or the first computation. Importing jax does not start them. So the order is:
+#
+# 1. the setup cell: it makes `utils` importable and never imports jax;
+# 2. this cell: `jaxcompat.simulate_cpu_devices(8)` runs
+#    `jax.config.update("jax_num_cpu_devices", 8)` (open `utils/jaxcompat.py` to read it);
+# 3. everything else.
+#
+# Ran a JAX computation earlier in this kernel? Then JAX has already started with one CPU device and
+# keeps it until the kernel restarts; the cell tells you so, and how to restart. On a GPU or TPU
+# machine the accelerator stays JAX's default device; the simulated devices are the CPU backend's,
+# `jax.devices("cpu")`.
+
+# %% [markdown] lang="de"
+# ## 0. Acht Geräte, bevor JAX startet
+#
+# Sharding braucht mehrere Geräte. Ein Laptop und die CI-Maschinen haben eine CPU, Colabs TPU hat ein
+# Gerät, Kaggles TPU hat acht. JAX kann die CPU in **simulierte Geräte** aufteilen: Jedes verhält sich
+# wie ein eigener Chip mit eigenem Speicher, und der Compiler fügt dieselbe Kommunikation ein, die er
+# zwischen echten Chips einfügen würde. Nur die Geschwindigkeit ist nicht echt.
+#
+# JAX liest die Anzahl **ein einziges Mal**, wenn es seine Backends startet: beim ersten Array, beim
+# ersten Aufruf von `jax.devices()` oder bei der ersten Rechnung. `import jax` allein startet sie
+# nicht. Die Reihenfolge ist also:
+#
+# 1. die Setup-Zelle: Sie macht `utils` importierbar und importiert jax nie;
+# 2. diese Zelle: `jaxcompat.simulate_cpu_devices(8)` führt
+#    `jax.config.update("jax_num_cpu_devices", 8)` aus (öffne `utils/jaxcompat.py`, um es zu lesen);
+# 3. alles andere.
+#
+# Hat in diesem Kernel schon vorher etwas mit JAX gerechnet? Dann ist JAX bereits mit einem
+# CPU-Gerät gestartet und bleibt dabei, bis der Kernel neu startet; die Zelle sagt dir das und wie du
+# neu startest. Auf einer Maschine mit GPU oder TPU bleibt der Beschleuniger JAX' Standardgerät; die
+# simulierten Geräte gehören zum CPU-Backend, `jax.devices("cpu")`.
+
+# %%
+import jax
+
+from utils import jaxcompat, num, tr
+
+cpu_count = jaxcompat.simulate_cpu_devices(8)  # before any JAX array exists
+
+import time
+
+import jax.numpy as jnp
+import numpy as np
+import torch
+
+from utils import bench, hardware, runtime
+from utils.peaks import PEAKS
+
+hw = hardware.detect()
+profile = hardware.hardware_profile(runtime.detect_platform(), hw)
+backend = jax.default_backend()
+print("jax", jax.__version__, "|", profile.label, "|", hw.summary())
+print(
+    tr(
+        f"JAX's default backend: {backend} with {len(jax.devices())} device(s); "
+        f"CPU backend: {cpu_count} device(s)",
+        f"Standard-Backend von JAX: {backend} mit {len(jax.devices())} Gerät(en); "
+        f"CPU-Backend: {cpu_count} Gerät(e)",
+    )
+)
+
+
+def tolerance(platform: str) -> dict:
+    """How close two float32 results must be. On a CPU they differ only by the order of the
+    additions; a TPU's default matmul precision uses bf16 passes (section 6), recent NVIDIA GPUs
+    use TF32."""
+    return {"rtol": 1e-4, "atol": 1e-4} if platform == "cpu" else {"rtol": 2e-2, "atol": 2e-2}
+
+
+TOL = tolerance(backend)
+
+# %% [markdown] lang="en"
+# ## 1. JAX in one page, for PyTorch users
+#
+# | | PyTorch | JAX |
+# |---|---|---|
+# | arrays | `torch.Tensor`, changed in place (`x[0] = 1`, `x.add_()`) | `jax.Array`, **immutable**: `x.at[0].set(1)` returns a new array |
+# | functions | modules with state (`nn.Linear` holds its weights) | **pure functions**: parameters go in as arguments, results come out |
+# | randomness | a global generator (`torch.manual_seed`) | an explicit **key** you pass and split |
+# | gradients | `loss.backward()` fills `.grad` | `jax.grad(loss)` is a new function that returns the gradient |
+# | speed | eager by default, `torch.compile` optional | `jax.jit` traces once and compiles with XLA |
+# | batching | write the batch dimension yourself | `jax.vmap` adds it to a one-example function |
+#
+# Start with the arrays:
+
+# %% [markdown] lang="de"
+# ## 1. JAX auf einer Seite, für alle, die PyTorch kennen
+#
+# | | PyTorch | JAX |
+# |---|---|---|
+# | Arrays | `torch.Tensor`, wird an Ort und Stelle geändert (`x[0] = 1`, `x.add_()`) | `jax.Array`, **unveränderlich**: `x.at[0].set(1)` gibt ein neues Array zurück |
+# | Funktionen | Module mit Zustand (`nn.Linear` hält seine Gewichte) | **reine Funktionen**: Parameter gehen als Argumente hinein, Ergebnisse kommen heraus |
+# | Zufall | ein globaler Generator (`torch.manual_seed`) | ein expliziter **Schlüssel** (key), den du weitergibst und teilst |
+# | Gradienten | `loss.backward()` füllt `.grad` | `jax.grad(loss)` ist eine neue Funktion, die den Gradienten zurückgibt |
+# | Tempo | standardmäßig eager, `torch.compile` optional | `jax.jit` verfolgt die Funktion einmal (Tracing) und kompiliert sie mit XLA |
+# | Batches | die Batch-Dimension schreibst du selbst | `jax.vmap` fügt sie einer Funktion für ein Beispiel hinzu |
+#
+# Zuerst die Arrays:
+
+# %%
+x = jnp.arange(6.0).reshape(2, 3)
+print(x, x.dtype)
+try:
+    x[0, 0] = 10.0
+    changed_in_place = True
+except TypeError as err:
+    changed_in_place = False
+    print(tr("In-place assignment fails:", "Zuweisung an Ort und Stelle scheitert:"),
+          str(err).splitlines()[0][:80], "...")  # fmt: skip
+y = x.at[0, 0].set(10.0)  # a new array; x stays as it was
+print("x[0, 0] =", x[0, 0], "| y[0, 0] =", y[0, 0])
+assert not changed_in_place and x[0, 0] == 0 and y[0, 0] == 10
+assert x.dtype == jnp.float32  # JAX's default is float32; numpy's would be float64
+
+# %% [markdown] lang="en"
+# Random numbers come from a **key**. The same key always gives the same numbers; for new numbers you
+# split a key into new ones. No hidden global state means a function gives the same result wherever,
+# and on however many devices, it runs.
+
+# %% [markdown] lang="de"
+# Zufallszahlen kommen aus einem **Schlüssel**. Derselbe Schlüssel liefert immer dieselben Zahlen;
+# für neue Zahlen teilst du einen Schlüssel in neue auf. Weil es keinen versteckten globalen Zustand
+# gibt, liefert eine Funktion dasselbe Ergebnis, wo auch immer und auf wie vielen Geräten auch immer
+# sie läuft.
+
+# %%
+key = jax.random.key(0)
+first = jax.random.normal(key, (3,))
+again = jax.random.normal(key, (3,))
+key_a, key_b = jax.random.split(key)
+other = jax.random.normal(key_a, (3,))
+print(first, again, other, sep="\n")
+assert (first == again).all() and not (first == other).all()
+
+# %% [markdown] lang="en"
+# `jax.grad` turns a function into its gradient function. Here it is for a mean squared error,
+# checked against the formula and against PyTorch's autograd:
+
+# %% [markdown] lang="de"
+# `jax.grad` macht aus einer Funktion ihre Gradientenfunktion. Hier für einen mittleren quadratischen
+# Fehler, geprüft gegen die Formel und gegen Autograd von PyTorch:
+
+# %%
+def mse(w, x, y):
+    return jnp.mean((x @ w - y) ** 2)
+
+
+key_w, key_x, key_y = jax.random.split(jax.random.key(1), 3)
+w = jax.random.normal(key_w, (3,))
+X = jax.random.normal(key_x, (5, 3))
+Y = jax.random.normal(key_y, (5,))
+
+grad_jax = jax.grad(mse)(w, X, Y)  # derivative with respect to the first argument
+grad_formula = 2 / len(X) * X.T @ (X @ w - Y)
+
+w_torch = torch.tensor(np.asarray(w), requires_grad=True)
+loss_torch = ((torch.tensor(np.asarray(X)) @ w_torch - torch.tensor(np.asarray(Y))) ** 2).mean()
+loss_torch.backward()
+print("jax.grad:", grad_jax, "| torch:", w_torch.grad.numpy())
+assert np.allclose(grad_jax, grad_formula, **TOL) and np.allclose(grad_jax, w_torch.grad, **TOL)
+
+# %% [markdown] lang="en"
+# `jax.jit` **traces** a function: it runs the Python code once with placeholders (tracers) that
+# record each operation, and XLA compiles the recording. A Python side effect, such as appending to a
+# list, therefore happens only while tracing. `jax.make_jaxpr` shows the recording:
+
+# %% [markdown] lang="de"
+# `jax.jit` **verfolgt** (traced) eine Funktion: Es führt den Python-Code einmal mit Platzhaltern
+# (Tracern) aus, die jede Operation aufzeichnen, und XLA kompiliert die Aufzeichnung. Ein
+# Python-Nebeneffekt, etwa das Anhängen an eine Liste, passiert deshalb nur beim Tracing.
+# `jax.make_jaxpr` zeigt die Aufzeichnung:
+
+# %%
+traced_with = []
+
+
+def scaled_tanh(x, scale):
+    traced_with.append(str(x))  # runs only while JAX traces
+    return jnp.tanh(x * scale)
+
+
+fast_tanh = jax.jit(scaled_tanh)
+v = jnp.linspace(-2.0, 2.0, 5)
+out_2, out_3 = fast_tanh(v, 2.0), fast_tanh(v, 3.0)  # same shapes and types: traced once
+print(tr("traced", "getraced:"), len(traced_with), tr("time(s), with", "Mal, mit"), traced_with[0])
+assert len(traced_with) == 1
+print(jax.make_jaxpr(scaled_tanh)(v, 2.0))
+assert np.allclose(out_3, np.tanh(3 * np.asarray(v)), rtol=1e-5, atol=1e-6)
+
+# %% [markdown] lang="en"
+# `jax.vmap` takes a function written for **one** example and returns one for a batch. `in_axes`
+# says which argument has the batch dimension (`None`: shared by all examples, like the weights):
+
+# %% [markdown] lang="de"
+# `jax.vmap` nimmt eine Funktion, die für **ein** Beispiel geschrieben ist, und gibt eine für einen
+# Batch zurück. `in_axes` sagt, welches Argument die Batch-Dimension hat (`None`: für alle Beispiele
+# gleich, wie die Gewichte):
+
+# %%
+def predict(weights, example):  # example: one vector of 4 features
+    return jnp.tanh(weights @ example)
+
+
+weights = jax.random.normal(jax.random.key(2), (3, 4))
+examples = jax.random.normal(jax.random.key(3), (6, 4))
+looped = jnp.stack([predict(weights, e) for e in examples])
+batched = jax.vmap(predict, in_axes=(None, 0))(weights, examples)
+print(tr("batched result:", "Ergebnis für den Batch:"), batched.shape)
+assert batched.shape == (6, 3) and np.allclose(batched, looped, **TOL)
+
+# %% [markdown] lang="en"
+# ## 2. Compile time and run time
+#
+# `jax.jit(f)` compiles nothing yet. The first call traces and compiles, later calls with the same
+# shapes and dtypes reuse the compiled program. The ahead-of-time API splits the steps, so each can
+# be timed on its own: `.lower(args)` traces, `.compile()` compiles. The run time then comes from the
+# course's timer (lesson 01), which waits for the result and reports the median of many calls.
+
+# %% [markdown] lang="de"
+# `jax.jit(f)` kompiliert noch nichts. Der erste Aufruf traced und kompiliert, spätere Aufrufe mit
+# denselben Formen und Datentypen benutzen das kompilierte Programm wieder. Die Ahead-of-time-API
+# trennt die Schritte, sodass sich jeder einzeln messen lässt: `.lower(args)` traced, `.compile()`
+# kompiliert. Die Laufzeit misst dann der Timer des Kurses (Lektion 01), der auf das Ergebnis wartet
+# und den Median vieler Aufrufe angibt.
+
+# %%
+n = profile.pick(cpu=256, cuda=2048, tpu=2048, mps=256)
+depth = 4
+layer_keys = jax.random.split(jax.random.key(4), depth)
+layers = [jax.random.normal(k, (n, n)) / np.sqrt(n) for k in layer_keys]
+batch = jax.random.normal(jax.random.key(5), (n, n))
+
+
+def mlp(layers, x):
+    for w in layers:
+        x = jax.nn.relu(x @ w)
+    return x
+
+
+start = time.perf_counter()
+lowered = jax.jit(mlp).lower(layers, batch)  # trace: run the Python once, record the operations
+trace_s = time.perf_counter() - start
+start = time.perf_counter()
+compiled = lowered.compile()  # XLA: machine code for this device and these shapes
+compile_s = time.perf_counter() - start
+run = bench.measure(compiled, layers, batch, flops=depth * 2 * n**3, dtype=jnp.float32, name="mlp")
+print(run)
+print(
+    tr(
+        f"trace {num(trace_s * 1e3, '.1f')} ms + compile {num(compile_s * 1e3, '.1f')} ms, "
+        f"then {num(run.median * 1e3, '.2f')} ms per run: compiling costs as much as "
+        f"{compile_s / run.median:.0f} runs.",
+        f"Tracing {num(trace_s * 1e3, '.1f')} ms + Kompilieren {num(compile_s * 1e3, '.1f')} ms, "
+        f"danach {num(run.median * 1e3, '.2f')} ms pro Lauf: Kompilieren kostet so viel wie "
+        f"{compile_s / run.median:.0f} Läufe.",
+    )
+)
+assert np.allclose(compiled(layers, batch), mlp(layers, batch), **TOL)
+
+# %% [markdown] lang="en"
+# The first call of a jitted function pays for tracing and compiling, which is why the course's timer
+# reports that "cold" call on its own line ("first call" above is the first call of the already
+# compiled program; for a fresh `jax.jit` it would include the compilation).
+#
+# ### A new shape is a new program
+#
+# XLA compiles for **fixed shapes and dtypes**. Call a jitted function with a shape it has not seen,
+# and it traces and compiles again. The list below records each trace:
+
+# %% [markdown] lang="de"
+# Der erste Aufruf einer gejitteten Funktion bezahlt Tracing und Kompilieren; deshalb gibt der Timer
+# des Kurses diesen „kalten“ Aufruf in einer eigenen Zeile an („erster Aufruf“ oben ist der erste
+# Aufruf des schon kompilierten Programms; bei einem frischen `jax.jit` enthielte er das
+# Kompilieren).
+#
+# ### Eine neue Form ist ein neues Programm
+#
+# XLA kompiliert für **feste Formen und Datentypen**. Rufst du eine gejittete Funktion mit einer Form
+# auf, die sie noch nicht kennt, traced und kompiliert sie erneut. Die Liste unten zeichnet jedes
+# Tracing auf:
+
+# %%
+traced_shapes = []
+
+
+@jax.jit
+def standardise(v):
+    traced_shapes.append(v.shape)
+    return (v - v.mean()) / (v.std() + 1e-6)
+
+
+lengths = [1000, 1000, 1001, 1000, 1002, 1001]
+inputs = [jax.random.normal(jax.random.key(length), (length,)) for length in lengths]
+print(tr("length   traced?   time", "Länge    getraced?  Zeit"))
+for length, values in zip(lengths, inputs, strict=True):
+    before = len(traced_shapes)
+    start = time.perf_counter()
+    standardise(values).block_until_ready()
+    seconds = time.perf_counter() - start
+    again = len(traced_shapes) > before
+    print(f"{length:6}   {tr('yes', 'ja') if again else tr('no', 'nein'):8}  "
+          f"{bench.format_seconds(seconds)}")  # fmt: skip
+assert traced_shapes == [(1000,), (1001,), (1002,)]
+
+# %% [markdown] lang="en"
+# Three lengths, three compilations: each costs milliseconds on a CPU and can cost seconds for a
+# large model on a TPU. Batches of varying length (sentences, the last smaller batch of an epoch)
+# recompile again and again. Section 6 shows the cure: pad to a few fixed sizes.
+#
+# ### The asynchronous-dispatch trap, once more
+#
+# A jitted call returns as soon as the work is **queued**; the array it returns is a promise.
+# `block_until_ready()` waits until the work is done. You met this trap in lesson 01; here it is in
+# one call:
+
+# %% [markdown] lang="de"
+# Drei Längen, drei Kompilierungen: Jede kostet auf einer CPU Millisekunden und kann bei einem großen
+# Modell auf einer TPU Sekunden kosten. Batches wechselnder Länge (Sätze, der kleinere letzte Batch
+# einer Epoche) kompilieren wieder und wieder. Abschnitt 6 zeigt das Gegenmittel: auf wenige feste
+# Größen auffüllen (Padding).
+#
+# ### Die Falle der asynchronen Ausführung, noch einmal
+#
+# Ein gejitteter Aufruf kehrt zurück, sobald die Arbeit **eingereiht** ist; das Array, das er
+# zurückgibt, ist ein Versprechen. `block_until_ready()` wartet, bis die Arbeit erledigt ist. Diese
+# Falle kennst du aus Lektion 01; hier ist sie in einem einzigen Aufruf:
+
+# %%
+size = profile.pick(cpu=1024, cuda=8192, tpu=8192, mps=1024)
+big = jax.random.normal(jax.random.key(6), (size, size))
+square = jax.jit(lambda a: a @ a)
+square(big).block_until_ready()  # compiled and warm: only the waiting differs below
+
+start = time.perf_counter()
+result = square(big)
+returned_s = time.perf_counter() - start  # what a stopwatch around the call shows
+result.block_until_ready()
+done_s = time.perf_counter() - start  # when the result really exists
+print(
+    tr(
+        f"the call returned after {bench.format_seconds(returned_s)}, "
+        f"the result was ready after {bench.format_seconds(done_s)}",
+        f"der Aufruf kehrte nach {bench.format_seconds(returned_s)} zurück, "
+        f"das Ergebnis war nach {bench.format_seconds(done_s)} fertig",
+    )
+)
+assert returned_s <= done_s
+
+# %% [markdown] lang="en"
+# ## 3. Devices
+#
+# `jax.devices()` lists the devices of the default backend (TPU before GPU before CPU);
+# `jax.devices("cpu")` lists the CPU's. Compare devices by their attributes (`platform`, `id`,
+# `device_kind`), never by their printed names: JAX 0.10 renamed `TFRT_CPU_0` to `cpu:0`, and Colab
+# runs 0.7.2.
+
+# %% [markdown] lang="de"
+# ## 3. Geräte
+#
+# `jax.devices()` listet die Geräte des Standard-Backends auf (TPU vor GPU vor CPU),
+# `jax.devices("cpu")` die der CPU. Vergleiche Geräte über ihre Attribute (`platform`, `id`,
+# `device_kind`), nie über ihre ausgegebenen Namen: JAX 0.10 hat `TFRT_CPU_0` in `cpu:0` umbenannt,
+# und Colab verwendet 0.7.2.
+
+# %%
+for device in jax.devices():
+    print(f"{device.platform:4} id={device.id}  kind={device.device_kind!r}  printed as {device}")
+cpus = jax.devices("cpu")
+assert len(cpus) == cpu_count and all(d.platform == "cpu" for d in cpus)
+
+# %% [markdown] lang="en"
+# A new array lands on the default device. `jax.device_put(x, device)` copies it to a device and
+# **commits** it there: computations with it run on that device. Two arrays committed to different
+# devices do not mix, just like PyTorch's "Expected all tensors to be on the same device":
+
+# %% [markdown] lang="de"
+# Ein neues Array landet auf dem Standardgerät. `jax.device_put(x, device)` kopiert es auf ein Gerät
+# und **bindet** es dort (committed): Rechnungen damit laufen auf diesem Gerät. Zwei Arrays, die an
+# verschiedene Geräte gebunden sind, lassen sich nicht mischen, genau wie bei PyTorchs „Expected all
+# tensors to be on the same device“:
+
+# %%
+a = jnp.arange(4.0)  # on the default device
+b = jax.device_put(a, cpus[3])  # a copy, committed to CPU 3
+doubled = b * 2  # runs where b lives
+print(tr("a lives on", "a liegt auf"), [jaxcompat.device_label(d) for d in a.devices()],
+      tr("| b * 2 was computed on", "| b * 2 wurde gerechnet auf"),
+      [jaxcompat.device_label(d) for d in doubled.devices()])  # fmt: skip
+try:
+    b + jax.device_put(a, cpus[5])
+    mixed = True
+except ValueError as err:
+    mixed = False
+    print(tr("CPU 3 + CPU 5:", "CPU 3 + CPU 5:"), str(err)[:90], "...")
+assert doubled.devices() == {cpus[3]} and not mixed
+
+# %% [markdown] lang="en"
+# ### What you should see
+#
+# | profile | `jax.default_backend()` | `jax.devices()` | `device_kind` | sharding below runs on |
+# |---|---|---|---|---|
+# | CPU (laptop, CI) | `cpu` | 8 × `CpuDevice` (simulated) | `cpu` | the 8 simulated CPU devices |
+# | Colab T4 | `gpu` | 1 × `CudaDevice` | `Tesla T4` | 8 simulated CPU devices |
+# | Kaggle T4 x2 | `gpu` | 2 × `CudaDevice` | `Tesla T4` | 8 simulated CPU devices |
+# | Colab TPU v5e-1 | `tpu` | 1 × `TpuDevice` | `TPU v5 lite` | 8 simulated CPU devices: **one TPU device cannot show sharding** |
+# | Kaggle TPU v5e-8 | `tpu` | 8 × `TpuDevice` | `TPU v5 lite` | the 8 real TPU devices, linked chip to chip |
+# | Mac (MPS) | `cpu` | 8 × `CpuDevice` | `cpu` | 8 simulated CPU devices (JAX has no MPS backend by default) |
+#
+# *As of November 2026. Sources: Colab's package lists (googlecolab/backend-info: jax 0.7.2 with its
+# CUDA plugin on GPU runtimes), googlecolab/colabtools#5566 (TPU v5e-1 replaced the v2-8 in September
+# 2025), jax-ml/jax-ai-stack#242 ("can no longer demo SPMD on Colab", Kaggle's v5e-8); JAX reports a
+# v5e chip as "TPU v5 lite" (marin-community/marin#2195).*
+
+# %% [markdown] lang="de"
+# ### Was du sehen solltest
+#
+# | Profil | `jax.default_backend()` | `jax.devices()` | `device_kind` | Sharding unten läuft auf |
+# |---|---|---|---|---|
+# | CPU (Laptop, CI) | `cpu` | 8 × `CpuDevice` (simuliert) | `cpu` | den 8 simulierten CPU-Geräten |
+# | Colab T4 | `gpu` | 1 × `CudaDevice` | `Tesla T4` | 8 simulierten CPU-Geräten |
+# | Kaggle T4 x2 | `gpu` | 2 × `CudaDevice` | `Tesla T4` | 8 simulierten CPU-Geräten |
+# | Colab TPU v5e-1 | `tpu` | 1 × `TpuDevice` | `TPU v5 lite` | 8 simulierten CPU-Geräten: **ein TPU-Gerät kann kein Sharding zeigen** |
+# | Kaggle TPU v5e-8 | `tpu` | 8 × `TpuDevice` | `TPU v5 lite` | den 8 echten TPU-Geräten, direkt von Chip zu Chip verbunden |
+# | Mac (MPS) | `cpu` | 8 × `CpuDevice` | `cpu` | 8 simulierten CPU-Geräten (JAX hat standardmäßig kein MPS-Backend) |
+#
+# *Stand: November 2026. Quellen: Colabs Paketlisten (googlecolab/backend-info: jax 0.7.2 mit
+# CUDA-Plugin auf GPU-Laufzeiten), googlecolab/colabtools#5566 (TPU v5e-1 ersetzt seit September 2025
+# die v2-8), jax-ml/jax-ai-stack#242 („can no longer demo SPMD on Colab“, Kaggles v5e-8); JAX meldet
+# einen v5e-Chip als „TPU v5 lite“ (marin-community/marin#2195).*
+
+# %% [markdown] lang="en"
+# ## 4. Sharding: one array, eight devices
+#
+# A **mesh** arranges devices in a grid with named axes, say 4 × 2 with axes `data` and `model`. A
+# **`PartitionSpec`** (`P`) says, for each dimension of an array, which mesh axis splits it (`None`:
+# not split); a **`NamedSharding`** joins the two. JAX then keeps one block per device and compiles
+# every computation on sharded arrays into one program per device, with the communication between
+# them: "single program, multiple data" (SPMD).
+#
+# `jax.make_mesh` also takes the **axis types**. `Auto` lets the compiler choose how intermediate
+# results are split; `Explicit` makes the split part of each array's type, so JAX can tell you about
+# it and refuse ambiguous cases; `Manual` is what the inside of `shard_map` sees. Always pass them:
+# the default changed from `Auto` to `Explicit` in JAX 0.9, and Colab runs 0.7.2.
+
+# %% [markdown] lang="de"
+# ## 4. Sharding: ein Array, acht Geräte
+#
+# Ein **Mesh** ordnet Geräte in einem Gitter mit benannten Achsen an, etwa 4 × 2 mit den Achsen
+# `data` und `model`. Eine **`PartitionSpec`** (`P`) sagt für jede Dimension eines Arrays, welche
+# Mesh-Achse sie aufteilt (`None`: nicht aufgeteilt); ein **`NamedSharding`** verbindet beides. JAX
+# hält dann einen Block pro Gerät und übersetzt jede Rechnung mit verteilten Arrays in ein Programm
+# pro Gerät, samt der Kommunikation dazwischen: „single program, multiple data“ (SPMD).
+#
+# `jax.make_mesh` nimmt auch die **Achsentypen** (axis types). `Auto` lässt den Compiler wählen, wie
+# Zwischenergebnisse aufgeteilt werden; `Explicit` macht die Aufteilung zum Teil des Typs jedes
+# Arrays, sodass JAX sie dir zeigen und mehrdeutige Fälle ablehnen kann; `Manual` sieht das Innere von
+# `shard_map`. Gib sie immer an: Der Standard hat sich in JAX 0.9 von `Auto` zu `Explicit` geändert,
+# und Colab verwendet 0.7.2.
+
+# %%
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+devices = jaxcompat.mesh_devices(8)  # the TPU's if it has 8, else the simulated CPU devices
+mesh = jax.make_mesh(
+    (4, 2), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto), devices=devices
+)
+MESH_TOL = tolerance(devices[0].platform)
+print(mesh)
+print(tr("device ids in the mesh:", "Geräte-IDs im Mesh:"), np.vectorize(lambda d: d.id)(mesh.devices).tolist())
+if devices[0].platform == "cpu" and backend != "cpu":
+    print(tr(f"This machine's {backend.upper()} has {len(jax.devices())} device(s): the mesh uses "
+             "8 simulated CPU devices. On Kaggle's TPU v5e-8 the same code uses the 8 TPU devices.",
+             f"Die {backend.upper()} dieser Maschine hat {len(jax.devices())} Gerät(e): Das Mesh nimmt "
+             "8 simulierte CPU-Geräte. Auf Kaggles TPU v5e-8 nimmt derselbe Code die 8 TPU-Geräte."))  # fmt: skip
+assert mesh.devices.shape == (4, 2) and len({d.id for d in mesh.devices.flat}) == 8
+
+# %% [markdown] lang="en"
+# Now split a 16 × 8 matrix: rows over `data` (4 ways), columns over `model` (2 ways). Each device
+# holds one 4 × 4 block. The picture comes from `jax.debug.visualize_array_sharding` where the `rich`
+# package is installed (Colab has it), otherwise from a plain-text version in `utils/jaxcompat.py`:
+
+# %% [markdown] lang="de"
+# Jetzt teilen wir eine 16 × 8-Matrix auf: die Zeilen über `data` (4 Teile), die Spalten über `model`
+# (2 Teile). Jedes Gerät hält einen 4 × 4-Block. Das Bild kommt von
+# `jax.debug.visualize_array_sharding`, wo das Paket `rich` installiert ist (Colab hat es), sonst von
+# einer Textfassung in `utils/jaxcompat.py`:
+
+# %%
+M = jnp.arange(16 * 8, dtype=jnp.float32).reshape(16, 8)
+M_sharded = jax.device_put(M, NamedSharding(mesh, P("data", "model")))
+jaxcompat.show_layout(M_sharded)
+
+shards = M_sharded.addressable_shards
+for shard in shards[:3]:
+    print(jaxcompat.device_label(shard.device), tr("holds rows", "hält Zeilen"),
+          shard.index[0], tr("columns", "Spalten"), shard.index[1], "->", shard.data.shape)  # fmt: skip
+rebuilt = np.zeros(M.shape, np.float32)
+for shard in shards:
+    rebuilt[shard.index] = np.asarray(shard.data)
+assert len(shards) == 8 and {s.device for s in shards} == set(devices)
+assert {s.data.shape for s in shards} == {(4, 4)}
+assert np.array_equal(rebuilt, M) and np.array_equal(np.asarray(M_sharded), M)
+
+# %% [markdown] lang="en"
+# Other specs split differently. A mesh axis that a spec does not name **replicates**: with
+# `P("data", None)` the two devices along `model` hold the same block. The table counts, for each
+# spec, the block shape, the number of different blocks and the copies of each:
+
+# %% [markdown] lang="de"
+# Andere Specs teilen anders auf. Eine Mesh-Achse, die eine Spec nicht nennt, **repliziert**: Bei
+# `P("data", None)` halten die beiden Geräte entlang `model` denselben Block. Die Tabelle zählt für
+# jede Spec die Blockform, die Zahl verschiedener Blöcke und die Kopien von jedem:
+
+# %%
+def spec_text(spec) -> str:  # the same in every JAX version (0.10 prints P(...), 0.7 PartitionSpec(...))
+    return "P(" + ", ".join(repr(entry) for entry in spec) + ")"
+
+
+expected = {  # spec -> (block shape, different blocks)
+    P("data", "model"): ((4, 4), 8),
+    P("data", None): ((4, 8), 4),
+    P(None, "model"): ((16, 4), 2),
+    P(("data", "model"), None): ((2, 8), 8),
+    P(): ((16, 8), 1),
+}
+print(f"{'spec':28} {tr('block', 'Block'):9} {tr('blocks', 'Blöcke'):7} {tr('copies', 'Kopien')}")
+for spec, (block, different) in expected.items():
+    placed = jax.device_put(M, NamedSharding(mesh, spec))
+    spans = {tuple((s.start, s.stop) for s in shard.index) for shard in placed.addressable_shards}
+    copies = len(placed.addressable_shards) // len(spans)
+    print(f"{spec_text(spec):28} {str(placed.sharding.shard_shape(M.shape)):9} {len(spans):<7} {copies}")
+    assert {s.data.shape for s in placed.addressable_shards} == {block} and len(spans) == different
+    assert len(spans) * copies == 8 and np.array_equal(np.asarray(placed), M)
+jaxcompat.show_layout(jax.device_put(M, NamedSharding(mesh, P("data", None))))
+
+# %% [markdown] lang="en"
+# ### A sharded matmul, and the communication it needs
+#
+# Take C = A·B with A of shape (m, k) and B of shape (k, n) on a line of 8 devices (one mesh axis,
+# `x`). How A and B are split decides what the devices must exchange:
+#
+# 1. **rows of A** split, B whole on every device: each device computes its rows of C. No
+#    communication.
+# 2. **the inner dimension k** split in both: each device multiplies its slice of k and holds a
+#    *partial sum* of all of C. Adding the 8 partial sums is an **all-reduce**.
+# 3. **rows of A and columns of B** split: to compute its rows of C, a device needs all of B, so the
+#    pieces are collected first: an **all-gather**.
+#
+# The compiled program says what XLA decided: `jaxcompat.collectives` counts the collective
+# operations in `compiled.as_text()`.
+
+# %% [markdown] lang="de"
+# ### Eine verteilte Matrixmultiplikation, und die Kommunikation, die sie braucht
+#
+# Nimm C = A·B mit A der Form (m, k) und B der Form (k, n) auf einer Reihe von 8 Geräten (eine
+# Mesh-Achse, `x`). Wie A und B aufgeteilt sind, entscheidet, was die Geräte austauschen müssen:
+#
+# 1. **Zeilen von A** aufgeteilt, B ganz auf jedem Gerät: Jedes Gerät rechnet seine Zeilen von C.
+#    Keine Kommunikation.
+# 2. **die innere Dimension k** in beiden aufgeteilt: Jedes Gerät multipliziert seinen Teil von k und
+#    hält eine *Teilsumme* des ganzen C. Die 8 Teilsummen zu addieren ist ein **All-Reduce**.
+# 3. **Zeilen von A und Spalten von B** aufgeteilt: Um seine Zeilen von C zu rechnen, braucht ein
+#    Gerät das ganze B; die Teile werden also erst eingesammelt: ein **All-Gather**.
+#
+# Das kompilierte Programm verrät, was XLA entschieden hat: `jaxcompat.collectives` zählt die
+# kollektiven Operationen in `compiled.as_text()`.
+
+# %%
+line = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,), devices=devices)
+m, k, n_out = 512, 256, 128
+A = jax.random.normal(jax.random.key(7), (m, k))
+B = jax.random.normal(jax.random.key(8), (k, n_out))
+C_single = jnp.matmul(jax.device_put(A, devices[0]), jax.device_put(B, devices[0]))  # one device
+
+cases = {
+    tr("1 rows of A", "1 Zeilen von A"): (P("x", None), P(None, None)),
+    tr("2 inner dimension k", "2 innere Dimension k"): (P(None, "x"), P("x", None)),
+    tr("3 rows of A, columns of B", "3 Zeilen von A, Spalten von B"): (P("x", None), P(None, "x")),
+}
+found = {}
+for name, (spec_a, spec_b) in cases.items():
+    a_placed = jax.device_put(A, NamedSharding(line, spec_a))
+    b_placed = jax.device_put(B, NamedSharding(line, spec_b))
+    compiled_mm = jax.jit(jnp.matmul).lower(a_placed, b_placed).compile()
+    C = compiled_mm(a_placed, b_placed)
+    found[name] = jaxcompat.collectives(compiled_mm)
+    print(f"{name:30} {tr('communication:', 'Kommunikation:')} {found[name] or tr('none', 'keine')}; "
+          f"C {spec_text(C.sharding.spec)}")  # fmt: skip
+    assert np.allclose(C, C_single, **MESH_TOL) and len(C.sharding.device_set) == 8
+rows, inner, gather = found.values()
+assert rows == {}  # each device had everything it needed
+assert {"all-reduce", "reduce-scatter"} & set(inner)  # the partial sums had to be added
+assert gather  # something had to be collected
+
+partial_bytes = m * n_out * 4
+print(tr(f"Case 2: every device holds a {m}×{n_out} float32 partial sum ({partial_bytes / 2**10:.0f} KiB); "
+         f"a ring all-reduce sends 2·(8−1)/8 of it per device: {2 * 7 / 8 * partial_bytes / 2**10:.0f} KiB.",
+         f"Fall 2: Jedes Gerät hält eine {m}×{n_out}-Teilsumme in float32 ({partial_bytes / 2**10:.0f} KiB); "
+         f"ein Ring-All-Reduce sendet davon 2·(8−1)/8 pro Gerät: {2 * 7 / 8 * partial_bytes / 2**10:.0f} KiB."))  # fmt: skip
+
+# %% [markdown] lang="en"
+# On the simulated CPU devices "sending" is a memory copy. Between TPU chips it travels over the
+# inter-chip interconnect (ICI), much slower than the chip's own memory: a good sharding keeps the
+# big arrays where they are used and communicates the small ones. Case 1 is why data parallelism is
+# the first thing everybody shards: the batch splits without any communication in the forward pass.
+#
+# With **explicit** axis types, the sharding is part of the array's type, which `jax.typeof` shows
+# as `float32[512@x,256]` (dimension 0 split over `x`). For case 2 JAX refuses to guess where the
+# result should live and asks you to say it with `out_sharding`:
+
+# %% [markdown] lang="de"
+# Auf den simulierten CPU-Geräten ist „Senden“ eine Kopie im Speicher. Zwischen TPU-Chips läuft es
+# über die Chip-zu-Chip-Verbindung (ICI), viel langsamer als der eigene Speicher des Chips: Ein gutes
+# Sharding lässt die großen Arrays dort, wo sie gebraucht werden, und verschickt die kleinen. Fall 1
+# ist der Grund, warum alle zuerst die Daten aufteilen: Der Batch lässt sich im Vorwärtsdurchlauf ganz
+# ohne Kommunikation verteilen.
+#
+# Mit **expliziten** Achsentypen gehört die Aufteilung zum Typ des Arrays; `jax.typeof` zeigt sie als
+# `float32[512@x,256]` (Dimension 0 über `x` aufgeteilt). In Fall 2 weigert sich JAX zu raten, wo das
+# Ergebnis liegen soll, und verlangt, dass du es mit `out_sharding` sagst:
+
+# %%
+explicit = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,), devices=devices)
+a_rows = jax.device_put(A, NamedSharding(explicit, P("x", None)))
+b_whole = jax.device_put(B, NamedSharding(explicit, P()))
+print("A:", jax.typeof(a_rows), "| A·B:", jax.typeof(a_rows @ b_whole))
+
+a_inner = jax.device_put(A, NamedSharding(explicit, P(None, "x")))
+b_inner = jax.device_put(B, NamedSharding(explicit, P("x", None)))
+try:
+    a_inner @ b_inner
+    refused = False
+except Exception as err:  # a ShardingTypeError, a ValueError subclass
+    refused = "out_sharding" in str(err)
+    print(tr("refused:", "abgelehnt:"), str(err).splitlines()[0][:110], "...")
+C_explicit = jnp.matmul(a_inner, b_inner, out_sharding=NamedSharding(explicit, P("x", None)))
+print(tr("with out_sharding:", "mit out_sharding:"), jax.typeof(C_explicit))
+assert refused and C_explicit.sharding.spec == P("x", None)
+assert np.allclose(C_explicit, C_single, **MESH_TOL)
+
+# %% [markdown] lang="en"
+# ### A data-parallel training step
+#
+# Data parallelism in JAX is a placement, not a different program: put the **batch** split over the
+# devices and the **parameters** replicated on all of them, and `jax.jit` compiles the ordinary
+# training step for that layout. Every device computes the gradient of its share of the batch; the
+# compiler adds the all-reduce that averages them. The step below is written exactly as for one
+# device:
+
+# %% [markdown] lang="de"
+# ### Ein datenparalleler Trainingsschritt
+#
+# Datenparallelität ist in JAX eine Platzierung, kein anderes Programm: Leg den **Batch** auf die
+# Geräte verteilt und die **Parameter** auf allen repliziert ab, und `jax.jit` kompiliert den
+# gewöhnlichen Trainingsschritt für diese Aufteilung. Jedes Gerät rechnet den Gradienten seines Teils
+# des Batches; der Compiler fügt das All-Reduce ein, das sie mittelt. Der Schritt unten ist genau so
+# geschrieben wie für ein Gerät:
+
+# %%
+def init_params(key, features=16, hidden=32, outputs=4):
+    key_1, key_2 = jax.random.split(key)
+    return {
+        "w1": jax.random.normal(key_1, (features, hidden)) / np.sqrt(features),
+        "w2": jax.random.normal(key_2, (hidden, outputs)) / np.sqrt(hidden),
+    }
+
+
+def loss_fn(params, x, y):
+    prediction = jnp.tanh(x @ params["w1"]) @ params["w2"]
+    return jnp.mean((prediction - y) ** 2)
+
+
+def train_step(params, x, y, learning_rate=0.1):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+    params = jax.tree.map(lambda p, g: p - learning_rate * g, params, grads)
+    return params, loss, grads
+
+
+batch_size = 256
+data_mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,), devices=devices)
+replicated = NamedSharding(data_mesh, P())  # every device has all of it
+split_batch = NamedSharding(data_mesh, P("data"))  # rows split 8 ways
+
+params = init_params(jax.random.key(9))
+teacher = init_params(jax.random.key(10))
+x_train = jax.random.normal(jax.random.key(11), (batch_size, 16))
+y_train = jnp.tanh(x_train @ teacher["w1"]) @ teacher["w2"]  # a target the model can learn
+
+parallel_step = jax.jit(
+    train_step,
+    in_shardings=(replicated, split_batch, split_batch),
+    out_shardings=(replicated, replicated, replicated),
+)
+single_step = jax.jit(train_step)
+
+on_one = [jax.device_put(t, devices[0]) for t in (params, x_train, y_train)]
+p_single, loss_single, grads_single = single_step(*on_one)
+p_parallel, loss_parallel, grads_parallel = parallel_step(params, x_train, y_train)
+communication = jaxcompat.collectives(parallel_step.lower(params, x_train, y_train).compile())
+x_placed = jax.device_put(x_train, split_batch)
+
+print(tr("per-device batch:", "Batch pro Gerät:"), x_placed.addressable_shards[0].data.shape,
+      "| w1:", grads_parallel["w1"].sharding.spec, tr("on", "auf"),
+      len(grads_parallel["w1"].sharding.device_set), tr("devices", "Geräten"),
+      "|", tr("communication:", "Kommunikation:"), communication)  # fmt: skip
+for name in params:
+    difference = np.abs(np.asarray(grads_parallel[name]) - np.asarray(grads_single[name])).max()
+    print(tr(f"gradient {name}: largest difference to one device {difference:.1e}",
+             f"Gradient {name}: größte Abweichung zu einem Gerät {difference:.1e}"))  # fmt: skip
+    assert np.allclose(grads_parallel[name], grads_single[name], **MESH_TOL)
+    assert grads_parallel[name].sharding.is_fully_replicated
+    assert len(grads_parallel[name].sharding.device_set) == 8
+assert x_placed.addressable_shards[0].data.shape == (batch_size // 8, 16)
+assert np.allclose(loss_parallel, loss_single, **MESH_TOL)
+assert communication  # the gradients were summed across devices
+
+# %% [markdown] lang="en"
+# The gradients agree with the single-device step up to the order in which floats were added. Train a
+# few steps both ways: the parameters stay together and the loss falls.
+
+# %% [markdown] lang="de"
+# Die Gradienten stimmen mit dem Schritt auf einem Gerät überein, bis auf die Reihenfolge, in der
+# Gleitkommazahlen addiert wurden. Trainiere ein paar Schritte auf beide Arten: Die Parameter bleiben
+# beieinander, und der Verlust sinkt.
+
+# %%
+p_parallel, p_single = params, on_one[0]
+losses = []
+for _ in range(30):
+    p_parallel, loss, _ = parallel_step(p_parallel, x_train, y_train)
+    p_single, _, _ = single_step(p_single, on_one[1], on_one[2])
+    losses.append(float(loss))
+print(tr("loss:", "Verlust:"), f"{losses[0]:.4f} -> {losses[-1]:.4f}")
+assert losses[-1] < losses[0]
+for name in params:
+    assert np.allclose(p_parallel[name], p_single[name], **MESH_TOL)
+
+# %% [markdown] lang="en"
+# ### `shard_map`: writing the per-device program yourself
+#
+# `jax.jit` with shardings lets the compiler plan the communication. `jax.shard_map` hands you the
+# per-device view instead: your function receives **one device's block** and says itself when to
+# communicate, with collectives such as `jax.lax.psum` (sum over a mesh axis). Here is case 2 by
+# hand: multiply the local slices, then all-reduce the partial sums.
+
+# %% [markdown] lang="de"
+# ### `shard_map`: das Programm pro Gerät selbst schreiben
+#
+# `jax.jit` mit Shardings lässt den Compiler die Kommunikation planen. `jax.shard_map` gibt dir
+# stattdessen die Sicht eines Geräts: Deine Funktion bekommt **den Block eines Geräts** und sagt
+# selbst, wann kommuniziert wird, mit kollektiven Operationen wie `jax.lax.psum` (Summe über eine
+# Mesh-Achse). Hier ist Fall 2 von Hand: die lokalen Teile multiplizieren, dann die Teilsummen per
+# All-Reduce addieren.
+
+# %%
+seen_blocks = []
+
+
+def partial_matmul(a_block, b_block):
+    seen_blocks.append((a_block.shape, b_block.shape))  # while tracing: one device's view
+    partial = a_block @ b_block  # this device's share of the sum over k
+    return jax.lax.psum(partial, "x")  # add the 8 partial sums: an all-reduce
+
+
+by_hand = jax.jit(
+    jax.shard_map(partial_matmul, mesh=line, in_specs=(P(None, "x"), P("x", None)), out_specs=P())
+)
+a_inner = jax.device_put(A, NamedSharding(line, P(None, "x")))
+b_inner = jax.device_put(B, NamedSharding(line, P("x", None)))
+C_by_hand = by_hand(a_inner, b_inner)
+print(tr("one device sees", "ein Gerät sieht"), seen_blocks[0], "|",
+      tr("communication:", "Kommunikation:"), jaxcompat.collectives(by_hand.lower(a_inner, b_inner).compile()))  # fmt: skip
+assert seen_blocks[0] == ((m, k // 8), (k // 8, n_out))
+assert np.allclose(C_by_hand, C_single, **MESH_TOL)
+
+# %% [markdown] lang="en"
+# Use `shard_map` where you know better than the compiler (custom communication patterns, a kernel
+# per device) and `jit` with shardings everywhere else.
+#
+# ## 5. Why not `pmap`?
+#
+# Older tutorials (and the first edition of many courses) use `jax.pmap`: it maps a function over a
+# leading axis of the data, one slice per device. It could only split one axis over one line of
+# devices, its arrays did not compose with `jit`, and it needed its own helpers to move data.
+# Since JAX 0.8.0 (October 2025) `pmap` is in **maintenance mode** and is itself implemented with
+# `jit` and `shard_map`; JAX 0.9.2 removed the option to get the old one back (JAX changelog and the
+# guide "Migrating to the new jax.pmap", docs.jax.dev). New code uses what this section showed:
+# meshes, `NamedSharding` with `jit`, and `shard_map` where you need the per-device view.
+
+# %% [markdown] lang="de"
+# Nimm `shard_map` dort, wo du es besser weißt als der Compiler (eigene Kommunikationsmuster, ein
+# Kernel pro Gerät), und überall sonst `jit` mit Shardings.
+#
+# ## 5. Warum nicht `pmap`?
+#
+# Ältere Tutorials (und die erste Auflage vieler Kurse) verwenden `jax.pmap`: Es bildet eine Funktion
+# über eine führende Achse der Daten ab, ein Stück pro Gerät. Es konnte nur eine Achse über eine Reihe
+# von Geräten verteilen, seine Arrays passten nicht zu `jit`, und es brauchte eigene Hilfsfunktionen,
+# um Daten zu verschieben. Seit JAX 0.8.0 (Oktober 2025) ist `pmap` im **Wartungsmodus** und selbst
+# mit `jit` und `shard_map` umgesetzt; JAX 0.9.2 hat die Möglichkeit entfernt, das alte zurückzuholen
+# (JAX-Changelog und die Anleitung „Migrating to the new jax.pmap“, docs.jax.dev). Neuer Code nimmt,
+# was dieser Abschnitt gezeigt hat: Meshes, `NamedSharding` mit `jit` und `shard_map`, wo du die Sicht
+# eines Geräts brauchst.
+
+# %% [markdown] lang="en"
+# ## 6. What a TPU likes: bf16 and large, fixed shapes
+#
+# A TPU's matrix unit (MXU) is a systolic array that multiplies **bf16** numbers and adds them up in
+# float32. Its data sheet has no float32 peak at all. A float32 matmul still works: at JAX's default
+# precision the TPU rounds the inputs to bf16 passes; `precision="highest"` asks for full float32 at
+# several times the cost. On a CPU the default is exact float32. The cell measures the relative error
+# of each variant against a float64 reference on this machine:
+
+# %% [markdown] lang="de"
+# ## 6. Was eine TPU mag: bf16 und große, feste Formen
+#
+# Die Matrixeinheit einer TPU (MXU) ist ein systolisches Array, das **bf16**-Zahlen multipliziert und
+# in float32 aufsummiert. Ihr Datenblatt nennt gar keinen float32-Spitzenwert. Eine
+# float32-Matrixmultiplikation funktioniert trotzdem: Mit JAX' Standardgenauigkeit rechnet die TPU die
+# Eingaben in bf16-Durchgängen; `precision="highest"` verlangt volles float32, zum mehrfachen Preis.
+# Auf einer CPU ist der Standard exaktes float32. Die Zelle misst den relativen Fehler jeder Variante
+# gegen eine float64-Referenz auf dieser Maschine:
+
+# %%
+size = profile.pick(cpu=512, cuda=4096, tpu=4096, mps=512)
+rng = np.random.default_rng(0)
+a64 = rng.standard_normal((size, size))
+exact = a64 @ a64
+a32 = jnp.asarray(a64, dtype=jnp.float32)
+a16 = a32.astype(jnp.bfloat16)
+
+
+def relative_error(result) -> float:
+    return float(np.linalg.norm(np.asarray(result, np.float64) - exact) / np.linalg.norm(exact))
+
+
+errors = {
+    "float32, precision='highest'": relative_error(jnp.matmul(a32, a32, precision="highest")),
+    tr("float32, default precision", "float32, Standardgenauigkeit"): relative_error(a32 @ a32),
+    "bfloat16": relative_error(a16 @ a16),
+}
+for variant, error in errors.items():
+    print(f"{variant:34} {tr('relative error', 'relativer Fehler')} {error:.1e}")
+print(tr(f"bf16 keeps 8 significant bits: rounding error up to 2^-8 = {2**-8:.1e} per number; "
+         f"it halves the bytes: {a16.nbytes / 2**20:.1f} MiB instead of {a32.nbytes / 2**20:.1f} MiB.",
+         f"bf16 behält 8 signifikante Bits: Rundungsfehler bis 2^-8 = {2**-8:.1e} pro Zahl; es halbiert "
+         f"die Bytes: {a16.nbytes / 2**20:.1f} MiB statt {a32.nbytes / 2**20:.1f} MiB."))  # fmt: skip
+v5e = PEAKS["TPU v5e"]
+print(tr(f"TPU v5e peak ({v5e.source}, {v5e.date}): {v5e.tflops['bfloat16']:.0f} TFLOP/s in bf16, "
+         f"float32: {v5e.tflops.get('float32', 'no figure')}",
+         f"Spitzenwert TPU v5e ({v5e.source}, {v5e.date}): {v5e.tflops['bfloat16']:.0f} TFLOP/s in bf16, "
+         f"float32: {v5e.tflops.get('float32', 'keine Angabe')}"))  # fmt: skip
+assert errors["bfloat16"] < 2**-6 and a16.nbytes * 2 == a32.nbytes
+if backend == "cpu":
+    assert max(list(errors.values())[:2]) < 1e-5  # a CPU computes float32 exactly
+
+# %% [markdown] lang="en"
+# On a TPU the middle line lands near the bf16 line; on a CPU or a T4 it stays at float32's 1e-7.
+# Now the speed of both dtypes on this device:
+
+# %% [markdown] lang="de"
+# Auf einer TPU landet die mittlere Zeile nahe an der bf16-Zeile; auf einer CPU oder einer T4 bleibt
+# sie bei float32-typischen 1e-7. Jetzt das Tempo beider Datentypen auf diesem Gerät:
+
+# %%
+matmul = jax.jit(jnp.matmul)
+speed = {}
+for array in (a32, a16):
+    speed[array.dtype.name] = bench.measure(matmul, array, array, flops=2 * size**3, dtype=array.dtype,
+                                            name=f"matmul {array.dtype.name}")  # fmt: skip
+    print(speed[array.dtype.name])
+ratio = speed["float32"].median / speed["bfloat16"].median
+print(tr(f"bf16 is {num(ratio, '.2f')}× as fast as float32 here ({backend}).",
+         f"bf16 ist hier {num(ratio, '.2f')}-mal so schnell wie float32 ({backend})."))  # fmt: skip
+
+# %% [markdown] lang="en"
+# On a TPU expect bf16 to be clearly faster; on a CPU it may be slower, since XLA's CPU backend does
+# not use every bf16 instruction a CPU has. This is a property of the device, which is why lessons
+# measure instead of assuming.
+#
+# **Large, fixed shapes.** The TPU works on tiles: data is laid out in 8 × 128 blocks, and XLA pads
+# every dimension that is not a multiple up to the next one, computing on zeros (Cloud TPU
+# performance guide: "Each TPU core uses two-dimensional 8 X 128 vector registers"; batch and feature
+# sizes should be multiples of 8 and 128). And every new shape is a new compilation (section 2). The
+# cure for data of varying length is to **pad to a few fixed sizes** ("buckets") and mask the padding:
+
+# %% [markdown] lang="de"
+# Auf einer TPU ist bf16 deutlich schneller; auf einer CPU kann es langsamer sein, weil das
+# CPU-Backend von XLA nicht jeden bf16-Befehl nutzt, den eine CPU hat. Das ist eine Eigenschaft des
+# Geräts, und deshalb messen die Lektionen, statt etwas anzunehmen.
+#
+# **Große, feste Formen.** Die TPU arbeitet mit Kacheln: Daten liegen in 8 × 128-Blöcken, und XLA
+# füllt jede Dimension, die kein Vielfaches davon ist, bis zum nächsten auf und rechnet auf Nullen
+# (Cloud-TPU-Leistungsleitfaden: „Each TPU core uses two-dimensional 8 X 128 vector registers“;
+# Batch- und Merkmalsgrößen sollten Vielfache von 8 und 128 sein). Und jede neue Form ist eine neue
+# Kompilierung (Abschnitt 2). Das Gegenmittel bei Daten wechselnder Länge: **auf wenige feste Größen
+# auffüllen** („Buckets“) und das Aufgefüllte maskieren:
+
+# %%
+def bucket(length: int, multiple: int = 128) -> int:
+    return -(-length // multiple) * multiple  # round up to the next multiple
+
+
+compiles = {"exact": 0, "bucketed": 0}
+
+
+@jax.jit
+def mean_exact(values):
+    compiles["exact"] += 1
+    return values.mean()
+
+
+@jax.jit
+def mean_masked(padded, length):
+    compiles["bucketed"] += 1
+    mask = jnp.arange(padded.shape[0]) < length  # the real values; the rest is padding
+    return jnp.sum(jnp.where(mask, padded, 0.0)) / length
+
+
+lengths = rng.integers(100, 600, size=30).tolist()
+sequences = [rng.standard_normal(length).astype(np.float32) for length in lengths]
+seconds = {}
+start = time.perf_counter()
+exact_means = [float(mean_exact(s)) for s in sequences]
+seconds["exact"] = time.perf_counter() - start
+start = time.perf_counter()
+padded_means = [float(mean_masked(np.pad(s, (0, bucket(len(s)) - len(s))), len(s))) for s in sequences]
+seconds["bucketed"] = time.perf_counter() - start
+for way in compiles:
+    print(tr(f"{way:9}: {compiles[way]:2} compilations, {num(seconds[way], '.2f')} s for 30 sequences",
+             f"{way:9}: {compiles[way]:2} Kompilierungen, {num(seconds[way], '.2f')} s für 30 Sequenzen"))  # fmt: skip
+assert compiles["exact"] == len(set(lengths))
+assert compiles["bucketed"] == len({bucket(length) for length in lengths}) <= 5
+assert np.allclose(exact_means, padded_means, rtol=1e-4, atol=1e-5)
+
+# %% [markdown] lang="en"
+# ## 7. The same matmul in JAX and in PyTorch
+#
+# Both frameworks end up calling the device's matrix routines, so on the same device and dtype
+# they should be close. The cell picks a device both can use: the GPU if JAX and PyTorch both see
+# it, the TPU if PyTorch/XLA (`torch_xla`) is installed, else the CPU.
+
+# %% [markdown] lang="de"
+# ## 7. Dieselbe Matrixmultiplikation in JAX und in PyTorch
+#
+# Beide Frameworks rufen am Ende die Matrixroutinen des Geräts auf; auf demselben Gerät mit demselben
+# Datentyp sollten sie also nah beieinander liegen. Die Zelle wählt ein Gerät, das beide nutzen
+# können: die GPU, wenn JAX und PyTorch sie beide sehen, die TPU, wenn PyTorch/XLA (`torch_xla`)
+# installiert ist, sonst die CPU.
+
+# %%
+def shared_device():
+    """(label, jax device, torch device, torch matmul, torch dtype) on one device both can use."""
+    if backend == "gpu" and torch.cuda.is_available():
+        return "cuda", jax.devices()[0], torch.device("cuda"), torch.matmul, torch.float32
+    if backend == "tpu":
+        try:
+            import torch_xla
+
+            def xla_matmul(a, b):
+                c = a @ b
+                torch_xla.sync()  # PyTorch/XLA is lazy: this sends the matmul to the TPU
+                return c
+
+            return "tpu", jax.devices()[0], torch_xla.device(), xla_matmul, torch.bfloat16
+        except Exception as err:  # noqa: BLE001 -- no torch_xla: compare on the CPU instead
+            print(tr(f"PyTorch cannot use this TPU ({type(err).__name__}): comparing on the CPU.",
+                     f"PyTorch kann diese TPU nicht nutzen ({type(err).__name__}): Vergleich auf der CPU."))  # fmt: skip
+    return "cpu", cpus[0], torch.device("cpu"), torch.matmul, torch.float32
+
+
+where, jax_device, torch_device, torch_matmul, torch_dtype = shared_device()
+size = profile.pick(cpu=512, cuda=4096, tpu=4096, mps=512) if where != "cpu" or backend == "cpu" else 512
+jax_dtype = jnp.bfloat16 if torch_dtype == torch.bfloat16 else jnp.float32
+a_host = rng.standard_normal((size, size), dtype=np.float32)
+a_jax = jax.device_put(jnp.asarray(a_host, dtype=jax_dtype), jax_device)
+a_torch = torch.from_numpy(a_host).to(torch_device, torch_dtype)
+
+jax_run = bench.measure(jax.jit(jnp.matmul), a_jax, a_jax, flops=2 * size**3, dtype=jax_dtype, name="JAX")
+torch_run = bench.measure(torch_matmul, a_torch, a_torch, flops=2 * size**3, dtype=torch_dtype,
+                          name="PyTorch", backend="xla" if where == "tpu" else None)  # fmt: skip
+print(jax_run, torch_run, sep="\n")
+print(tr(f"On {where}, n = {size}: PyTorch takes {num(torch_run.median / jax_run.median, '.2f')}× "
+         "the time of JAX.",
+         f"Auf {where}, n = {size}: PyTorch braucht das {num(torch_run.median / jax_run.median, '.2f')}-"
+         "Fache der Zeit von JAX."))  # fmt: skip
+same = np.allclose(np.asarray(a_jax @ a_jax, np.float32), (a_torch @ a_torch).float().cpu().numpy(),
+                   **tolerance(where))  # fmt: skip
+assert same, "JAX and PyTorch computed different products"
+
+# %% [markdown] lang="en"
+# Read the thread lines under each measurement before you compare: on a CPU, PyTorch uses
+# `torch.get_num_threads()` threads (one in the course's tests, where `OMP_NUM_THREADS=1`), while
+# XLA runs its own thread pool. A ratio far from 1 on a CPU usually means different thread counts or
+# a different BLAS kernel, not a better framework. On a GPU both call cuBLAS and typically land within
+# a few percent.
+
+# %% [markdown] lang="de"
+# Lies die Thread-Zeilen unter jeder Messung, bevor du vergleichst: Auf einer CPU nutzt PyTorch
+# `torch.get_num_threads()` Threads (einen in den Tests des Kurses, wo `OMP_NUM_THREADS=1` gilt),
+# während XLA seinen eigenen Thread-Pool betreibt. Ein Verhältnis weit weg von 1 bedeutet auf einer CPU
+# meist andere Thread-Zahlen oder einen anderen BLAS-Kernel, kein besseres Framework. Auf einer GPU
+# rufen beide cuBLAS auf und liegen typischerweise wenige Prozent auseinander.
+
+# %% [markdown] lang="en"
+# ### What you should see
+#
+# | profile | sharding | compile vs. run | bf16 vs. float32 | JAX vs. PyTorch |
+# |---|---|---|---|---|
+# | CPU (laptop, CI) | 8 simulated CPU devices, all asserts on them | compiling ≈ tens of runs of the small MLP | bf16 often *slower* (XLA CPU) | on the CPU; ratio set by threads |
+# | Colab T4 | 8 simulated CPU devices | compile ≈ 100s of ms, a run ≈ ms | float32 and bf16 (T4: no fast bf16, lesson 03) | on the GPU, both cuBLAS |
+# | Kaggle T4 x2 | 8 simulated CPU devices | as Colab T4 | as Colab T4 | on GPU 0 |
+# | Colab TPU v5e-1 | 8 simulated CPU devices (the TPU has one) | compile can take seconds | default float32 error near bf16's; bf16 fast | on the TPU if `torch_xla` works, in bf16 |
+# | Kaggle TPU v5e-8 | the 8 TPU devices | as v5e-1 | as v5e-1 | as v5e-1 |
+#
+# *Hardware facts as of November 2026 (sources in sections 3, 5 and 6). Times differ between runs;
+# the asserts in this notebook check structure and numbers, never speed.*
+#
+# ## Check yourself
+#
+# <details><summary>1. You call <code>jax.numpy.ones(3)</code>, then <code>jax.config.update("jax_num_cpu_devices", 8)</code>. How many CPU devices does JAX have?</summary>
+#
+# One. The first array started the backends; the update raises a `RuntimeError` and changes nothing.
+# Restart the kernel and set the number before any JAX computation.
+# </details>
+#
+# <details><summary>2. A function is jitted and called on batches of 32, 32, 31 and 32 examples. How many times is it compiled?</summary>
+#
+# Twice: once for 32, once for 31. Pad the last batch to 32 and mask it, and it compiles once.
+# </details>
+#
+# <details><summary>3. A has shape (1024, 4096), sharded as <code>P(None, "x")</code> on 8 devices; B is sharded <code>P("x", None)</code>. What does each device compute, and which collective follows?</summary>
+#
+# Each device multiplies its 512 columns of A by its 512 rows of B: a full-size partial sum of C.
+# An all-reduce (or a reduce-scatter, if C may stay split) adds the 8 partial sums.
+# </details>
+#
+# <details><summary>4. Why does the data-parallel step need no change to <code>train_step</code>?</summary>
+#
+# The shardings of the inputs decide the parallelism. `jit` compiles the same function for split
+# batches and replicated parameters, and inserts the all-reduce of the gradients itself.
+# </details>
+#
+# <details><summary>5. On Colab's TPU v5e-1 the sharding cells run on CPU devices. Why, and where would they use the TPU?</summary>
+#
+# One TPU device cannot be split: sharding needs several devices. On Kaggle's TPU v5e-8 (eight
+# devices) `jaxcompat.mesh_devices(8)` returns the TPU devices and the same cells use them.
+# </details>
+#
+# ## Summary
+#
+# - JAX: immutable arrays, pure functions, explicit keys; `grad`, `jit` and `vmap` transform
+#   functions.
+# - `jit` traces once per shape and dtype; time compile (`lower().compile()`) and run
+#   (`block_until_ready`, the course's timer) separately; pad to buckets to avoid recompiles.
+# - A mesh names the devices' axes; `PartitionSpec` maps array dimensions to mesh axes; the layout
+#   decides the communication: none, all-reduce, all-gather.
+# - Data parallelism = batch split, parameters replicated, the same step under `jit`. `shard_map`
+#   is the per-device view for when you want to write the communication yourself.
+# - TPUs compute in bf16 and like large shapes in multiples of 8 and 128. `pmap` is legacy.
+#
+# **Glossary:** tracing, jaxpr, XLA, compile time, asynchronous dispatch, PRNG key, device, mesh,
+# mesh axis, axis type, PartitionSpec, NamedSharding, shard, replication, SPMD, collective,
+# all-reduce, all-gather, reduce-scatter, data parallelism, shard_map, bf16, padding, bucket.
+#
+# **Next:** lab 04 (compile vs. run time, shard shapes, a data-parallel step, `vmap`), then lesson 05:
+# training on an accelerator end to end.
+
+# %% [markdown] lang="de"
+# ### Was du sehen solltest
+#
+# | Profil | Sharding | Kompilieren vs. Laufen | bf16 vs. float32 | JAX vs. PyTorch |
+# |---|---|---|---|---|
+# | CPU (Laptop, CI) | 8 simulierte CPU-Geräte, alle Asserts darauf | Kompilieren ≈ einige Dutzend Läufe des kleinen MLP | bf16 oft *langsamer* (XLA auf der CPU) | auf der CPU; Verhältnis hängt an den Threads |
+# | Colab T4 | 8 simulierte CPU-Geräte | Kompilieren ≈ einige 100 ms, ein Lauf ≈ ms | float32 und bf16 (T4: kein schnelles bf16, Lektion 03) | auf der GPU, beide mit cuBLAS |
+# | Kaggle T4 x2 | 8 simulierte CPU-Geräte | wie Colab T4 | wie Colab T4 | auf GPU 0 |
+# | Colab TPU v5e-1 | 8 simulierte CPU-Geräte (die TPU hat eins) | Kompilieren kann Sekunden dauern | float32-Standardfehler nahe bei bf16; bf16 schnell | auf der TPU, wenn `torch_xla` funktioniert, in bf16 |
+# | Kaggle TPU v5e-8 | die 8 TPU-Geräte | wie v5e-1 | wie v5e-1 | wie v5e-1 |
+#
+# *Hardware-Angaben mit Stand November 2026 (Quellen in den Abschnitten 3, 5 und 6). Zeiten schwanken
+# von Lauf zu Lauf; die Asserts in diesem Notebook prüfen Struktur und Zahlen, nie Tempo.*
+#
+# ## Teste dich selbst
+#
+# <details><summary>1. Du rufst <code>jax.numpy.ones(3)</code> auf, danach <code>jax.config.update("jax_num_cpu_devices", 8)</code>. Wie viele CPU-Geräte hat JAX?</summary>
+#
+# Eins. Das erste Array hat die Backends gestartet; das Update wirft einen `RuntimeError` und ändert
+# nichts. Starte den Kernel neu und setze die Zahl vor der ersten JAX-Rechnung.
+# </details>
+#
+# <details><summary>2. Eine Funktion ist gejittet und wird mit Batches aus 32, 32, 31 und 32 Beispielen aufgerufen. Wie oft wird sie kompiliert?</summary>
+#
+# Zweimal: einmal für 32, einmal für 31. Füll den letzten Batch auf 32 auf und maskiere ihn, dann
+# kompiliert sie einmal.
+# </details>
+#
+# <details><summary>3. A hat die Form (1024, 4096) und ist als <code>P(None, "x")</code> auf 8 Geräte verteilt; B ist als <code>P("x", None)</code> verteilt. Was rechnet jedes Gerät, und welche kollektive Operation folgt?</summary>
+#
+# Jedes Gerät multipliziert seine 512 Spalten von A mit seinen 512 Zeilen von B: eine Teilsumme von C
+# in voller Größe. Ein All-Reduce (oder ein Reduce-Scatter, wenn C verteilt bleiben darf) addiert die
+# 8 Teilsummen.
+# </details>
+#
+# <details><summary>4. Warum muss <code>train_step</code> für den datenparallelen Schritt nicht geändert werden?</summary>
+#
+# Die Shardings der Eingaben bestimmen die Parallelität. `jit` kompiliert dieselbe Funktion für
+# aufgeteilte Batches und replizierte Parameter und fügt das All-Reduce der Gradienten selbst ein.
+# </details>
+#
+# <details><summary>5. Auf Colabs TPU v5e-1 laufen die Sharding-Zellen auf CPU-Geräten. Warum, und wo würden sie die TPU nutzen?</summary>
+#
+# Ein einzelnes TPU-Gerät lässt sich nicht aufteilen: Sharding braucht mehrere Geräte. Auf Kaggles TPU
+# v5e-8 (acht Geräte) liefert `jaxcompat.mesh_devices(8)` die TPU-Geräte, und dieselben Zellen nutzen
+# sie.
+# </details>
+#
+# ## Zusammenfassung
+#
+# - JAX: unveränderliche Arrays, reine Funktionen, explizite Schlüssel; `grad`, `jit` und `vmap`
+#   verwandeln Funktionen.
+# - `jit` traced einmal pro Form und Datentyp; miss Kompilieren (`lower().compile()`) und Laufen
+#   (`block_until_ready`, der Timer des Kurses) getrennt; füll auf Buckets auf, um Neukompilieren zu
+#   vermeiden.
+# - Ein Mesh benennt die Achsen der Geräte; `PartitionSpec` ordnet Array-Dimensionen Mesh-Achsen zu;
+#   die Aufteilung bestimmt die Kommunikation: keine, All-Reduce, All-Gather.
+# - Datenparallelität = Batch aufgeteilt, Parameter repliziert, derselbe Schritt unter `jit`.
+#   `shard_map` ist die Sicht eines Geräts, wenn du die Kommunikation selbst schreiben willst.
+# - TPUs rechnen in bf16 und mögen große Formen in Vielfachen von 8 und 128. `pmap` ist ein Auslaufmodell.
+#
+# **Glossar:** Tracing, Jaxpr, XLA, Kompilierzeit, asynchrone Ausführung, PRNG-Schlüssel, Gerät,
+# Mesh, Mesh-Achse, Achsentyp, PartitionSpec, NamedSharding, Shard, Replikation, SPMD, kollektive
+# Operation, All-Reduce, All-Gather, Reduce-Scatter, Datenparallelität, shard_map, bf16, Padding,
+# Bucket.
+#
+# **Weiter:** Lab 04 (Kompilier- vs. Laufzeit, Shard-Formen, ein datenparalleler Schritt, `vmap`),
+# dann Lektion 05: Training auf dem Beschleuniger, von Anfang bis Ende.
