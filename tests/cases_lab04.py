@@ -109,7 +109,11 @@ def shard_loop(shape, spec, mesh_shape):
 def shard_numpy(shape, spec, mesh_shape):
     padded = list(spec) + [None] * (len(shape) - len(spec))
     ways = [
-        1 if e is None else mesh_shape[e] if isinstance(e, str) else np.prod([mesh_shape[a] for a in e])
+        1
+        if e is None
+        else mesh_shape[e]
+        if isinstance(e, str)
+        else np.prod([mesh_shape[a] for a in e])
         for e in padded
     ]
     return list(np.array(shape) // np.array(ways, dtype=int))
@@ -143,8 +147,8 @@ def shard_raising(shape, spec, mesh_shape):
 
 
 # --- q3: a data-parallel gradient ----------------------------------------------------------------
-def placed(params, x, y, mesh, batch_spec=P("data")):
-    batch = NamedSharding(mesh, batch_spec)
+def placed(params, x, y, mesh, batch_spec=("data",)):
+    batch = NamedSharding(mesh, P(*batch_spec))
     params = jax.device_put(params, NamedSharding(mesh, P()))
     return params, jax.device_put(x, batch), jax.device_put(y, batch)
 
@@ -168,7 +172,7 @@ def dp_one_device(loss_fn, params, x, y, mesh):
 
 
 def dp_replicated(loss_fn, params, x, y, mesh):
-    return jax.jit(jax.grad(loss_fn))(*placed(params, x, y, mesh, batch_spec=P()))
+    return jax.jit(jax.grad(loss_fn))(*placed(params, x, y, mesh, batch_spec=()))
 
 
 def dp_shard_map_summed(loss_fn, params, x, y, mesh):  # each device's gradient, then psum'd by grad
@@ -213,8 +217,14 @@ CASES = {
             (lambda shape, spec, mesh_shape: tuple(shape), "global_shape"),
             (shard_with(lambda size, axes, mesh: size // 8), "all_devices"),
             (shard_with(lambda size, axes, mesh: size // mesh[axes[0]]), "first_axis_only"),
-            (shard_with(lambda size, axes, mesh: size * math.prod(mesh[a] for a in axes)), "multiplied"),
-            (shard_with(lambda size, axes, mesh: size / math.prod(mesh[a] for a in axes)), "not_integers"),
+            (
+                shard_with(lambda size, axes, mesh: size * math.prod(mesh[a] for a in axes)),
+                "multiplied",
+            ),
+            (
+                shard_with(lambda size, axes, mesh: size / math.prod(mesh[a] for a in axes)),
+                "not_integers",
+            ),
             (shard_truncated, "dims"),
             (shard_with(lambda size, axes, mesh: size // (2 * len(axes))), "wrong"),
             (lambda shape, spec, mesh_shape: f"{shape}", "not_a_shape"),
