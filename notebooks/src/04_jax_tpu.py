@@ -31,7 +31,7 @@
 #   find the communication a sharded matmul needs, train data-parallel and write one `shard_map`;
 # - see why TPUs like bf16 and large, fixed shapes, and time the same matmul in JAX and PyTorch.
 #
-# Run the setup cell, then the cell right below it, **before anything else**: it decides how many
+# Run the setup cell, then the code cell of section 0, **before anything else**: it decides how many
 # devices JAX will have.
 
 # %% [markdown] lang="de"
@@ -51,8 +51,8 @@
 # - sehen, warum TPUs bf16 und große, feste Formen mögen, und dieselbe Matrixmultiplikation in JAX
 #   und PyTorch messen.
 #
-# Führe die Setup-Zelle aus und gleich danach die Zelle darunter, **vor allem anderen**: Sie legt fest,
-# wie viele Geräte JAX haben wird.
+# Führe die Setup-Zelle aus und gleich danach die Code-Zelle von Abschnitt 0, **vor allem anderen**:
+# Sie legt fest, wie viele Geräte JAX haben wird.
 
 # %% [markdown] lang="en"
 # ## 0. Eight devices, before JAX starts
@@ -94,7 +94,7 @@
 #
 # Hat in diesem Kernel schon vorher etwas mit JAX gerechnet? Dann ist JAX bereits mit einem
 # CPU-Gerät gestartet und bleibt dabei, bis der Kernel neu startet; die Zelle sagt dir das und wie du
-# neu startest. Auf einer Maschine mit GPU oder TPU bleibt der Beschleuniger JAX' Standardgerät; die
+# neu startest. Auf einer Maschine mit GPU oder TPU bleibt der Beschleuniger das Standardgerät von JAX; die
 # simulierten Geräte gehören zum CPU-Backend, `jax.devices("cpu")`.
 
 # %%
@@ -358,7 +358,7 @@ def standardise(v):
 
 lengths = [1000, 1000, 1001, 1000, 1002, 1001]
 inputs = [jax.random.normal(jax.random.key(length), (length,)) for length in lengths]
-print(tr("length   traced?   time", "Länge    getraced?  Zeit"))
+print(tr("length   traced?   time", "Länge    Tracing?   Zeit"))
 for length, values in zip(lengths, inputs, strict=True):
     before = len(traced_shapes)
     start = time.perf_counter()
@@ -560,8 +560,9 @@ jaxcompat.show_layout(M_sharded)
 
 shards = M_sharded.addressable_shards
 for shard in shards[:3]:
-    print(jaxcompat.device_label(shard.device), tr("holds rows", "hält Zeilen"),
-          shard.index[0], tr("columns", "Spalten"), shard.index[1], "->", shard.data.shape)  # fmt: skip
+    rows, cols = (f"{s.start}:{s.stop}" for s in shard.index)
+    print(jaxcompat.device_label(shard.device), tr("holds rows", "hält Zeilen"), rows,
+          tr("and columns", "und Spalten"), cols, "->", shard.data.shape)  # fmt: skip
 rebuilt = np.zeros(M.shape, np.float32)
 for shard in shards:
     rebuilt[shard.index] = np.asarray(shard.data)
@@ -773,8 +774,8 @@ print(tr("per-device batch:", "Batch pro Gerät:"), x_placed.addressable_shards[
       "|", tr("communication:", "Kommunikation:"), communication)  # fmt: skip
 for name in params:
     difference = np.abs(np.asarray(grads_parallel[name]) - np.asarray(grads_single[name])).max()
-    print(tr(f"gradient {name}: largest difference to one device {difference:.1e}",
-             f"Gradient {name}: größte Abweichung zu einem Gerät {difference:.1e}"))  # fmt: skip
+    print(tr(f"gradient {name}: largest difference to one device {num(difference, '.1e')}",
+             f"Gradient {name}: größte Abweichung zu einem Gerät {num(difference, '.1e')}"))  # fmt: skip
     assert np.allclose(grads_parallel[name], grads_single[name], **MESH_TOL)
     assert grads_parallel[name].sharding.is_fully_replicated
     assert len(grads_parallel[name].sharding.device_set) == 8
@@ -798,7 +799,7 @@ for _ in range(30):
     p_parallel, loss, _ = parallel_step(p_parallel, x_train, y_train)
     p_single, _, _ = single_step(p_single, on_one[1], on_one[2])
     losses.append(float(loss))
-print(tr("loss:", "Verlust:"), f"{losses[0]:.4f} -> {losses[-1]:.4f}")
+print(tr("loss:", "Verlust:"), num(losses[0], ".4f"), "->", num(losses[-1], ".4f"))
 assert losses[-1] < losses[0]
 for name in params:
     assert np.allclose(p_parallel[name], p_single[name], **MESH_TOL)
@@ -847,13 +848,14 @@ assert np.allclose(C_by_hand, C_single, **MESH_TOL)
 #
 # ## 5. Why not `pmap`?
 #
-# Older tutorials (and the first edition of many courses) use `jax.pmap`: it maps a function over a
-# leading axis of the data, one slice per device. It could only split one axis over one line of
-# devices, its arrays did not compose with `jit`, and it needed its own helpers to move data.
-# Since JAX 0.8.0 (October 2025) `pmap` is in **maintenance mode** and is itself implemented with
-# `jit` and `shard_map`; JAX 0.9.2 removed the option to get the old one back (JAX changelog and the
-# guide "Migrating to the new jax.pmap", docs.jax.dev). New code uses what this section showed:
-# meshes, `NamedSharding` with `jit`, and `shard_map` where you need the per-device view.
+# Older tutorials use `jax.pmap`: it maps a function over the leading axis of the data, one slice per
+# device, and you write the communication yourself. Splitting over more than one axis needed nested
+# `pmap`s, its results carried their own kind of sharding that mixed poorly with `jit`, and moving
+# data needed its own helpers. Since JAX 0.8.0 (October 2025) `pmap` is in **maintenance mode** and
+# is itself implemented with `jit` and `shard_map`; JAX 0.9.2 removed the option to get the old one
+# back (JAX changelog and the guide "Migrating to the new jax.pmap", docs.jax.dev). New code uses
+# what this section showed: meshes, `NamedSharding` with `jit`, and `shard_map` where you need the
+# per-device view.
 
 # %% [markdown] lang="de"
 # Nimm `shard_map` dort, wo du es besser weißt als der Compiler (eigene Kommunikationsmuster, ein
@@ -861,14 +863,14 @@ assert np.allclose(C_by_hand, C_single, **MESH_TOL)
 #
 # ## 5. Warum nicht `pmap`?
 #
-# Ältere Tutorials (und die erste Auflage vieler Kurse) verwenden `jax.pmap`: Es bildet eine Funktion
-# über eine führende Achse der Daten ab, ein Stück pro Gerät. Es konnte nur eine Achse über eine Reihe
-# von Geräten verteilen, seine Arrays passten nicht zu `jit`, und es brauchte eigene Hilfsfunktionen,
-# um Daten zu verschieben. Seit JAX 0.8.0 (Oktober 2025) ist `pmap` im **Wartungsmodus** und selbst
-# mit `jit` und `shard_map` umgesetzt; JAX 0.9.2 hat die Möglichkeit entfernt, das alte zurückzuholen
-# (JAX-Changelog und die Anleitung „Migrating to the new jax.pmap“, docs.jax.dev). Neuer Code nimmt,
-# was dieser Abschnitt gezeigt hat: Meshes, `NamedSharding` mit `jit` und `shard_map`, wo du die Sicht
-# eines Geräts brauchst.
+# Ältere Tutorials verwenden `jax.pmap`: Es bildet eine Funktion über die führende Achse der Daten ab,
+# ein Stück pro Gerät, und du schreibst die Kommunikation selbst. Für mehr als eine Achse brauchte es
+# verschachtelte `pmap`s, seine Ergebnisse hatten ihre eigene Art von Sharding, die sich schlecht mit
+# `jit` vertrug, und zum Verschieben von Daten gab es eigene Hilfsfunktionen. Seit JAX 0.8.0 (Oktober
+# 2025) ist `pmap` im **Wartungsmodus** und selbst mit `jit` und `shard_map` umgesetzt; JAX 0.9.2 hat
+# die Möglichkeit entfernt, das alte zurückzuholen (JAX-Changelog und die Anleitung „Migrating to the
+# new jax.pmap“, docs.jax.dev). Neuer Code nimmt, was dieser Abschnitt gezeigt hat: Meshes,
+# `NamedSharding` mit `jit` und `shard_map`, wo du die Sicht eines Geräts brauchst.
 
 # %% [markdown] lang="en"
 # ## 6. What a TPU likes: bf16 and large, fixed shapes
@@ -884,16 +886,15 @@ assert np.allclose(C_by_hand, C_single, **MESH_TOL)
 #
 # Die Matrixeinheit einer TPU (MXU) ist ein systolisches Array, das **bf16**-Zahlen multipliziert und
 # in float32 aufsummiert. Ihr Datenblatt nennt gar keinen float32-Spitzenwert. Eine
-# float32-Matrixmultiplikation funktioniert trotzdem: Mit JAX' Standardgenauigkeit rechnet die TPU die
-# Eingaben in bf16-Durchgängen; `precision="highest"` verlangt volles float32, zum mehrfachen Preis.
-# Auf einer CPU ist der Standard exaktes float32. Die Zelle misst den relativen Fehler jeder Variante
+# float32-Matrixmultiplikation funktioniert trotzdem: Mit der Standardgenauigkeit von JAX rechnet die
+# TPU die Eingaben in bf16-Durchgängen; `precision="highest"` verlangt volles float32, zum mehrfachen
+# Preis. Auf einer CPU ist der Standard exaktes float32. Die Zelle misst den relativen Fehler jeder Variante
 # gegen eine float64-Referenz auf dieser Maschine:
 
 # %%
-size = profile.pick(cpu=512, cuda=4096, tpu=4096, mps=512)
 rng = np.random.default_rng(0)
-a64 = rng.standard_normal((size, size))
-exact = a64 @ a64
+a64 = rng.standard_normal((512, 512))
+exact = a64 @ a64  # float64 on the host: the reference
 a32 = jnp.asarray(a64, dtype=jnp.float32)
 a16 = a32.astype(jnp.bfloat16)
 
@@ -908,11 +909,13 @@ errors = {
     "bfloat16": relative_error(a16 @ a16),
 }
 for variant, error in errors.items():
-    print(f"{variant:34} {tr('relative error', 'relativer Fehler')} {error:.1e}")
-print(tr(f"bf16 keeps 8 significant bits: rounding error up to 2^-8 = {2**-8:.1e} per number; "
-         f"it halves the bytes: {a16.nbytes / 2**20:.1f} MiB instead of {a32.nbytes / 2**20:.1f} MiB.",
-         f"bf16 behält 8 signifikante Bits: Rundungsfehler bis 2^-8 = {2**-8:.1e} pro Zahl; es halbiert "
-         f"die Bytes: {a16.nbytes / 2**20:.1f} MiB statt {a32.nbytes / 2**20:.1f} MiB."))  # fmt: skip
+    print(f"{variant:34} {tr('relative error', 'relativer Fehler')} {num(error, '.1e')}")
+print(tr(f"bf16 keeps 8 significant bits: a relative rounding error up to 2^-8 = {num(2**-8, '.1e')} per "
+         f"number; it halves the bytes: {num(a16.nbytes / 2**20, '.1f')} MiB instead of "
+         f"{num(a32.nbytes / 2**20, '.1f')} MiB.",
+         f"bf16 behält 8 signifikante Bits: ein relativer Rundungsfehler bis 2^-8 = {num(2**-8, '.1e')} pro "
+         f"Zahl; es halbiert die Bytes: {num(a16.nbytes / 2**20, '.1f')} MiB statt "
+         f"{num(a32.nbytes / 2**20, '.1f')} MiB."))  # fmt: skip
 v5e = PEAKS["TPU v5e"]
 print(tr(f"TPU v5e peak ({v5e.source}, {v5e.date}): {v5e.tflops['bfloat16']:.0f} TFLOP/s in bf16, "
          f"float32: {v5e.tflops.get('float32', 'no figure')}",
@@ -923,17 +926,23 @@ if backend == "cpu":
     assert max(list(errors.values())[:2]) < 1e-5  # a CPU computes float32 exactly
 
 # %% [markdown] lang="en"
-# On a TPU the middle line lands near the bf16 line; on a CPU or a T4 it stays at float32's 1e-7.
-# Now the speed of both dtypes on this device:
+# On a TPU the middle line lands near the bf16 line (JAX's documentation of `jax.lax.Precision`:
+# the default "performs computations in bfloat16" on TPUs); on a CPU or a T4 it stays near float32's
+# 1e-7. Now the speed of both dtypes on this device, at the profile's size:
 
 # %% [markdown] lang="de"
-# Auf einer TPU landet die mittlere Zeile nahe an der bf16-Zeile; auf einer CPU oder einer T4 bleibt
-# sie bei float32-typischen 1e-7. Jetzt das Tempo beider Datentypen auf diesem Gerät:
+# Auf einer TPU landet die mittlere Zeile nahe an der bf16-Zeile (JAX-Dokumentation zu
+# `jax.lax.Precision`: Der Standard „performs computations in bfloat16“ auf TPUs); auf einer CPU oder
+# einer T4 bleibt sie nahe bei float32-typischen 1e-7. Jetzt das Tempo beider Datentypen auf diesem
+# Gerät, in der Größe des Profils:
 
 # %%
+size = profile.pick(cpu=512, cuda=4096, tpu=4096, mps=512)
+b32 = jax.random.normal(jax.random.key(12), (size, size))
+b16 = b32.astype(jnp.bfloat16)
 matmul = jax.jit(jnp.matmul)
 speed = {}
-for array in (a32, a16):
+for array in (b32, b16):
     speed[array.dtype.name] = bench.measure(matmul, array, array, flops=2 * size**3, dtype=array.dtype,
                                             name=f"matmul {array.dtype.name}")  # fmt: skip
     print(speed[array.dtype.name])
@@ -942,9 +951,10 @@ print(tr(f"bf16 is {num(ratio, '.2f')}× as fast as float32 here ({backend}).",
          f"bf16 ist hier {num(ratio, '.2f')}-mal so schnell wie float32 ({backend})."))  # fmt: skip
 
 # %% [markdown] lang="en"
-# On a TPU expect bf16 to be clearly faster; on a CPU it may be slower, since XLA's CPU backend does
-# not use every bf16 instruction a CPU has. This is a property of the device, which is why lessons
-# measure instead of assuming.
+# On a TPU expect bf16 to be clearly faster. On a CPU, JAX's bf16 matmul is often no faster than
+# float32, even where the CPU has bf16 instructions (lesson 01 measured PyTorch's bf16 there): how
+# fast a dtype is depends on the device *and* the library, which is why lessons measure instead of
+# assuming.
 #
 # **Large, fixed shapes.** The TPU works on tiles: data is laid out in 8 × 128 blocks, and XLA pads
 # every dimension that is not a multiple up to the next one, computing on zeros (Cloud TPU
@@ -953,9 +963,10 @@ print(tr(f"bf16 is {num(ratio, '.2f')}× as fast as float32 here ({backend}).",
 # cure for data of varying length is to **pad to a few fixed sizes** ("buckets") and mask the padding:
 
 # %% [markdown] lang="de"
-# Auf einer TPU ist bf16 deutlich schneller; auf einer CPU kann es langsamer sein, weil das
-# CPU-Backend von XLA nicht jeden bf16-Befehl nutzt, den eine CPU hat. Das ist eine Eigenschaft des
-# Geräts, und deshalb messen die Lektionen, statt etwas anzunehmen.
+# Auf einer TPU ist bf16 deutlich schneller. Auf einer CPU ist die bf16-Matrixmultiplikation von JAX
+# oft nicht schneller als float32, selbst wo die CPU bf16-Befehle hat (Lektion 01 hat dort PyTorchs
+# bf16 gemessen): Wie schnell ein Datentyp ist, hängt vom Gerät *und* von der Bibliothek ab, und
+# deshalb messen die Lektionen, statt etwas anzunehmen.
 #
 # **Große, feste Formen.** Die TPU arbeitet mit Kacheln: Daten liegen in 8 × 128-Blöcken, und XLA
 # füllt jede Dimension, die kein Vielfaches davon ist, bis zum nächsten auf und rechnet auf Nullen
@@ -994,9 +1005,10 @@ seconds["exact"] = time.perf_counter() - start
 start = time.perf_counter()
 padded_means = [float(mean_masked(np.pad(s, (0, bucket(len(s)) - len(s))), len(s))) for s in sequences]
 seconds["bucketed"] = time.perf_counter() - start
+labels = {"exact": tr("exact lengths", "exakte Längen"), "bucketed": tr("padded to buckets", "auf Buckets aufgefüllt")}
 for way in compiles:
-    print(tr(f"{way:9}: {compiles[way]:2} compilations, {num(seconds[way], '.2f')} s for 30 sequences",
-             f"{way:9}: {compiles[way]:2} Kompilierungen, {num(seconds[way], '.2f')} s für 30 Sequenzen"))  # fmt: skip
+    print(tr(f"{labels[way]:22}: {compiles[way]:2} compilations, {num(seconds[way], '.2f')} s for 30 sequences",
+             f"{labels[way]:22}: {compiles[way]:2} Kompilierungen, {num(seconds[way], '.2f')} s für 30 Sequenzen"))  # fmt: skip
 assert compiles["exact"] == len(set(lengths))
 assert compiles["bucketed"] == len({bucket(length) for length in lengths}) <= 5
 assert np.allclose(exact_means, padded_means, rtol=1e-4, atol=1e-5)
@@ -1004,81 +1016,84 @@ assert np.allclose(exact_means, padded_means, rtol=1e-4, atol=1e-5)
 # %% [markdown] lang="en"
 # ## 7. The same matmul in JAX and in PyTorch
 #
-# Both frameworks end up calling the device's matrix routines, so on the same device and dtype
-# they should be close. The cell picks a device both can use: the GPU if JAX and PyTorch both see
-# it, the TPU if PyTorch/XLA (`torch_xla`) is installed, else the CPU.
+# Both frameworks end up calling the device's matrix routines, so on the same device and dtype they
+# should be close. The cell picks a device both can use in this one process:
+#
+# - a **GPU** if JAX and PyTorch both see it. JAX reserves 75 % of the GPU's memory when it starts
+#   (`XLA_PYTHON_CLIENT_PREALLOCATE`, JAX documentation "GPU memory allocation"); PyTorch gets the rest,
+#   plenty for one matmul.
+# - on a **TPU**, the CPU: a TPU serves one framework per process, and JAX already holds it.
+#   PyTorch/XLA operations would hang (pytorch/xla#6747: "Importing JAX will lock the TPU devices").
+#   To time PyTorch on the TPU, run it in a notebook of its own.
+# - otherwise the CPU.
 
 # %% [markdown] lang="de"
 # ## 7. Dieselbe Matrixmultiplikation in JAX und in PyTorch
 #
 # Beide Frameworks rufen am Ende die Matrixroutinen des Geräts auf; auf demselben Gerät mit demselben
-# Datentyp sollten sie also nah beieinander liegen. Die Zelle wählt ein Gerät, das beide nutzen
-# können: die GPU, wenn JAX und PyTorch sie beide sehen, die TPU, wenn PyTorch/XLA (`torch_xla`)
-# installiert ist, sonst die CPU.
+# Datentyp sollten sie also nah beieinander liegen. Die Zelle wählt ein Gerät, das beide in diesem
+# einen Prozess nutzen können:
+#
+# - eine **GPU**, wenn JAX und PyTorch sie beide sehen. JAX reserviert beim Start 75 % des
+#   GPU-Speichers (`XLA_PYTHON_CLIENT_PREALLOCATE`, JAX-Dokumentation „GPU memory allocation“); PyTorch
+#   bekommt den Rest, reichlich für eine Matrixmultiplikation.
+# - auf einer **TPU** die CPU: Eine TPU bedient ein Framework pro Prozess, und JAX hält sie schon.
+#   Operationen von PyTorch/XLA würden hängen bleiben (pytorch/xla#6747: „Importing JAX will lock the
+#   TPU devices“). Um PyTorch auf der TPU zu messen, nimm ein eigenes Notebook.
+# - sonst die CPU.
 
 # %%
-def shared_device():
-    """(label, jax device, torch device, torch matmul, torch dtype) on one device both can use."""
-    if backend == "gpu" and torch.cuda.is_available():
-        return "cuda", jax.devices()[0], torch.device("cuda"), torch.matmul, torch.float32
+if backend == "gpu" and torch.cuda.is_available():
+    where, jax_device, torch_device = "GPU", jax.devices()[0], torch.device("cuda")
+else:
+    where, jax_device, torch_device = "CPU", cpus[0], torch.device("cpu")
     if backend == "tpu":
-        try:
-            import torch_xla
-
-            def xla_matmul(a, b):
-                c = a @ b
-                torch_xla.sync()  # PyTorch/XLA is lazy: this sends the matmul to the TPU
-                return c
-
-            return "tpu", jax.devices()[0], torch_xla.device(), xla_matmul, torch.bfloat16
-        except Exception as err:  # noqa: BLE001 -- no torch_xla: compare on the CPU instead
-            print(tr(f"PyTorch cannot use this TPU ({type(err).__name__}): comparing on the CPU.",
-                     f"PyTorch kann diese TPU nicht nutzen ({type(err).__name__}): Vergleich auf der CPU."))  # fmt: skip
-    return "cpu", cpus[0], torch.device("cpu"), torch.matmul, torch.float32
-
-
-where, jax_device, torch_device, torch_matmul, torch_dtype = shared_device()
-size = profile.pick(cpu=512, cuda=4096, tpu=4096, mps=512) if where != "cpu" or backend == "cpu" else 512
-jax_dtype = jnp.bfloat16 if torch_dtype == torch.bfloat16 else jnp.float32
+        print(tr("JAX holds the TPU: both frameworks run on the CPU here.",
+                 "JAX hält die TPU: Beide Frameworks rechnen hier auf der CPU."))  # fmt: skip
+size = profile.pick(cpu=512, cuda=4096, tpu=512, mps=512)
 a_host = rng.standard_normal((size, size), dtype=np.float32)
-a_jax = jax.device_put(jnp.asarray(a_host, dtype=jax_dtype), jax_device)
-a_torch = torch.from_numpy(a_host).to(torch_device, torch_dtype)
+a_jax = jax.device_put(a_host, jax_device)
+a_torch = torch.from_numpy(a_host).to(torch_device)
 
-jax_run = bench.measure(jax.jit(jnp.matmul), a_jax, a_jax, flops=2 * size**3, dtype=jax_dtype, name="JAX")
-torch_run = bench.measure(torch_matmul, a_torch, a_torch, flops=2 * size**3, dtype=torch_dtype,
-                          name="PyTorch", backend="xla" if where == "tpu" else None)  # fmt: skip
+jax_run = bench.measure(jax.jit(jnp.matmul), a_jax, a_jax, flops=2 * size**3, dtype=jnp.float32, name="JAX")
+torch_run = bench.measure(torch.matmul, a_torch, a_torch, flops=2 * size**3, dtype=torch.float32, name="PyTorch")
 print(jax_run, torch_run, sep="\n")
-print(tr(f"On {where}, n = {size}: PyTorch takes {num(torch_run.median / jax_run.median, '.2f')}× "
+print(tr(f"On the {where}, n = {size}, float32: PyTorch takes {num(torch_run.median / jax_run.median, '.2f')}× "
          "the time of JAX.",
-         f"Auf {where}, n = {size}: PyTorch braucht das {num(torch_run.median / jax_run.median, '.2f')}-"
-         "Fache der Zeit von JAX."))  # fmt: skip
-same = np.allclose(np.asarray(a_jax @ a_jax, np.float32), (a_torch @ a_torch).float().cpu().numpy(),
-                   **tolerance(where))  # fmt: skip
+         f"Auf der {where}, n = {size}, float32: PyTorch braucht das "
+         f"{num(torch_run.median / jax_run.median, '.2f')}-Fache der Zeit von JAX."))  # fmt: skip
+same = np.allclose(np.asarray(a_jax @ a_jax), (a_torch @ a_torch).cpu().numpy(), **tolerance(jax_device.platform))
 assert same, "JAX and PyTorch computed different products"
+assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GPU" else "cpu")
 
 # %% [markdown] lang="en"
 # Read the thread lines under each measurement before you compare: on a CPU, PyTorch uses
 # `torch.get_num_threads()` threads (one in the course's tests, where `OMP_NUM_THREADS=1`), while
 # XLA runs its own thread pool. A ratio far from 1 on a CPU usually means different thread counts or
-# a different BLAS kernel, not a better framework. On a GPU both call cuBLAS and typically land within
-# a few percent.
+# a different kernel, not a better framework. On a GPU, check the precision too: on Ampere and newer
+# (A100, H100) JAX's default float32 matmul uses TF32, PyTorch's does not
+# (`torch.backends.cuda.matmul.allow_tf32` is False), so JAX can look several times faster. Compare
+# like with like: `precision="highest"` in JAX, or TF32 switched on in PyTorch. A T4 has no TF32.
 
 # %% [markdown] lang="de"
 # Lies die Thread-Zeilen unter jeder Messung, bevor du vergleichst: Auf einer CPU nutzt PyTorch
 # `torch.get_num_threads()` Threads (einen in den Tests des Kurses, wo `OMP_NUM_THREADS=1` gilt),
 # während XLA seinen eigenen Thread-Pool betreibt. Ein Verhältnis weit weg von 1 bedeutet auf einer CPU
-# meist andere Thread-Zahlen oder einen anderen BLAS-Kernel, kein besseres Framework. Auf einer GPU
-# rufen beide cuBLAS auf und liegen typischerweise wenige Prozent auseinander.
+# meist andere Thread-Zahlen oder einen anderen Kernel, kein besseres Framework. Auf einer GPU prüf
+# auch die Genauigkeit: Ab Ampere (A100, H100) rechnet die float32-Matrixmultiplikation von JAX
+# standardmäßig in TF32, die von PyTorch nicht (`torch.backends.cuda.matmul.allow_tf32` ist False);
+# JAX kann dann mehrfach schneller aussehen. Vergleiche Gleiches mit Gleichem: `precision="highest"`
+# in JAX oder TF32 in PyTorch eingeschaltet. Eine T4 hat kein TF32.
 
 # %% [markdown] lang="en"
 # ### What you should see
 #
 # | profile | sharding | compile vs. run | bf16 vs. float32 | JAX vs. PyTorch |
 # |---|---|---|---|---|
-# | CPU (laptop, CI) | 8 simulated CPU devices, all asserts on them | compiling ≈ tens of runs of the small MLP | bf16 often *slower* (XLA CPU) | on the CPU; ratio set by threads |
-# | Colab T4 | 8 simulated CPU devices | compile ≈ 100s of ms, a run ≈ ms | float32 and bf16 (T4: no fast bf16, lesson 03) | on the GPU, both cuBLAS |
+# | CPU (laptop, CI) | 8 simulated CPU devices, all asserts on them | compiling ≈ 20–40 runs of the 256-wide MLP (2-core CI machine) | bf16 about as fast as float32 or slower (XLA's CPU backend) | on the CPU; the ratio follows the threads |
+# | Colab T4 | 8 simulated CPU devices | compiling costs many runs of the 2048-wide MLP | bf16 slower: a T4 has no fast bf16 (lesson 03) | on the GPU, both through cuBLAS |
 # | Kaggle T4 x2 | 8 simulated CPU devices | as Colab T4 | as Colab T4 | on GPU 0 |
-# | Colab TPU v5e-1 | 8 simulated CPU devices (the TPU has one) | compile can take seconds | default float32 error near bf16's; bf16 fast | on the TPU if `torch_xla` works, in bf16 |
+# | Colab TPU v5e-1 | 8 simulated CPU devices (the TPU has one) | compiling costs many runs | default float32 error near bf16's; bf16 faster than float32 | on the CPU: JAX holds the TPU |
 # | Kaggle TPU v5e-8 | the 8 TPU devices | as v5e-1 | as v5e-1 | as v5e-1 |
 #
 # *Hardware facts as of November 2026 (sources in sections 3, 5 and 6). Times differ between runs;
@@ -1139,10 +1154,10 @@ assert same, "JAX and PyTorch computed different products"
 #
 # | Profil | Sharding | Kompilieren vs. Laufen | bf16 vs. float32 | JAX vs. PyTorch |
 # |---|---|---|---|---|
-# | CPU (Laptop, CI) | 8 simulierte CPU-Geräte, alle Asserts darauf | Kompilieren ≈ einige Dutzend Läufe des kleinen MLP | bf16 oft *langsamer* (XLA auf der CPU) | auf der CPU; Verhältnis hängt an den Threads |
-# | Colab T4 | 8 simulierte CPU-Geräte | Kompilieren ≈ einige 100 ms, ein Lauf ≈ ms | float32 und bf16 (T4: kein schnelles bf16, Lektion 03) | auf der GPU, beide mit cuBLAS |
+# | CPU (Laptop, CI) | 8 simulierte CPU-Geräte, alle Asserts darauf | Kompilieren ≈ 20–40 Läufe des 256 breiten MLP (CI-Maschine mit 2 Kernen) | bf16 etwa so schnell wie float32 oder langsamer (CPU-Backend von XLA) | auf der CPU; das Verhältnis folgt den Threads |
+# | Colab T4 | 8 simulierte CPU-Geräte | Kompilieren kostet viele Läufe des 2048 breiten MLP | bf16 langsamer: Eine T4 hat kein schnelles bf16 (Lektion 03) | auf der GPU, beide über cuBLAS |
 # | Kaggle T4 x2 | 8 simulierte CPU-Geräte | wie Colab T4 | wie Colab T4 | auf GPU 0 |
-# | Colab TPU v5e-1 | 8 simulierte CPU-Geräte (die TPU hat eins) | Kompilieren kann Sekunden dauern | float32-Standardfehler nahe bei bf16; bf16 schnell | auf der TPU, wenn `torch_xla` funktioniert, in bf16 |
+# | Colab TPU v5e-1 | 8 simulierte CPU-Geräte (die TPU hat eins) | Kompilieren kostet viele Läufe | float32-Standardfehler nahe bei bf16; bf16 schneller als float32 | auf der CPU: JAX hält die TPU |
 # | Kaggle TPU v5e-8 | die 8 TPU-Geräte | wie v5e-1 | wie v5e-1 | wie v5e-1 |
 #
 # *Hardware-Angaben mit Stand November 2026 (Quellen in den Abschnitten 3, 5 und 6). Zeiten schwanken
