@@ -207,6 +207,7 @@ assert (first == again).all() and not (first == other).all()
 # `jax.grad` macht aus einer Funktion ihre Gradientenfunktion. Hier für einen mittleren quadratischen
 # Fehler, geprüft gegen die Formel und gegen Autograd von PyTorch:
 
+
 # %%
 def mse(w, x, y):
     return jnp.mean((x @ w - y) ** 2)
@@ -262,6 +263,7 @@ assert np.allclose(out_3, np.tanh(3 * np.asarray(v)), rtol=1e-5, atol=1e-6)
 # `jax.vmap` nimmt eine Funktion, die für **ein** Beispiel geschrieben ist, und gibt eine für einen
 # Batch zurück. `in_axes` sagt, welches Argument die Batch-Dimension hat (`None`: für alle Beispiele
 # gleich, wie die Gewichte):
+
 
 # %%
 def predict(weights, example):  # example: one vector of 4 features
@@ -534,7 +536,10 @@ mesh = jax.make_mesh(
 )
 MESH_TOL = tolerance(devices[0].platform)
 print(mesh)
-print(tr("device ids in the mesh:", "Geräte-IDs im Mesh:"), np.vectorize(lambda d: d.id)(mesh.devices).tolist())
+print(
+    tr("device ids in the mesh:", "Geräte-IDs im Mesh:"),
+    np.vectorize(lambda d: d.id)(mesh.devices).tolist(),
+)
 if devices[0].platform == "cpu" and backend != "cpu":
     print(tr(f"This machine's {backend.upper()} has {len(jax.devices())} device(s): the mesh uses "
              "8 simulated CPU devices. On Kaggle's TPU v5e-8 the same code uses the 8 TPU devices.",
@@ -580,8 +585,10 @@ assert np.array_equal(rebuilt, M) and np.array_equal(np.asarray(M_sharded), M)
 # `P("data", None)` halten die beiden Geräte entlang `model` denselben Block. Die Tabelle zählt für
 # jede Spec die Blockform, die Zahl verschiedener Blöcke und die Kopien von jedem:
 
+
 # %%
-def spec_text(spec) -> str:  # the same in every JAX version (0.10 prints P(...), 0.7 PartitionSpec(...))
+def spec_text(spec) -> str:
+    """P('data', None) in every JAX version (0.7 prints PartitionSpec(...))."""
     return "P(" + ", ".join(repr(entry) for entry in spec) + ")"
 
 
@@ -597,7 +604,9 @@ for spec, (block, different) in expected.items():
     placed = jax.device_put(M, NamedSharding(mesh, spec))
     spans = {tuple((s.start, s.stop) for s in shard.index) for shard in placed.addressable_shards}
     copies = len(placed.addressable_shards) // len(spans)
-    print(f"{spec_text(spec):28} {str(placed.sharding.shard_shape(M.shape)):9} {len(spans):<7} {copies}")
+    print(
+        f"{spec_text(spec):28} {str(placed.sharding.shard_shape(M.shape)):9} {len(spans):<7} {copies}"
+    )
     assert {s.data.shape for s in placed.addressable_shards} == {block} and len(spans) == different
     assert len(spans) * copies == 8 and np.array_equal(np.asarray(placed), M)
 jaxcompat.show_layout(jax.device_put(M, NamedSharding(mesh, P("data", None))))
@@ -724,6 +733,7 @@ assert np.allclose(C_explicit, C_single, **MESH_TOL)
 # gewöhnlichen Trainingsschritt für diese Aufteilung. Jedes Gerät rechnet den Gradienten seines Teils
 # des Batches; der Compiler fügt das All-Reduce ein, das sie mittelt. Der Schritt unten ist genau so
 # geschrieben wie für ein Gerät:
+
 
 # %%
 def init_params(key, features=16, hidden=32, outputs=4):
@@ -975,6 +985,7 @@ print(tr(f"bf16 is {num(ratio, '.2f')}× as fast as float32 here ({backend}).",
 # Kompilierung (Abschnitt 2). Das Gegenmittel bei Daten wechselnder Länge: **auf wenige feste Größen
 # auffüllen** („Buckets“) und das Aufgefüllte maskieren:
 
+
 # %%
 def bucket(length: int, multiple: int = 128) -> int:
     return -(-length // multiple) * multiple  # round up to the next multiple
@@ -1003,9 +1014,14 @@ start = time.perf_counter()
 exact_means = [float(mean_exact(s)) for s in sequences]
 seconds["exact"] = time.perf_counter() - start
 start = time.perf_counter()
-padded_means = [float(mean_masked(np.pad(s, (0, bucket(len(s)) - len(s))), len(s))) for s in sequences]
+padded_means = [
+    float(mean_masked(np.pad(s, (0, bucket(len(s)) - len(s))), len(s))) for s in sequences
+]
 seconds["bucketed"] = time.perf_counter() - start
-labels = {"exact": tr("exact lengths", "exakte Längen"), "bucketed": tr("padded to buckets", "auf Buckets aufgefüllt")}
+labels = {
+    "exact": tr("exact lengths", "exakte Längen"),
+    "bucketed": tr("padded to buckets", "auf Buckets aufgefüllt"),
+}
 for way in compiles:
     print(tr(f"{labels[way]:22}: {compiles[way]:2} compilations, {num(seconds[way], '.2f')} s for 30 sequences",
              f"{labels[way]:22}: {compiles[way]:2} Kompilierungen, {num(seconds[way], '.2f')} s für 30 Sequenzen"))  # fmt: skip
@@ -1055,14 +1071,20 @@ a_host = rng.standard_normal((size, size), dtype=np.float32)
 a_jax = jax.device_put(a_host, jax_device)
 a_torch = torch.from_numpy(a_host).to(torch_device)
 
-jax_run = bench.measure(jax.jit(jnp.matmul), a_jax, a_jax, flops=2 * size**3, dtype=jnp.float32, name="JAX")
-torch_run = bench.measure(torch.matmul, a_torch, a_torch, flops=2 * size**3, dtype=torch.float32, name="PyTorch")
+jax_run = bench.measure(
+    jax.jit(jnp.matmul), a_jax, a_jax, flops=2 * size**3, dtype=jnp.float32, name="JAX"
+)
+torch_run = bench.measure(
+    torch.matmul, a_torch, a_torch, flops=2 * size**3, dtype=torch.float32, name="PyTorch"
+)
 print(jax_run, torch_run, sep="\n")
 print(tr(f"On the {where}, n = {size}, float32: PyTorch takes {num(torch_run.median / jax_run.median, '.2f')}× "
          "the time of JAX.",
          f"Auf der {where}, n = {size}, float32: PyTorch braucht das "
          f"{num(torch_run.median / jax_run.median, '.2f')}-Fache der Zeit von JAX."))  # fmt: skip
-same = np.allclose(np.asarray(a_jax @ a_jax), (a_torch @ a_torch).cpu().numpy(), **tolerance(jax_device.platform))
+same = np.allclose(
+    np.asarray(a_jax @ a_jax), (a_torch @ a_torch).cpu().numpy(), **tolerance(jax_device.platform)
+)
 assert same, "JAX and PyTorch computed different products"
 assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GPU" else "cpu")
 
