@@ -94,8 +94,8 @@
 #
 # Hat in diesem Kernel schon vorher etwas mit JAX gerechnet? Dann ist JAX bereits mit einem
 # CPU-Gerät gestartet und bleibt dabei, bis der Kernel neu startet; die Zelle sagt dir das und wie du
-# neu startest. Auf einer Maschine mit GPU oder TPU bleibt der Beschleuniger das Standardgerät von JAX; die
-# simulierten Geräte gehören zum CPU-Backend, `jax.devices("cpu")`.
+# neu startest. Auf einer Maschine mit GPU oder TPU bleibt der Beschleuniger das Standardgerät von
+# JAX; die simulierten Geräte gehören zum CPU-Backend, `jax.devices("cpu")`.
 
 # %%
 import jax
@@ -286,6 +286,8 @@ assert batched.shape == (6, 3) and np.allclose(batched, looped, **TOL)
 # course's timer (lesson 01), which waits for the result and reports the median of many calls.
 
 # %% [markdown] lang="de"
+# ## 2. Kompilierzeit und Laufzeit
+#
 # `jax.jit(f)` kompiliert noch nichts. Der erste Aufruf traced und kompiliert, spätere Aufrufe mit
 # denselben Formen und Datentypen benutzen das kompilierte Programm wieder. Die Ahead-of-time-API
 # trennt die Schritte, sodass sich jeder einzeln messen lässt: `.lower(args)` traced, `.compile()`
@@ -898,8 +900,8 @@ assert np.allclose(C_by_hand, C_single, **MESH_TOL)
 # in float32 aufsummiert. Ihr Datenblatt nennt gar keinen float32-Spitzenwert. Eine
 # float32-Matrixmultiplikation funktioniert trotzdem: Mit der Standardgenauigkeit von JAX rechnet die
 # TPU die Eingaben in bf16-Durchgängen; `precision="highest"` verlangt volles float32, zum mehrfachen
-# Preis. Auf einer CPU ist der Standard exaktes float32. Die Zelle misst den relativen Fehler jeder Variante
-# gegen eine float64-Referenz auf dieser Maschine:
+# Preis. Auf einer CPU ist der Standard exaktes float32. Die Zelle misst den relativen Fehler jeder
+# Variante gegen eine float64-Referenz auf dieser Maschine:
 
 # %%
 rng = np.random.default_rng(0)
