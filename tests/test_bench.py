@@ -34,7 +34,6 @@ def test_numpy_matmul_with_flops_and_peak():
     assert m.n >= 5 and m.number >= 1 and m.median > 0
     assert sum(m.times) * m.number >= 0.05
     assert m.flops_per_second == pytest.approx(2 * 128**3 / m.median)
-    assert m.median * m.number >= 0.02 * 0.5  # blocks long enough to hide the timer
     assert "median" in str(m) and "GFLOP/s" in str(m)
 
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
-from utils import i18n
-from utils.checks import (
+torch = pytest.importorskip("torch")  # the Python 3.13 check of test-compat has no torch
+
+from utils import i18n  # noqa: E402
+from utils.checks import (  # noqa: E402
     ERROR,
     NOT_ATTEMPTED,
     NOT_CHECKED,

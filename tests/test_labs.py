@@ -18,12 +18,13 @@ from typing import Any
 import nbformat
 import numpy as np
 import pytest
-import torch
 
-from tests.labcase import Case
-from utils import i18n
-from utils.checks import ERROR, NOT_ATTEMPTED, PASSED, WRONG, ____
-from utils.grade import grade_notebook
+torch = pytest.importorskip("torch")  # the Python 3.13 check of test-compat has no torch
+
+from tests.labcase import Case  # noqa: E402
+from utils import i18n  # noqa: E402
+from utils.checks import ERROR, NOT_ATTEMPTED, PASSED, WRONG, ____  # noqa: E402
+from utils.grade import grade_notebook  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = sorted(p.stem for p in (ROOT / "labs/src").glob("[0-9][0-9]_*.py"))
