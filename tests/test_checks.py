@@ -33,14 +33,6 @@ from utils.checks import (  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def english():
-    before = i18n.get_language()
-    i18n.set_language("en")
-    yield
-    i18n.set_language(before)
-
-
 def square_test(answer, rng):
     """A tiny exercise: `answer(x)` must return x squared, tried on random x."""
     for _ in range(5):

@@ -16,14 +16,6 @@ from utils import devices, i18n, nvsmi  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def english():
-    before = i18n.get_language()
-    i18n.set_language("en")
-    yield
-    i18n.set_language(before)
-
-
 def pretend(monkeypatch, kind: str | None, count: int = 1) -> None:
     """Let torch.accelerator report `count` devices of `kind` (None: no accelerator)."""
     monkeypatch.setattr(torch.accelerator, "is_available", lambda: kind is not None)

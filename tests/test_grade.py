@@ -13,7 +13,6 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from utils import i18n
 from utils.grade import _notebooks, grade_notebook, main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,14 +26,6 @@ from utils.checks import Lab
 lab = Lab("00", ("Tiny", "Winzig"))
 q1 = lab.exercise("one", ("One", "Eins"), 1, lambda answer, rng: None, ("h", "h"), ("s", "s"))
 q1.check(1)"""
-
-
-@pytest.fixture(autouse=True)
-def english():
-    before = i18n.get_language()
-    i18n.set_language("en")
-    yield
-    i18n.set_language(before)
 
 
 def notebook(*sources: str, number: str | None = "00") -> nbformat.NotebookNode:

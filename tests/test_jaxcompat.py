@@ -22,14 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("jax")
 
 
-@pytest.fixture(autouse=True)
-def english():
-    before = i18n.get_language()
-    i18n.set_language("en")
-    yield
-    i18n.set_language(before)
-
-
 def run_fresh(code: str, lang: str = "en") -> dict:
     """Run `code` in a new Python (a fresh JAX); it prints one JSON line last."""
     prelude = f"import sys; sys.path.insert(0, {str(ROOT)!r})\nfrom utils import i18n\ni18n.set_language({lang!r})\n"

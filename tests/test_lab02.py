@@ -11,17 +11,8 @@ pytest.importorskip("torch")
 
 from tests import cases_lab02 as cases  # noqa: E402
 from tests import test_labs as labs  # noqa: E402 -- its helpers; its tests are not collected here
-from utils import i18n  # noqa: E402
 from utils.bench import measure  # noqa: E402
 from utils.checks import PASSED, WRONG  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def english():
-    before = i18n.get_language()
-    i18n.set_language("en")
-    yield
-    i18n.set_language(before)
 
 
 def test_every_exercise_of_lab_02_has_cases():

@@ -20,7 +20,6 @@ import nbformat
 import pytest
 
 import tests.cases_lab04 as cases  # asks JAX for 8 CPU devices, at collection time
-from utils import i18n
 from utils.checks import PASSED, WRONG
 
 jax = pytest.importorskip("jax")
@@ -35,14 +34,6 @@ def checks_namespace() -> dict:
         if "checks" in cell.metadata.get("tags", []):
             exec(compile(cell.source, "<lab 04 checks>", "exec"), namespace)
     return namespace
-
-
-@pytest.fixture(autouse=True)
-def english():
-    before = i18n.get_language()
-    i18n.set_language("en")
-    yield
-    i18n.set_language(before)
 
 
 def test_the_checks_run_on_eight_devices():

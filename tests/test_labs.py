@@ -42,14 +42,6 @@ def load_lab(stem: str, lang: str = "en") -> dict[str, Any]:
     return namespace
 
 
-@pytest.fixture(autouse=True)
-def english():
-    before = i18n.get_language()
-    i18n.set_language("en")
-    yield
-    i18n.set_language(before)
-
-
 # --- answers a learner might give ----------------------------------------------------------------
 
 

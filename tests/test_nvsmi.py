@@ -10,14 +10,6 @@ from utils import i18n, nvsmi
 CSV = "0, Tesla T4, 15360, 0, 0, 45, 9.80, 550.54.15\n1, Tesla T4, 15360, 3, 7, 47, 27.31, 550.54.15\n"
 
 
-@pytest.fixture(autouse=True)
-def english():
-    before = i18n.get_language()
-    i18n.set_language("en")
-    yield
-    i18n.set_language(before)
-
-
 def fake_smi(tmp_path, body: str) -> str:
     path = tmp_path / "nvidia-smi"
     path.write_text(f"#!{sys.executable}\nimport sys, time\n{body}\n")

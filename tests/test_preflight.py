@@ -17,14 +17,6 @@ CPU_BF16 = CPU("AMD EPYC", 2, frozenset({"avx512_bf16"}))
 CPU_PLAIN = CPU("Old CPU", 4, frozenset({"avx2"}))
 
 
-@pytest.fixture(autouse=True)
-def english():
-    before = i18n.get_language()
-    i18n.set_language("en")
-    yield
-    i18n.set_language(before)
-
-
 def hw_with(torch=None, jax=None, cpu=CPU_BF16) -> Hardware:
     gpus, problems = hardware.detect_cuda(torch)
     tpu, _ = hardware.detect_tpu(jax)
