@@ -61,6 +61,13 @@ def bare_remote(tmp_path_factory) -> Path:
     return bare
 
 
+def folder(tmp_path: Path, name: str) -> Path:
+    """An empty working folder, as /content on Colab or /kaggle/working on Kaggle."""
+    path = tmp_path / name
+    path.mkdir()
+    return path
+
+
 def run_cell(
     tmp_path: Path, cwd: Path, env: dict[str, str], colab: bool = False, source: str | None = None
 ):
@@ -111,8 +118,7 @@ def test_german_notebook_speaks_german(tmp_path):
 
 
 def test_colab_clones_the_configured_branch(tmp_path, bare_remote):
-    content = tmp_path / "content"
-    content.mkdir()
+    content = folder(tmp_path, "content")
     env = {"COURSE_REMOTE_URL": f"file://{bare_remote}", "COLAB_RELEASE_TAG": "release-colab"}
     shown, _, _ = run_cell(tmp_path, content, env, colab=True)
     assert shown.startswith("Platform: Colab · ")
@@ -139,8 +145,7 @@ def test_kaggle_uses_an_attached_copy(tmp_path):
         ROOT / "utils", attached / "utils", ignore=shutil.ignore_patterns("__pycache__")
     )
     shutil.copy(ROOT / "course.toml", attached)
-    working = tmp_path / "working"
-    working.mkdir()
+    working = folder(tmp_path, "working")
     env = {
         "KAGGLE_KERNEL_RUN_TYPE": "Interactive",
         "COLAB_RELEASE_TAG": "set-on-kaggle-too",
@@ -153,8 +158,7 @@ def test_kaggle_uses_an_attached_copy(tmp_path):
 
 
 def test_kaggle_with_internet_clones(tmp_path, bare_remote):
-    working = tmp_path / "working"
-    working.mkdir()
+    working = folder(tmp_path, "working")
     env = {
         "KAGGLE_KERNEL_RUN_TYPE": "Batch",
         "COURSE_KAGGLE_INPUT": str(tmp_path / "empty"),
@@ -166,8 +170,7 @@ def test_kaggle_with_internet_clones(tmp_path, bare_remote):
 
 @pytest.mark.parametrize("language", ["en", "de"])
 def test_kaggle_offline_explains_what_to_do(tmp_path, language):
-    working = tmp_path / "working"
-    working.mkdir()
+    working = folder(tmp_path, "working")
     env = {
         "KAGGLE_KERNEL_RUN_TYPE": "Interactive",
         "COURSE_KAGGLE_INPUT": str(tmp_path / "empty"),
@@ -185,8 +188,7 @@ def test_kaggle_offline_explains_what_to_do(tmp_path, language):
 
 
 def test_failed_clone_elsewhere_names_repository_and_retry(tmp_path):
-    content = tmp_path / "content"
-    content.mkdir()
+    content = folder(tmp_path, "content")
     start = time.perf_counter()
     shown, _, _ = run_cell(
         tmp_path, content, {"COURSE_REMOTE_URL": f"file://{tmp_path}/missing.git"}, colab=True

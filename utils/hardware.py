@@ -93,6 +93,13 @@ class Hardware:
 # --- CPU -------------------------------------------------------------------------------
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (a container or taskset can allow fewer than the machine has)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def detect_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> CPU:
     model, flags = _platform.processor() or _platform.machine(), frozenset()
     try:
@@ -107,8 +114,8 @@ def detect_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> CPU:
                 break
     except OSError:
         pass  # macOS, Windows: no /proc
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return CPU(model=model or "unknown", cores=cores or 1, flags=flags)
+    cores = usable_cores()
+    return CPU(model=model or "unknown", cores=cores, flags=flags)
 
 
 def blas_info() -> list[dict]:
@@ -217,7 +224,7 @@ def quick_accelerator(
         return f"GPU: {len(models)} × {' + '.join(sorted(set(models)))}"
     if sys.platform == "darwin" and _platform.machine() == "arm64":
         return "Apple GPU (MPS)"
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = usable_cores()
     return f"CPU ({cores} " + tr("cores", "Kerne") + ")"
 
 
