@@ -12,3 +12,4 @@ class Case:
     wrong: list  # (answer, the key of the feedback it must get)
     raising: Any  # an answer that raises on the way
     raising_line: str  # the learner's line the explanation must show
+    timing: bool = False  # the check times the answer: its verdicts are also tested under load

@@ -15,7 +15,6 @@ block's `# STARTER:` lines.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -23,6 +22,9 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from utils.sources import resolve_language, solution_version, student_version  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("en", "de")
@@ -34,11 +36,6 @@ LEVELS = {
 }
 COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 KAGGLE_BADGE = "https://kaggle.com/static/images/open-in-kaggle.svg"
-SOLUTION_BLOCK = re.compile(
-    r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[^\n]*\n(?P<body>.*?)^[ \t]*### END SOLUTION[^\n]*(\n|$)",
-    re.DOTALL | re.MULTILINE,
-)
-STARTER_LINE = re.compile(r"^[ \t]*# STARTER: ?(?P<code>.*)$", re.MULTILINE)
 
 
 # --- configuration -----------------------------------------------------------------------------
@@ -100,36 +97,12 @@ def find_sources(root: Path = ROOT) -> list[Source]:
 
 def setup_cell(lang: str, location: Location, root: Path = ROOT) -> str:
     template = (root / "tools/setup_cell.py").read_text().strip()
-    return (
+    return resolve_language(
         template.replace("@LANGUAGE@", lang)
         .replace("@REPO@", location.repo)
-        .replace("@BRANCH@", location.branch)
+        .replace("@BRANCH@", location.branch),
+        lang,
     )
-
-
-def student_version(code: str) -> str:
-    """Replace each solution block by `# YOUR CODE HERE` and its starter lines."""
-
-    def starter(match: re.Match) -> str:
-        indent = match["indent"]
-        lines = [f"{indent}# YOUR CODE HERE"]
-        lines += [indent + m["code"] for m in STARTER_LINE.finditer(match["body"])]
-        return "\n".join(lines) + "\n"
-
-    student = SOLUTION_BLOCK.sub(starter, code)
-    if STARTER_LINE.search(student):
-        raise ValueError(f"a '# STARTER:' line outside a solution block:\n{code}")
-    return student
-
-
-def solution_version(code: str) -> str:
-    """Drop the markers and the starter lines, keep the solution."""
-
-    def keep(match: re.Match) -> str:
-        lines = match["body"].splitlines(keepends=True)
-        return "".join(line for line in lines if not STARTER_LINE.match(line))
-
-    return SOLUTION_BLOCK.sub(keep, code)
 
 
 def title_cell(source: Source, meta: dict, lang: str, variant: str, location: Location) -> str:
@@ -183,7 +156,10 @@ def build(source: Source, lang: str, variant: str, location: Location, root: Pat
         else:
             code = cell.source
             if source.kind == "lab":
-                code = student_version(code) if variant == "student" else solution_version(code)
+                code = (
+                    student_version(code, lang) if variant == "student" else solution_version(code)
+                )
+            code = resolve_language(code, lang)
             cells.append(nbformat.v4.new_code_cell(code, metadata=metadata))
     for i, cell in enumerate(cells):
         cell["id"] = f"{lang}-{i:03d}"  # deterministic ids: rebuilding changes nothing

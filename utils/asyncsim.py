@@ -7,13 +7,80 @@ It makes the asynchronous-timing trap visible (and testable) on a machine withou
     device.synchronize()       # waits until all queued work is done, like torch.cuda.synchronize()
 
 The first call also "compiles" (like jax.jit or cuBLAS picking a kernel), so timing the first
-call is wrong too.  The work is simulated with sleep, so it costs no CPU.
+call is wrong too.  Queued work runs "on the device" while the host goes on, and finishes in
+order, as on a GPU.
+
+On its own the device waits in real time (`time.sleep`, no CPU used).  A lab check gives it a
+`VirtualClock` instead and runs the learner's timer inside `virtual_time(clock)`: there the clocks
+a timer reads (`time.perf_counter`, `time.time`, `time.monotonic`, their `_ns` forms) and
+`time.sleep` read and advance simulated time only, so a verdict depends on what the timer does
+(sync or not, warm-up or not, divide by the count or not), never on how busy the machine is.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
+
+_REAL = {
+    name: getattr(time, name)
+    for name in ("perf_counter", "time", "monotonic", "perf_counter_ns", "time_ns", "monotonic_ns")
+}
+_REAL_SLEEP = time.sleep
+
+
+@dataclass
+class VirtualClock:
+    """Simulated seconds: they pass only when something calls `advance`."""
+
+    now: float = 1000.0  # not 0, so that a timer that forgets to subtract its start shows
+
+    def advance(self, seconds: float) -> None:
+        self.now += max(0.0, seconds)
+
+    def read(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(seconds)
+
+
+@contextlib.contextmanager
+def virtual_time(clock: VirtualClock, *functions: Any) -> Iterator[VirtualClock]:
+    """Make the `time` module's clocks and `sleep` use `clock` while the block runs.
+
+    Pass the learner's functions: names in their globals that are the real clocks (a
+    `from time import perf_counter`) are swapped too, and put back afterwards."""
+    fakes: dict[str, Any] = {
+        "perf_counter": clock.read,
+        "time": clock.read,
+        "monotonic": clock.read,
+        "perf_counter_ns": lambda: int(clock.read() * 1e9),
+        "time_ns": lambda: int(clock.read() * 1e9),
+        "monotonic_ns": lambda: int(clock.read() * 1e9),
+        "sleep": clock.sleep,
+    }
+    real = {**_REAL, "sleep": _REAL_SLEEP}
+    swapped: list[tuple[dict[str, Any], str, Any]] = []
+    for namespace in [vars(time), *(_globals(f) for f in functions)]:
+        for name, value in list(namespace.items()):
+            for clock_name, original in real.items():
+                if value is original:
+                    swapped.append((namespace, name, value))
+                    namespace[name] = fakes[clock_name]
+    try:
+        yield clock
+    finally:
+        for namespace, name, value in reversed(swapped):
+            namespace[name] = value
+
+
+def _globals(function: Any) -> dict[str, Any]:
+    function = getattr(function, "__func__", function)  # a bound method
+    return getattr(function, "__globals__", {})
 
 
 @dataclass
@@ -21,25 +88,37 @@ class SimulatedAccelerator:
     seconds_per_call: float = 0.002
     compile_seconds: float = 0.05
     launch_seconds: float = 0.00001  # what the host pays per call: microseconds
-    _queued: float = field(default=0.0, repr=False)
-    _compiled: bool = field(default=False, repr=False)
+    clock: VirtualClock | None = None  # None: real time
     calls: int = field(default=0, repr=False)
+    syncs: int = field(default=0, repr=False)
+    _done_at: float = field(default=0.0, repr=False)  # when the queued work will have finished
+    _compiled: bool = field(default=False, repr=False)
 
-    def matmul(self, *args) -> SimulatedAccelerator:
+    def _now(self) -> float:
+        return self.clock.read() if self.clock is not None else _REAL["perf_counter"]()
+
+    def _wait(self, seconds: float) -> None:
+        if self.clock is not None:
+            self.clock.advance(seconds)
+        elif seconds > 0:
+            _REAL_SLEEP(seconds)
+
+    def matmul(self, *args: Any) -> SimulatedAccelerator:
         """Queue one call and return immediately (the result is only a handle)."""
-        time.sleep(self.launch_seconds)
+        self._wait(self.launch_seconds)
+        work = self.seconds_per_call
         if not self._compiled:
-            self._queued += self.compile_seconds
+            work += self.compile_seconds
             self._compiled = True
-        self._queued += self.seconds_per_call
+        self._done_at = max(self._done_at, self._now()) + work
         self.calls += 1
         return self
 
-    def synchronize(self, result=None) -> None:
+    def synchronize(self, result: Any = None) -> None:
         """Wait until everything queued has run."""
-        time.sleep(self._queued)
-        self._queued = 0.0
+        self.syncs += 1
+        self._wait(self._done_at - self._now())
 
     @property
     def pending_seconds(self) -> float:
-        return self._queued
+        return max(0.0, self._done_at - self._now())

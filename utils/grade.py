@@ -17,7 +17,7 @@ Every file gets exactly one verdict line, and the run goes on with the next file
 one JSON list instead, one object per notebook in the order given:
 
     {"notebook": "anna.ipynb", "status": "graded", "verdict": "lab 00: 7/10 points",
-     "lab": "00", "score": 7, "max": 10, "cell_errors": 0, "seconds": 6.1,
+     "lab": "00", "score": 7, "max": 10, "cell_errors": 0, "seconds": 6.1, "seed": 1234,
      "exercises": [{"number": 1, "name": "device", "title": {"en": ..., "de": ...},
                     "points": 2, "max": 2, "status": "passed", "key": "ok"}, ...]}
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import secrets
 import subprocess
 import sys
 import time
@@ -43,9 +44,13 @@ from .i18n import LANGUAGES, set_language, tr
 
 COURSE = Path(__file__).resolve().parents[1]
 GRADED = "graded"
-# The grader's own last cell: it reads the scoreboard even if the learner deleted the score cell.
-REPORT_CELL = "import importlib as _grader\n_grader.import_module('utils.checks').report()"
-REPORT_TIMEOUT = 30  # seconds for that cell
+# The grader's own last cell: the course's modules afresh, every answer checked again.
+REGRADE_CELL = """\
+import sys as _grader_sys
+for _grader_name in [m for m in _grader_sys.modules if m.split(".")[0] in ("utils", "labs")]:
+    if _grader_name != "utils.blank":  # the blank in the learner's code must stay the blank
+        del _grader_sys.modules[_grader_name]
+__import__("utils.checks").checks.regrade(globals(), {lab!r}, {seed})"""
 
 
 @dataclass
@@ -59,6 +64,7 @@ class Grade:
     exercises: list[dict[str, Any]] = field(default_factory=list)
     cell_errors: int = 0  # cells that raised (the run went on)
     seconds: float = 0.0
+    seed: int | None = None  # of the grader's random inputs: the same seed gives the same score
 
     @property
     def graded(self) -> bool:
@@ -111,27 +117,6 @@ def read_notebook(path: Path) -> tuple[Any, Grade | None]:
     return nb, None
 
 
-def _restore_checks(nb: Any, course: Path) -> bool:
-    """Put back the course's own checks cells; True if the submission had changed one."""
-    import nbformat
-
-    meta = nb.metadata.get("course") or {}
-    stem, language = Path(str(meta.get("source", ""))).stem, meta.get("language")
-    reference = course / "labs" / str(language) / f"{stem}.ipynb"
-    if language not in LANGUAGES or not stem or not reference.is_file():
-        return False
-    originals = [c.source for c in nbformat.read(reference, as_version=4).cells if _is_checks(c)]
-    changed = False
-    for cell, original in zip((c for c in nb.cells if _is_checks(c)), originals, strict=False):
-        if cell.source != original:
-            cell.source, changed = original, True
-    return changed
-
-
-def _is_checks(cell: Any) -> bool:
-    return cell.cell_type == "code" and "checks" in cell.metadata.get("tags", [])
-
-
 def _working_folder(path: Path, course: Path) -> Path:
     """The notebook's folder if a course is found from there (as its setup cell looks), else ours."""
     folder = path.resolve().parent
@@ -148,7 +133,7 @@ def _working_folder(path: Path, course: Path) -> Path:
 
 @dataclass
 class Run:
-    reports: list[dict[str, Any]]  # what `utils.checks.report()` showed: one summary per lab
+    reports: list[dict[str, Any]]  # what the grader's re-check showed: one summary per lab
     cell_errors: int
     stopped_at: int | None = None  # index of the cell that ran past the time limit
     died_at: int | None = None  # index of the cell in which the kernel died
@@ -176,8 +161,8 @@ def _kernel_manager_class() -> type:
     return ThisPythonKernel
 
 
-def execute(nb: Any, cwd: Path, timeout: float, cell_timeout: float) -> Run:
-    """Run every code cell (errors don't stop it) within `timeout` seconds, then the report cell."""
+def execute(nb: Any, cwd: Path, timeout: float, cell_timeout: float, regrade: str) -> Run:
+    """Run every code cell (errors don't stop it) within `timeout` seconds, then `regrade`."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -213,9 +198,9 @@ def execute(nb: Any, cwd: Path, timeout: float, cell_timeout: float) -> Run:
                     run.died_at = index
                     return run
                 run.cell_errors += any(o.output_type == "error" for o in cell.outputs)
-            report = nbformat.v4.new_code_cell(REPORT_CELL)
+            report = nbformat.v4.new_code_cell(regrade)
             nb.cells.append(report)
-            client.timeout = REPORT_TIMEOUT
+            client.timeout = math.ceil(cell_timeout)
             client.execute_cell(report, len(nb.cells) - 1)
         except (CellTimeoutError, DeadKernelError):
             return run  # no score to be had from this kernel
@@ -244,6 +229,7 @@ def grade_notebook(
     timeout: float = 600,
     cell_timeout: float = 300,
     course: Path = COURSE,
+    seed: int | None = None,
 ) -> Grade:
     """Grade one submission; never raises for a bad one (the `Grade` says what is wrong)."""
     path = Path(path)
@@ -272,9 +258,16 @@ def grade_notebook(
             f"dieses Notebook ist aus Lab {number}, nicht aus Lab {lab}",
         )
     expected = lab or number
-    restored = _restore_checks(nb, course)
+    if expected is None:
+        return verdict(
+            "not_a_lab",
+            "the notebook does not say which lab it is: pass --lab NN",
+            "das Notebook sagt nicht, zu welchem Lab es gehört: --lab NN angeben",
+        )
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    regrade = REGRADE_CELL.format(lab=expected, seed=seed)
     try:
-        run = execute(nb, _working_folder(path, course), timeout, cell_timeout)
+        run = execute(nb, _working_folder(path, course), timeout, cell_timeout, regrade)
     except Exception as error:  # the kernel did not even start
         return verdict(
             "kernel_died",
@@ -291,7 +284,7 @@ def grade_notebook(
             f"das Notebook meldet Aufgaben aus Lab {found}, nicht aus Lab {expected}",
         )
     summary = reports[-1] if reports else None
-    scored: dict[str, Any] = {"cell_errors": run.cell_errors}
+    scored: dict[str, Any] = {"cell_errors": run.cell_errors, "seed": seed}
     if summary is not None:
         scored.update(
             lab=summary["lab"],
@@ -329,13 +322,6 @@ def grade_notebook(
             tr(
                 f"{run.cell_errors} cell(s) raised an error",
                 f"{run.cell_errors} Zelle(n) mit Fehler",
-            )
-        )
-    if restored:
-        notes.append(
-            tr(
-                "a changed checks cell was replaced by the course's",
-                "eine veränderte Prüfzelle wurde durch die des Kurses ersetzt",
             )
         )
     if meta.get("variant") == "solution":

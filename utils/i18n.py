@@ -1,12 +1,22 @@
-"""The learner's language: set once per notebook, used by every helper message.
+"""The learner's language, and the one form every bilingual message takes.
 
-Messages sit next to the code that prints them, as `tr(en=..., de=...)`, so a
-reader sees both versions in one place.
+A message is a template per language and the values it shows:
+
+    text("Median {t:.3f} ms over {n:,} runs", "Median {t:.3f} ms über {n:,} Läufe", t=0.13, n=1200)
+    # en: 'Median 0.130 ms over 1,200 runs'      de: 'Median 0,130 ms über 1.200 Läufe'
+
+`say(...)` prints the same.  Numbers are formatted for the language (`1,234.5` / `1.234,5`), so no
+message formats a number itself.  In a notebook source both templates stand side by side; the
+build keeps only the notebook's language, so a German notebook reads `say("Median {t:.3f} ms …")`.
+Write percentages as the language does: `{p:.0f}%` in English, `{p:.0f} %` in German.
 """
 
 from __future__ import annotations
 
+import numbers
 import os
+import string
+from typing import Any
 
 LANGUAGES = ("en", "de")
 NAMES = {"en": "English", "de": "Deutsch"}
@@ -32,14 +42,39 @@ def get_language() -> str:
     return _language
 
 
-def tr(en: str, de: str) -> str:
-    """The message in the current language."""
-    return de if _language == "de" else en
-
-
-def num(value: float, spec: str = "") -> str:
+def num(value: float, spec: str = "", language: str | None = None) -> str:
     """A number formatted with `spec`, with German separators in German (1.234,5 not 1,234.5)."""
     text = format(value, spec)
-    if _language == "de":
+    if (language or _language) == "de":
         text = text.translate(str.maketrans({".": ",", ",": "."}))
     return text
+
+
+class _LanguageFormatter(string.Formatter):
+    def __init__(self, language: str):
+        super().__init__()
+        self.language = language
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if isinstance(value, numbers.Number) and not isinstance(value, bool):
+            return num(value, format_spec, self.language)
+        return super().format_field(value, format_spec)
+
+
+def text(en: str, de: str | None = None, /, **values: Any) -> str:
+    """The message in the current language, its `{fields}` filled with `values`.
+
+    With one template (what a built notebook holds) it is used as it is; with two, the current
+    language picks one.  Numbers among the values get the language's separators."""
+    template = en if de is None or _language == "en" else de
+    if not values:
+        return template
+    return _LanguageFormatter(_language).format(template, **values)
+
+
+def say(en: str, de: str | None = None, /, **values: Any) -> None:
+    """Print `text(...)`: what notebook cells use to report a result."""
+    print(text(en, de, **values))
+
+
+tr = text  # the old name, while modules move to `text`; removed once none uses it

@@ -1,0 +1,1 @@
+"""The course's labs: `labs/src/` the sources, `labs/checks/` the checks of each lab."""
