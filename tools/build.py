@@ -15,7 +15,9 @@ block's `# STARTER:` lines.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
+import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +38,15 @@ LEVELS = {
 }
 COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 KAGGLE_BADGE = "https://kaggle.com/static/images/open-in-kaggle.svg"
+
+
+# The setup cell starts collapsed: JupyterLab, Colab (a form) and Kaggle each have their own key.
+SETUP_METADATA = {
+    "cellView": "form",
+    "jupyter": {"source_hidden": True},
+    "_kg_hide-input": True,
+    "tags": ["setup"],
+}
 
 
 # --- configuration -----------------------------------------------------------------------------
@@ -142,7 +153,7 @@ def build(source: Source, lang: str, variant: str, location: Location, root: Pat
     meta = text_nb.metadata["course"]
     cells = [
         nbformat.v4.new_markdown_cell(title_cell(source, meta, lang, variant, location)),
-        nbformat.v4.new_code_cell(setup_cell(lang, location, root)),
+        nbformat.v4.new_code_cell(setup_cell(lang, location, root), metadata=SETUP_METADATA),
     ]
     for cell in text_nb.cells:
         cell_lang = cell.metadata.get("lang")
@@ -265,6 +276,21 @@ def start_page(location: Location, root: Path = ROOT) -> str:
 # --- everything --------------------------------------------------------------------------------
 
 
+def ruff_formatted(notebooks: dict[Path, str]) -> dict[Path, str]:
+    """The notebooks with their code cells formatted by `ruff format` (line length 100): keeping
+    one language out of two leaves lines of other lengths than the source's."""
+    with tempfile.TemporaryDirectory() as folder:
+        names = {path: Path(folder) / f"{i:03d}.ipynb" for i, path in enumerate(notebooks)}
+        for path, name in names.items():
+            name.write_text(notebooks[path])
+        command = [sys.executable, "-m", "ruff", "format", "--quiet", "--no-cache"]
+        subprocess.run([*command, "--line-length", "100", folder], check=True)
+        return {
+            path: nbformat.writes(nbformat.reads(name.read_text(), as_version=4)) + "\n"
+            for path, name in names.items()
+        }
+
+
 def render_all(root: Path = ROOT) -> dict[Path, str]:
     """Every generated file and the text it must have."""
     location = read_location(root)
@@ -273,6 +299,7 @@ def render_all(root: Path = ROOT) -> dict[Path, str]:
         for lang in LANGS:
             for variant, path in source.outputs(lang).items():
                 files[root / path] = build(source, lang, variant, location, root)
+    files = ruff_formatted(files)
     files[root / "notebooks/start.ipynb"] = start_page(location, root)
     for readme, lang in (("README.md", "en"), ("README.de.md", "de")):
         files[root / readme] = with_table(

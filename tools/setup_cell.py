@@ -1,70 +1,105 @@
-# Setup - the same cell opens every notebook of the course. It makes the course's `utils`
-# importable: from this checkout, from a copy attached on Kaggle, or from a fresh clone.
-# It installs nothing and never touches torch, jax, numpy or ipywidgets.
+# en: @title Setup (run me first)
+# de: @title Setup (zuerst ausführen)
+# en: Makes the course's `utils` importable: from this checkout, from a copy attached on Kaggle,
+# en: or from a fresh clone. It installs nothing and never imports torch, jax or numpy.
+# de: Macht `utils` des Kurses importierbar: aus diesem Checkout, aus einer auf Kaggle
+# de: angehängten Kopie oder aus einem frischen Klon. Installiert nichts, importiert weder torch,
+# de: jax noch numpy.
 COURSE_LANGUAGE = "@LANGUAGE@"
-COURSE_REPO, COURSE_BRANCH = "@REPO@", "@BRANCH@"  # `make retarget` rewrites this line
-
+COURSE_REPO, COURSE_BRANCH = "@REPO@", "@BRANCH@"  # make retarget REPO=... BRANCH=...
 import os, subprocess, sys  # noqa: E401, I001
 from pathlib import Path
 
 
-def _is_course(folder):
-    return (folder / "course.toml").is_file() and (folder / "utils" / "__init__.py").is_file()
+class CourseNotLoaded(Exception):
+    # en: IPython shows this instead of a traceback, and "Run all" stops here.
+    # de: IPython zeigt das statt eines Tracebacks, und „Alle ausführen“ hält hier an.
+    def _render_traceback_(self):
+        return [str(self)]
+
+
+def _clone_failure(said, url):  # en: git's words → the reason | de: gits Worte → der Grund
+    reasons = [
+        (
+            ("ssh:", "permission denied", "host key verification", "cannot run ssh"),
+            text(
+                "the ssh address needs a key: use the https:// address",
+                "die ssh-Adresse braucht einen Schlüssel: nimm die https://-Adresse",
+            ),
+        ),
+        (
+            ("could not resolve host", "failed to connect", "network is unreachable", "timed out"),
+            text(
+                "the server cannot be reached (no internet connection?)",
+                "der Server ist nicht erreichbar (keine Internetverbindung?)",
+            ),
+        ),
+        (
+            ("not found", "does not exist", "not a git repository", "could not read from remote"),
+            text(
+                f"no repository with a branch {COURSE_BRANCH} was found at {url}",
+                f"unter {url} wurde kein Repository mit dem Branch {COURSE_BRANCH} gefunden",
+            ),
+        ),
+    ]
+    lower = said.lower()
+    reason = next((r for keys, r in reasons if any(k in lower for k in keys)), None)
+    lines = said.splitlines()
+    first = [line for p in ("ssh:", "fatal:", "error:") for line in lines if line.startswith(p)]
+    return reason or text("git failed", "git ist gescheitert"), (first or [said.strip()])[0]
 
 
 def _find_course():
-    """Return (folder, None) or (None, why not)."""
     here = Path.cwd()
     for folder in (here, *here.parents, here / COURSE_REPO.split("/")[1]):
-        if _is_course(folder):
-            return folder, None
-    if os.environ.get("KAGGLE_KERNEL_RUN_TYPE"):  # a copy attached with "Add Input"?
+        if (folder / "course.toml").is_file() and (folder / "utils" / "__init__.py").is_file():
+            return folder
+    if os.environ.get(
+        "KAGGLE_KERNEL_RUN_TYPE"
+    ):  # en: attached (Add Input)? | de: angehängt (Add Input)?
         attached = Path(os.environ.get("COURSE_KAGGLE_INPUT", "/kaggle/input"))
-        for pattern in ("*/course.toml", "*/*/course.toml"):
-            for toml in sorted(attached.glob(pattern)):
-                return toml.parent, None
+        for toml in sorted([*attached.glob("*/course.toml"), *attached.glob("*/*/course.toml")]):
+            return toml.parent
     url = os.environ.get("COURSE_REMOTE_URL", f"https://github.com/{COURSE_REPO}.git")
     target = here / COURSE_REPO.split("/")[1]
     clone = ["git", "clone", "-q", "--depth=1", "-b", COURSE_BRANCH, url, str(target)]
-    try:
-        quiet_git = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never wait for a password
-        subprocess.run(
-            clone, check=True, capture_output=True, text=True, timeout=180, env=quiet_git
+    try:  # en: never wait for a password | de: nie auf ein Passwort warten
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
+        subprocess.run(clone, check=True, capture_output=True, text=True, timeout=120, env=env)
+    except subprocess.CalledProcessError as err:
+        reason, said = _clone_failure(err.stderr or "", url)
+    except subprocess.TimeoutExpired:
+        reason, said = text("the clone took over 2 minutes", "der Klon dauerte über 2 Minuten"), url
+    except OSError as err:
+        reason, said = text("git is not installed", "git ist nicht installiert"), str(err)
+    else:
+        return target
+    what_to_do = text(
+        "Check the internet connection and the repository, then run this cell again.",
+        "Prüf die Internetverbindung und das Repository und führ diese Zelle dann noch einmal aus.",
+    )
+    if os.environ.get("KAGGLE_KERNEL_RUN_TYPE"):
+        what_to_do = text(
+            "On Kaggle: turn on Session options → Internet in the right-hand panel (your account\n"
+            "must be phone-verified for that), or attach the course as a dataset (Add Input);\n"
+            "then run this cell again.",
+            "Auf Kaggle: Schalte rechts Session options → Internet ein (dafür muss dein Konto per\n"
+            "Telefon verifiziert sein) oder häng den Kurs als Dataset an (Add Input); führ diese\n"
+            "Zelle dann noch einmal aus.",
         )
-    except (OSError, subprocess.SubprocessError) as err:
-        said = (getattr(err, "stderr", None) or str(err)).strip().splitlines()
-        return None, said[-1] if said else type(err).__name__
-    return target, None
+    raise CourseNotLoaded(
+        text("Could not load the course: ", "Der Kurs konnte nicht geladen werden: ")
+        + f"{reason}.\n  git: {said}\n{what_to_do}"
+    )
 
 
-_course, _why = _find_course()
-if _course is None:
-    _help = {
-        "en": (
-            f"Could not load the course ({_why}).",
-            "This Kaggle notebook cannot reach GitHub. Either:\n"
-            "  1. turn on Session options → Internet in the right-hand panel (your Kaggle account\n"
-            "     must be phone-verified for that) and run this cell again, or\n"
-            "  2. attach the course as a dataset (Add Input) and run this cell again.",
-            f"Check the internet connection and the repository {COURSE_REPO} "
-            f"(branch {COURSE_BRANCH}), then run this cell again.",
-        ),
-        "de": (
-            f"Der Kurs konnte nicht geladen werden ({_why}).",
-            "Dieses Kaggle-Notebook erreicht GitHub nicht. Entweder:\n"
-            "  1. rechts Session options → Internet einschalten (dafür muss das Kaggle-Konto per\n"
-            "     Telefon verifiziert sein) und diese Zelle noch einmal ausführen, oder\n"
-            "  2. den Kurs als Dataset anhängen (Add Input) und diese Zelle noch einmal ausführen.",
-            f"Internetverbindung und Repository {COURSE_REPO} (Branch {COURSE_BRANCH}) prüfen, "
-            "dann diese Zelle noch einmal ausführen.",
-        ),
-    }[COURSE_LANGUAGE]
-    print(_help[0], _help[1] if os.environ.get("KAGGLE_KERNEL_RUN_TYPE") else _help[2], sep="\n")
-else:
-    if str(_course) not in sys.path:
-        sys.path.insert(0, str(_course))
-    if not str(getattr(sys.modules.get("utils"), "__file__", "")).startswith(str(_course)):
-        sys.modules.pop("utils", None)  # another package called `utils` was imported first
-    import utils
+_course = _find_course()
+if str(_course) not in sys.path:
+    sys.path.insert(0, str(_course))
+if not str(getattr(sys.modules.get("utils"), "__file__", "")).startswith(str(_course)):
+    sys.modules.pop(
+        "utils", None
+    )  # en: another `utils` came first | de: ein anderes `utils` war zuerst da
+import utils  # noqa: E402
 
-    utils.start(COURSE_LANGUAGE)
+utils.start(COURSE_LANGUAGE)
