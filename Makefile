@@ -23,12 +23,15 @@ $(BIN)/.installed-%: pyproject.toml $(CONSTRAINTS)
 	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) --group $*
 	touch $@
 
+# A double-click opens a source (notebooks/src, labs/src) as a notebook (the overrides file), and
+# PYTHONPATH lets it import `utils` there, where no setup cell runs.
 lab: $(BIN)/.installed-lab
-	$(BIN)/jupyter lab --ServerApp.root_dir=. $(ROOT_OK) $(LAB_OPTIONS) notebooks/start.ipynb
+	install -D -m 644 tools/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	PYTHONPATH=$(CURDIR) $(BIN)/jupyter lab --ServerApp.root_dir=. $(ROOT_OK) $(LAB_OPTIONS) notebooks/start.ipynb
 
 test: $(BIN)/.installed-test
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check utils tools tests benchmarks
+	$(BIN)/ruff format --check .
 	$(BIN)/python tools/build.py --check
 	$(THREADS) $(BIN)/python -m pytest -n 2 tests
 	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)

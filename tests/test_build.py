@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -14,6 +15,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import build  # noqa: E402
+
+from utils import sources  # noqa: E402
+from utils.sources import read_cells  # noqa: E402
 
 BUILT = sorted(p for p in build.render_all() if p.suffix == ".ipynb" and p.name != "start.ipynb")
 
@@ -52,6 +56,14 @@ def test_a_built_notebook_without_source_is_stale(tmp_path):
     assert root / "notebooks/en/99_orphan.ipynb" in build.stale_files(root)
 
 
+SETUP_CELLS = {
+    lang: nbformat.read(ROOT / f"notebooks/{lang}/00_what_hardware.ipynb", as_version=4)
+    .cells[1]
+    .source
+    for lang in ("en", "de")
+}
+
+
 @pytest.mark.parametrize("path", BUILT, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_built_notebook_anatomy(path):
     nb = nbformat.read(path, as_version=4)
@@ -69,14 +81,44 @@ def test_built_notebook_anatomy(path):
     assert f"]({location.colab(rel)})" in title and f"]({location.kaggle(rel)})" in title
     other = "de" if lang == "en" else "en"
     assert f"{other}/{path.name})" in title
-    # Setup cell: first code cell, identical to the template for this language.
+    # Setup cell: first code cell, the same in every notebook of this language.
     code_cells = [c for c in nb.cells if c.cell_type == "code"]
-    assert code_cells[0].source == build.setup_cell(lang, location)
     assert code_cells[0] is nb.cells[1]
+    assert code_cells[0].source == SETUP_CELLS[lang]
+    assert f'COURSE_LANGUAGE = "{lang}"' in code_cells[0].source
     # Only this language's cells; no build metadata left behind.
     assert all("lang" not in c.metadata for c in nb.cells)
     # Committed without outputs (nbval runs them; outputs would go stale).
     assert all(c.outputs == [] and c.execution_count is None for c in code_cells)
+
+
+def other_language_templates(source: Path, lang: str) -> set[str]:
+    """The literal of the other language in each `say`/`text` call of a source's code cells."""
+    other = 1 if lang == "en" else 0
+    found = set()
+    for cell in read_cells(source):
+        if cell.kind != "code":
+            continue
+        code = sources._parsable(cell.source)
+        for call in sources.message_calls(ast.parse(code)):
+            mine, theirs = (ast.get_source_segment(code, a) for a in call.args[:2])
+            if mine != theirs:
+                found.add(ast.get_source_segment(code, call.args[other]))
+    return found
+
+
+@pytest.mark.parametrize("path", BUILT, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_code_cells_speak_one_language_and_stay_readable(path):
+    nb = nbformat.read(path, as_version=4)
+    lang = nb.metadata["course"]["language"]
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert not re.search(r"\btr\(", code), "a bilingual tr(...) call is left"
+    assert not re.search(r"#\s*(en|de):", code), "a language comment marker is left"
+    too_long = [line for line in code.splitlines() if len(line) > 100]
+    assert not too_long, too_long[:3]
+    source = ROOT / nb.metadata["course"]["source"]
+    leaked = [t for t in other_language_templates(source, lang) if t in code]
+    assert not leaked, leaked[:3]
 
 
 def test_languages_share_the_teaching_code():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -45,10 +46,39 @@ def square_test(answer, rng):
     return "Squared!"
 
 
+LAB_SOURCE = """\
+# ---
+# jupyter:
+#   course:
+#     title:
+#       en: Test lab
+#       de: Testlab
+# ---
+
+# %%
+def square(x):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    return x**2  # en: squared | de: quadriert
+    ### END SOLUTION
+
+
+q1.check(square)
+"""
+
+
+def new_lab(number: str) -> Lab:
+    """A lab of a course folder of its own: one source, labs/src/NN_test.py."""
+    course = Path(tempfile.mkdtemp())
+    (course / "labs/src").mkdir(parents=True)
+    (course / f"labs/src/{number}_test.py").write_text(LAB_SOURCE)
+    return Lab(number, course=course)
+
+
 def make_lab(number: str = "99") -> tuple[Lab, object]:
-    lab = Lab(number, ("Test lab", "Testlab"))
-    q1 = lab.exercise(
-        "square", ("Square", "Quadrat"), 3, square_test, ("x*x", "x*x"), ("x**2", "x**2")
+    lab = new_lab(number)
+    q1 = lab.exercise("square", title=("Square", "Quadrat"), points=3, hint=("x*x", "x*x"))(
+        square_test
     )
     return lab, q1
 
@@ -125,8 +155,8 @@ def test_wrong_signature_gets_the_signature_tip():
 
 
 def test_a_bug_in_the_check_is_reported_not_raised(capsys):
-    lab = Lab("98", ("t", "t"))
-    broken = lab.exercise("bug", ("b", "b"), 1, lambda answer, rng: 1 / 0, ("h", "h"), ("s", "s"))
+    lab = new_lab("98")
+    broken = lab.exercise("bug", title=("b", "b"), points=1, hint=("h", "h"))(lambda a, rng: 1 / 0)
     broken.check(lambda: 1)
     assert (broken.result.status, broken.result.key) == (ERROR, "check_failed")
     assert "trainer" in capsys.readouterr().out
@@ -161,7 +191,8 @@ def test_feedback_in_german(capsys):
     q1.hint()
     q1.solution()
     out = capsys.readouterr().out
-    assert "Tipp: x*x" in out and "Lösung:\nx**2" in out
+    assert "Tipp: x*x" in out and "Lösung:\ndef square(x):\n    return x**2  # quadriert" in out
+    assert q1.answer == "square" and "q1.check" not in out
 
 
 # --- numbers and arrays from every framework ---------------------------------------------------
@@ -173,9 +204,9 @@ def test_feedback_in_german(capsys):
         (3, 3),
         (2.5, 2.5),
         (np.int64(7), 7),
-        (np.array([1.5]), 1.5),
+        (np.array(1.5), 1.5),
         (torch.tensor(4), 4),
-        (torch.tensor([0.5], dtype=torch.bfloat16, requires_grad=True), 0.5),
+        (torch.tensor(0.5, dtype=torch.bfloat16, requires_grad=True), 0.5),
     ],
 )
 def test_as_number_from_numpy_and_torch(value, expected):
@@ -185,14 +216,18 @@ def test_as_number_from_numpy_and_torch(value, expected):
 def test_as_number_from_jax():
     jnp = pytest.importorskip("jax.numpy")
     assert as_number(jnp.float32(1.5)) == 1.5
-    assert as_number(jnp.ones((1, 1), dtype=jnp.bfloat16)) == 1.0
+    assert as_number(jnp.ones((), dtype=jnp.bfloat16)) == 1.0
 
 
-@pytest.mark.parametrize("value", ["3", True, None, [1, 2], np.ones(3), torch.ones(2), object()])
+@pytest.mark.parametrize(
+    "value",
+    ["3", True, None, [1, 2], [1.5], (1.5,), np.ones(3), np.array([1.5]), torch.ones(1), object()],
+)
 def test_as_number_rejects_what_is_not_one_number(value):
     with pytest.raises(Wrong) as caught:
         as_number(value)
     assert caught.value.key == "not_a_number"
+    assert "one number" in caught.value.message  # says what is expected
 
 
 def test_to_numpy_from_every_framework():
@@ -248,8 +283,10 @@ def test_import_is_cheap():
 
 def test_score_counts_the_last_check_of_each_exercise(capsys):
     lab, q1 = make_lab("97")
-    q2 = lab.exercise("free", ("Free", "Gratis"), 2, lambda a, rng: None, ("h", "h"), ("s", "s"))
-    lab.exercise("never", ("Never", "Nie"), 5, lambda a, rng: None, ("h", "h"), ("s", "s"))
+    q2 = lab.exercise("free", title=("Free", "Gratis"), points=2, hint=("h", "h"))(
+        lambda a, r: None
+    )
+    lab.exercise("never", title=("Never", "Nie"), points=5, hint=("h", "h"))(lambda a, r: None)
     assert lab.summary()["score"] == 0
     q1.check(lambda x: x * x)
     q2.check(1)
@@ -276,14 +313,40 @@ def test_table_in_german_and_duplicate_names():
     table = format_table(lab.summary())
     assert "Aufgabe" in table and "Quadrat" in table and "bestanden" in table and "3 / 3" in table
     with pytest.raises(ValueError):
-        lab.exercise("square", ("x", "x"), 1, square_test, ("h", "h"), ("s", "s"))
+        lab.exercise("square", title=("x", "x"), points=1, hint=("h", "h"))
 
 
 def test_answers_are_tried_on_fresh_inputs():
     # Without a seed every check draws new inputs: a memorised value cannot keep passing.
     seen = set()
-    lab = Lab("95", ("t", "t"))
-    q1 = lab.exercise("x", ("x", "x"), 1, lambda a, rng: seen.add(rng.random()), ("", ""), ("", ""))
+    lab = new_lab("95")
+    q1 = lab.exercise("x", title=("x", "x"), points=1, hint=("", ""))(
+        lambda a, rng: seen.add(rng.random())
+    )
     for _ in range(5):
         q1.evaluate(lambda: 0)
     assert len(seen) == 5
+
+
+# --- tips by the type of an error, never by its words ------------------------------------------
+
+
+def raises(error: Exception):
+    def answer(x):
+        raise error
+
+    return answer
+
+
+def test_tips_follow_the_type_of_the_error_not_its_words():
+    _, q1 = make_lab()
+    sharding = q1.evaluate(raises(ValueError("memory kind 'device' of the sharding differs")))
+    assert sharding.key == "raised" and "Out of memory" not in sharding.message
+    oom = q1.evaluate(raises(MemoryError()))
+    assert "Out of memory" in oom.message
+    torch_oom = q1.evaluate(raises(torch.OutOfMemoryError("CUDA out of memory")))
+    assert "Out of memory" in torch_oom.message
+    # A TypeError about arguments *inside* the learner's function is not a signature problem.
+    inner = q1.evaluate(raises(TypeError("f() missing 1 required positional argument: 'y'")))
+    assert "parameters of the function" not in inner.message
+    assert "parameters of the function" in q1.evaluate(lambda: 1).message

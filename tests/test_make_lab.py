@@ -70,6 +70,31 @@ def test_make_lab_serves_start_page_and_sources():
         assert model["type"] == "notebook"
         langs = {c["metadata"].get("lang") for c in model["content"]["cells"]}
         assert {"en", "de"} <= langs
+        # A double-click opens a source as a notebook, not in the text editor.
+        status, body = get(
+            f"{base}/lab/api/settings/@jupyterlab/docmanager-extension:plugin?token={TOKEN}"
+        )
+        viewers = json.loads(body)["settings"].get("defaultViewers", {})
+        assert viewers.get("python") == "Jupytext Notebook"
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
+
+
+def test_a_source_runs_where_it_lies_and_saving_it_changes_nothing(tmp_path):
+    """What `make lab` gives a double-clicked source: it runs in notebooks/src (PYTHONPATH is the
+    course), and jupytext writes back exactly the file it read, header included."""
+    import jupytext
+    from nbclient import NotebookClient
+
+    for source in sorted([*ROOT.glob("notebooks/src/*.py"), *ROOT.glob("labs/src/*.py")]):
+        text = source.read_text()
+        assert jupytext.writes(jupytext.reads(text, fmt="py:percent"), fmt="py:percent") == text
+    source = ROOT / "notebooks/src/00_what_hardware.py"
+    nb = jupytext.read(source)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    client = NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(source.parent)}})
+    with client.setup_kernel(env=env):
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "code":
+                client.execute_cell(cell, index)  # raises on the first error

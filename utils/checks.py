@@ -229,7 +229,7 @@ def to_numpy(value: Any) -> Any:
 
 
 def as_number(value: Any, what: Text = ("the result", "das Ergebnis")) -> int | float:
-    """A Python number from an int, float, numpy/torch/JAX scalar or one-element array."""
+    """A Python number from an int, float, or a numpy/torch/JAX scalar (a 0-d array)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         raise _not_a_number(value, what)
     if isinstance(value, int | float):
@@ -238,7 +238,7 @@ def as_number(value: Any, what: Text = ("the result", "das Ergebnis")) -> int | 
         array = to_numpy(value)
     except Exception:
         raise _not_a_number(value, what) from None
-    if array.size != 1 or array.dtype.kind not in "iuf":
+    if array.ndim != 0 or array.dtype.kind not in "iuf":  # one number, not [x] or (x,)
         raise _not_a_number(value, what)
     return array.reshape(()).item()
 
@@ -254,7 +254,7 @@ def _not_a_number(value: Any, what: Text) -> Wrong:
             "but it is {shown} ({kind}).",
             "{what} sollte eine Zahl sein (int, float oder ein numpy-/torch-/JAX-Skalar), "
             "ist aber {shown} ({kind}).",
-            what=text(what[0].capitalize(), what[1][0].upper() + what[1][1:]),
+            what=text(what[0][0].upper() + what[0][1:], what[1][0].upper() + what[1][1:]),
             shown=shown,
             kind=kind,
         ),

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import secrets
 import subprocess
 import sys
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .checks import SCORE_MIMETYPE, format_table
-from .i18n import LANGUAGES, set_language, tr
+from .i18n import LANGUAGES, set_language, text
 
 COURSE = Path(__file__).resolve().parents[1]
 GRADED = "graded"
@@ -83,20 +84,25 @@ def read_notebook(path: Path) -> tuple[Any, Grade | None]:
     """The notebook, or None and the verdict that says why it is not one."""
     import nbformat
 
-    def refuse(status: str, en: str, de: str) -> tuple[None, Grade]:
-        return None, Grade(str(path), status, tr("not graded: ", "nicht bewertet: ") + tr(en, de))
+    def refuse(status: str, why: str) -> tuple[None, Grade]:
+        return None, Grade(
+            str(path), status, text("not graded: {why}", "nicht bewertet: {why}", why=why)
+        )
 
     if path.is_dir():
         return refuse(
-            "not_found", "a folder without .ipynb files", "ein Ordner ohne .ipynb-Dateien"
+            "not_found", text("a folder without .ipynb files", "ein Ordner ohne .ipynb-Dateien")
         )
     if not path.is_file():
-        return refuse("not_found", "no such file", "Datei nicht gefunden")
+        return refuse("not_found", text("no such file", "Datei nicht gefunden"))
     if path.suffix != ".ipynb":
         return refuse(
             "not_a_notebook",
-            f"not a notebook (a .ipynb file is expected, this is {path.suffix or 'a file without suffix'})",
-            f"kein Notebook (erwartet wird eine .ipynb-Datei, das hier ist {path.suffix or 'eine Datei ohne Endung'})",
+            text(
+                "not a notebook (a .ipynb file is expected, this is {kind})",
+                "kein Notebook (erwartet wird eine .ipynb-Datei, das hier ist {kind})",
+                kind=path.suffix or text("a file without suffix", "eine Datei ohne Endung"),
+            ),
         )
     try:
         nb = nbformat.read(path, as_version=4)
@@ -105,16 +111,33 @@ def read_notebook(path: Path) -> tuple[Any, Grade | None]:
         error = error.__cause__ or error  # json's message says where: "line 3 column 5"
         return refuse(
             "invalid_notebook",
-            f"the file is not valid notebook JSON (damaged?): {_first_line(error)}",
-            f"die Datei ist kein gültiges Notebook-JSON (beschädigt?): {_first_line(error)}",
+            text(
+                "the file is not valid notebook JSON (damaged?): {error}",
+                "die Datei ist kein gültiges Notebook-JSON (beschädigt?): {error}",
+                error=_first_line(error),
+            ),
         )
     except Exception as error:  # valid JSON, but not a notebook nbformat accepts
         return refuse(
             "invalid_notebook",
-            f"not a valid notebook: {_first_line(error)}",
-            f"kein gültiges Notebook: {_first_line(error)}",
+            text(
+                "not a valid notebook: {error}",
+                "kein gültiges Notebook: {error}",
+                error=_first_line(error),
+            ),
         )
     return nb, None
+
+
+def _bound_lab(nb: Any) -> str | None:
+    """The lab whose checks the notebook imports (`from labs.checks.lab00 import ...`), for a
+    notebook that lost its metadata."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and (
+            match := re.search(r"labs\.checks\.lab(\d\d)", cell.source)
+        ):
+            return match[1]
+    return None
 
 
 def _working_folder(path: Path, course: Path) -> Path:
@@ -168,9 +191,17 @@ def execute(nb: Any, cwd: Path, timeout: float, cell_timeout: float, regrade: st
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from nbclient.util import run_sync
 
+    failed: set[int] = set()
+
+    def note_failure(cell: Any, cell_index: int, execute_reply: dict) -> None:
+        # The reply, not the outputs: a mistyped %magic fails without an error output.
+        if execute_reply.get("content", {}).get("status") == "error":
+            failed.add(cell_index)
+
     client = NotebookClient(
         nb,
         kernel_name="python3",
+        on_cell_executed=note_failure,
         kernel_manager_class=_kernel_manager_class(),
         allow_errors=True,
         interrupt_on_timeout=False,  # we interrupt ourselves, then still ask for the score
@@ -197,7 +228,9 @@ def execute(nb: Any, cwd: Path, timeout: float, cell_timeout: float, regrade: st
                 except DeadKernelError:
                     run.died_at = index
                     return run
-                run.cell_errors += any(o.output_type == "error" for o in cell.outputs)
+                run.cell_errors += index in failed or any(
+                    o.output_type == "error" for o in cell.outputs
+                )
             report = nbformat.v4.new_code_cell(regrade)
             nb.cells.append(report)
             client.timeout = math.ceil(cell_timeout)
@@ -216,7 +249,9 @@ def execute(nb: Any, cwd: Path, timeout: float, cell_timeout: float, regrade: st
 def _cell_name(nb: Any, index: int) -> str:
     lines = [line for line in nb.cells[index].source.splitlines() if line.strip()]
     first = lines[0].strip()[:40] if lines else ""
-    return tr(f"cell {index + 1} ({first!r})", f"Zelle {index + 1} ({first!r})")
+    return text(
+        "cell {number} ({first!r})", "Zelle {number} ({first!r})", number=index + 1, first=first
+    )
 
 
 # --- one notebook ------------------------------------------------------------------------------
@@ -238,31 +273,41 @@ def grade_notebook(
     if refused is not None:
         return refused
 
-    def verdict(status: str, en: str, de: str, **more: Any) -> Grade:
-        prefix = "" if status == GRADED else tr("not graded: ", "nicht bewertet: ")
+    def verdict(status: str, message: str, **more: Any) -> Grade:
+        if status != GRADED:
+            message = text("not graded: {why}", "nicht bewertet: {why}", why=message)
         seconds = round(time.monotonic() - started, 1)
-        return Grade(str(path), status, prefix + tr(en, de), seconds=seconds, **more)
+        return Grade(str(path), status, message, seconds=seconds, **more)
 
     meta = nb.metadata.get("course") or {}
-    number = str(meta["number"]) if "number" in meta else None
+    number = str(meta["number"]) if "number" in meta else _bound_lab(nb)
     if meta.get("kind") == "lesson":
         return verdict(
             "not_a_lab",
-            f"lesson {number} is a lesson, not a lab",
-            f"Lektion {number} ist eine Lektion, kein Lab",
+            text(
+                "lesson {number} is a lesson, not a lab",
+                "Lektion {number} ist eine Lektion, kein Lab",
+                number=number,
+            ),
         )
     if lab is not None and number is not None and number != lab:
         return verdict(
             "wrong_lab",
-            f"this notebook is from lab {number}, not lab {lab}",
-            f"dieses Notebook ist aus Lab {number}, nicht aus Lab {lab}",
+            text(
+                "this notebook is from lab {number}, not lab {lab}",
+                "dieses Notebook ist aus Lab {number}, nicht aus Lab {lab}",
+                number=number,
+                lab=lab,
+            ),
         )
     expected = lab or number
     if expected is None:
         return verdict(
             "not_a_lab",
-            "the notebook does not say which lab it is: pass --lab NN",
-            "das Notebook sagt nicht, zu welchem Lab es gehört: --lab NN angeben",
+            text(
+                "the notebook does not say which lab it is: pass --lab NN",
+                "das Notebook sagt nicht, zu welchem Lab es gehört: Gib --lab NN an",
+            ),
         )
     seed = secrets.randbelow(2**31) if seed is None else seed
     regrade = REGRADE_CELL.format(lab=expected, seed=seed)
@@ -271,8 +316,11 @@ def grade_notebook(
     except Exception as error:  # the kernel did not even start
         return verdict(
             "kernel_died",
-            f"the kernel could not start: {_first_line(error)}",
-            f"der Kernel ließ sich nicht starten: {_first_line(error)}",
+            text(
+                "the kernel could not start: {error}",
+                "der Kernel ließ sich nicht starten: {error}",
+                error=_first_line(error),
+            ),
         )
 
     reports = [r for r in run.reports if expected is None or r.get("lab") == expected]
@@ -280,8 +328,12 @@ def grade_notebook(
         found = ", ".join(sorted({str(r.get("lab")) for r in run.reports}))
         return verdict(
             "wrong_lab",
-            f"the notebook reports exercises of lab {found}, not lab {expected}",
-            f"das Notebook meldet Aufgaben aus Lab {found}, nicht aus Lab {expected}",
+            text(
+                "the notebook reports exercises of lab {found}, not lab {expected}",
+                "das Notebook meldet Aufgaben aus Lab {found}, nicht aus Lab {expected}",
+                found=found,
+                expected=expected,
+            ),
         )
     summary = reports[-1] if reports else None
     scored: dict[str, Any] = {"cell_errors": run.cell_errors, "seed": seed}
@@ -295,43 +347,61 @@ def grade_notebook(
     if run.died_at is not None:
         return verdict(
             "kernel_died",
-            f"the kernel died in {_cell_name(nb, run.died_at)} (out of memory?)",
-            f"der Kernel ist in {_cell_name(nb, run.died_at)} abgestürzt (Speicher voll?)",
+            text(
+                "the kernel died in {cell} (out of memory?)",
+                "der Kernel ist in {cell} abgestürzt (Speicher voll?)",
+                cell=_cell_name(nb, run.died_at),
+            ),
             **scored,
         )
     if run.stopped_at is not None:
-        so_far = f"{summary['score']}/{summary['max']}" if summary else "–"
+        so_far = (
+            text("{score}/{max}", score=summary["score"], max=summary["max"]) if summary else "–"
+        )
         return verdict(
             "timeout",
-            f"{_cell_name(nb, run.stopped_at)} still ran at the time limit ({timeout:g} s per notebook, "
-            f"{cell_timeout:g} s per cell): an endless loop? Score so far {so_far}",
-            f"{_cell_name(nb, run.stopped_at)} lief beim Zeitlimit noch ({timeout:g} s pro Notebook, "
-            f"{cell_timeout:g} s pro Zelle): eine Endlosschleife? Punkte bis dahin {so_far}",
+            text(
+                "{cell} still ran at the time limit ({timeout:g} s per notebook, {cell_timeout:g} s "
+                "per cell): an endless loop? Score so far {so_far}",
+                "{cell} lief beim Zeitlimit noch ({timeout:g} s pro Notebook, {cell_timeout:g} s "
+                "pro Zelle): eine Endlosschleife? Punkte bis dahin {so_far}",
+                cell=_cell_name(nb, run.stopped_at),
+                timeout=timeout,
+                cell_timeout=cell_timeout,
+                so_far=so_far,
+            ),
             **scored,
         )
     if summary is None:
         return verdict(
             "no_score",
-            "the notebook reported no score (did its setup and checks cells run?)",
-            "das Notebook meldet keine Punkte (liefen seine Setup- und Prüfzellen?)",
+            text(
+                "the notebook reported no score (did its setup and checks cells run?)",
+                "das Notebook meldet keine Punkte (liefen seine Setup- und Prüfzellen?)",
+            ),
             **scored,
         )
     notes = []
     if run.cell_errors:
         notes.append(
-            tr(
-                f"{run.cell_errors} cell(s) raised an error",
-                f"{run.cell_errors} Zelle(n) mit Fehler",
+            text(
+                "{count} cell(s) raised an error",
+                "{count} Zelle(n) mit Fehler",
+                count=run.cell_errors,
             )
         )
     if meta.get("variant") == "solution":
-        notes.append(tr("this is the solution notebook", "das ist das Lösungs-Notebook"))
-    tail = f" ({'; '.join(notes)})" if notes else ""
-    points = f"{summary['score']}/{summary['max']}"
+        notes.append(text("this is the solution notebook", "das ist das Lösungs-Notebook"))
     return verdict(
         GRADED,
-        f"lab {summary['lab']}: {points} points{tail}",
-        f"Lab {summary['lab']}: {points} Punkte{tail}",
+        text(
+            "lab {lab}: {score}/{max} points{tail}",
+            "Lab {lab}: {score}/{max} Punkte{tail}",
+            lab=summary["lab"],
+            score=summary["score"],
+            max=summary["max"],
+            tail=" ({})".format("; ".join(notes)) if notes else "",
+        ),
         **scored,
     )
 

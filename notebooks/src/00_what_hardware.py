@@ -59,10 +59,6 @@ from utils import preflight
 
 checks = preflight.preflight()
 
-# Every package the course needs has a line, and every line that is not OK carries a fix.
-assert {c.item for c in checks} >= set(preflight.PACKAGES)
-assert all(c.fix for c in checks if c.status != "OK"), "a WARN/FAIL line without a fix"
-
 # %% [markdown] lang="en"
 # ## 2. CPU, GPU, TPU: three kinds of processor
 #
@@ -139,30 +135,52 @@ assert all(c.fix for c in checks if c.status != "OK"), "a WARN/FAIL line without
 # und auf einer GPU trotzdem aussagekräftig ist.
 
 # %%
-import jax  # imported here, not in the setup cell: lesson 04 configures JAX devices first
+# en: JAX is imported here, not in the setup cell: lesson 04 sets up its devices first.
+# de: JAX kommt erst hier, nicht in der Setup-Zelle: Lektion 04 richtet vorher die Geräte ein.
+import jax
 
-from utils import hardware, runtime, tr
+from utils import hardware, runtime
+from utils.i18n import say, text
 
 platform = runtime.detect_platform()
 hw = hardware.detect()
 profile = hardware.hardware_profile(platform, hw)
 
-print(tr("CPU:        ", "CPU:        "), hw.cpu.model)
-print(tr("cores:      ", "Kerne:      "), hw.cpu.cores)
-print(tr("bf16 in CPU:", "bf16 in CPU:"), hw.cpu.has_fast_bf16)
+say("CPU:         {model}", "CPU:         {model}", model=hw.cpu.model)
+say("cores:       {cores}", "Kerne:       {cores}", cores=hw.cpu.cores)
+say(
+    "bf16 in CPU: {bf16}",
+    "bf16-Befehle: {bf16}",
+    bf16=text("yes", "ja") if hw.cpu.has_fast_bf16 else text("no", "nein"),
+)
 for blas in hardware.blas_info():
-    print("BLAS:       ", blas)
+    say("BLAS:        {blas}", "BLAS:        {blas}", blas=blas)
 for gpu in hw.gpus:
-    print(f"GPU {gpu.index}:       ", gpu.name, f"{gpu.memory_gib} GiB, compute capability",
-          ".".join(map(str, gpu.compute_capability)), tr("fast dtype:", "schneller Datentyp:"), gpu.fast_dtype)
+    say(
+        "GPU {i}:       {name}, {gib:.1f} GiB, compute capability {cc}, fast dtype: {dtype}",
+        "GPU {i}:       {name}, {gib:.1f} GiB, Compute Capability {cc}, "
+        "schneller Datentyp: {dtype}",
+        i=gpu.index,
+        name=gpu.name,
+        gib=gpu.memory_gib,
+        cc=".".join(map(str, gpu.compute_capability)),
+        dtype=gpu.fast_dtype,
+    )
 if hw.tpu:
-    print("TPU:        ", hw.tpu.count, "×", hw.tpu.kind)
+    say(
+        "TPU:         {count} × {kind}",
+        "TPU:         {count} × {kind}",
+        count=hw.tpu.count,
+        kind=hw.tpu.kind,
+    )
 for problem in hw.problems:
-    print(tr("problem:    ", "Problem:    "), problem)
-print(tr("profile:    ", "Profil:     "), profile.name, "-", profile.label)
-
-assert profile.name in hardware.PROFILES
-assert profile.device == hw.accelerator or (profile.device, hw.accelerator) == ("cuda", "cuda")
+    say("problem:     {p}", "Problem:     {p}", p=problem)
+say(
+    "profile:     {name} - {label}",
+    "Profil:      {name} – {label}",
+    name=profile.name,
+    label=profile.label,
+)
 
 # %% [markdown] lang="en"
 # A profile also chooses sizes. Later lessons ask for, say, the side of a square matrix:
@@ -173,8 +191,7 @@ assert profile.device == hw.accelerator or (profile.device, hw.accelerator) == (
 
 # %%
 n = profile.pick(cpu=1024, cuda=8192, tpu=8192, mps=4096)
-print(tr(f"matrix side for this profile: {n}", f"Seitenlänge der Matrix für dieses Profil: {n}"))
-assert n == {"cpu": 1024, "cuda": 8192, "tpu": 8192, "mps": 4096}[profile.device]
+say("matrix side for this profile: {n}", "Seitenlänge der Matrix für dieses Profil: {n}", n=n)
 
 # %% [markdown] lang="en"
 # ### What you should see
@@ -224,7 +241,7 @@ assert n == {"cpu": 1024, "cuda": 8192, "tpu": 8192, "mps": 4096}[profile.device
 # (Stand: November 2026):
 #
 # - **Colab:** *Laufzeit → Laufzeittyp ändern → T4-GPU* (oder *v5e-1-TPU*) → *Speichern*. Die
-#   Laufzeit (so nennt Colab die Laufzeitumgebung) startet neu: Alles im Speicher ist weg, führe
+#   Laufzeit (so nennt Colab die Laufzeitumgebung) startet neu: Alles im Arbeitsspeicher ist weg, führe
 #   die Setup-Zelle also noch einmal aus. Die Notebooks des Kurses verlangen in ihren Metadaten
 #   bereits eine T4, deshalb bietet Colab sie meist von selbst an.
 # - **Kaggle:** im rechten Seitenbereich unter *Session options → Accelerator → GPU T4 x2* (oder
@@ -258,10 +275,18 @@ try:
     seed_snippet = "ran"
 except FileNotFoundError as err:
     seed_snippet = "no driver"
-    print(tr(f"The glossary page's line raises here: {err!r}", f"Die Zeile der Glossarseite wirft hier eine Ausnahme: {err!r}"))
+    say(
+        "The glossary page's line raises an exception here: {kind}",
+        "Die Zeile der Glossarseite wirft hier eine Ausnahme: {kind}",
+        kind=type(err).__name__,
+    )
 except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as err:
     seed_snippet = "failed"
-    print(tr(f"nvidia-smi exists but failed: {err}", f"nvidia-smi ist vorhanden, schlägt aber fehl: {err}"))
+    say(
+        "nvidia-smi exists but failed: {err}",
+        "nvidia-smi ist vorhanden, ist aber gescheitert: {err}",
+        err=err,
+    )
 
 # %% [markdown] lang="en"
 # Its table is made for human eyes and is hard to parse in code. The query mode gives one CSV line
@@ -278,10 +303,8 @@ from utils import nvsmi
 smi = nvsmi.query()
 if smi.ok:
     print(nvsmi.format_table(smi.rows))
-    assert len(smi.rows) >= len(hw.gpus)  # nvidia-smi also lists GPUs torch was told to ignore
 else:
     print(smi.error)
-    assert not hw.gpus or seed_snippet != "ran"
 
 # %% [markdown] lang="en"
 # On a T4 the columns read like `0, Tesla T4, 15360, 0, 0, 45, 9.8, 550.54.15`: memory in MiB,
@@ -315,20 +338,27 @@ import torch
 print("torch", torch.__version__, "| jax", jax.__version__)
 if hasattr(torch, "accelerator"):
     current = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else None
-    print("torch.accelerator:", current, tr("devices:", "Geräte:"), torch.accelerator.device_count())
-else:  # torch older than 2.6
+    say(
+        "torch.accelerator: {current}, devices: {count}",
+        "torch.accelerator: {current}, Geräte: {count}",
+        current=current,
+        count=torch.accelerator.device_count(),
+    )
+else:  # en: torch older than 2.6 | de: torch älter als 2.6
     current = None
-    print(tr("this torch version has no torch.accelerator", "diese torch-Version hat kein torch.accelerator"))
+    say(
+        "this torch version has no torch.accelerator",
+        "diese torch-Version hat kein torch.accelerator",
+    )
 
 devices = jax.devices()
 print("jax.devices():", devices)
-print(tr("JAX backend:", "JAX-Backend:"), jax.default_backend(), "|", devices[0].device_kind)
-
-# Both frameworks must agree with the detection above.
-assert (current.type if current is not None else "cpu") in {"cuda": {"cuda"}, "mps": {"mps"}}.get(
-    hw.accelerator, {"cpu", "xpu"}
+say(
+    "JAX backend: {backend} | {kind}",
+    "JAX-Backend: {backend} | {kind}",
+    backend=jax.default_backend(),
+    kind=devices[0].device_kind,
 )
-assert jax.default_backend() in ("cpu", "gpu", "tpu") and len(devices) >= 1
 
 # %% [markdown] lang="en"
 # Compare devices by their attributes (`d.platform`, `d.id`, `d.device_kind`), never by their
@@ -368,9 +398,11 @@ assert jax.default_backend() in ("cpu", "gpu", "tpu") and len(devices) >= 1
 # hat und welches Zahlenformat zu ihr passt. Besser ist eine Funktion, die zuerst `torch.accelerator`
 # fragt und bei älteren PyTorch-Versionen direkt bei CUDA und MPS nachsieht:
 
+
 # %%
 def pick_device() -> torch.device:
-    """The best device PyTorch can use here: any accelerator, else the CPU."""
+    # en: The best device PyTorch can use here: any accelerator, else the CPU.
+    # de: Das beste Gerät, das PyTorch hier nutzen kann: irgendein Beschleuniger, sonst die CPU.
     if hasattr(torch, "accelerator") and torch.accelerator.is_available():
         return torch.accelerator.current_accelerator()
     if torch.cuda.is_available():
@@ -381,11 +413,12 @@ def pick_device() -> torch.device:
 
 
 device = pick_device()
-model = torch.nn.Linear(8, 2).to(device)  # a module moves in place ...
-inputs = torch.randn(4, 8).to(device)  # ... a tensor is copied: keep the returned one
+# en: A module moves in place; a tensor is copied: keep the one `.to()` returns.
+# de: Ein Modul zieht selbst um; ein Tensor wird kopiert: Behalte den, den `.to()` zurückgibt.
+model = torch.nn.Linear(8, 2).to(device)
+inputs = torch.randn(4, 8).to(device)
 outputs = model(inputs)
-print(tr(f"computed on {outputs.device}", f"gerechnet auf {outputs.device}"))
-assert outputs.device.type == device.type == {"cuda": "cuda", "mps": "mps"}.get(hw.accelerator, "cpu")
+say("computed on {device}", "gerechnet auf {device}", device=outputs.device)
 
 # %% [markdown] lang="en"
 # On a TPU this still says `cpu`: PyTorch on TPUs goes through `torch_xla` (`torch_xla.device()`),
@@ -461,3 +494,24 @@ assert outputs.device.type == device.type == {"cuda": "cuda", "mps": "mps"}.get(
 #
 # **Weiter:** Lab 00 (Aufwärmübungen) und Lektion 01, in der wir die Zeit einer
 # Matrixmultiplikation auf dieser Hardware messen – und zwar richtig.
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+# en: Checks of the course itself (not part of the lesson): the cells above did what they show.
+# de: Prüfungen des Kurses selbst (nicht Teil der Lektion): Die Zellen oben taten, was sie zeigen.
+assert {c.item for c in checks} >= set(preflight.PACKAGES)
+assert all(c.fix for c in checks if c.status != "OK"), text(
+    "a WARN/FAIL line without a fix", "eine WARN/FAIL-Zeile ohne Abhilfe"
+)
+assert profile.name in hardware.PROFILES
+assert profile.device == hw.accelerator
+assert n == {"cpu": 1024, "cuda": 8192, "tpu": 8192, "mps": 4096}[profile.device]
+# en: nvidia-smi also lists GPUs that torch was told to ignore
+# de: nvidia-smi listet auch GPUs, die torch ignorieren soll
+assert len(smi.rows) >= len(hw.gpus) if smi.ok else not hw.gpus or seed_snippet != "ran"
+assert (current.type if current is not None else "cpu") in {"cuda": {"cuda"}, "mps": {"mps"}}.get(
+    hw.accelerator, {"cpu", "xpu"}
+)
+assert jax.default_backend() in ("cpu", "gpu", "tpu") and len(devices) >= 1
+assert (
+    outputs.device.type == device.type == {"cuda": "cuda", "mps": "mps"}.get(hw.accelerator, "cpu")
+)

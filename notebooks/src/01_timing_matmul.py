@@ -40,7 +40,7 @@
 # - absichtlich in die vier klassischen Messfallen tappen und jede davon sehen,
 # - richtig messen, Größen durchlaufen und Zeit und FLOP/s zeichnen,
 # - die Größe finden, ab der ein Beschleuniger gewinnt, mit und ohne Kopieren der Daten dorthin,
-# - den gemessenen Faktor mit „10 bis 1000“ vergleichen, und mit der Spitzenleistung der Hardware,
+# - den gemessenen Faktor mit „10 bis 1000“ und mit der Spitzenleistung der Hardware vergleichen,
 # - eine erste Roofline zeichnen: warum eine Matrixmultiplikation die Hardware auslasten kann und
 #   eine Addition nicht.
 
@@ -53,12 +53,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from utils import bench, hardware, num, runtime, tr
+from utils import bench, hardware, runtime
+from utils.i18n import say, text
 from utils.peaks import PEAKS
 
 hw = hardware.detect()
 profile = hardware.hardware_profile(runtime.detect_platform(), hw)
-# The device torch computes on; a TPU is used through JAX in this lesson.
+# en: The device torch computes on; this lesson uses a TPU through JAX.
+# de: Das Gerät, auf dem torch rechnet; eine TPU nutzt diese Lektion über JAX.
 accelerator = torch.device(hw.accelerator) if hw.accelerator in ("cuda", "mps") else None
 fast_dtype = hw.gpus[0].fast_dtype if hw.gpus else "bfloat16"
 rng = np.random.default_rng(0)
@@ -81,13 +83,15 @@ print(profile.label, "|", hw.summary())
 # genauso: ein fusioniertes Multiplizieren-Addieren (FMA) sind zwei FLOPs. Zählen wir sie wörtlich
 # mit einer Schleife, für einen winzigen Fall:
 
+
 # %%
 def matmul_flops(m: int, k: int, n: int) -> int:
     return 2 * m * k * n
 
 
 def matmul_counting(a, b):
-    """The textbook triple loop, counting every multiplication and addition it does."""
+    # en: The textbook triple loop, counting every multiplication and addition it does.
+    # de: Die Dreifachschleife aus dem Lehrbuch; sie zählt jede Multiplikation und Addition.
     (m, k), n = a.shape, b.shape[1]
     out, multiplications, additions = np.zeros((m, n)), 0, 0
     for i in range(m):
@@ -104,9 +108,12 @@ def matmul_counting(a, b):
 a, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
 out, counted = matmul_counting(a, b)
 assert np.allclose(out, a @ b) and counted == matmul_flops(3, 4, 5)
-print(tr(f"counted {counted} FLOPs = 2·3·4·5", f"{counted} FLOPs gezählt = 2·3·4·5"))
-print(tr(f"one 4096×4096 matmul: {matmul_flops(4096, 4096, 4096) / 1e9:.0f} GFLOP",
-         f"eine 4096×4096-Matrixmultiplikation: {matmul_flops(4096, 4096, 4096) / 1e9:.0f} GFLOP"))
+say("counted {counted} FLOPs = 2·3·4·5", "{counted} FLOPs gezählt = 2·3·4·5", counted=counted)
+say(
+    "one 4096×4096 matmul: {g:,.0f} GFLOP",
+    "eine 4096×4096-Matmul: {g:,.0f} GFLOP",
+    g=matmul_flops(4096, 4096, 4096) / 1e9,
+)
 
 # %% [markdown] lang="en"
 # FLOP/s (FLOPs per second) is then simply FLOPs divided by the measured time. The hard part is
@@ -137,18 +144,25 @@ print(tr(f"one 4096×4096 matmul: {matmul_flops(4096, 4096, 4096) / 1e9:.0f} GFL
 n = profile.pick(cpu=1024, cuda=4096, tpu=4096, mps=2048)
 x = jnp.asarray(rng.standard_normal((n, n), dtype=np.float32))
 jax_matmul = jax.jit(lambda a, b: a @ b)
-jax_matmul(x, x).block_until_ready()  # compile first: only the waiting differs below
+# en: compile first, so that below only the waiting differs
+# de: erst kompilieren, damit sich unten nur das Warten unterscheidet
+jax_matmul(x, x).block_until_ready()
 
 start = time.perf_counter()
 y = jax_matmul(x, x)
-queued = time.perf_counter() - start  # the trap: the work is still running
+queued = (
+    time.perf_counter() - start
+)  # en: the trap: the work is still running | de: die Falle: Es rechnet noch
 y.block_until_ready()
 done = time.perf_counter() - start
-assert queued <= done
-print(tr(f"JAX, n={n}: without waiting {queued * 1e3:.2f} ms, with block_until_ready {done * 1e3:.2f} ms "
-         f"({done / queued:.0f}× longer)",
-         f"JAX, n={n}: ohne Warten {num(queued * 1e3, '.2f')} ms, mit block_until_ready {num(done * 1e3, '.2f')} ms "
-         f"({num(done / queued, '.0f')}-mal länger)"))
+say(
+    "JAX, n={n}: without waiting {q:.2f} ms, with block_until_ready {d:.2f} ms ({f:,.0f}× as long)",
+    "JAX, n={n}: ohne Warten {q:.2f} ms, mit block_until_ready {d:.2f} ms ({f:,.0f}-mal so lang)",
+    n=n,
+    q=queued * 1e3,
+    d=done * 1e3,
+    f=done / queued,
+)
 
 if accelerator is not None and accelerator.type == "cuda":
     g = torch.randn(n, n, device=accelerator)
@@ -158,8 +172,12 @@ if accelerator is not None and accelerator.type == "cuda":
     queued = time.perf_counter() - start
     torch.cuda.synchronize()
     done = time.perf_counter() - start
-    print(tr(f"CUDA: without synchronize {queued * 1e3:.2f} ms, with {done * 1e3:.2f} ms",
-             f"CUDA: ohne synchronize {num(queued * 1e3, '.2f')} ms, mit {num(done * 1e3, '.2f')} ms"))
+    say(
+        "CUDA: without synchronize {q:.2f} ms, with it {d:.2f} ms",
+        "CUDA: ohne synchronize {q:.2f} ms, mit {d:.2f} ms",
+        q=queued * 1e3,
+        d=done * 1e3,
+    )
 
 # %% [markdown] lang="en"
 # ### Trap 2: timing the first call
@@ -171,18 +189,21 @@ if accelerator is not None and accelerator.type == "cuda":
 # %% [markdown] lang="de"
 # ### Falle 2: den ersten Aufruf messen
 #
-# Der erste Aufruf bezahlt für Dinge, die spätere nicht brauchen: JAX kompiliert die Funktion mit XLA,
-# cuBLAS wählt einen Kernel und legt einen Arbeitsspeicher an, Speicher wird zum ersten Mal
-# eingeblendet. `bench.measure` misst diesen *kalten* Aufruf getrennt. Eine frisch mit `jit`
-# übersetzte Funktion zeigt es am deutlichsten:
+# Der erste Aufruf bezahlt für Dinge, die spätere nicht mehr brauchen: JAX kompiliert die Funktion
+# mit XLA, cuBLAS wählt einen Kernel und legt seinen Workspace an, Speicher wird zum ersten Mal
+# eingeblendet. `bench.measure` misst diesen *kalten* Aufruf getrennt. Am deutlichsten zeigt es
+# eine frisch mit `jit` kompilierte Funktion:
 
 # %%
 fresh = jax.jit(lambda a, b: a @ b + 1.0)
 first = bench.measure(fresh, x, x, min_time=0.1)
-print(tr(f"first call {bench.format_seconds(first.cold)}, typical call {bench.format_seconds(first.median)}: "
-         f"the first call is {first.cold / first.median:.0f}× slower",
-         f"erster Aufruf {bench.format_seconds(first.cold)}, typischer Aufruf "
-         f"{bench.format_seconds(first.median)}: der erste ist {num(first.cold / first.median, '.0f')}-mal langsamer"))
+say(
+    "first call {cold}, typical call {typical}: the first call is {f:,.0f}× slower",
+    "erster Aufruf {cold}, typischer Aufruf {typical}: Der erste ist {f:,.0f}-mal langsamer",
+    cold=bench.format_seconds(first.cold),
+    typical=bench.format_seconds(first.median),
+    f=first.cold / first.median,
+)
 
 # %% [markdown] lang="en"
 # ### Trap 3: timing all-zero inputs
@@ -201,7 +222,7 @@ print(tr(f"first call {bench.format_seconds(first.cold)}, typical call {bench.fo
 # schalten, brauchen weniger Strom, also hält der Chip einen höheren Takt. Horace He hat das 2024
 # gezeigt („Strangely, matrix multiplications on GPUs run faster when given predictable data“); eine
 # H200 war bei bf16-Matrixmultiplikationen mit Nullen 12 % schneller als mit Zufallszahlen. Miss
-# immer mit Zufallsdaten. Hier diese Maschine:
+# immer mit Zufallsdaten. So sieht es auf dieser Maschine aus:
 
 # %%
 device = accelerator or torch.device("cpu")
@@ -210,10 +231,14 @@ zeros = torch.zeros(size, size, device=device)
 randoms = torch.randn(size, size, device=device)
 on_zeros = bench.measure(torch.matmul, zeros, zeros, min_time=0.1)
 on_randoms = bench.measure(torch.matmul, randoms, randoms, min_time=0.1)
-print(tr(f"{device}: zeros {bench.format_seconds(on_zeros.median)}, random {bench.format_seconds(on_randoms.median)} "
-         f"(random / zeros = {on_randoms.median / on_zeros.median:.2f})",
-         f"{device}: Nullen {bench.format_seconds(on_zeros.median)}, Zufall {bench.format_seconds(on_randoms.median)} "
-         f"(Zufall / Nullen = {num(on_randoms.median / on_zeros.median, '.2f')})"))
+say(
+    "{device}: zeros {zeros}, random {randoms} (random / zeros = {ratio:.2f})",
+    "{device}: Nullen {zeros}, Zufallszahlen {randoms} (Zufall / Nullen = {ratio:.2f})",
+    device=device,
+    zeros=bench.format_seconds(on_zeros.median),
+    randoms=bench.format_seconds(on_randoms.median),
+    ratio=on_randoms.median / on_zeros.median,
+)
 
 # %% [markdown] lang="en"
 # ### Trap 4: not knowing how many threads ran
@@ -225,9 +250,9 @@ print(tr(f"{device}: zeros {bench.format_seconds(on_zeros.median)}, random {benc
 # %% [markdown] lang="de"
 # ### Falle 4: nicht wissen, wie viele Threads liefen
 #
-# Eine Matrixmultiplikation auf der CPU nutzt so viele Threads, wie man der Bibliothek erlaubt. Derselbe
-# Code auf derselben Maschine kann sich um die Zahl der Kerne unterscheiden, und Testumgebungen legen
-# oft einen Thread fest (`OMP_NUM_THREADS=1`). Gib bei jeder CPU-Zahl die Threads an; `bench.measure`
+# Eine Matrixmultiplikation auf der CPU nutzt so viele Threads, wie die Bibliothek nutzen darf.
+# Derselbe Code auf derselben Maschine kann sich deshalb um den Faktor der Kernzahl unterscheiden,
+# und Testumgebungen legen oft einen einzigen Thread fest (`OMP_NUM_THREADS=1`). Gib bei jeder CPU-Zahl die Threads an; `bench.measure`
 # tut das.
 
 # %%
@@ -239,9 +264,12 @@ for threads in sorted({1, hw.cpu.cores}):
     by_threads[threads] = bench.measure(torch.matmul, cpu_a, cpu_a, min_time=0.1)
 torch.set_num_threads(threads_before)
 for threads, m in by_threads.items():
-    print(tr(f"{threads} thread(s): {bench.format_seconds(m.median)}",
-             f"{threads} Thread(s): {bench.format_seconds(m.median)}"))
-assert torch.get_num_threads() == threads_before
+    say(
+        "{threads} thread(s): {t}",
+        "{threads} Thread(s): {t}",
+        threads=threads,
+        t=bench.format_seconds(m.median),
+    )
 
 # %% [markdown] lang="en"
 # With more than one core, more threads are usually faster, unless something else is using the
@@ -258,15 +286,15 @@ assert torch.get_num_threads() == threads_before
 # Open `utils/bench.py`: it is short, and reading it is part of this lesson.
 
 # %% [markdown] lang="de"
-# Bei mehr als einem Kern sind mehr Threads meist schneller, außer etwas anderes nutzt die Kerne
-# gleichzeitig (ein anderes Notebook, ein Testlauf): Dann warten die zusätzlichen Threads
+# Bei mehr als einem Kern sind mehr Threads meist schneller, es sei denn, etwas anderes nutzt die
+# Kerne gleichzeitig (ein anderes Notebook, ein Testlauf): Dann warten die zusätzlichen Threads
 # aufeinander, und das Ergebnis kann sich sogar umdrehen.
 #
-# ## 3. So misst man richtig
+# ## 3. So misst du richtig
 #
 # `utils.bench.measure(fn, *args)` vermeidet alle vier Fallen: Es misst den kalten Aufruf getrennt,
-# wärmt auf, während es einen Block von Aufrufen sucht, der mindestens 20 ms dauert (so verschwinden
-# die etwa 40 ns, die die Stoppuhr selbst kostet), synchronisiert jeden Block für das Backend, auf dem
+# wärmt auf, während es einen Block von Aufrufen sucht, der mindestens 20 ms dauert (so fallen die
+# etwa 40 ns nicht mehr ins Gewicht, die der Timer selbst kostet), synchronisiert jeden Block für das Backend, auf dem
 # das Ergebnis liegt, wiederholt, bis es mindestens 0,2 s an Blöcken hat, und meldet Median,
 # Interquartilsabstand (IQR) und Thread-Einstellungen. Mit den FLOPs liefert es auch FLOP/s und den
 # Anteil an der Spitzenleistung des Geräts. Öffne `utils/bench.py`: Es ist kurz, und es
@@ -274,9 +302,10 @@ assert torch.get_num_threads() == threads_before
 
 # %%
 a32 = rng.standard_normal((size, size), dtype=np.float32)
-right = bench.measure(np.matmul, a32, a32, flops=matmul_flops(size, size, size), dtype="float32", name="numpy")
+right = bench.measure(
+    np.matmul, a32, a32, flops=matmul_flops(size, size, size), dtype="float32", name="numpy"
+)
 print(right)
-assert right.n >= 5 and right.median * right.number >= 0.01
 
 # %% [markdown] lang="en"
 # ## 4. Sweeping sizes
@@ -297,19 +326,25 @@ assert right.n >= 5 and right.median * right.number >= 0.01
 # ein Vielfaches langsamer als float32.
 
 # %%
-cpu_sizes = [64, 128, 256, 512, 1024] if profile.device == "cpu" else [64, 128, 256, 512, 1024, 2048]
+cpu_sizes = (
+    [64, 128, 256, 512, 1024] if profile.device == "cpu" else [64, 128, 256, 512, 1024, 2048]
+)
 big_sizes = profile.pick(cpu=[], cuda=[4096, 8192], tpu=[4096, 8192], mps=[4096])
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 def time_torch(n, dtype, device):
     a = torch.randn(n, n, device=device, dtype=DTYPES[dtype])
-    return bench.measure(torch.matmul, a, a, flops=matmul_flops(n, n, n), dtype=dtype, min_time=0.05)
+    return bench.measure(
+        torch.matmul, a, a, flops=matmul_flops(n, n, n), dtype=dtype, min_time=0.05
+    )
 
 
 def time_numpy(n):
     a = rng.standard_normal((n, n), dtype=np.float32)
-    return bench.measure(np.matmul, a, a, flops=matmul_flops(n, n, n), dtype="float32", min_time=0.05)
+    return bench.measure(
+        np.matmul, a, a, flops=matmul_flops(n, n, n), dtype="float32", min_time=0.05
+    )
 
 
 def time_jax(n, dtype):
@@ -331,9 +366,14 @@ if hw.tpu:
         sweep[f"jax {dtype} (TPU)"] = {n: time_jax(n, dtype) for n in cpu_sizes + big_sizes}
 
 for label, results in sweep.items():
-    best = max(results.values(), key=lambda m: m.flops_per_second)
-    print(f"{label:24s}", tr("best", "bestes"), bench.format_rate(best.flops_per_second), f"(n={int(round((best.flops / 2) ** (1 / 3)))})")
-assert all(len(r) >= len(cpu_sizes) for r in sweep.values())
+    best_n = max(results, key=lambda n: results[n].flops_per_second)
+    say(
+        "{label:24s} best {rate} (n={n})",
+        "{label:24s} am besten {rate} (n={n})",
+        label=label,
+        rate=bench.format_rate(results[best_n].flops_per_second),
+        n=best_n,
+    )
 
 # %%
 fig, (ax_time, ax_rate) = plt.subplots(1, 2, figsize=(11, 4))
@@ -341,8 +381,12 @@ for label, results in sweep.items():
     ns = sorted(results)
     ax_time.loglog(ns, [results[n].median for n in ns], "o-", label=label)
     ax_rate.loglog(ns, [results[n].flops_per_second for n in ns], "o-", label=label)
-ax_time.set(xlabel="n", ylabel=tr("seconds per matmul", "Sekunden pro Matmul"), title=tr("time", "Zeit"))
-ax_rate.set(xlabel="n", ylabel="FLOP/s", title=tr("throughput", "Durchsatz"))
+ax_time.set(
+    xlabel="n",
+    ylabel=text("seconds per matmul", "Sekunden pro Matmul"),
+    title=text("time", "Zeit"),
+)
+ax_rate.set(xlabel="n", ylabel="FLOP/s", title=text("throughput", "Durchsatz"))
 ax_rate.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
@@ -363,20 +407,22 @@ plt.show()
 # %% [markdown] lang="de"
 # Lies das rechte Diagramm von links nach rechts. Bei kleinen Größen ist der Durchsatz niedrig: Jeder
 # Aufruf hat feste Kosten (Python, Dispatch, ein Kernel-Start), die die wenige Arbeit nicht verdecken
-# kann; die Zeit ist fast flach in n, das ist der **Overhead-gebundene** Bereich. Wächst n, wächst die
-# Zeit mit n³, und die FLOP/s pendeln sich nahe dem ein, was die Hardware kann: der
+# kann; die Zeit ändert sich mit n kaum. Das ist der **overheadgebundene** Bereich. Wächst n, wächst
+# die Zeit mit n³, und die FLOP/s pendeln sich nahe dem ein, was die Hardware schafft: der
 # **rechengebundene** Bereich.
 #
 # ## 5. Ab wann gewinnt der Beschleuniger?
 #
 # Ein Beschleuniger hat ein höheres Plateau, aber auch höhere feste Kosten, und die Daten müssen
 # erst dorthin: zwei n×n-Eingaben hin, ein Ergebnis zurück, über PCIe. Wir suchen die kleinste Größe,
-# ab der der Beschleuniger bei jeder größeren Größe schneller ist, einmal nur für die
-# Matrixmultiplikation und einmal mit den Kopien.
+# ab der der Beschleuniger auch bei jeder größeren schneller ist: einmal nur für die
+# Matrixmultiplikation gerechnet und einmal mit den Kopien.
+
 
 # %%
 def crossover(sizes, cpu_seconds, accelerator_seconds):
-    """Smallest size from which the accelerator is faster at this and every larger size."""
+    # en: The smallest size from which the accelerator is faster at this and every larger size.
+    # de: Die kleinste Größe, ab der der Beschleuniger bei ihr und jeder größeren schneller ist.
     wins = [acc < cpu for cpu, acc in zip(cpu_seconds, accelerator_seconds, strict=True)]
     for i, size in enumerate(sizes):
         if all(wins[i:]):
@@ -384,29 +430,47 @@ def crossover(sizes, cpu_seconds, accelerator_seconds):
     return None
 
 
-assert crossover([1, 2, 3, 4], [1, 1, 1, 1], [2, 0.5, 2, 0.5]) == 4  # a lucky win at 2 does not count
+# en: a lucky win at size 2 does not count
+# de: ein Zufallssieg bei Größe 2 zählt nicht
+assert crossover([1, 2, 3, 4], [1, 1, 1, 1], [2, 0.5, 2, 0.5]) == 4
 assert crossover([1, 2], [1, 1], [2, 2]) is None
 
-best_cpu = {n: min(series[n].median for label, series in sweep.items() if "CPU" in label) for n in cpu_sizes}
+best_cpu = {
+    n: min(series[n].median for label, series in sweep.items() if "CPU" in label) for n in cpu_sizes
+}
 cpu_times = [best_cpu[n] for n in cpu_sizes]
-accelerated = [label for label in sweep if "(CPU)" not in label]  # float32 first, then the fast dtype
+# en: float32 first, then the fast dtype
+# de: erst float32, dann der schnelle Datentyp
+accelerated = [label for label in sweep if "(CPU)" not in label]
 
 if accelerated:
     fp32 = sweep[accelerated[0]]
     only_matmul = crossover(cpu_sizes, cpu_times, [fp32[n].median for n in cpu_sizes])
-    print(tr(f"{accelerated[0]} wins from n = {only_matmul} (matmul only)",
-             f"{accelerated[0]} gewinnt ab n = {only_matmul} (nur Matmul)"))
+    say(
+        "{label} wins from n = {n} (matmul only)",
+        "{label} gewinnt ab n = {n} (nur die Matmul)",
+        label=accelerated[0],
+        n=only_matmul,
+    )
 if accelerator is not None:
+
     def with_copies(a_host, b_host):
         return (a_host.to(accelerator) @ b_host.to(accelerator)).cpu()
 
-    copied = [bench.measure(with_copies, h, h, min_time=0.05, backend=accelerator.type).median
-              for h in (torch.randn(n, n) for n in cpu_sizes)]
-    print(tr(f"... and from n = {crossover(cpu_sizes, cpu_times, copied)} with the copies to and from the device",
-             f"... und ab n = {crossover(cpu_sizes, cpu_times, copied)} mit den Kopien hin und zurück"))
+    copied = [
+        bench.measure(with_copies, h, h, min_time=0.05, backend=accelerator.type).median
+        for h in (torch.randn(n, n) for n in cpu_sizes)
+    ]
+    say(
+        "... and from n = {n} with the copies to the device and back",
+        "... und ab n = {n} mit den Kopien zum Gerät und zurück",
+        n=crossover(cpu_sizes, cpu_times, copied),
+    )
 if not accelerated:
-    print(tr("No accelerator here: the cell below models a T4 instead, from its data sheet.",
-             "Kein Beschleuniger hier: Die Zelle unten modelliert stattdessen eine T4 aus ihrem Datenblatt."))
+    say(
+        "No accelerator here: the cell below models a T4 instead, from its data sheet.",
+        "Hier gibt es keinen Beschleuniger: Die Zelle unten modelliert eine T4 nach Datenblatt.",
+    )
 
 # %% [markdown] lang="en"
 # Without an accelerator we can still reason about one with a **model** (not a measurement):
@@ -417,15 +481,22 @@ if not accelerated:
 # %% [markdown] lang="de"
 # Ohne Beschleuniger können wir trotzdem über einen nachdenken, mit einem **Modell** (keiner
 # Messung): Ein Aufruf kostet einen festen Start-Overhead plus FLOPs geteilt durch die Rate, die die
-# GPU hält; Kopien kosten Bytes geteilt durch die PCIe-Bandbreite. Die Annahmen stehen beim Ergebnis;
+# GPU dauerhaft schafft; Kopien kosten Bytes geteilt durch die PCIe-Bandbreite. Die Annahmen stehen
+# beim Ergebnis;
 # führe dieses Notebook auf einer T4 aus, um sie durch Messungen zu ersetzen.
 
 # %%
 T4 = PEAKS["T4"]
 model = {
-    "launch_seconds": 10e-6,  # a kernel launch plus PyTorch's dispatch: about 10 µs
-    "fp32_share_of_peak": 0.6,  # a large fp32 matmul reaches roughly this share of the peak
-    "pcie_bytes_per_second": 12e9,  # PCIe 3.0 x16, pinned memory, in practice
+    # en: a kernel launch plus PyTorch's dispatch: about 10 µs
+    # de: ein Kernel-Start plus das Dispatching von PyTorch: etwa 10 µs
+    "launch_seconds": 10e-6,
+    # en: a large fp32 matmul reaches roughly this share of the peak
+    # de: eine große fp32-Matmul erreicht ungefähr diesen Anteil an der Spitzenleistung
+    "fp32_share_of_peak": 0.6,
+    # en: PCIe 3.0 x16 with pinned memory, in practice
+    # de: PCIe 3.0 x16 mit gepinntem Speicher, in der Praxis
+    "pcie_bytes_per_second": 12e9,
 }
 
 
@@ -437,14 +508,21 @@ def t4_model_seconds(n, with_copies=False):
 
 modelled = crossover(cpu_sizes, cpu_times, [t4_model_seconds(n) for n in cpu_sizes])
 modelled_copies = crossover(cpu_sizes, cpu_times, [t4_model_seconds(n, True) for n in cpu_sizes])
-print(tr(f"Model of a T4 from the {T4.source}, assuming a launch overhead of "
-         f"{model['launch_seconds'] * 1e6:.0f} µs, {model['fp32_share_of_peak']:.0%} of the fp32 peak "
-         f"and {model['pcie_bytes_per_second'] / 1e9:.0f} GB/s over PCIe:",
-         f"Modell einer T4 nach dem {T4.source}, mit {model['launch_seconds'] * 1e6:.0f} µs Start-Overhead, "
-         f"{num(model['fp32_share_of_peak'], '.0%')} der fp32-Spitze und "
-         f"{model['pcie_bytes_per_second'] / 1e9:.0f} GB/s über PCIe:"))
-print(tr(f"  against this CPU it would win from n = {modelled} (matmul only), from n = {modelled_copies} with copies",
-         f"  gegen diese CPU gewänne sie ab n = {modelled} (nur Matmul), ab n = {modelled_copies} mit Kopien"))
+say(
+    "Model of a T4 from NVIDIA's T4 data sheet, assuming a launch overhead of {launch:.0f} µs, "
+    "{share:.0f}% of the fp32 peak and {pcie:.0f} GB/s over PCIe:",
+    "Modell einer T4 laut NVIDIA-Datenblatt zur T4, mit {launch:.0f} µs Start-Overhead, "
+    "{share:.0f} % der fp32-Spitzenleistung und {pcie:.0f} GB/s über PCIe:",
+    launch=model["launch_seconds"] * 1e6,
+    share=model["fp32_share_of_peak"] * 100,
+    pcie=model["pcie_bytes_per_second"] / 1e9,
+)
+say(
+    "  against this CPU it would win from n = {n} (matmul only), from n = {n_copies} with copies",
+    "  gegen diese CPU gewänne sie ab n = {n} (nur die Matmul), ab n = {n_copies} mit Kopien",
+    n=modelled,
+    n_copies=modelled_copies,
+)
 
 # %% [markdown] lang="en"
 # ## 6. "10 to 1000 times faster"?
@@ -458,30 +536,45 @@ print(tr(f"  against this CPU it would win from n = {modelled} (matmul only), fr
 # Verhältnisse aus diesem Lauf.
 
 # %%
-# (a) Against naive code: the textbook loop from section 1 in pure Python vs. numpy.
+# en: (a) Against naive code: the textbook loop from section 1 in pure Python vs. numpy.
+# de: (a) Gegen naiven Code: die Lehrbuchschleife aus Abschnitt 1 in reinem Python gegen numpy.
 tiny = 48
 loop_a = rng.standard_normal((tiny, tiny))
 python_loop = bench.measure(matmul_counting, loop_a, loop_a, min_time=0.05, min_blocks=3)
 numpy_tiny = bench.measure(np.matmul, loop_a, loop_a, min_time=0.05)
-print(tr(f"(a) numpy vs. a Python loop, n={tiny}: {python_loop.median / numpy_tiny.median:,.0f}× faster, "
-         "on the same CPU",
-         f"(a) numpy gegen eine Python-Schleife, n={tiny}: {num(python_loop.median / numpy_tiny.median, ',.0f')}-mal "
-         "schneller, auf derselben CPU"))
+say(
+    "(a) numpy vs. a Python loop, n={n}: {f:,.0f}× faster, on the same CPU",
+    "(a) numpy gegen eine Python-Schleife, n={n}: {f:,.0f}-mal schneller, auf derselben CPU",
+    n=tiny,
+    f=python_loop.median / numpy_tiny.median,
+)
 
-# (b) and (c): accelerator (fast dtype) vs. the best CPU figure, at the largest and smallest common size.
+# en: (b) and (c): the accelerator (fast dtype) vs. the best CPU figure, at the largest and
+# en: the smallest size both ran.
+# de: (b) und (c): der Beschleuniger (schneller Datentyp) gegen die beste CPU-Zahl, bei der
+# de: größten und der kleinsten Größe, die beide gerechnet haben.
 large, small = max(cpu_sizes), min(cpu_sizes)
 if accelerated:
     fast = sweep[accelerated[-1]]
     speedups = {n: best_cpu[n] / fast[n].median for n in (small, large)}
-    source = tr("measured", "gemessen") + f", {accelerated[-1]}"
+    source = text("measured, {label}", "gemessen, {label}", label=accelerated[-1])
 else:
     speedups = {n: best_cpu[n] / t4_model_seconds(n) for n in (small, large)}
-    source = tr("T4 model", "T4-Modell")
-print(tr(f"(b) accelerator vs. best CPU at n={large}: {speedups[large]:.1f}× ({source})",
-         f"(b) Beschleuniger gegen beste CPU bei n={large}: {num(speedups[large], '.1f')}-mal ({source})"))
-print(tr(f"(c) at n={small}: {speedups[small]:.2f}× ({source})",
-         f"(c) bei n={small}: {num(speedups[small], '.2f')}-mal ({source})"))
-assert python_loop.median > numpy_tiny.median
+    source = text("T4 model", "T4-Modell")
+say(
+    "(b) accelerator vs. best CPU at n={n}: {f:,.1f}× ({source})",
+    "(b) Beschleuniger gegen beste CPU bei n={n}: {f:,.1f}-mal so schnell ({source})",
+    n=large,
+    f=speedups[large],
+    source=source,
+)
+say(
+    "(c) at n={n}: {f:,.2f}× ({source})",
+    "(c) bei n={n}: {f:,.2f}-mal so schnell ({source})",
+    n=small,
+    f=speedups[small],
+    source=source,
+)
 
 # %% [markdown] lang="en"
 # What makes the factor **10**: float32 on a mid-range GPU against a multi-core CPU with a good
@@ -507,16 +600,25 @@ assert python_loop.median > numpy_tiny.median
 #
 # ## 7. Wie nah an der Spitzenleistung?
 #
-# Das Datenblatt nennt die Spitze, die Messung zeigt, was man bekommt. Für diese CPU wird die Spitze
-# aus Kerne × Takt × FLOPs pro Takt geschätzt (und als Schätzung ausgewiesen). Sie zählt alle Kerne:
+# Das Datenblatt nennt die Spitzenleistung, die Messung zeigt, was du bekommst. Für diese CPU wird
+# sie aus Kerne × Takt × FLOPs pro Takt geschätzt (und als Schätzung gekennzeichnet). Sie zählt alle Kerne:
 # Mit weniger Threads als Kernen erreichst du höchstens diesen Anteil davon.
 
 # %%
 for label, results in sweep.items():
     best = max(results.values(), key=lambda m: m.flops_per_second)
-    share = f"{best.percent_of_peak:.0f} %" if best.percent_of_peak is not None else tr("unknown", "unbekannt")
-    chip = best.peak.chip + (tr(" (estimate)", " (Schätzung)") if best.peak and best.peak.estimate else "") if best.peak else "–"
-    print(f"{label:24s} {bench.format_rate(best.flops_per_second):>14s}  {share:>9s}  {chip}")
+    if best.percent_of_peak is None:
+        share = text("unknown", "unbekannt")
+    else:
+        share = text("{p:.0f}%", "{p:.0f} %", p=best.percent_of_peak)
+    if best.peak is None:
+        chip = "–"
+    elif best.peak.estimate:
+        chip = text("{chip} (estimate)", "{chip} (Schätzung)", chip=best.peak.chip)
+    else:
+        chip = best.peak.chip
+    rate = bench.format_rate(best.flops_per_second)
+    print(f"{label:24s} {rate:>14s}  {share:>9s}  {chip}")
 
 # %% [markdown] lang="en"
 # ## 8. A first roofline
@@ -533,7 +635,7 @@ for label, results in sweep.items():
 #
 # Eine Matrixmultiplikation von n×n-Matrizen rechnet 2n³ FLOPs auf 3n² Zahlen: Je größer n, desto mehr
 # Arbeit pro bewegtem Byte. Eine elementweise Addition rechnet einen FLOP pro Element und bewegt drei
-# Zahlen (zwei hin, eine zurück): 1 FLOP pro 12 Byte in float32, egal wie groß. Dieses Verhältnis,
+# Zahlen (zwei lesen, eine schreiben): 1 FLOP pro 12 Byte in float32, egal wie groß. Dieses Verhältnis,
 # FLOPs pro Byte, heißt **arithmetische Intensität**. Ein Gerät schafft höchstens `Spitze` FLOP/s, und
 # höchstens `Bandbreite × Intensität` FLOP/s, wenn jedes Byte aus dem Speicher kommen muss; das
 # Kleinere von beiden ist seine **Roofline**. Oberhalb des *Knickpunkts* (Spitze ÷ Bandbreite) ist
@@ -544,34 +646,53 @@ elements = profile.pick(cpu=4_000_000, cuda=64_000_000, mps=32_000_000)
 u = torch.randn(elements, device=device)
 v = torch.randn(elements, device=device)
 add = bench.measure(torch.add, u, v, flops=elements, dtype="float32", min_time=0.1)
-bandwidth = 12 * elements / add.median  # bytes per second that the add achieved
+# en: the bytes per second that the addition achieved
+# de: die Bytes pro Sekunde, die die Addition geschafft hat
+bandwidth = 12 * elements / add.median
 add_intensity = elements / (12 * elements)
 
 mm_sizes = cpu_sizes if accelerator is None else cpu_sizes + big_sizes
-mm_results = sweep[f"torch float32 ({device.type})" if accelerator is not None else "torch float32 (CPU)"]
-mm_points = [(2 * n**3 / (3 * 4 * n * n), mm_results[n].flops_per_second) for n in mm_sizes if n in mm_results]
-peak_flops = max(rate for _, rate in mm_points)  # the best we reached stands in for the peak
+mm_label = f"torch float32 ({device.type})" if accelerator is not None else "torch float32 (CPU)"
+mm_results = sweep[mm_label]
+mm_points = [
+    (2 * n**3 / (3 * 4 * n * n), mm_results[n].flops_per_second)
+    for n in mm_sizes
+    if n in mm_results
+]
+# en: the best rate we reached stands in for the peak
+# de: die beste erreichte Rate steht für die Spitzenleistung
+peak_flops = max(rate for _, rate in mm_points)
 ridge = peak_flops / bandwidth
 
 fig, ax = plt.subplots(figsize=(6, 4))
 intensities = np.logspace(-2, 3, 100)
-ax.loglog(intensities, np.minimum(peak_flops, bandwidth * intensities), "k-", label="roofline")
-ax.loglog([add_intensity], [add.flops_per_second], "rs", label=tr("add", "Addition"))
-ax.loglog(*zip(*mm_points, strict=True), "bo-", label="matmul float32")
-ax.axvline(ridge, color="gray", linestyle=":")
-ax.set(xlabel=tr("FLOPs per byte", "FLOPs pro Byte"), ylabel="FLOP/s", title=f"Roofline ({device.type})")
+roof = np.minimum(peak_flops, bandwidth * intensities)
+ax.loglog(intensities, roof, "k-", label=text("roofline", "Roofline"))
+ax.loglog([add_intensity], [add.flops_per_second], "rs", label=text("addition", "Addition"))
+ax.loglog(*zip(*mm_points, strict=True), "bo-", label=text("matmul float32", "Matmul float32"))
+ax.axvline(ridge, color="gray", linestyle=":", label=text("ridge point", "Knickpunkt"))
+ax.set(
+    xlabel=text("FLOPs per byte", "FLOPs pro Byte"),
+    ylabel="FLOP/s",
+    title=f"Roofline ({device.type})",
+)
 ax.legend()
 plt.show()
 
-print(tr(f"measured bandwidth {bandwidth / 1e9:.1f} GB/s, best matmul {bench.format_rate(peak_flops)}, "
-         f"ridge point {ridge:.1f} FLOP/byte",
-         f"gemessene Bandbreite {num(bandwidth / 1e9, '.1f')} GB/s, beste Matmul {bench.format_rate(peak_flops)}, "
-         f"Knickpunkt {num(ridge, '.1f')} FLOP/Byte"))
-print(tr(f"add: {add_intensity:.3f} FLOP/byte, {bench.format_rate(add.flops_per_second)}: memory-bound "
-         f"({add.flops_per_second / peak_flops:.1%} of the matmul's rate)",
-         f"Addition: {num(add_intensity, '.3f')} FLOP/Byte, {bench.format_rate(add.flops_per_second)}: speichergebunden "
-         f"({num(add.flops_per_second / peak_flops, '.1%')} der Matmul-Rate)"))
-assert add_intensity < ridge < max(i for i, _ in mm_points)
+say(
+    "measured bandwidth {bw:,.1f} GB/s, best matmul {rate}, ridge point {ridge:,.1f} FLOP/byte",
+    "gemessene Bandbreite {bw:,.1f} GB/s, beste Matmul {rate}, Knickpunkt {ridge:,.1f} FLOP/Byte",
+    bw=bandwidth / 1e9,
+    rate=bench.format_rate(peak_flops),
+    ridge=ridge,
+)
+say(
+    "addition: {i:.3f} FLOP/byte, {rate}: memory-bound ({p:.1f}% of the matmul's rate)",
+    "Addition: {i:.3f} FLOP/Byte, {rate}: speichergebunden ({p:.1f} % der Matmul-Rate)",
+    i=add_intensity,
+    rate=bench.format_rate(add.flops_per_second),
+    p=100 * add.flops_per_second / peak_flops,
+)
 
 # %% [markdown] lang="en"
 # This is why the glossary's claim is about matrix multiplications: only operations with high
@@ -601,14 +722,21 @@ devices = ["cpu"] + ([accelerator.type] if accelerator is not None else [])
 
 def measure_one(n, dtype, device):
     if device == "cpu" and dtype == "float16":
-        print(tr("float16 on a CPU is very slow: pick bfloat16 or float32.",
-                 "float16 auf der CPU ist sehr langsam: nimm bfloat16 oder float32."))
+        say(
+            "float16 on a CPU is very slow: pick bfloat16 or float32.",
+            "float16 ist auf der CPU sehr langsam: Nimm bfloat16 oder float32.",
+        )
         return
     print(time_torch(n, dtype, device))
 
 
-panel = explore(measure_one, {"n": 256, "dtype": "float32", "device": "cpu"},
-        n=[64, 256, 1024, 2048, 4096, 8192], dtype=list(DTYPES), device=devices)
+panel = explore(
+    measure_one,
+    {"n": 256, "dtype": "float32", "device": "cpu"},
+    n=[64, 256, 1024, 2048, 4096, 8192],
+    dtype=list(DTYPES),
+    device=devices,
+)
 
 # %% [markdown] lang="en"
 # ### What you should see
@@ -660,12 +788,12 @@ panel = explore(measure_one, {"n": 256, "dtype": "float32", "device": "cpu"},
 # %% [markdown] lang="de"
 # ### Was du sehen solltest
 #
-# | Profil | float32 | schneller Typ | Hinweise |
+# | Profil | float32 | schneller Datentyp | Hinweise |
 # |---|---|---|---|
-# | CPU, 2 Kerne (die CI-Maschinen dieses Kurses) | numpy ≈ 0,25, torch ≈ 0,21 TFLOP/s | torch bf16 ≈ 0,95 TFLOP/s (AVX512-BF16) | zwei Threads; mit einem etwa die Hälfte; der BLAS-Kernel zählt |
+# | CPU, 2 Kerne (die CI-Maschinen dieses Kurses) | numpy ≈ 0,25, torch ≈ 0,21 TFLOP/s | torch bf16 ≈ 0,95 TFLOP/s (AVX512-BF16) | zwei Threads; mit einem etwa die Hälfte; der BLAS-Kernel macht viel aus |
 # | Colab T4 | Spitze 8,1 TFLOP/s | fp16: Spitze 65, dauerhaft ≈ 24 TFLOP/s (70-W-Grenze) | bf16 wird emuliert: langsamer als fp32 |
 # | Kaggle T4 x2 | pro GPU wie oben | wie oben | diese Lektion nutzt eine GPU |
-# | Colab TPU v5e-1 | läuft in bf16-Durchgängen | bf16: Spitze 197 TFLOP/s | große, feste Formen zahlen sich aus (Lektion 04) |
+# | Colab TPU v5e-1 | läuft in bf16-Durchgängen | bf16: Spitze 197 TFLOP/s | große, feste Array-Formen zahlen sich aus (Lektion 04) |
 # | H200 | tf32-Spitze 495 | bf16 ≈ 770–800 von 989 TFLOP/s bei n = 8192 (≈ 80 %) | |
 #
 # *Spitzenwerte: Datenblätter von NVIDIA und Google Cloud (geprüft im November 2026). Gemessene Werte:
@@ -677,14 +805,14 @@ panel = explore(measure_one, {"n": 256, "dtype": "float32", "device": "cpu"},
 #
 # <details><summary>1. Eine Kollegin misst <code>y = model(x)</code> auf einer GPU mit <code>time.time()</code> und erhält 0,1 ms für ein großes Modell. Was ist schiefgegangen?</summary>
 #
-# Der Aufruf hat die Arbeit nur eingereiht. Vor dem Anhalten der Uhr synchronisieren
-# (`torch.cuda.synchronize()`) oder einen Timer nehmen, der das tut.
+# Der Aufruf hat die Arbeit nur eingereiht. Synchronisiere, bevor du die Uhr anhältst
+# (`torch.cuda.synchronize()`), oder nimm einen Timer, der das tut.
 # </details>
 #
 # <details><summary>2. Warum kann eine elementweise Addition nie die FLOP/s einer Matrixmultiplikation erreichen?</summary>
 #
-# Sie rechnet 1 FLOP pro 12 bewegte Bytes; ihre Geschwindigkeit begrenzt die Speicherbandbreite, weit
-# unter dem Knickpunkt jedes modernen Chips.
+# Sie rechnet 1 FLOP pro 12 bewegte Bytes; ihre Geschwindigkeit ist durch die Speicherbandbreite
+# begrenzt, ihre Intensität liegt weit unter dem Knickpunkt jedes modernen Chips.
 # </details>
 #
 # <details><summary>3. Deine GPU ist bei n = 64 langsamer als die CPU. Ist die GPU kaputt?</summary>
@@ -696,9 +824,9 @@ panel = explore(measure_one, {"n": 256, "dtype": "float32", "device": "cpu"},
 # ## Zusammenfassung
 #
 # - Eine Matrixmultiplikation kostet 2·m·k·n FLOPs; FLOP/s = FLOPs / Zeit.
-# - Richtig messen: auf das Ergebnis warten, den ersten Aufruf weglassen, Zufallsdaten nehmen, die
-#   Threads angeben; den Median von Blöcken nehmen und auf die Streuung achten.
-# - Kleine Probleme sind Overhead-gebunden, große Matrixmultiplikationen rechengebunden, elementweise
+# - Miss richtig: Warte auf das Ergebnis, lass den ersten Aufruf weg, nimm Zufallsdaten, gib die
+#   Threads an; nimm den Median von Blöcken und achte auf die Streuung.
+# - Kleine Probleme sind overheadgebunden, große Matrixmultiplikationen rechengebunden, elementweise
 #   Operationen speichergebunden.
 # - „10- bis 1000-mal“ hängt von Größe, Datentyp, Vergleichsbasis und davon ab, ob Kopien mitzählen.
 #
@@ -706,3 +834,13 @@ panel = explore(measure_one, {"n": 256, "dtype": "float32", "device": "cpu"},
 # arithmetische Intensität, Roofline, Knickpunkt.
 #
 # **Weiter:** Lab 01, dann Lektion 02: Wo liegen Tensoren, und was kostet es, sie zu bewegen?
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+# en: Checks of the course itself (not part of the lesson): the cells above measured what they show.
+# de: Prüfungen des Kurses selbst (nicht Teil der Lektion): Die Zellen oben maßen, was sie zeigen.
+assert queued <= done
+assert torch.get_num_threads() == threads_before
+assert right.n >= 5 and right.median * right.number >= 0.01
+assert all(len(r) >= len(cpu_sizes) for r in sweep.values())
+assert python_loop.median > numpy_tiny.median
+assert add_intensity < ridge < max(i for i, _ in mm_points)
