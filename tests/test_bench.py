@@ -126,7 +126,7 @@ def test_percent_of_peak():
         "mm", [0.01] * 5, 1, 0.1, "cuda", flops=0.65e12 * 0.01 * 10, dtype="float16", peak=peak
     )
     assert m.percent_of_peak == pytest.approx(10.0)
-    assert "10 % of the T4 peak" in str(m)
+    assert "10% of the T4 peak" in str(m)
     assert (
         bench.Measurement(
             "mm", [0.01], 1, 0.1, "cuda", flops=1e9, dtype="bfloat16", peak=peak
@@ -165,3 +165,20 @@ def test_cpu_estimate(tmp_path):
     info.write_text("cpu MHz\t\t: 3000.000\nflags\t\t: fpu avx2\n")
     assert peaks.cpu_estimate(4, info).tflops == {"float32": pytest.approx(0.384)}
     assert peaks.cpu_estimate(2, tmp_path / "missing") is None
+
+
+def test_german_messages_show_german_decimals():
+    i18n.set_language("de")  # the autouse fixture of conftest.py switches back to English
+    assert bench.format_seconds(0.0015) == "1,5 ms" and bench.format_seconds(2e-7) == "200 ns"
+    assert bench.format_rate(2.5e12) == "2,5 TFLOP/s"
+    peak = peaks.Peak("T4", {"float16": 65.0}, 16, 320, "datasheet", "2026-11")
+    m = bench.Measurement(
+        "mm", [0.0135] * 5, 1, 0.0125, "cuda", flops=6.5e12 * 0.0135, dtype="float16", peak=peak
+    )
+    shown = str(m)
+    assert "Median 13,5 ms" in shown and "erster Aufruf: 12,5 ms" in shown
+    assert "6,5 TFLOP/s = 10 % der Spitzenleistung der T4 (float16)" in shown
+    noisy = bench.Measurement("x", [1.0, 1.0, 1.5, 2.0, 2.0], 1, 3.0, "cpu")
+    assert "Median 1,5 s" in str(noisy) and "Streuung (IQR/Median) beträgt 67 %" in str(noisy)
+    i18n.set_language("en")
+    assert "6.5 TFLOP/s = 10% of the T4 peak" in str(m) and "median 13.5 ms" in str(m)

@@ -292,6 +292,17 @@ def test_memory_stats_on_the_cpu():
     assert str(full) == "cuda:0: allocated 1.00 GiB, reserved 2.00 GiB, free 4.00 GiB of 16.00 GiB"
 
 
+def test_german_messages_show_german_decimals():
+    i18n.set_language("de")  # the autouse fixture of conftest.py switches back to English
+    assert devices.format_bytes(1536) == "1,50 KiB" and devices.format_bytes(512) == "512 B"
+    full = devices.MemoryStats("cuda:0", 2**30, 2**31, 2**32, 2**34)
+    assert str(full) == "cuda:0: belegt 1,00 GiB, reserviert 2,00 GiB, frei 4,00 GiB von 16,00 GiB"
+    assert str(devices.link_for_name("Tesla T4")) == "PCIe Gen3 x16: 15,75 GB/s (Datenblatt T4)"
+    assert "Speicher voll" in devices.BatchSearch(0, [(1, False)]).table()
+    i18n.set_language("en")
+    assert str(devices.link_for_name("Tesla T4")) == "PCIe Gen3 x16: 15.75 GB/s (data sheet T4)"
+
+
 def test_process_rss():
     rss = devices.process_rss()
     assert rss is None or rss > 10 * devices.MIB

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import A100, H200, P100, T4, fake_jax, fake_torch
-from utils import hardware
+from utils import hardware, i18n
 from utils.hardware import CPU, Hardware, hardware_profile
 
 CPU2 = CPU("AMD EPYC", 2, frozenset({"avx512f", "avx512_bf16"}))
@@ -46,7 +46,10 @@ def test_gpu_details_and_fast_dtype():
     assert hw.gpus[0].compute_capability == (7, 5) and hw.gpus[0].memory_gib == 15.0
     assert hw.gpus[0].fast_dtype == "float16"  # T4 emulates bf16
     assert machine(fake_torch([A100])).gpus[0].fast_dtype == "bfloat16"
-    assert "2 × Tesla T4" in hw.summary()
+    assert hw.summary() == "GPU: 2 × Tesla T4 (15.0 GiB)"
+    i18n.set_language("de")  # the autouse fixture of conftest.py switches back to English
+    assert hw.summary() == "GPU: 2 × Tesla T4 (15,0 GiB)"
+    assert hardware.PROFILES["cpu"].label == "nur CPU"
 
 
 def test_tpu_summary():

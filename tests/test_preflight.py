@@ -109,6 +109,9 @@ def test_low_disk_and_old_python():
     [warn] = by_status(run(free_gib=1), "WARN")
     assert "1.0 GiB" in warn.detail
     assert preflight.check_python((3, 9)).status == "FAIL"
+    i18n.set_language("de")  # the autouse fixture of conftest.py switches back to English
+    [warn] = by_status(run(free_gib=1), "WARN")
+    assert warn.detail == "nur 1,0 GiB frei" and warn.fix.startswith("Gib mindestens 5 GiB")
 
 
 def test_check_rejects_unknown_status():

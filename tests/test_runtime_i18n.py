@@ -55,3 +55,17 @@ def test_numbers_use_the_languages_separators():
         assert i18n.num(1234.5, ",.1f") == "1,234.5"
     finally:
         i18n.set_language(before)
+
+
+def test_the_package_exports_the_one_form_and_names_every_module(capsys):
+    import pathlib
+
+    import utils
+
+    assert set(utils.__all__) == {"get_language", "say", "set_language", "start", "text"}
+    modules = [p.stem for p in pathlib.Path(utils.__file__).parent.glob("*.py")]
+    assert [m for m in modules if m != "__init__" and f"`{m}`" not in utils.__doc__] == []
+    line = utils.start("de")  # the autouse fixture of conftest.py switches back to English
+    assert line.startswith("Plattform: ") and "Sprache: Deutsch" in line
+    assert capsys.readouterr().out.strip() == line
+    assert runtime.platform_name("local") == "lokal"

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .i18n import num, tr
+from .i18n import text
 from .peaks import Peak, cpu_estimate, peak_for
 
 BACKENDS = ("cpu", "cuda", "mps", "jax", "xla")
@@ -146,53 +146,66 @@ class Measurement:
 
     def __str__(self) -> str:
         parts = [
-            f"{self.name or 'measure'} [{self.backend}]: median {format_seconds(self.median)} "
-            f"(IQR {format_seconds(self.iqr)}, n={self.n} × {self.number} "
-            + tr("calls", "Aufrufe")
-            + ")",
-            tr("  first call: ", "  erster Aufruf: ") + format_seconds(self.cold),
+            text(
+                "{name} [{backend}]: median {median} (IQR {iqr}, n={n} × {number} calls)",
+                "{name} [{backend}]: Median {median} (IQR {iqr}, n={n} × {number} Aufrufe)",
+                name=self.name or "measure",
+                backend=self.backend,
+                median=format_seconds(self.median),
+                iqr=format_seconds(self.iqr),
+                n=self.n,
+                number=self.number,
+            ),
+            text("  first call: {t}", "  erster Aufruf: {t}", t=format_seconds(self.cold)),
         ]
         if self.flops_per_second:
-            line = f"  {format_rate(self.flops_per_second)}"
+            line = "  " + format_rate(self.flops_per_second)
             if self.percent_of_peak is not None:
-                line += tr(
-                    f" = {self.percent_of_peak:.0f} % of the {self.peak.chip} peak ({self.dtype})",
-                    f" = {self.percent_of_peak:.0f} % der {self.peak.chip}-Spitzenleistung ({self.dtype})",
+                line += text(
+                    " = {p:.0f}% of the {chip} peak ({dtype})",
+                    " = {p:.0f} % der Spitzenleistung der {chip} ({dtype})",
+                    p=self.percent_of_peak,
+                    chip=self.peak.chip,
+                    dtype=self.dtype,
                 )
                 if self.peak.estimate:
-                    line += tr(", peak estimated", ", Spitze geschätzt")
+                    line += text(", peak estimated", ", Spitzenleistung geschätzt")
             elif self.dtype:
-                line += tr(
+                line += text(
                     " (no peak known for this device and dtype)",
-                    " (keine Spitzenleistung für dieses Gerät und diesen Typ bekannt)",
+                    " (für dieses Gerät und diesen dtype ist keine Spitzenleistung bekannt)",
                 )
             parts.append(line)
         if self.threads:
             parts.append("  " + ", ".join(f"{k}={v}" for k, v in self.threads.items()))
         if self.noisy:
             parts.append(
-                tr(
-                    f"  WARNING: spread (IQR/median) is {100 * self.spread:.0f} %: something else is using "
-                    "this machine, or the blocks are too short. Measure again before you trust it.",
-                    f"  WARNUNG: Streuung (IQR/Median) {100 * self.spread:.0f} %: Etwas anderes nutzt die "
-                    "Maschine, oder die Blöcke sind zu kurz. Vor dem Vertrauen noch einmal messen.",
+                text(
+                    "  WARNING: spread (IQR/median) is {p:.0f}%: something else is using this "
+                    "machine, or the blocks are too short. Measure again before you trust it.",
+                    "  WARNUNG: Die Streuung (IQR/Median) beträgt {p:.0f} %: Etwas anderes nutzt "
+                    "die Maschine, oder die Blöcke sind zu kurz. Miss noch einmal, bevor du dem "
+                    "Ergebnis traust.",
+                    p=100 * self.spread,
                 )
             )
         return "\n".join(parts)
 
 
 def format_seconds(seconds: float) -> str:
+    """0.00013 -> '130 µs' (German decimals in German: '1,5 ms')."""
     for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6)):
         if seconds >= scale:
-            return f"{num(seconds / scale, '.3g')} {unit}"
-    return f"{num(seconds / 1e-9, '.3g')} ns"
+            return text("{v:.3g} {unit}", v=seconds / scale, unit=unit)
+    return text("{v:.3g} {unit}", v=seconds / 1e-9, unit="ns")
 
 
 def format_rate(flops_per_second: float) -> str:
+    """2.5e11 -> '250 GFLOP/s' (German decimals in German: '1,5 TFLOP/s')."""
     for unit, scale in (("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6)):
         if flops_per_second >= scale:
-            return f"{num(flops_per_second / scale, '.3g')} {unit}"
-    return f"{num(flops_per_second, '.3g')} FLOP/s"
+            return text("{v:.3g} {unit}", v=flops_per_second / scale, unit=unit)
+    return text("{v:.3g} {unit}", v=flops_per_second, unit="FLOP/s")
 
 
 def thread_info() -> dict[str, Any]:
@@ -238,33 +251,39 @@ def device_peak(backend: str, result: Any = None) -> Peak | None:
 def _check_arguments(fn, min_block, min_time, max_time, min_blocks, backend) -> None:
     if not callable(fn):
         raise TypeError(
-            tr(
-                f"measure() needs a function to call, got {type(fn).__name__}. "
-                "Pass the function itself, e.g. measure(torch.matmul, a, b), not its result.",
-                f"measure() braucht eine Funktion, bekam aber {type(fn).__name__}. Übergib die Funktion "
-                "selbst, z. B. measure(torch.matmul, a, b), nicht ihr Ergebnis.",
+            text(
+                "measure() needs a function to call, got {kind}. Pass the function itself, "
+                "e.g. measure(torch.matmul, a, b), not its result.",
+                "measure() braucht eine Funktion, bekam aber {kind}. Übergib die Funktion selbst, "
+                "z. B. measure(torch.matmul, a, b), nicht ihr Ergebnis.",
+                kind=type(fn).__name__,
             )
         )
     for name, value in (("min_block", min_block), ("min_time", min_time), ("max_time", max_time)):
         if not (isinstance(value, (int, float)) and value > 0):
             raise ValueError(
-                tr(
-                    f"{name} must be a positive number of seconds, not {value!r}",
-                    f"{name} muss eine positive Zahl von Sekunden sein, nicht {value!r}",
+                text(
+                    "{name} must be a positive number of seconds, not {value!r}",
+                    "{name} muss eine positive Zahl von Sekunden sein, nicht {value!r}",
+                    name=name,
+                    value=value,
                 )
             )
     if not (isinstance(min_blocks, int) and min_blocks >= 1):
         raise ValueError(
-            tr(
-                f"min_blocks must be a whole number ≥ 1, not {min_blocks!r}",
-                f"min_blocks muss eine ganze Zahl ≥ 1 sein, nicht {min_blocks!r}",
+            text(
+                "min_blocks must be a whole number ≥ 1, not {value!r}",
+                "min_blocks muss eine ganze Zahl ≥ 1 sein, nicht {value!r}",
+                value=min_blocks,
             )
         )
     if backend is not None and backend not in BACKENDS:
         raise ValueError(
-            tr(
-                f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)} or leave it out",
-                f"unbekanntes Backend {backend!r}: eines von {', '.join(BACKENDS)} oder weglassen",
+            text(
+                "unknown backend {backend!r}: use one of {known} or leave it out",
+                "unbekanntes Backend {backend!r}: Nimm eines von {known} oder lass es weg",
+                backend=backend,
+                known=", ".join(BACKENDS),
             )
         )
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from .i18n import num, tr
+from .i18n import text
 
 GIB = 2**30
 MIB = 2**20
@@ -75,9 +75,10 @@ def try_gpu(index: int = 0, quiet: bool = False) -> torch.device:
     """
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise ValueError(
-            tr(
-                f"A GPU index is a whole number from 0 up, not {index!r}.",
-                f"Eine GPU-Nummer ist eine ganze Zahl ab 0, nicht {index!r}.",
+            text(
+                "A GPU index is a whole number from 0 up, not {index!r}.",
+                "Eine GPU-Nummer ist eine ganze Zahl ab 0, nicht {index!r}.",
+                index=index,
             )
         )
     gpus = [d for d in list_devices() if d.type != "cpu" and d.index is not None]
@@ -85,11 +86,15 @@ def try_gpu(index: int = 0, quiet: bool = False) -> torch.device:
         return gpus[index]
     fallback = gpus[0] if gpus else torch.device("cpu")
     if not quiet:
-        have = ", ".join(str(d) for d in gpus) or tr("none", "keine")
+        have = ", ".join(str(d) for d in gpus) or text("none", "keine")
         print(
-            tr(
-                f"There is no GPU number {index} here (GPUs: {have}); using {fallback} instead.",
-                f"Hier gibt es keine GPU Nummer {index} (GPUs: {have}); stattdessen wird {fallback} verwendet.",
+            text(
+                "There is no GPU number {index} here (GPUs: {have}); using {fallback} instead.",
+                "Hier gibt es keine GPU Nummer {index} (GPUs: {have}); stattdessen wird "
+                "{fallback} verwendet.",
+                index=index,
+                have=have,
+                fallback=fallback,
             )
         )
     return fallback
@@ -105,7 +110,7 @@ def where(thing: Any) -> str:
     if isinstance(thing, torch.nn.Module):
         tensors = [*thing.parameters(), *thing.buffers()]
         if not tensors:
-            return tr("no parameters", "keine Parameter")
+            return text("no parameters", "keine Parameter")
         return _describe([str(t.device) for t in tensors])
     if isinstance(thing, dict):
         thing = list(thing.values())
@@ -113,7 +118,7 @@ def where(thing: Any) -> str:
         inner = [where(item) for item in thing if isinstance(item, (torch.Tensor, torch.nn.Module))]
         if inner:
             return _describe(inner)
-    return tr(f"not a tensor ({type(thing).__name__})", f"kein Tensor ({type(thing).__name__})")
+    return text("not a tensor ({kind})", "kein Tensor ({kind})", kind=type(thing).__name__)
 
 
 def _describe(places: list[str]) -> str:
@@ -121,7 +126,7 @@ def _describe(places: list[str]) -> str:
     if len(unique) == 1:
         return unique[0]
     counts = {p: places.count(p) for p in unique}
-    return " + ".join(f"{p} ({counts[p]}×)" for p in unique)
+    return " + ".join(text("{place} ({count}×)", place=p, count=counts[p]) for p in unique)
 
 
 # The messages PyTorch gives when one operation gets tensors on two devices (CUDA, MPS, meta,
@@ -141,9 +146,9 @@ MIXED_DEVICE_PATTERNS = (
 
 def is_mixed_device_error(error: BaseException) -> bool:
     """Did PyTorch refuse because the inputs of one operation live on different devices?"""
-    text = str(error).lower()
+    said = str(error).lower()
     return isinstance(error, RuntimeError) and any(
-        re.search(p, text) for p in MIXED_DEVICE_PATTERNS
+        re.search(p, said) for p in MIXED_DEVICE_PATTERNS
     )
 
 
@@ -153,7 +158,7 @@ def explain_mixed_devices(error: BaseException, **named: Any) -> str:
     places = {name: where(thing) for name, thing in named.items()}
     width = max((len(name) for name in places), default=0)
     lines = [
-        tr(
+        text(
             "PyTorch cannot compute with tensors on different devices:",
             "PyTorch kann nicht mit Tensoren auf verschiedenen Geräten rechnen:",
         ),
@@ -168,7 +173,7 @@ def explain_mixed_devices(error: BaseException, **named: Any) -> str:
     ]
     if target is None or not movers:
         lines.append(
-            tr(
+            text(
                 "Everything you named lives on one device, so the other tensor is made inside the "
                 "code: create it where its partner lives, e.g. torch.zeros(..., device=x.device).",
                 "Alles, was du genannt hast, liegt auf einem Gerät; der andere Tensor entsteht also "
@@ -184,13 +189,15 @@ def explain_mixed_devices(error: BaseException, **named: Any) -> str:
         else:
             fixes.append(f"{name} = {name}.to({_literal(target)})")
     lines.append(
-        tr(
-            f"Move everything to one device first, e.g. {target}:  " + ";  ".join(fixes),
-            f"Bring zuerst alles auf ein Gerät, z. B. {target}:  " + ";  ".join(fixes),
+        text(
+            "Move everything to one device first, e.g. {target}:  {fixes}",
+            "Bring zuerst alles auf ein Gerät, z. B. {target}:  {fixes}",
+            target=target,
+            fixes=";  ".join(fixes),
         )
     )
     lines.append(
-        tr(
+        text(
             "(A tensor's .to() returns a copy: keep it. A model's .to() moves the model itself.)",
             "(.to() eines Tensors gibt eine Kopie zurück: behalte sie. .to() eines Modells "
             "verschiebt das Modell selbst.)",
@@ -279,9 +286,11 @@ def pcie_gbs(generation: int, lanes: int = 16) -> float:
     """Theoretical PCIe bandwidth, GB/s in one direction (Gen 3 x16: 15.75 GB/s)."""
     if generation not in PCIE_RATES:
         raise ValueError(
-            tr(
-                f"PCIe generation {generation!r} is unknown: use one of {sorted(PCIE_RATES)}.",
-                f"PCIe-Generation {generation!r} ist unbekannt: nimm eine aus {sorted(PCIE_RATES)}.",
+            text(
+                "PCIe generation {generation!r} is unknown: use one of {known}.",
+                "PCIe-Generation {generation!r} ist unbekannt: Nimm eine aus {known}.",
+                generation=generation,
+                known=sorted(PCIE_RATES),
             )
         )
     rate, efficiency = PCIE_RATES[generation]
@@ -305,8 +314,12 @@ class Link:
         return PCIE_PINNED_TYPICAL.get(self.generation)
 
     def __str__(self) -> str:
-        return (
-            f"PCIe Gen{self.generation} x{self.lanes}: {num(self.gbs, '.2f')} GB/s ({self.source})"
+        return text(
+            "PCIe Gen{generation} x{lanes}: {gbs:.2f} GB/s ({source})",
+            generation=self.generation,
+            lanes=self.lanes,
+            gbs=self.gbs,
+            source=self.source,
         )
 
 
@@ -314,7 +327,9 @@ def link_for_name(gpu_name: str) -> Link | None:
     """The data-sheet link of a GPU by its name ("Tesla T4" -> PCIe Gen3 x16), or None."""
     for chip, (generation, lanes) in GPU_LINKS.items():
         if re.search(rf"\b{chip}\b", gpu_name):
-            return Link(generation, lanes, tr("data sheet", "Datenblatt") + f" {chip}")
+            return Link(
+                generation, lanes, text("data sheet {chip}", "Datenblatt {chip}", chip=chip)
+            )
     return None
 
 
@@ -387,7 +402,7 @@ def measure_copy(
     source, target = torch.device(source), torch.device(target)
     if pinned and not can_pin():
         raise RuntimeError(
-            tr(
+            text(
                 "This torch cannot pin memory: pinning needs an accelerator (CUDA, ...). "
                 "Check devices.can_pin() first.",
                 "Dieses torch kann keinen Speicher pinnen: Dafür braucht es einen Beschleuniger "
@@ -442,8 +457,8 @@ def format_bytes(nbytes: float) -> str:
     """1536 -> '1.50 KiB': powers of 1024, as PyTorch and nvidia-smi count."""
     for unit, scale in (("PiB", 2**50), ("TiB", 2**40), ("GiB", GIB), ("MiB", MIB), ("KiB", 2**10)):
         if abs(nbytes) >= scale:
-            return f"{num(nbytes / scale, '.2f')} {unit}"
-    return f"{nbytes:.0f} B"
+            return text("{v:.2f} {unit}", v=nbytes / scale, unit=unit)
+    return text("{v:.0f} B", v=nbytes)
 
 
 @dataclass(frozen=True)
@@ -458,22 +473,26 @@ class MemoryStats:
 
     def __str__(self) -> str:
         if self.allocated is None:
-            return tr(
-                f"{self.device}: PyTorch keeps no memory counters for this device",
-                f"{self.device}: PyTorch führt für dieses Gerät keine Speicherzähler",
+            return text(
+                "{device}: PyTorch keeps no memory counters for this device",
+                "{device}: PyTorch führt für dieses Gerät keine Speicherzähler",
+                device=self.device,
             )
-        text = tr(
-            f"{self.device}: allocated {format_bytes(self.allocated)}, reserved "
-            f"{format_bytes(self.reserved)}",
-            f"{self.device}: belegt {format_bytes(self.allocated)}, reserviert "
-            f"{format_bytes(self.reserved)}",
+        line = text(
+            "{device}: allocated {allocated}, reserved {reserved}",
+            "{device}: belegt {allocated}, reserviert {reserved}",
+            device=self.device,
+            allocated=format_bytes(self.allocated),
+            reserved=format_bytes(self.reserved),
         )
         if self.free is not None and self.total is not None:
-            text += tr(
-                f", free {format_bytes(self.free)} of {format_bytes(self.total)}",
-                f", frei {format_bytes(self.free)} von {format_bytes(self.total)}",
+            line += text(
+                ", free {free} of {total}",
+                ", frei {free} von {total}",
+                free=format_bytes(self.free),
+                total=format_bytes(self.total),
             )
-        return text
+        return line
 
 
 def memory_stats(device: str | torch.device | None = None) -> MemoryStats:
@@ -522,8 +541,8 @@ def is_oom(error: BaseException) -> bool:
     """Is this an out-of-memory error (on any device), and not some other bug?"""
     if isinstance(error, (torch.OutOfMemoryError, MemoryError)):
         return True
-    text = str(error).lower()
-    return isinstance(error, RuntimeError) and any(re.search(p, text) for p in OOM_PATTERNS)
+    said = str(error).lower()
+    return isinstance(error, RuntimeError) and any(re.search(p, said) for p in OOM_PATTERNS)
 
 
 def free_memory() -> None:
@@ -556,10 +575,16 @@ class MemoryBudget:
     @contextmanager
     def hold(self, nbytes: int) -> Iterator[None]:
         if self.used + nbytes > self.capacity:
+            # Worded like CUDA's own message (English in every language), as is_oom expects.
             raise torch.OutOfMemoryError(
-                f"CUDA out of memory (simulated). Tried to allocate {format_bytes(nbytes)}. "
-                f"{self.name} has a total capacity of {format_bytes(self.capacity)} of which "
-                f"{format_bytes(self.capacity - self.used)} is free."
+                text(
+                    "CUDA out of memory (simulated). Tried to allocate {need}. {name} has a total "
+                    "capacity of {capacity} of which {free} is free.",
+                    need=format_bytes(nbytes),
+                    name=self.name,
+                    capacity=format_bytes(self.capacity),
+                    free=format_bytes(self.capacity - self.used),
+                )
             )
         self.used += nbytes
         self.peak = max(self.peak, self.used)
@@ -577,8 +602,11 @@ class BatchSearch:
     tries: list[tuple[int, bool]]  # (batch size, ran without running out of memory)
 
     def table(self) -> str:
-        ok, oom = tr("fits", "passt"), tr("out of memory", "Speicher voll")
-        return "\n".join(f"  {size:>8}  {ok if fits else oom}" for size, fits in self.tries)
+        ok, oom = text("fits", "passt"), text("out of memory", "Speicher voll (OOM)")
+        return "\n".join(
+            text("  {size:>8}  {verdict}", size=size, verdict=ok if fits else oom)
+            for size, fits in self.tries
+        )
 
 
 def find_batch_size(
@@ -598,9 +626,11 @@ def find_batch_size(
     """
     if not (isinstance(start, int) and isinstance(limit, int) and 1 <= start <= limit):
         raise ValueError(
-            tr(
-                f"Need whole numbers 1 ≤ start ≤ limit, got start={start!r}, limit={limit!r}.",
-                f"Es braucht ganze Zahlen 1 ≤ start ≤ limit, nicht start={start!r}, limit={limit!r}.",
+            text(
+                "Need whole numbers 1 ≤ start ≤ limit, got start={start!r}, limit={limit!r}.",
+                "Es braucht ganze Zahlen 1 ≤ start ≤ limit, nicht start={start!r}, limit={limit!r}.",
+                start=start,
+                limit=limit,
             )
         )
     tries: list[tuple[int, bool]] = []

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from .i18n import tr
+from .i18n import text
 
 GIB = 1024**3
 
@@ -76,17 +76,20 @@ class Hardware:
 
     def summary(self) -> str:
         if self.tpu:
-            return f"TPU: {self.tpu.count} × {self.tpu.kind}"
+            return text("TPU: {count} × {kind}", count=self.tpu.count, kind=self.tpu.kind)
         if self.gpus:
-            names = sorted({g.name for g in self.gpus})
-            memory = f"{self.gpus[0].memory_gib:.1f} GiB"
-            return f"GPU: {len(self.gpus)} × {' + '.join(names)} ({memory})"
+            return text(
+                "GPU: {count} × {names} ({memory:.1f} GiB)",
+                count=len(self.gpus),
+                names=" + ".join(sorted({g.name for g in self.gpus})),
+                memory=self.gpus[0].memory_gib,
+            )
         if self.mps:
             return "Apple GPU (MPS)"
-        return (
-            f"CPU: {self.cpu.cores} "
-            + tr("cores", "Kerne")
-            + tr(", no accelerator", ", kein Beschleuniger")
+        return text(
+            "CPU: {cores} cores, no accelerator",
+            "CPU: {cores} Kerne, kein Beschleuniger",
+            cores=self.cpu.cores,
         )
 
 
@@ -211,7 +214,7 @@ def quick_accelerator(
     env = os.environ if environ is None else environ
     tpu_type = env.get("TPU_ACCELERATOR_TYPE")
     if tpu_type or env.get("ISTPUVM") == "1" or any(dev.glob("accel[0-9]*")):
-        return f"TPU ({tpu_type})" if tpu_type else "TPU"
+        return text("TPU ({kind})", kind=tpu_type) if tpu_type else "TPU"
     models = []
     for info in sorted(proc.glob("driver/nvidia/gpus/*/information")):
         try:
@@ -221,11 +224,12 @@ def quick_accelerator(
         except OSError:
             continue
     if models:
-        return f"GPU: {len(models)} × {' + '.join(sorted(set(models)))}"
+        return text(
+            "GPU: {count} × {names}", count=len(models), names=" + ".join(sorted(set(models)))
+        )
     if sys.platform == "darwin" and _platform.machine() == "arm64":
         return "Apple GPU (MPS)"
-    cores = usable_cores()
-    return f"CPU ({cores} " + tr("cores", "Kerne") + ")"
+    return text("CPU ({cores} cores)", "CPU ({cores} Kerne)", cores=usable_cores())
 
 
 # --- hardware profiles -------------------------------------------------------------------------
@@ -237,12 +241,11 @@ class Profile:
 
     name: str
     device: str  # "cpu", "cuda", "tpu" or "mps"
-    label_en: str
-    label_de: str
+    labels: tuple[str, str]  # (English, German): `label` picks the learner's language
 
     @property
     def label(self) -> str:
-        return tr(self.label_en, self.label_de)
+        return text(*self.labels)
 
     def pick(self, *, cpu, cuda=None, tpu=None, mps=None):
         """A problem size (or any setting) for this profile; unset ones fall back to `cpu`."""
@@ -253,14 +256,14 @@ class Profile:
 PROFILES = {
     p.name: p
     for p in (
-        Profile("cpu", "cpu", "CPU only", "nur CPU"),
-        Profile("colab-t4", "cuda", "Colab T4", "Colab T4"),
-        Profile("kaggle-t4x2", "cuda", "Kaggle T4 x2", "Kaggle T4 x2"),
-        Profile("colab-tpu-v5e-1", "tpu", "Colab TPU v5e-1", "Colab TPU v5e-1"),
-        Profile("kaggle-tpu-v5e-8", "tpu", "Kaggle TPU v5e-8", "Kaggle TPU v5e-8"),
-        Profile("tpu", "tpu", "TPU", "TPU"),
-        Profile("nvidia", "cuda", "NVIDIA GPU", "NVIDIA-GPU"),
-        Profile("mps", "mps", "Apple MPS", "Apple MPS"),
+        Profile("cpu", "cpu", ("CPU only", "nur CPU")),
+        Profile("colab-t4", "cuda", ("Colab T4", "Colab T4")),
+        Profile("kaggle-t4x2", "cuda", ("Kaggle T4 x2", "Kaggle T4 x2")),
+        Profile("colab-tpu-v5e-1", "tpu", ("Colab TPU v5e-1", "Colab TPU v5e-1")),
+        Profile("kaggle-tpu-v5e-8", "tpu", ("Kaggle TPU v5e-8", "Kaggle TPU v5e-8")),
+        Profile("tpu", "tpu", ("TPU", "TPU")),
+        Profile("nvidia", "cuda", ("NVIDIA GPU", "NVIDIA-GPU")),
+        Profile("mps", "mps", ("Apple MPS", "Apple MPS")),
     )
 }
 

@@ -25,7 +25,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from .i18n import tr
+from .i18n import text
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
 # An HLO instruction `... = f32[8,16] all-reduce(...)`, or the `-start` half of an async pair.
@@ -49,7 +49,13 @@ def simulate_cpu_devices(count: int = 8) -> int:
     how to restart. On a GPU or TPU machine the accelerator stays JAX's default; the simulated
     devices are the CPU backend's, `jax.devices("cpu")`."""
     if not (isinstance(count, int) and count >= 1):
-        raise ValueError(f"count must be a whole number ≥ 1, not {count!r}")
+        raise ValueError(
+            text(
+                "count must be a whole number ≥ 1, not {count!r}",
+                "count muss eine ganze Zahl ≥ 1 sein, nicht {count!r}",
+                count=count,
+            )
+        )
     import jax
 
     # The option exists since jax 0.5 (before: XLA_FLAGS=--xla_force_host_platform_device_count=8
@@ -60,15 +66,17 @@ def simulate_cpu_devices(count: int = 8) -> int:
     have = len(jax.devices("cpu"))
     if have < count:
         print(
-            tr(
-                f"JAX started with {have} CPU device(s) before this cell could ask for {count}: "
+            text(
+                "JAX started with {have} CPU device(s) before this cell could ask for {count}: "
                 "something in this kernel computed with JAX first. The number is fixed until the "
                 "kernel restarts.\n",
-                f"JAX ist mit {have} CPU-Gerät(en) gestartet, bevor diese Zelle {count} verlangen "
+                "JAX ist mit {have} CPU-Gerät(en) gestartet, bevor diese Zelle {count} verlangen "
                 "konnte: Etwas in diesem Kernel hat zuerst mit JAX gerechnet. Die Zahl bleibt fest, "
                 "bis der Kernel neu startet.\n",
+                have=have,
+                count=count,
             )
-            + tr(*RESTART)
+            + text(*RESTART)
         )
     return have
 
@@ -85,13 +93,17 @@ def mesh_devices(count: int = 8) -> list[Any]:
     if len(cpus) >= count:
         return list(cpus[:count])
     raise RuntimeError(
-        tr(
-            f"This lesson needs {count} JAX devices, but this kernel has {len(own)} "
-            f"{own[0].platform.upper()} and {len(cpus)} CPU device(s). ",
-            f"Diese Lektion braucht {count} JAX-Geräte, dieser Kernel hat aber {len(own)} "
-            f"{own[0].platform.upper()}- und {len(cpus)} CPU-Gerät(e). ",
+        text(
+            "This lesson needs {count} JAX devices, but this kernel has {own} {platform} and "
+            "{cpus} CPU device(s). ",
+            "Diese Lektion braucht {count} JAX-Geräte, dieser Kernel hat aber {own} {platform}- "
+            "und {cpus} CPU-Gerät(e). ",
+            count=count,
+            own=len(own),
+            platform=own[0].platform.upper(),
+            cpus=len(cpus),
         )
-        + tr(*RESTART)
+        + text(*RESTART)
     )
 
 
@@ -115,10 +127,11 @@ def layout(x: Any) -> str:
     shape = tuple(x.shape)
     if len(shape) not in (1, 2):
         raise ValueError(
-            tr(
-                f"layout draws 1-D and 2-D arrays; this one has shape {shape}. Reshape it first.",
-                f"layout zeichnet 1-D- und 2-D-Arrays; dieses hat die Form {shape}. Forme es "
+            text(
+                "layout draws 1-D and 2-D arrays; this one has shape {shape}. Reshape it first.",
+                "layout zeichnet 1-D- und 2-D-Arrays; dieses hat die Form {shape}. Forme es "
                 "vorher um.",
+                shape=shape,
             )
         )
     blocks: dict[tuple[tuple[int, int], tuple[int, int]], list[Any]] = {}
@@ -136,12 +149,17 @@ def layout(x: Any) -> str:
     cells = [[holders(blocks[r, c]) for c in col_spans] for r in row_spans]
     col_heads = [f"{a}:{b}" for a, b in col_spans]
     row_heads = [f"{a}:{b}" for a, b in row_spans] if len(shape) == 2 else [""]
-    width = max(len(text) for text in [*col_heads, *(c for row in cells for c in row)]) + 2
-    margin = max(len(text) for text in row_heads) + 1
+    width = max(len(t) for t in [*col_heads, *(c for row in cells for c in row)]) + 2
+    margin = max(len(t) for t in row_heads) + 1
     rule = " " * margin + "+" + "+".join("-" * width for _ in col_spans) + "+"
     block = x.sharding.shard_shape(shape)
     lines = [
-        tr(f"shape {shape}, one block {block}:", f"Form {shape}, ein Block {block}:"),
+        text(
+            "shape {shape}, one block {block}:",
+            "Form {shape}, ein Block {block}:",
+            shape=shape,
+            block=block,
+        ),
         " " * margin + " " + " ".join(head.center(width) for head in col_heads),
         rule,
     ]
@@ -170,5 +188,5 @@ def collectives(compiled: Any) -> dict[str, int]:
     """How often each collective (all-reduce, all-gather, ...) appears in compiled code.
 
     `compiled` is what `jax.jit(f).lower(*args).compile()` returns, or its `.as_text()`."""
-    text = compiled if isinstance(compiled, str) else compiled.as_text()
-    return dict(Counter(m[1] for m in _COLLECTIVE_OP.finditer(text)))
+    hlo = compiled if isinstance(compiled, str) else compiled.as_text()
+    return dict(Counter(m[1] for m in _COLLECTIVE_OP.finditer(hlo)))

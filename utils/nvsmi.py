@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from .i18n import tr
+from .i18n import text
 
 FIELDS = (
     "index",
@@ -35,13 +35,21 @@ class SmiResult:
         return self.error is None
 
 
-def parse_csv(text: str, fields: tuple[str, ...] = FIELDS) -> list[dict[str, str]]:
+def parse_csv(output: str, fields: tuple[str, ...] = FIELDS) -> list[dict[str, str]]:
     """Rows of `nvidia-smi --format=csv,noheader,nounits` output."""
     rows = []
-    for line in text.strip().splitlines():
+    for line in output.strip().splitlines():
         values = [v.strip() for v in line.split(",")]
         if len(values) != len(fields):
-            raise ValueError(f"expected {len(fields)} values, got {len(values)}: {line!r}")
+            raise ValueError(
+                text(
+                    "expected {want} values, got {got}: {line!r}",
+                    "{want} Werte erwartet, aber {got} bekommen: {line!r}",
+                    want=len(fields),
+                    got=len(values),
+                    line=line,
+                )
+            )
         rows.append(dict(zip(fields, values, strict=True)))
     return rows
 
@@ -54,11 +62,11 @@ def query(
     if path is None:
         return SmiResult(
             [],
-            tr(
-                "nvidia-smi is not installed here: this machine has no NVIDIA driver, so no NVIDIA GPU "
-                "(on Colab/Kaggle: choose a GPU runtime, see above).",
+            text(
+                "nvidia-smi is not installed here: this machine has no NVIDIA driver, so no NVIDIA "
+                "GPU (on Colab/Kaggle: choose a GPU runtime, see above).",
                 "nvidia-smi ist hier nicht installiert: kein NVIDIA-Treiber, also keine NVIDIA-GPU "
-                "(auf Colab/Kaggle eine GPU-Laufzeit wählen, siehe oben).",
+                "(auf Colab/Kaggle: Wähl eine GPU-Laufzeit, siehe oben).",
             ),
         )
     command = [path, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"]
@@ -66,17 +74,20 @@ def query(
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as err:
         return SmiResult(
-            [], tr(f"nvidia-smi did not answer: {err}", f"nvidia-smi antwortet nicht: {err}")
+            [],
+            text("nvidia-smi did not answer: {err}", "nvidia-smi antwortet nicht: {err}", err=err),
         )
     if done.returncode != 0:
         said = (done.stdout + done.stderr).strip().splitlines()
         return SmiResult(
             [],
-            tr(
-                f"nvidia-smi failed (exit {done.returncode}): {said[0] if said else ''} "
-                "- the driver is installed but no GPU is usable.",
-                f"nvidia-smi meldet einen Fehler (Exit-Code {done.returncode}): {said[0] if said else ''} "
-                "– der Treiber ist installiert, aber keine GPU ist nutzbar.",
+            text(
+                "nvidia-smi failed (exit {code}): {said} - the driver is installed but no GPU is "
+                "usable.",
+                "nvidia-smi meldet einen Fehler (Exit-Code {code}): {said} – der Treiber ist "
+                "installiert, aber keine GPU ist nutzbar.",
+                code=done.returncode,
+                said=said[0] if said else "",
             ),
         )
     try:
@@ -84,8 +95,10 @@ def query(
     except ValueError as err:
         return SmiResult(
             [],
-            tr(
-                f"Unexpected nvidia-smi output: {err}", f"Unerwartete Ausgabe von nvidia-smi: {err}"
+            text(
+                "Unexpected nvidia-smi output: {err}",
+                "Unerwartete Ausgabe von nvidia-smi: {err}",
+                err=err,
             ),
         )
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .i18n import tr
+from .i18n import text
 
 
 @dataclass(frozen=True)
@@ -129,14 +129,14 @@ def cpu_estimate(
     An estimate: the clock in /proc/cpuinfo may be the base or the current one, and not every
     CPU has two FMA units per core.  None where the clock is unknown (macOS, Windows)."""
     try:
-        text = cpuinfo.read_text()
+        info = cpuinfo.read_text()
     except OSError:
         return None
-    mhz = [float(m) for m in re.findall(r"^cpu MHz\s*:\s*([\d.]+)", text, re.MULTILINE)]
+    mhz = [float(m) for m in re.findall(r"^cpu MHz\s*:\s*([\d.]+)", info, re.MULTILINE)]
     if not mhz:
         return None
     if flags is None:
-        found = re.search(r"^flags\s*:(.*)$", text, re.MULTILINE)
+        found = re.search(r"^flags\s*:(.*)$", info, re.MULTILINE)
         flags = frozenset(found[1].split()) if found else frozenset()
     lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4  # fp32 lanes per vector
     fp32 = cores * max(mhz) * 1e6 * 2 * lanes * 2 / 1e12
@@ -148,7 +148,7 @@ def cpu_estimate(
         tflops,
         None,
         None,
-        tr(
+        text(
             "estimate from /proc/cpuinfo: cores × clock × FLOPs/cycle",
             "Schätzung aus /proc/cpuinfo: Kerne × Takt × FLOPs/Takt",
         ),

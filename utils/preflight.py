@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 
 from . import hardware, runtime
-from .i18n import LANGUAGES, set_language, tr
+from .i18n import LANGUAGES, set_language, text
 
 PACKAGES = ("numpy", "torch", "jax", "matplotlib", "ipywidgets")
 STATUSES = ("OK", "WARN", "FAIL")
@@ -37,8 +37,8 @@ class Check:
             raise ValueError(f"status must be one of {STATUSES}, not {self.status!r}")
 
     def line(self) -> str:
-        text = f"{self.status:<4}  {self.item}: {self.detail}"
-        return f"{text}  →  {self.fix}" if self.fix else text
+        line = f"{self.status:<4}  {self.item}: {self.detail}"
+        return f"{line}  →  {self.fix}" if self.fix else line
 
 
 def install_command(package: str, platform: str) -> str:
@@ -48,14 +48,14 @@ def install_command(package: str, platform: str) -> str:
 
 
 def check_python(version: tuple[int, int]) -> Check:
-    text = f"{version[0]}.{version[1]}"
+    found = f"{version[0]}.{version[1]}"  # a version, not a decimal number
     if version >= (3, 11):
-        return Check("OK", "Python", text)
+        return Check("OK", "Python", found)
     return Check(
         "FAIL",
         "Python",
-        text,
-        tr("install Python 3.11 or newer", "Python 3.11 oder neuer installieren"),
+        found,
+        text("install Python 3.11 or newer", "Installiere Python 3.11 oder neuer"),
     )
 
 
@@ -69,7 +69,7 @@ def check_packages(
                 Check(
                     "FAIL",
                     name,
-                    tr("not installed", "nicht installiert"),
+                    text("not installed", "nicht installiert"),
                     install_command(name, platform),
                 )
             )
@@ -78,15 +78,17 @@ def check_packages(
                 Check(
                     "FAIL",
                     name,
-                    tr(
-                        f"{version} is installed but fails to import: {import_errors[name]}",
-                        f"{version} ist installiert, lässt sich aber nicht importieren: {import_errors[name]}",
+                    text(
+                        "{version} is installed but fails to import: {error}",
+                        "{version} ist installiert, lässt sich aber nicht importieren: {error}",
+                        version=version,
+                        error=import_errors[name],
                     ),
-                    tr(
-                        "restart the runtime/kernel; if it stays, reinstall: ",
-                        "Laufzeit/Kernel neu starten; hilft das nicht, neu installieren: ",
-                    )
-                    + install_command(f"--force-reinstall {name}", platform),
+                    text(
+                        "restart the runtime/kernel; if it stays, reinstall: {command}",
+                        "Starte Laufzeit/Kernel neu; hilft das nicht, installiere neu: {command}",
+                        command=install_command(f"--force-reinstall {name}", platform),
+                    ),
                 )
             )
         else:
@@ -98,18 +100,18 @@ def check_accelerator(platform: str, hw: hardware.Hardware) -> list[Check]:
     checks = [
         Check(
             "FAIL",
-            tr("accelerator", "Beschleuniger"),
+            text("accelerator", "Beschleuniger"),
             problem,
-            tr(
+            text(
                 "restart the runtime; check the driver with nvidia-smi",
-                "Laufzeit neu starten; Treiber mit nvidia-smi prüfen",
+                "Starte die Laufzeit neu; prüfe den Treiber mit nvidia-smi",
             ),
         )
         for problem in hw.problems
     ]
-    item = tr("accelerator", "Beschleuniger")
+    item = text("accelerator", "Beschleuniger")
     switch = {
-        "colab": tr(
+        "colab": text(
             "Runtime → Change runtime type → T4 GPU", "Laufzeit → Laufzeittyp ändern → T4-GPU"
         ),
         "kaggle": "Session options → Accelerator → GPU T4 x2",  # Kaggle's menu is English only
@@ -119,11 +121,11 @@ def check_accelerator(platform: str, hw: hardware.Hardware) -> list[Check]:
             Check(
                 "FAIL",
                 item,
-                tr(
+                text(
                     "Tesla P100: current PyTorch builds have no kernels for it (sm_60)",
                     "Tesla P100: aktuelle PyTorch-Builds haben dafür keine Kernel (sm_60)",
                 ),
-                switch or tr("use a T4 or newer GPU", "eine T4 oder neuere GPU verwenden"),
+                switch or text("use a T4 or newer GPU", "Nimm eine T4 oder eine neuere GPU"),
             )
         )
     elif hw.accelerator == "cpu" and runtime.is_hosted(platform):
@@ -131,7 +133,7 @@ def check_accelerator(platform: str, hw: hardware.Hardware) -> list[Check]:
             Check(
                 "WARN",
                 item,
-                tr(
+                text(
                     "none - the lessons run, but on the CPU",
                     "keiner – die Lektionen laufen, aber auf der CPU",
                 ),
@@ -143,9 +145,10 @@ def check_accelerator(platform: str, hw: hardware.Hardware) -> list[Check]:
             Check(
                 "OK",
                 item,
-                tr(
-                    f"none, {hw.cpu.cores} CPU cores (lessons use CPU sizes)",
-                    f"keiner, {hw.cpu.cores} CPU-Kerne (Lektionen wählen CPU-Größen)",
+                text(
+                    "none, {cores} CPU cores (lessons use CPU sizes)",
+                    "keiner, {cores} CPU-Kerne (die Lektionen wählen CPU-Größen)",
+                    cores=hw.cpu.cores,
                 ),
             )
         )
@@ -167,55 +170,64 @@ def check_dtype(dtype: str, hw: hardware.Hardware) -> Check:
             return Check(
                 "WARN",
                 item,
-                tr(
-                    f"{slow[0].name} (compute capability {cc}) only emulates bf16: slower than fp32",
-                    f"{slow[0].name} (Compute Capability {cc}) emuliert bf16 nur: langsamer als fp32",
+                text(
+                    "{name} (compute capability {cc}) only emulates bf16: slower than fp32",
+                    "{name} (Compute Capability {cc}) emuliert bf16 nur: langsamer als fp32",
+                    name=slow[0].name,
+                    cc=cc,
                 ),
-                tr(
+                text(
                     "use float16 (with loss scaling) on this GPU",
-                    "auf dieser GPU float16 (mit Loss Scaling) verwenden",
+                    "Nimm auf dieser GPU float16 (mit Loss Scaling)",
                 ),
             )
         if hw.accelerator == "cpu" and not hw.cpu.has_fast_bf16:
             return Check(
                 "WARN",
                 item,
-                tr(
+                text(
                     "this CPU has no bf16 instructions (AVX512-BF16/AMX)",
                     "diese CPU hat keine bf16-Befehle (AVX512-BF16/AMX)",
                 ),
-                tr("use float32 on this CPU", "auf dieser CPU float32 verwenden"),
+                text("use float32 on this CPU", "Nimm auf dieser CPU float32"),
             )
     elif dtype == "float16" and hw.accelerator == "cpu":
         return Check(
             "WARN",
             item,
-            tr(
+            text(
                 "float16 matmul on a CPU is many times slower than float32",
-                "float16-Matmul ist auf der CPU um ein Vielfaches langsamer als float32",
+                "eine float16-Matmul ist auf der CPU um ein Vielfaches langsamer als float32",
             ),
-            tr(
+            text(
                 "use bfloat16 (if the CPU has it) or float32",
-                "bfloat16 (falls die CPU es kann) oder float32 verwenden",
+                "Nimm bfloat16 (falls die CPU es kann) oder float32",
             ),
         )
     elif dtype not in ("float32", "float16", "bfloat16"):
-        raise ValueError(f"dtype must be float32, float16 or bfloat16, not {dtype!r}")
-    return Check("OK", item, tr("fast on this device", "auf diesem Gerät schnell"))
+        raise ValueError(
+            text(
+                "dtype must be float32, float16 or bfloat16, not {dtype!r}",
+                "dtype muss float32, float16 oder bfloat16 sein, nicht {dtype!r}",
+                dtype=dtype,
+            )
+        )
+    return Check("OK", item, text("fast on this device", "auf diesem Gerät schnell"))
 
 
 def check_disk(free_bytes: int) -> Check:
     free_gib = free_bytes / hardware.GIB
-    item = tr("disk", "Speicherplatz")
+    item = text("disk", "Speicherplatz")
     if free_gib >= MIN_FREE_GIB:
-        return Check("OK", item, tr(f"{free_gib:.0f} GiB free", f"{free_gib:.0f} GiB frei"))
+        return Check("OK", item, text("{v:.0f} GiB free", "{v:.0f} GiB frei", v=free_gib))
     return Check(
         "WARN",
         item,
-        tr(f"only {free_gib:.1f} GiB free", f"nur {free_gib:.1f} GiB frei"),
-        tr(
-            f"free at least {MIN_FREE_GIB} GiB for models and checkpoints",
-            f"mindestens {MIN_FREE_GIB} GiB für Modelle und Checkpoints freigeben",
+        text("only {v:.1f} GiB free", "nur {v:.1f} GiB frei", v=free_gib),
+        text(
+            "free at least {need} GiB for models and checkpoints",
+            "Gib mindestens {need} GiB für Modelle und Checkpoints frei",
+            need=MIN_FREE_GIB,
         ),
     )
 
@@ -230,7 +242,7 @@ def run_checks(
     dtype: str | None = None,
 ) -> list[Check]:
     checks = [
-        Check("OK", tr("platform", "Plattform"), runtime.platform_name(platform)),
+        Check("OK", text("platform", "Plattform"), runtime.platform_name(platform)),
         check_python(python),
     ]
     checks += check_packages(versions, import_errors, platform)

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Mapping
 
-from .i18n import tr
+from .i18n import text
 
 PLATFORMS = ("kaggle", "colab", "colab-enterprise", "local")
 NAMES = {
@@ -44,7 +44,7 @@ def detect_platform(environ: Mapping[str, str] | None = None, shell: object = No
 
 def platform_name(platform: str) -> str:
     """The platform as the learner reads it."""
-    return tr("local", "lokal") if platform == "local" else NAMES[platform]
+    return text("local", "lokal") if platform == "local" else NAMES[platform]
 
 
 def is_hosted(platform: str) -> bool:

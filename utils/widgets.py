@@ -12,30 +12,41 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .i18n import tr
+from .i18n import say, text
 
 
 def explore(fn: Callable[..., Any], defaults: dict[str, Any], **choices: list[Any]) -> Any:
     """Run fn(**defaults) once, then show a control per keyword with its list of choices."""
     unknown = set(choices) - set(defaults)
     if unknown:
-        raise ValueError(f"no default for {sorted(unknown)}: give every control a default value")
+        raise ValueError(
+            text(
+                "no default for {names}: give every control a default value",
+                "keine Voreinstellung für {names}: Gib jedem Regler eine Voreinstellung",
+                names=sorted(unknown),
+            )
+        )
     for name, options in choices.items():
         if defaults[name] not in options:
             raise ValueError(
-                f"default {defaults[name]!r} of {name!r} is not one of its choices {options}"
+                text(
+                    "default {value!r} of {name!r} is not one of its choices {options}",
+                    "die Voreinstellung {value!r} von {name!r} gehört nicht zu seiner Auswahl "
+                    "{options}",
+                    value=defaults[name],
+                    name=name,
+                    options=options,
+                )
             )
-    print(tr("Static result (defaults):", "Statisches Ergebnis (Voreinstellung):"))
+    say("Static result (defaults):", "Statisches Ergebnis (Voreinstellung):")
     fn(**defaults)
     try:
         import ipywidgets
         from IPython.display import display
     except ImportError:
-        print(
-            tr(
-                "(ipywidgets is not installed: no controls, only the result above)",
-                "(ipywidgets ist nicht installiert: keine Regler, nur das Ergebnis oben)",
-            )
+        say(
+            "(ipywidgets is not installed: no controls, only the result above)",
+            "(ipywidgets ist nicht installiert: keine Regler, nur das Ergebnis oben)",
         )
         return None
     controls = {
@@ -43,7 +54,7 @@ def explore(fn: Callable[..., Any], defaults: dict[str, Any], **choices: list[An
         for name, options in choices.items()
     }
     panel = ipywidgets.interactive(
-        fn, {"manual": True, "manual_name": tr("Measure", "Messen")}, **controls
+        fn, {"manual": True, "manual_name": text("Measure", "Messen")}, **controls
     )
     display(panel)
     return panel

@@ -50,7 +50,7 @@
 # - sehen, was `.to()` für einen Tensor und was es für ein Modell zurückgibt,
 # - den Fehler mit gemischten Geräten nachstellen und dir von einem Helfer sagen lassen, welcher
 #   Tensor wo liegt,
-# - Kopien zwischen Host und Gerät in GB/s messen (auslagerbarer gegen gepinnten Speicher), mit dem
+# - Kopien zwischen Host und Gerät in GB/s messen (auslagerbarer und gepinnter Speicher im Vergleich), mit dem
 #   theoretischen Wert der Verbindung vergleichen und der Rechenzeit gegenüberstellen,
 # - eine asynchrone Zeitmessung auf frischer Tat ertappen,
 # - die Speicherzähler der GPU lesen, Größen abschätzen, einen Out-of-Memory-Fehler überstehen und
@@ -67,7 +67,8 @@ import time
 
 import torch
 
-from utils import bench, devices, hardware, num, nvsmi, runtime, tr
+from utils import bench, devices, hardware, nvsmi, runtime
+from utils.i18n import say, text
 from utils.peaks import PEAKS
 
 hw = hardware.detect()
@@ -97,19 +98,23 @@ print(profile.label, "|", hw.summary())
 # device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 # ```
 #
-# Damit entgeht ihr die GPU eines Macs (`mps`) und die von Intel (`xpu`). Seit PyTorch 2.6 kennt
+# Dabei übersieht sie die GPU eines Macs (`mps`) und die GPUs von Intel (`xpu`). Seit PyTorch 2.6 kennt
 # `torch.accelerator` alle Beschleuniger-Backends; `utils.devices.pick_device()` fragt zuerst dort und
 # fragt bei älteren PyTorch-Versionen direkt bei CUDA und MPS nach. Hier ist der ganze Helfer:
 
 # %%
 print(inspect.getsource(devices.pick_device))
 
-seed_device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # the glossary's line
+# en: the glossary's line
+# de: die Zeile der Glossarseite
+seed_device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 device = devices.pick_device()
-print(tr("glossary line:       ", "Zeile der Glossarseite:"), seed_device)
-print("devices.pick_device():", device)
-print(tr("all devices here:    ", "alle Geräte hier:      "), [str(d) for d in devices.list_devices()])
+say("glossary line:         {d}", "Zeile der Glossarseite: {d}", d=seed_device)
+say("devices.pick_device(): {d}", "devices.pick_device():  {d}", d=device)
+all_devices = [str(d) for d in devices.list_devices()]
+say("all devices here:      {d}", "alle Geräte hier:       {d}", d=all_devices)
 
+# %% tags=["guard"] jupyter={"source_hidden": true}
 assert (device.type == "cuda") == bool(hw.gpus) and (device.type == "mps") == hw.mps
 assert devices.list_devices()[0].type == "cpu"
 
@@ -167,16 +172,20 @@ rows = [
     ('x.to("cpu") is x', x.to("cpu") is x),
     (f'x.to("{other.type}") is x', x.to(other) is x),
     (f'x.to("{other.type}").device', x.to(other).device),
-    (f'x.device ({tr("after", "danach")})', x.device),
+    (text("x.device (after)", "x.device (danach)"), x.device),
     (f'model.to("{other.type}") is model', model.to(other) is model),
     ("model.weight.device", model.weight.device),
 ]
 for expression, value in rows:
     print(f"{expression:<32} {value}")
 
-x.to(other)  # the classic slip: the copy is thrown away ...
-assert x.device.type == "cpu"  # ... and x is still on the CPU
-x = x.to(other)  # keep what .to() returns
+# en: the classic slip: the copy is thrown away ...
+# de: der klassische Fehler: Die Kopie ist weg ...
+x.to(other)
+# en: ... and x is still on the CPU
+# de: ... und x liegt noch auf der CPU
+assert x.device.type == "cpu"
+x = x.to(other)  # en: keep what .to() returns | de: behalte, was .to() zurückgibt
 assert x.device.type == model.weight.device.type == other.type
 assert model(x).device.type == other.type
 
@@ -212,15 +221,24 @@ assert model(x).device.type == other.type
 # %%
 net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
 net.to(other)
-batch = torch.randn(8, 16)  # straight from the data loader: on the CPU
+# en: straight from the data loader: on the CPU
+# de: direkt aus dem DataLoader: auf der CPU
+batch = torch.randn(8, 16)
 
 with devices.catch_mixed_devices(model=net, batch=batch) as caught:
     net(batch)
 assert caught and devices.is_mixed_device_error(caught.error)
 
-batch = batch.to(other)  # the fix the helper printed
+# en: the fix the helper printed
+# de: die Korrektur, die der Helfer vorschlägt
+batch = batch.to(other)
 out = net(batch)
-print(tr("after the fix:", "nach der Korrektur:"), out.shape, out.device)
+say(
+    "after the fix: {shape} {on}",
+    "nach der Korrektur: {shape} {on}",
+    shape=out.shape,
+    on=out.device,
+)
 assert out.device.type == other.type
 
 # %% [markdown] lang="en"
@@ -233,14 +251,19 @@ assert out.device.type == other.type
 # `torch.zeros` und `torch.tensor` legen standardmäßig auf der CPU an. Alle Argumente können auf der
 # GPU liegen, und die Funktion mischt trotzdem Geräte:
 
+
 # %%
 def add_position(h):
-    position = torch.arange(h.shape[-1])  # on the CPU, wherever h lives
+    # en: on the CPU, wherever h lives
+    # de: auf der CPU, wo h auch liegt
+    position = torch.arange(h.shape[-1])
     return h + position
 
 
 def add_position_fixed(h):
-    position = torch.arange(h.shape[-1], device=h.device, dtype=h.dtype)  # created next to h
+    # en: created next to h
+    # de: neben h angelegt
+    position = torch.arange(h.shape[-1], device=h.device, dtype=h.dtype)
     return h + position
 
 
@@ -282,8 +305,8 @@ assert add_position_fixed(out).device == out.device
 # ## 4. Kopien zwischen Host und Gerät: was das Verschieben kostet
 #
 # Zwischen dem Speicher der CPU (dem *Host*) und dem Speicher einer GPU liegt eine Verbindung, auf
-# den Maschinen dieses Kurses PCI Express (PCIe). Ihre Bandbreite ist winzig gegen den eigenen
-# Speicher der GPU: Eine T4 liest ihren Speicher mit 320 GB/s und bekommt Daten über PCIe Gen3 x16
+# den Maschinen dieses Kurses PCI Express (PCIe). Verglichen mit dem eigenen Speicher der GPU ist
+# ihre Bandbreite winzig: Eine T4 liest ihren Speicher mit 320 GB/s und bekommt Daten über PCIe Gen3 x16
 # mit höchstens 15,75 GB/s.
 #
 # Wie schnell eine Kopie läuft, hängt auch vom Host-Speicher ab:
@@ -298,37 +321,62 @@ assert add_position_fixed(out).device == out.device
 #
 # `devices.measure_copy` misst eine Kopie mit `utils.bench.measure` (aufgewärmt, synchronisiert,
 # Median). Auf einer reinen CPU-Maschine gibt es keine Verbindung und nichts zu pinnen (Pinnen
-# braucht ein Beschleuniger-Backend), also misst die Zelle die CPU-Fassung desselben Effekts: eine
-# Kopie in einen **frischen** Puffer, dessen Seiten das Betriebssystem beim ersten Zugriff eine nach
-# der anderen einblenden muss, gegen eine Kopie in einen Puffer, der schon eingeblendet ist und
-# **wiederverwendet** wird, wie es gepinnte Puffer werden.
+# braucht ein Beschleuniger-Backend), also misst die Zelle die CPU-Fassung desselben Effekts: Sie
+# vergleicht eine Kopie in einen **frischen** Puffer, dessen Seiten das Betriebssystem beim ersten
+# Zugriff eine nach der anderen einblenden muss, mit einer Kopie in einen Puffer, der schon
+# eingeblendet ist und **wiederverwendet** wird, wie es gepinnte Puffer werden.
 
 # %%
 nbytes = profile.pick(cpu=64 * MIB, cuda=256 * MIB, mps=256 * MIB)
 link = devices.gpu_link(device.index or 0) if device.type == "cuda" else None
 
 if device.type == "cpu":
+    fresh = text("CPU copy, fresh buffer", "CPU-Kopie, frischer Puffer")
+    reused = text("CPU copy, reused buffer", "CPU-Kopie, Puffer wiederverwendet")
     copies = [
-        devices.measure_copy(nbytes, fresh=True, label=tr("CPU copy, fresh buffer", "CPU-Kopie, frischer Puffer")),
-        devices.measure_copy(nbytes, label=tr("CPU copy, reused buffer", "CPU-Kopie, Puffer wiederverwendet")),
+        devices.measure_copy(nbytes, fresh=True, label=fresh),
+        devices.measure_copy(nbytes, label=reused),
     ]
 else:
-    pin = devices.can_pin()
-    copies = [devices.measure_copy(nbytes, "cpu", device, label=tr("host→device pageable", "Host→Gerät auslagerbar"))]
-    if pin:
-        copies.append(devices.measure_copy(nbytes, "cpu", device, pinned=True, label=tr("host→device pinned", "Host→Gerät gepinnt")))
-    copies.append(devices.measure_copy(nbytes, device, "cpu", label=tr("device→host pageable", "Gerät→Host auslagerbar")))
-    if pin:
-        copies.append(devices.measure_copy(nbytes, device, "cpu", pinned=True, label=tr("device→host pinned", "Gerät→Host gepinnt")))
+    # en: pageable, pinned
+    # de: auslagerbar, gepinnt
+    kinds = [False, True] if devices.can_pin() else [False]
+    ways = [
+        ("cpu", device, text("host→device", "Host→Gerät")),
+        (device, "cpu", text("device→host", "Gerät→Host")),
+    ]
+    copies = []
+    for source, target, way in ways:
+        for pinned in kinds:
+            memory = text("pinned", "gepinnt") if pinned else text("pageable", "auslagerbar")
+            copies.append(
+                devices.measure_copy(nbytes, source, target, pinned=pinned, label=f"{way} {memory}")
+            )
 
-print(tr(f"copying {devices.format_bytes(nbytes)}:", f"Kopie von {devices.format_bytes(nbytes)}:"))
+say("copying {size}:", "Kopie von {size}:", size=devices.format_bytes(nbytes))
 for c in copies:
-    share = tr(f"  = {100 * c.gbs / link.gbs:.0f} % of the link", f"  = {num(100 * c.gbs / link.gbs, '.0f')} % der Verbindung") if link else ""
-    print(f"  {c.label:<32} {num(c.gbs, '6.1f')} GB/s   ({bench.format_seconds(c.seconds)}){share}")
+    line = text(
+        "  {label:<36} {gbs:6.1f} GB/s   ({t})",
+        label=c.label,
+        gbs=c.gbs,
+        t=bench.format_seconds(c.seconds),
+    )
+    if link:
+        line += text(
+            "  = {p:.0f}% of the link", "  = {p:.0f} % der Verbindung", p=100 * c.gbs / link.gbs
+        )
+    print(line)
 if link:
-    print(tr("link:", "Verbindung:"), link)
-print(tr(f"ratio {copies[1].label} / {copies[0].label}: {copies[1].gbs / copies[0].gbs:.1f}×",
-         f"Verhältnis {copies[1].label} / {copies[0].label}: {num(copies[1].gbs / copies[0].gbs, '.1f')}×"))
+    say("link: {link}", "Verbindung: {link}", link=link)
+say(
+    "ratio {b} / {a}: {r:.1f}×",
+    "Verhältnis {b} / {a}: {r:.1f}×",
+    a=copies[0].label,
+    b=copies[1].label,
+    r=copies[1].gbs / copies[0].gbs,
+)
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
 assert all(c.gbs > 0 and c.nbytes == nbytes for c in copies)
 
 # %% [markdown] lang="en"
@@ -340,14 +388,30 @@ assert all(c.gbs > 0 and c.nbytes == nbytes for c in copies)
 # %%
 t4_link = devices.link_for_name("Tesla T4")
 low, high = t4_link.typical_pinned_gbs
-print(tr(f"T4 link: PCIe Gen{t4_link.generation} x{t4_link.lanes} = {t4_link.gbs:.2f} GB/s per direction, in theory",
-         f"T4-Verbindung: PCIe Gen{t4_link.generation} x{t4_link.lanes} = {num(t4_link.gbs, '.2f')} GB/s je Richtung, theoretisch"))
-print(tr(f"pinned copies reach about {low:.0f} GB/s ({100 * low / t4_link.gbs:.0f} %); pageable ones clearly less",
-         f"gepinnte Kopien erreichen etwa {num(low, '.0f')} GB/s ({num(100 * low / t4_link.gbs, '.0f')} %); auslagerbare deutlich weniger"))
-print(tr(f"the T4's own memory: {PEAKS['T4'].bandwidth_gbs} GB/s, {PEAKS['T4'].bandwidth_gbs / t4_link.gbs:.0f}× the link",
-         f"der eigene Speicher der T4: {PEAKS['T4'].bandwidth_gbs} GB/s, das {num(PEAKS['T4'].bandwidth_gbs / t4_link.gbs, '.0f')}-Fache der Verbindung"))
+t4_memory = PEAKS["T4"].bandwidth_gbs
+say(
+    "T4 link: PCIe Gen{gen} x{lanes} = {gbs:.2f} GB/s per direction, in theory",
+    "T4-Verbindung: PCIe Gen{gen} x{lanes} = theoretisch {gbs:.2f} GB/s je Richtung",
+    gen=t4_link.generation,
+    lanes=t4_link.lanes,
+    gbs=t4_link.gbs,
+)
+say(
+    "pinned copies reach about {low:.0f} GB/s ({p:.0f}%); pageable ones clearly less",
+    "gepinnte Kopien erreichen etwa {low:.0f} GB/s ({p:.0f} %), auslagerbare deutlich weniger",
+    low=low,
+    p=100 * low / t4_link.gbs,
+)
+say(
+    "the T4's own memory: {bw:g} GB/s, {r:.0f}× the link",
+    "der eigene Speicher der T4: {bw:g} GB/s, das {r:.0f}-Fache der Verbindung",
+    bw=t4_memory,
+    r=t4_memory / t4_link.gbs,
+)
+say("source: {s}", "Quelle: {s}", s=text(*devices.LINK_SOURCE))
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
 assert 15.7 < t4_link.gbs < 15.8
-print(tr("source:", "Quelle:"), tr(*devices.LINK_SOURCE))
 
 # %% [markdown] lang="en"
 # `make gpu-check` (or `python benchmarks/bench_transfer.py`) measures all of it on your GPU, side by
@@ -368,7 +432,7 @@ print(tr("source:", "Quelle:"), tr(*devices.LINK_SOURCE))
 # `tensor.to(device)`, denn Pinnen ist selbst eine Kopie. Es lohnt sich, wenn der gepinnte Puffer
 # wiederverwendet wird, wie es ein `DataLoader(pin_memory=True)` in einem Hintergrund-Thread tut.
 #
-# ### Übertragungszeit gegen Rechenzeit
+# ### Übertragungszeit im Vergleich zur Rechenzeit
 #
 # Ist die Kopie ein Problem? Vergleiche sie mit der Arbeit, die mit den Daten geschieht. Nimm einen
 # Batch von der eben kopierten Größe und schick ihn auf dem Gerät durch eine lineare Schicht:
@@ -379,26 +443,50 @@ samples = nbytes // 4 // features
 data = torch.randn(samples, features, device=device)
 weight = torch.randn(features, features, device=device) / math.sqrt(features)
 flops = 2 * samples * features * features
-compute = bench.measure(torch.matmul, data, weight, flops=flops, dtype="float32", name="batch @ weight")
-transfer = copies[0]  # the plain way: pageable (on a CPU: a copy into a fresh buffer)
+compute = bench.measure(
+    torch.matmul, data, weight, flops=flops, dtype="float32", name="batch @ weight"
+)
+# en: the plain way: pageable memory (on a CPU: a copy into a fresh buffer)
+# de: der übliche Weg: auslagerbarer Speicher (auf einer CPU: eine Kopie in einen frischen Puffer)
+transfer = copies[0]
 
-print(tr(f"batch {samples} × {features} float32 = {devices.format_bytes(nbytes)}",
-         f"Batch {samples} × {features} float32 = {devices.format_bytes(nbytes)}"))
-print(tr(f"  copy    {bench.format_seconds(transfer.seconds)}", f"  Kopie   {bench.format_seconds(transfer.seconds)}"))
-print(tr(f"  compute {bench.format_seconds(compute.median)}  ({bench.format_rate(compute.flops_per_second)})",
-         f"  Rechnen {bench.format_seconds(compute.median)}  ({bench.format_rate(compute.flops_per_second)})"))
-print(tr(f"  the copy takes {transfer.seconds / compute.median:.2f}× the compute time",
-         f"  die Kopie dauert das {num(transfer.seconds / compute.median, '.2f')}-Fache der Rechenzeit"))
+say(
+    "batch {s} × {f} float32 = {size}",
+    "Batch {s} × {f} float32 = {size}",
+    s=samples,
+    f=features,
+    size=devices.format_bytes(nbytes),
+)
+say("  copy    {t}", "  Kopie   {t}", t=bench.format_seconds(transfer.seconds))
+say(
+    "  compute {t}  ({rate})",
+    "  Rechnen {t}  ({rate})",
+    t=bench.format_seconds(compute.median),
+    rate=bench.format_rate(compute.flops_per_second),
+)
+say(
+    "  the copy takes {r:.2f}× the compute time",
+    "  die Kopie dauert das {r:.2f}-Fache der Rechenzeit",
+    r=transfer.seconds / compute.median,
+)
 
-# The same batch on a T4, from the data sheet (fp32 peak) and the typical pinned link speed:
+# en: The same batch on a T4, from the data sheet (fp32 peak) and the typical pinned link speed:
+# de: Derselbe Batch auf einer T4, nach Datenblatt (fp32-Spitze) und typischer gepinnter Rate:
 t4_batch, t4_features = 256 * MIB // 4 // 1024, 1024
 t4_copy = devices.transfer_seconds(256 * MIB, low)
 t4_compute = 2 * t4_batch * t4_features**2 / (PEAKS["T4"].tflops["float32"] * 1e12)
-print(tr(f"T4, {t4_batch} × {t4_features}: copy ≈ {t4_copy * 1e3:.0f} ms at {low:.0f} GB/s, "
-         f"compute ≥ {t4_compute * 1e3:.0f} ms at the fp32 peak",
-         f"T4, {t4_batch} × {t4_features}: Kopie ≈ {num(t4_copy * 1e3, '.0f')} ms bei {num(low, '.0f')} GB/s, "
-         f"Rechnen ≥ {num(t4_compute * 1e3, '.0f')} ms bei der fp32-Spitzenleistung"))
-assert compute.median > 0 and t4_copy > t4_compute
+say(
+    "T4, {b} × {f}: copy ≈ {c:.0f} ms at {low:.0f} GB/s, compute ≥ {m:.0f} ms at the fp32 peak",
+    "T4, {b} × {f}: Kopie ≈ {c:.0f} ms bei {low:.0f} GB/s, Rechnen ≥ {m:.0f} ms bei fp32-Spitze",
+    b=t4_batch,
+    f=t4_features,
+    c=t4_copy * 1e3,
+    low=low,
+    m=t4_compute * 1e3,
+)
+# en: the copy takes longer than the layer
+# de: die Kopie dauert länger als die Schicht
+assert t4_copy > t4_compute
 
 # %% [markdown] lang="en"
 # On a T4 moving the batch takes *longer* than one layer computing on it, even at the GPU's peak.
@@ -429,16 +517,35 @@ def link_budget(gpu, batch_mib, dtype):
     typical = chip_link.typical_pinned_gbs[0]
     peak = PEAKS[gpu].tflops[dtype]
     seconds = devices.transfer_seconds(batch_mib * MIB, typical)
-    print(tr(f"{gpu}: {chip_link}; typical pinned {typical:.0f} GB/s",
-             f"{gpu}: {chip_link}; gepinnt typisch {num(typical, '.0f')} GB/s"))
-    print(tr(f"  {batch_mib} MiB cross the link in {seconds * 1e3:.1f} ms",
-             f"  {batch_mib} MiB überqueren die Verbindung in {num(seconds * 1e3, '.1f')} ms"))
-    print(tr(f"  to keep {peak:g} TFLOP/s ({dtype}) busy, the model must do ≥ {peak * 1e12 / (typical * 1e9):,.0f} FLOPs per byte sent",
-             f"  um {num(peak, 'g')} TFLOP/s ({dtype}) auszulasten, muss das Modell ≥ {num(peak * 1e12 / (typical * 1e9), ',.0f')} FLOPs pro gesendetem Byte leisten"))
+    say(
+        "{gpu}: {link}; typical pinned {gbs:.0f} GB/s",
+        "{gpu}: {link}; gepinnt typisch {gbs:.0f} GB/s",
+        gpu=gpu,
+        link=chip_link,
+        gbs=typical,
+    )
+    say(
+        "  {mib} MiB cross the link in {ms:.1f} ms",
+        "  {mib} MiB brauchen über die Verbindung {ms:.1f} ms",
+        mib=batch_mib,
+        ms=seconds * 1e3,
+    )
+    say(
+        "  to keep {peak:g} TFLOP/s ({dtype}) busy: ≥ {need:,.0f} FLOPs per byte sent",
+        "  um {peak:g} TFLOP/s ({dtype}) auszulasten: ≥ {need:,.0f} FLOPs pro gesendetem Byte",
+        peak=peak,
+        dtype=dtype,
+        need=peak * 1e12 / (typical * 1e9),
+    )
 
 
-panel = explore(link_budget, {"gpu": "T4", "batch_mib": 256, "dtype": "float32"},
-                gpu=["T4", "L4", "A100", "H100"], batch_mib=[16, 64, 256, 1024], dtype=["float32", "float16"])
+panel = explore(
+    link_budget,
+    {"gpu": "T4", "batch_mib": 256, "dtype": "float32"},
+    gpu=["T4", "L4", "A100", "H100"],
+    batch_mib=[16, 64, 256, 1024],
+    dtype=["float32", "float16"],
+)
 
 # %% [markdown] lang="en"
 # ## 5. Asynchronous execution: a timing that lies
@@ -472,17 +579,22 @@ else:
     a = jnp.ones((n, n), dtype=jnp.float32) + jnp.arange(n, dtype=jnp.float32) / n
     work = jax.jit(lambda a: a @ a @ a)
 
-wait(work(a))  # warm up (and compile, for JAX)
+wait(work(a))  # en: warm up (for JAX: compile, too) | de: aufwärmen (bei JAX auch kompilieren)
 start = time.perf_counter()
 result = work(a)
-queued = time.perf_counter() - start  # wrong: the work may still be running
+# en: wrong: the work may still be running
+# de: falsch: Die Arbeit läuft womöglich noch
+queued = time.perf_counter() - start
 wait(result)
 done = time.perf_counter() - start
 right = bench.measure(work, a, name="a @ a @ a")
-print(tr(f"without waiting: {bench.format_seconds(queued)}   with waiting: {bench.format_seconds(done)}   "
-         f"bench.measure: {bench.format_seconds(right.median)}",
-         f"ohne Warten: {bench.format_seconds(queued)}   mit Warten: {bench.format_seconds(done)}   "
-         f"bench.measure: {bench.format_seconds(right.median)}"))
+say(
+    "without waiting: {queued}   with waiting: {done}   bench.measure: {right}",
+    "ohne Warten: {queued}   mit Warten: {done}   bench.measure: {right}",
+    queued=bench.format_seconds(queued),
+    done=bench.format_seconds(done),
+    right=bench.format_seconds(right.median),
+)
 assert queued <= done
 
 # %% [markdown] lang="en"
@@ -511,16 +623,24 @@ if device.type == "cuda" and devices.can_pin():
     returned = time.perf_counter() - start
     torch.cuda.synchronize()
     arrived = time.perf_counter() - start
-    print(tr(f"non_blocking copy of {devices.format_bytes(nbytes)}: returned after {bench.format_seconds(returned)}, "
-             f"arrived after {bench.format_seconds(arrived)}",
-             f"nicht blockierende Kopie von {devices.format_bytes(nbytes)}: zurück nach {bench.format_seconds(returned)}, "
-             f"angekommen nach {bench.format_seconds(arrived)}"))
+    say(
+        "non_blocking copy of {size}: returned after {returned}, arrived after {arrived}",
+        "nicht blockierende Kopie von {size}: zurück nach {returned}, angekommen nach {arrived}",
+        size=devices.format_bytes(nbytes),
+        returned=bench.format_seconds(returned),
+        arrived=bench.format_seconds(arrived),
+    )
     assert torch.equal(on_gpu.cpu(), host)
 else:
-    print(tr("No CUDA GPU here: on a T4 the call returns after some microseconds, the data arrives "
-             f"about {num(devices.transfer_seconds(nbytes, low) * 1e3, '.0f')} ms later ({devices.format_bytes(nbytes)} at ≈{low:.0f} GB/s).",
-             "Keine CUDA-GPU hier: Auf einer T4 kehrt der Aufruf nach einigen Mikrosekunden zurück, die Daten "
-             f"kommen etwa {num(devices.transfer_seconds(nbytes, low) * 1e3, '.0f')} ms später an ({devices.format_bytes(nbytes)} bei ≈{num(low, '.0f')} GB/s)."))
+    say(
+        "No CUDA GPU here: on a T4 the call returns after a few microseconds, and the data arrives "
+        "about {ms:.0f} ms later ({size} at ≈{gbs:.0f} GB/s).",
+        "Keine CUDA-GPU hier: Auf einer T4 kehrt der Aufruf nach wenigen Mikrosekunden zurück, "
+        "die Daten kommen etwa {ms:.0f} ms später an ({size} bei ≈{gbs:.0f} GB/s).",
+        ms=devices.transfer_seconds(nbytes, low) * 1e3,
+        size=devices.format_bytes(nbytes),
+        gbs=low,
+    )
 
 # %% [markdown] lang="en"
 # ## 6. GPU memory
@@ -540,21 +660,32 @@ else:
 # zählen:
 
 # %%
-for shape, dtype in [((8192, 8192), torch.float32), ((8192, 8192), torch.float16), ((64, 3, 224, 224), torch.uint8)]:
-    print(f"{str(shape):<20} {str(dtype):<15} {devices.format_bytes(devices.tensor_bytes(shape, dtype)):>10}")
+shapes = [
+    ((8192, 8192), torch.float32),
+    ((8192, 8192), torch.float16),
+    ((64, 3, 224, 224), torch.uint8),
+]
+for shape, dtype in shapes:
+    size = devices.format_bytes(devices.tensor_bytes(shape, dtype))
+    print(f"{str(shape):<20} {str(dtype):<15} {size:>10}")
 
 t = torch.empty(1000, 3, dtype=torch.bfloat16)
 assert t.nbytes == t.numel() * t.element_size() == devices.tensor_bytes(t.shape, t.dtype) == 6000
 
 start = time.perf_counter()
-with torch.device("meta"):  # every tensor made in this block lives on meta: shapes only
+# en: every tensor made in this block lives on meta: shapes only
+# de: jeder Tensor, der in diesem Block entsteht, liegt auf meta: nur Formen
+with torch.device("meta"):
     big = torch.nn.Sequential(*[torch.nn.Linear(4096, 4096) for _ in range(32)])
 built = time.perf_counter() - start
 parameters = sum(p.numel() for p in big.parameters())
-print(tr(f"a model of {parameters / 1e6:.0f} M parameters, built on meta in {bench.format_seconds(built)}: "
-         f"{devices.format_bytes(devices.module_bytes(big))} in float32",
-         f"ein Modell mit {num(parameters / 1e6, '.0f')} Mio. Parametern, auf meta gebaut in {bench.format_seconds(built)}: "
-         f"{devices.format_bytes(devices.module_bytes(big))} in float32"))
+say(
+    "a model of {m:.0f} M parameters, built on meta in {t}: {size} in float32",
+    "ein Modell mit {m:.0f} Mio. Parametern, auf meta gebaut in {t}: {size} in float32",
+    m=parameters / 1e6,
+    t=bench.format_seconds(built),
+    size=devices.format_bytes(devices.module_bytes(big)),
+)
 assert devices.module_bytes(big) == parameters * 4 and devices.where(big) == "meta"
 
 # %% [markdown] lang="en"
@@ -572,12 +703,12 @@ assert devices.module_bytes(big) == parameters * 4 and devices.where(big) == "me
 # (PyTorch documentation, "CUDA semantics: memory management").
 
 # %% [markdown] lang="de"
-# ### Belegt gegen reserviert
+# ### Belegt und reserviert
 #
 # PyTorch gibt freigegebenen GPU-Speicher nicht an den Treiber zurück. Sein *Caching-Allocator*
 # behält ihn und verwendet ihn für die nächsten Tensoren wieder, denn den Treiber zu fragen ist
 # langsam. Zwei Zähler erzählen die Geschichte: `torch.cuda.memory_allocated()` (Bytes in lebenden
-# Tensoren) und `torch.cuda.memory_reserved()` (Bytes, die PyTorch hält, lebend oder zwischengespeichert).
+# Tensoren) und `torch.cuda.memory_reserved()` (Bytes, die PyTorch hält, in lebenden Tensoren oder im Cache).
 # `nvidia-smi` sieht *reserviert* plus den CUDA-Kontext, den eigenen Anteil des Treibers, den
 # `empty_cache()` nie freigibt.
 #
@@ -589,41 +720,57 @@ assert devices.module_bytes(big) == parameters * 4 and devices.where(big) == "me
 
 # %%
 size = profile.pick(cpu=256 * MIB, cuda=1 * GIB, mps=1 * GIB)
+allocated, reserved = text("allocated", "belegt"), text("reserved", "reserviert")
 if device.type == "cuda":
     torch.cuda.synchronize()
     devices.free_memory()
-    steps = [(tr("start", "Start"), devices.memory_stats(device))]
+    steps = [(text("start", "Start"), devices.memory_stats(device))]
     block = torch.empty(size, dtype=torch.uint8, device=device)
-    steps.append((tr(f"x = {devices.format_bytes(size)} tensor", f"x = Tensor mit {devices.format_bytes(size)}"), devices.memory_stats(device)))
+    tensor = text("x = tensor of {size}", "x = Tensor mit {size}", size=devices.format_bytes(size))
+    steps.append((tensor, devices.memory_stats(device)))
     del block
     steps.append(("del x", devices.memory_stats(device)))
     torch.cuda.empty_cache()
     steps.append(("empty_cache()", devices.memory_stats(device)))
-    print(f"{'':<28} {tr('allocated', 'belegt'):>12} {tr('reserved', 'reserviert'):>12}")
+    print(f"{'':<28} {allocated:>12} {reserved:>12}")
     for label, s in steps:
-        print(f"{label:<28} {devices.format_bytes(s.allocated):>12} {devices.format_bytes(s.reserved):>12}")
+        used, held = devices.format_bytes(s.allocated), devices.format_bytes(s.reserved)
+        print(f"{label:<28} {used:>12} {held:>12}")
     assert steps[1][1].allocated - steps[0][1].allocated >= size
-    assert steps[2][1].allocated == steps[0][1].allocated and steps[2][1].reserved >= steps[1][1].reserved - 1
+    assert steps[2][1].allocated == steps[0][1].allocated
+    assert steps[2][1].reserved >= steps[1][1].reserved - 1
     assert steps[3][1].reserved <= steps[2][1].reserved
 else:
-    print(tr("No CUDA GPU here. On a T4, with a 1 GiB tensor, the two counters read:",
-             "Keine CUDA-GPU hier. Auf einer T4, mit einem Tensor von 1 GiB, zeigen die zwei Zähler:"))
-    for label, allocated, reserved in [(tr("x = 1 GiB tensor", "x = Tensor mit 1 GiB"), "1.00 GiB", "1.00 GiB"),
-                                       ("del x", "0 B", "1.00 GiB"), ("empty_cache()", "0 B", "0 B")]:
-        print(f"  {label:<24} {tr('allocated', 'belegt')} {allocated:>9}   {tr('reserved', 'reserviert')} {reserved:>9}")
-    # The CPU's own version: the operating system hands out memory page by page, on first touch.
+    say(
+        "No CUDA GPU here. On a T4, with a 1 GiB tensor, the two counters read:",
+        "Keine CUDA-GPU hier. Auf einer T4 zeigen die zwei Zähler mit einem Tensor von 1 GiB:",
+    )
+    gib = devices.format_bytes(GIB)
+    t4_steps = [
+        (text("x = 1 GiB tensor", "x = Tensor mit 1 GiB"), gib, gib),
+        ("del x", "0 B", gib),
+        ("empty_cache()", "0 B", "0 B"),
+    ]
+    for label, used, held in t4_steps:
+        print(f"  {label:<24} {allocated} {used:>9}   {reserved} {held:>9}")
+    # en: The CPU's own version: the operating system hands out memory page by page, on first touch.
+    # de: Die CPU-Fassung: Das Betriebssystem vergibt Speicher Seite für Seite, beim ersten Zugriff.
     rss = [devices.process_rss()]
-    block = torch.empty(size, dtype=torch.uint8)  # asked for ...
+    block = torch.empty(size, dtype=torch.uint8)  # en: asked for ... | de: angefordert ...
     rss.append(devices.process_rss())
-    block.fill_(1)  # ... and touched
+    block.fill_(1)  # en: ... and touched | de: ... und beschrieben
     rss.append(devices.process_rss())
     del block
     rss.append(devices.process_rss())
     if None not in rss:
         grown = [r - rss[0] for r in rss[1:]]
-        print(tr(f"On this CPU, the process's resident memory (RSS) for a tensor of {devices.format_bytes(size)}:",
-                 f"Auf dieser CPU: belegter Arbeitsspeicher (RSS) des Prozesses für einen Tensor mit {devices.format_bytes(size)}:"))
-        for label, delta in zip([tr("torch.empty", "torch.empty"), tr("after writing to it", "nach dem Beschreiben"), "del"], grown, strict=True):
+        say(
+            "On this CPU, the process's resident memory (RSS) for a tensor of {size}:",
+            "Auf dieser CPU: Arbeitsspeicher des Prozesses (RSS) für einen Tensor mit {size}:",
+            size=devices.format_bytes(size),
+        )
+        written = text("after writing to it", "nach dem Beschreiben")
+        for label, delta in zip(["torch.empty", written, "del"], grown, strict=True):
             print(f"  {label:<22} {'+' if delta >= 0 else ''}{devices.format_bytes(delta)}")
         assert grown[1] > 0.5 * size > grown[0]
 
@@ -658,18 +805,30 @@ else:
 oom = None
 try:
     too_big = torch.empty(request, dtype=torch.uint8, device=where_to)
-except RuntimeError as error:  # torch.OutOfMemoryError is a RuntimeError
+# en: torch.OutOfMemoryError is a RuntimeError
+# de: torch.OutOfMemoryError ist ein RuntimeError
+except RuntimeError as error:
     if not devices.is_oom(error):
         raise
     oom = error
-assert oom is not None, "the request should not have fitted"
-print(tr(f"asked for {devices.format_bytes(request)}:", f"{devices.format_bytes(request)} verlangt:"),
-      type(oom).__name__, "-", str(oom).strip().splitlines()[0][:160])
-oom = None  # the error keeps the frames of the failed call alive: drop it ...
-devices.free_memory()  # ... then collect garbage and empty the cache
+assert oom is not None
+say(
+    "asked for {size}: {kind} - {message}",
+    "{size} verlangt: {kind} - {message}",
+    size=devices.format_bytes(request),
+    kind=type(oom).__name__,
+    message=str(oom).strip().splitlines()[0][:160],
+)
+# en: the error keeps the frames of the failed call alive: drop it, collect garbage, empty the cache
+# de: Der Fehler hält die Frames des gescheiterten Aufrufs am Leben: weg damit, aufräumen, Cache leeren
+oom = None
+devices.free_memory()
 check = torch.ones(1000, device=where_to).sum().item()
-print(tr(f"and the session goes on: torch.ones(1000).sum() = {check:.0f}",
-         f"und die Sitzung läuft weiter: torch.ones(1000).sum() = {check:.0f}"))
+say(
+    "and the session goes on: torch.ones(1000).sum() = {check:.0f}",
+    "und die Sitzung läuft weiter: torch.ones(1000).sum() = {check:.0f}",
+    check=check,
+)
 assert check == 1000
 
 # %% [markdown] lang="en"
@@ -698,35 +857,55 @@ assert check == 1000
 # einer T4 und wirft denselben `torch.OutOfMemoryError`.
 
 # %%
-per_sample = 2 * MIB  # bytes of one sample's activations
-width = per_sample // 4  # float32 numbers per sample
+# en: bytes of one sample's activations
+# de: Bytes der Aktivierungen eines Beispiels
+per_sample = 2 * MIB
+width = per_sample // 4  # en: float32 numbers per sample | de: float32-Zahlen pro Beispiel
 
 if device.type == "cuda":
     capacity = torch.cuda.get_device_properties(device).total_memory
 
     def step(batch_size):
         h = torch.randn(batch_size, width, device=device)
-        return (h * 2).sum().item()  # a second tensor of the same size, then one number back
+        # en: a second tensor of the same size, then one number back
+        # de: ein zweiter Tensor derselben Größe, dann eine Zahl zurück
+        return (h * 2).sum().item()
 else:
-    capacity = 15 * GIB  # a T4's usable memory
-    budget = devices.MemoryBudget(capacity, name="T4 (simulated)")
+    capacity = 15 * GIB  # en: a T4's usable memory | de: der nutzbare Speicher einer T4
+    budget = devices.MemoryBudget(capacity, name=text("T4 (simulated)", "T4 (simuliert)"))
 
     def step(batch_size):
-        with budget.hold(2 * batch_size * per_sample):  # h and h * 2, as on the GPU
-            h = torch.randn(min(batch_size, 4), 8)  # a token computation: the memory is pretend
+        # en: h and h * 2, as on the GPU
+        # de: h und h * 2, wie auf der GPU
+        with budget.hold(2 * batch_size * per_sample):
+            # en: a token computation: the memory is only pretend
+            # de: nur eine kleine Ersatzrechnung: Der Speicher ist gespielt
+            h = torch.randn(min(batch_size, 4), 8)
             return (h * 2).sum().item()
 
-limit = 2 ** math.ceil(math.log2(4 * capacity / per_sample))  # far past what can fit
+
+# en: far past what can fit
+# de: weit mehr, als passt
+limit = 2 ** math.ceil(math.log2(4 * capacity / per_sample))
 start = time.perf_counter()
 search = devices.find_batch_size(step, limit=limit, refine=True)
+seconds = time.perf_counter() - start
 print(search.table())
 estimate = capacity // (2 * per_sample)
-print(tr(f"largest batch: {search.batch_size} (estimate from the sizes: {estimate}), found in "
-         f"{len(search.tries)} tries, {time.perf_counter() - start:.1f} s",
-         f"größte Batchgröße: {search.batch_size} (Schätzung aus den Größen: {estimate}), gefunden in "
-         f"{len(search.tries)} Versuchen, {num(time.perf_counter() - start, '.1f')} s"))
+say(
+    "largest batch: {found} (estimate from the sizes: {estimate}), "
+    "found in {tries} tries, {s:.1f} s",
+    "größte Batchgröße: {found} (aus den Größen geschätzt: {estimate}), "
+    "gefunden in {tries} Versuchen, {s:.1f} s",
+    found=search.batch_size,
+    estimate=estimate,
+    tries=len(search.tries),
+    s=seconds,
+)
 assert 0 < search.batch_size <= estimate
-assert any(not ok for _, ok in search.tries)  # it did run out of memory, and recovered
+# en: it did run out of memory, and recovered
+# de: Der Speicher ging aus, und es ging weiter
+assert any(not ok for _, ok in search.tries)
 devices.free_memory()
 
 # %% [markdown] lang="en"
@@ -742,10 +921,10 @@ devices.free_memory()
 # ordinal"*, and on a machine without CUDA with another error. Ask how many there are instead:
 
 # %% [markdown] lang="de"
-# Auf einer echten GPU liegt das Ergebnis etwas unter der Schätzung: CUDA-Kontext, cuBLAS-Arbeitsspeicher
+# Auf einer echten GPU liegt das Ergebnis etwas unter der Schätzung: CUDA-Kontext, cuBLAS-Workspaces
 # und Fragmentierung nehmen sich ihren Teil. Trainiere mit etwas Abstand unter dem, was die Suche
 # findet: Der Zustand des Optimierers entsteht erst beim ersten `optimizer.step()`, und eine längere
-# Sequenz braucht später mehr. In Lab 02 berechnest du die Schätzung und schreibst den Sucher selbst.
+# Sequenz braucht später mehr. In Lab 02 berechnest du die Schätzung und schreibst die Suche selbst.
 #
 # ## 7. Zwei GPUs: `cuda:0`, `cuda:1`
 #
@@ -756,28 +935,41 @@ devices.free_memory()
 
 # %%
 gpus = [d for d in devices.list_devices() if d.type == "cuda"]
-print(tr(f"CUDA GPUs here: {len(gpus)}", f"CUDA-GPUs hier: {len(gpus)}"), [str(d) for d in gpus])
+say(
+    "CUDA GPUs here: {n} {names}",
+    "CUDA-GPUs hier: {n} {names}",
+    n=len(gpus),
+    names=[str(d) for d in gpus],
+)
 
 try:
     torch.ones(1, device="cuda:1")
-    hard_coded = "ran"
-except (RuntimeError, AssertionError) as error:  # a CPU-only torch raises AssertionError
-    hard_coded = f"{type(error).__name__}: {str(error).strip().splitlines()[0]}"
-print(tr('torch.ones(1, device="cuda:1") ->', 'torch.ones(1, device="cuda:1") ->'), hard_coded)
-assert (hard_coded == "ran") == (len(gpus) >= 2)
+    ran, outcome = True, text("ran", "lief")
+# en: a CPU-only torch raises AssertionError
+# de: ein torch ohne CUDA wirft AssertionError
+except (RuntimeError, AssertionError) as error:
+    ran, outcome = False, f"{type(error).__name__}: {str(error).strip().splitlines()[0]}"
+print('torch.ones(1, device="cuda:1") ->', outcome)
 
-second = devices.try_gpu(1)  # cuda:1 where it exists, else a fallback and a note
-print(tr("devices.try_gpu(1) ->", "devices.try_gpu(1) ->"), second)
+# en: cuda:1 where it exists, else a fallback and a note
+# de: cuda:1, wo es existiert, sonst Ersatz und Hinweis
+second = devices.try_gpu(1)
+print("devices.try_gpu(1) ->", second)
 
 if len(gpus) >= 2:
     on_0 = torch.randn(2048, 2048, device=gpus[0])
     on_1 = torch.randn(2048, 2048, device=gpus[1])
     with devices.catch_mixed_devices(on_0=on_0, on_1=on_1) as caught:
         on_0 @ on_1
-    assert caught  # two GPUs are two devices, too
+    assert caught  # en: two GPUs are two devices, too | de: auch zwei GPUs sind zwei Geräte
     product = on_0 @ on_1.to(on_0.device)
     hop = devices.measure_copy(nbytes, gpus[0], gpus[1], label="cuda:0 -> cuda:1")
-    print(tr(f"copy cuda:0 → cuda:1: {hop.gbs:.1f} GB/s", f"Kopie cuda:0 → cuda:1: {num(hop.gbs, '.1f')} GB/s"))
+    say(
+        "copy cuda:0 → cuda:1: {gbs:.1f} GB/s", "Kopie cuda:0 → cuda:1: {gbs:.1f} GB/s", gbs=hop.gbs
+    )
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+assert ran == (len(gpus) >= 2)
 
 # %% [markdown] lang="en"
 # Two more tools for several GPUs: the environment variable `CUDA_VISIBLE_DEVICES=1` (set before
@@ -803,20 +995,33 @@ if len(gpus) >= 2:
 # aus, ohne je eine Ausnahme zu werfen, und zerlegt die Zeilen:
 
 # %%
-fields = ("index", "name", "memory.used", "memory.total", "utilization.gpu", "pcie.link.gen.max", "pcie.link.width.max")
+fields = (
+    "index",
+    "name",
+    "memory.used",
+    "memory.total",
+    "utilization.gpu",
+    "pcie.link.gen.max",
+    "pcie.link.width.max",
+)
 smi = nvsmi.query(fields=fields)
 if smi.ok:
     print(nvsmi.format_table(smi.rows))
-    assert len(smi.rows) >= len(gpus)
 else:
     print(smi.error)
-    # What the same query prints on a Colab T4 (an illustration, not a measurement), parsed:
+    # en: What the same query prints on a Colab T4 (an illustration, not a measurement), parsed:
+    # de: Was dieselbe Abfrage auf einer Colab-T4 ausgibt (ein Beispiel, keine Messung), zerlegt:
     example = nvsmi.parse_csv("0, Tesla T4, 0, 15360, 0, 3, 16", fields)
-    print(tr("On a Colab T4 the same query gives, parsed:", "Auf einer Colab-T4 liefert dieselbe Abfrage, zerlegt:"))
+    say(
+        "On a Colab T4 the same query gives, parsed:",
+        "Auf einer Colab-T4 liefert dieselbe Abfrage, zerlegt:",
+    )
     print(nvsmi.format_table(example))
-    assert example[0]["memory.total"] == "15360"
 stats = devices.memory_stats(device)
-print(tr("Without nvidia-smi, ask PyTorch:", "Ohne nvidia-smi frag PyTorch:"), stats)
+say("Without nvidia-smi, ask PyTorch: {s}", "Ohne nvidia-smi fragst du PyTorch: {s}", s=stats)
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "15360"
 
 # %% [markdown] lang="en"
 # Where `nvidia-smi` is missing: on a CPU-only machine there is nothing to ask; on a Mac ask
@@ -912,7 +1117,7 @@ print(tr("Without nvidia-smi, ask PyTorch:", "Ohne nvidia-smi frag PyTorch:"), s
 # der Prozess endet. Was Tensoren belegen, sagt `torch.cuda.memory_allocated()`.
 # </details>
 #
-# <details><summary>5. Der Batchgrößen-Sucher sagte 512, trotzdem bricht das Training schon in Schritt 1 mit Out-of-Memory ab. Warum?</summary>
+# <details><summary>5. Die Batchgrößen-Suche ergab 512, trotzdem bricht das Training schon in Schritt 1 mit Out-of-Memory ab. Warum?</summary>
 #
 # Der ausprobierte Schritt war nicht der ganze Trainingsschritt: `optimizer.step()` legt seinen
 # Zustand (bei Adam zwei Zahlen pro Parameter) erst beim ersten Aufruf an, und der Rückwärtsdurchlauf

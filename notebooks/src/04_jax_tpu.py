@@ -43,7 +43,7 @@
 # - JAX auf einer Seite kennenlernen, wenn du PyTorch kennst: `jax.numpy`, reine Funktionen,
 #   explizite Zufallsschlüssel, `jit`, `grad`, `vmap`;
 # - Kompilierzeit und Laufzeit getrennt messen, zusehen, wie eine neue Form neu kompiliert wird, und
-#   der Falle der asynchronen Ausführung wieder begegnen;
+#   der Falle des asynchronen Dispatchings wieder begegnen;
 # - Geräte auflisten und Arrays darauf ablegen;
 # - Arrays mit einem Mesh, `NamedSharding` und `PartitionSpec` auf **8 Geräte** verteilen, die
 #   Aufteilung ansehen, die Kommunikation einer verteilten Matrixmultiplikation finden,
@@ -92,7 +92,7 @@
 #    `jax.config.update("jax_num_cpu_devices", 8)` aus (öffne `utils/jaxcompat.py`, um es zu lesen);
 # 3. alles andere.
 #
-# Hat in diesem Kernel schon vorher etwas mit JAX gerechnet? Dann ist JAX bereits mit einem
+# Hast du in diesem Kernel schon vorher mit JAX gerechnet? Dann ist JAX bereits mit einem
 # CPU-Gerät gestartet und bleibt dabei, bis der Kernel neu startet; die Zelle sagt dir das und wie du
 # neu startest. Auf einer Maschine mit GPU oder TPU bleibt der Beschleuniger das Standardgerät von
 # JAX; die simulierten Geräte gehören zum CPU-Backend, `jax.devices("cpu")`.
@@ -100,9 +100,12 @@
 # %%
 import jax
 
-from utils import jaxcompat, num, tr
+from utils import jaxcompat
+from utils.i18n import say, text
 
-cpu_count = jaxcompat.simulate_cpu_devices(8)  # before any JAX array exists
+# en: before any JAX array exists
+# de: bevor es ein JAX-Array gibt
+cpu_count = jaxcompat.simulate_cpu_devices(8)
 
 import time
 
@@ -117,20 +120,22 @@ hw = hardware.detect()
 profile = hardware.hardware_profile(runtime.detect_platform(), hw)
 backend = jax.default_backend()
 print("jax", jax.__version__, "|", profile.label, "|", hw.summary())
-print(
-    tr(
-        f"JAX's default backend: {backend} with {len(jax.devices())} device(s); "
-        f"CPU backend: {cpu_count} device(s)",
-        f"Standard-Backend von JAX: {backend} mit {len(jax.devices())} Gerät(en); "
-        f"CPU-Backend: {cpu_count} Gerät(e)",
-    )
+say(
+    "JAX's default backend: {backend} with {n} device(s); CPU backend: {cpus} device(s)",
+    "Standard-Backend von JAX: {backend} mit {n} Gerät(en); CPU-Backend: {cpus} Gerät(e)",
+    backend=backend,
+    n=len(jax.devices()),
+    cpus=cpu_count,
 )
 
 
+# en: How close two float32 results must be. On a CPU they differ only by the order of the
+# en: additions; a TPU's default matmul precision uses bf16 passes (section 6), recent NVIDIA GPUs
+# en: use TF32.
+# de: Wie nah zwei float32-Ergebnisse beieinander liegen müssen. Auf einer CPU unterscheiden sie
+# de: sich nur durch die Reihenfolge der Additionen; die Standardgenauigkeit einer TPU rechnet
+# de: Matmuls in bf16-Durchgängen (Abschnitt 6), neuere NVIDIA-GPUs nutzen TF32.
 def tolerance(platform: str) -> dict:
-    """How close two float32 results must be. On a CPU they differ only by the order of the
-    additions; a TPU's default matmul precision uses bf16 passes (section 6), recent NVIDIA GPUs
-    use TF32."""
     return {"rtol": 1e-4, "atol": 1e-4} if platform == "cpu" else {"rtol": 2e-2, "atol": 2e-2}
 
 
@@ -159,7 +164,7 @@ TOL = tolerance(backend)
 # | Funktionen | Module mit Zustand (`nn.Linear` hält seine Gewichte) | **reine Funktionen**: Parameter gehen als Argumente hinein, Ergebnisse kommen heraus |
 # | Zufall | ein globaler Generator (`torch.manual_seed`) | ein expliziter **Schlüssel** (key), den du weitergibst und teilst |
 # | Gradienten | `loss.backward()` füllt `.grad` | `jax.grad(loss)` ist eine neue Funktion, die den Gradienten zurückgibt |
-# | Tempo | standardmäßig eager, `torch.compile` optional | `jax.jit` verfolgt die Funktion einmal (Tracing) und kompiliert sie mit XLA |
+# | Tempo | standardmäßig eager, `torch.compile` optional | `jax.jit` tract die Funktion einmal und kompiliert sie mit XLA |
 # | Batches | die Batch-Dimension schreibst du selbst | `jax.vmap` fügt sie einer Funktion für ein Beispiel hinzu |
 #
 # Zuerst die Arrays:
@@ -172,12 +177,19 @@ try:
     changed_in_place = True
 except TypeError as err:
     changed_in_place = False
-    print(tr("In-place assignment fails:", "Zuweisung an Ort und Stelle scheitert:"),
-          str(err).splitlines()[0][:80], "...")  # fmt: skip
-y = x.at[0, 0].set(10.0)  # a new array; x stays as it was
-print("x[0, 0] =", x[0, 0], "| y[0, 0] =", y[0, 0])
+    say(
+        "In-place assignment fails: {e} ...",
+        "Zuweisung an Ort und Stelle scheitert: {e} ...",
+        e=str(err).splitlines()[0][:80],
+    )
+# en: a new array; x stays as it was
+# de: ein neues Array; x bleibt, wie es war
+y = x.at[0, 0].set(10.0)
+say("x[0, 0] = {x:.1f} | y[0, 0] = {y:.1f}", x=float(x[0, 0]), y=float(y[0, 0]))
 assert not changed_in_place and x[0, 0] == 0 and y[0, 0] == 10
-assert x.dtype == jnp.float32  # JAX's default is float32; numpy's would be float64
+# en: JAX's default; numpy's would be float64
+# de: Standard von JAX; bei numpy wäre es float64
+assert x.dtype == jnp.float32
 
 # %% [markdown] lang="en"
 # Random numbers come from a **key**. The same key always gives the same numbers; for new numbers you
@@ -205,7 +217,7 @@ assert (first == again).all() and not (first == other).all()
 
 # %% [markdown] lang="de"
 # `jax.grad` macht aus einer Funktion ihre Gradientenfunktion. Hier für einen mittleren quadratischen
-# Fehler, geprüft gegen die Formel und gegen Autograd von PyTorch:
+# Fehler, verglichen mit der Formel und mit Autograd von PyTorch:
 
 
 # %%
@@ -218,7 +230,7 @@ w = jax.random.normal(key_w, (3,))
 X = jax.random.normal(key_x, (5, 3))
 Y = jax.random.normal(key_y, (5,))
 
-grad_jax = jax.grad(mse)(w, X, Y)  # derivative with respect to the first argument
+grad_jax = jax.grad(mse)(w, X, Y)  # en: derivative with respect to w | de: Ableitung nach w
 grad_formula = 2 / len(X) * X.T @ (X @ w - Y)
 
 w_torch = torch.tensor(np.asarray(w), requires_grad=True)
@@ -233,7 +245,7 @@ assert np.allclose(grad_jax, grad_formula, **TOL) and np.allclose(grad_jax, w_to
 # list, therefore happens only while tracing. `jax.make_jaxpr` shows the recording:
 
 # %% [markdown] lang="de"
-# `jax.jit` **verfolgt** (traced) eine Funktion: Es führt den Python-Code einmal mit Platzhaltern
+# `jax.jit` **tract** eine Funktion: Es führt den Python-Code einmal mit Platzhaltern
 # (Tracern) aus, die jede Operation aufzeichnen, und XLA kompiliert die Aufzeichnung. Ein
 # Python-Nebeneffekt, etwa das Anhängen an eine Liste, passiert deshalb nur beim Tracing.
 # `jax.make_jaxpr` zeigt die Aufzeichnung:
@@ -243,16 +255,22 @@ traced_with = []
 
 
 def scaled_tanh(x, scale):
-    traced_with.append(str(x))  # runs only while JAX traces
+    traced_with.append(str(x))  # en: runs only while JAX traces | de: läuft nur, während JAX tract
     return jnp.tanh(x * scale)
 
 
 fast_tanh = jax.jit(scaled_tanh)
 v = jnp.linspace(-2.0, 2.0, 5)
-out_2, out_3 = fast_tanh(v, 2.0), fast_tanh(v, 3.0)  # same shapes and types: traced once
-print(tr("traced", "getraced:"), len(traced_with), tr("time(s), with", "Mal, mit"), traced_with[0])
+# en: same shapes and types
+# de: gleiche Formen und Typen
+out_2, out_3 = fast_tanh(v, 2.0), fast_tanh(v, 3.0)
+say(
+    "traced {n} time(s), with {x}", "{n}-mal getract, mit {x}", n=len(traced_with), x=traced_with[0]
+)
 assert len(traced_with) == 1
 print(jax.make_jaxpr(scaled_tanh)(v, 2.0))
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
 assert np.allclose(out_3, np.tanh(3 * np.asarray(v)), rtol=1e-5, atol=1e-6)
 
 # %% [markdown] lang="en"
@@ -266,7 +284,9 @@ assert np.allclose(out_3, np.tanh(3 * np.asarray(v)), rtol=1e-5, atol=1e-6)
 
 
 # %%
-def predict(weights, example):  # example: one vector of 4 features
+# en: example: one vector of 4 features
+# de: example: ein Vektor mit 4 Merkmalen
+def predict(weights, example):
     return jnp.tanh(weights @ example)
 
 
@@ -274,7 +294,7 @@ weights = jax.random.normal(jax.random.key(2), (3, 4))
 examples = jax.random.normal(jax.random.key(3), (6, 4))
 looped = jnp.stack([predict(weights, e) for e in examples])
 batched = jax.vmap(predict, in_axes=(None, 0))(weights, examples)
-print(tr("batched result:", "Ergebnis für den Batch:"), batched.shape)
+say("batched result: {s}", "Ergebnis für den Batch: {s}", s=batched.shape)
 assert batched.shape == (6, 3) and np.allclose(batched, looped, **TOL)
 
 # %% [markdown] lang="en"
@@ -288,9 +308,9 @@ assert batched.shape == (6, 3) and np.allclose(batched, looped, **TOL)
 # %% [markdown] lang="de"
 # ## 2. Kompilierzeit und Laufzeit
 #
-# `jax.jit(f)` kompiliert noch nichts. Der erste Aufruf traced und kompiliert, spätere Aufrufe mit
+# `jax.jit(f)` kompiliert noch nichts. Der erste Aufruf tract und kompiliert, spätere Aufrufe mit
 # denselben Formen und Datentypen benutzen das kompilierte Programm wieder. Die Ahead-of-time-API
-# trennt die Schritte, sodass sich jeder einzeln messen lässt: `.lower(args)` traced, `.compile()`
+# trennt die Schritte, sodass sich jeder einzeln messen lässt: `.lower(args)` tract, `.compile()`
 # kompiliert. Die Laufzeit misst dann der Timer des Kurses (Lektion 01), der auf das Ergebnis wartet
 # und den Median vieler Aufrufe angibt.
 
@@ -309,23 +329,29 @@ def mlp(layers, x):
 
 
 start = time.perf_counter()
-lowered = jax.jit(mlp).lower(layers, batch)  # trace: run the Python once, record the operations
+# en: trace: run the Python once, record the operations
+# de: tracen: den Python-Code einmal ausführen, die Operationen aufzeichnen
+lowered = jax.jit(mlp).lower(layers, batch)
 trace_s = time.perf_counter() - start
 start = time.perf_counter()
-compiled = lowered.compile()  # XLA: machine code for this device and these shapes
+# en: XLA: machine code for this device and these shapes
+# de: XLA: Maschinencode für dieses Gerät und diese Formen
+compiled = lowered.compile()
 compile_s = time.perf_counter() - start
 run = bench.measure(compiled, layers, batch, flops=depth * 2 * n**3, dtype=jnp.float32, name="mlp")
 print(run)
-print(
-    tr(
-        f"trace {num(trace_s * 1e3, '.1f')} ms + compile {num(compile_s * 1e3, '.1f')} ms, "
-        f"then {num(run.median * 1e3, '.2f')} ms per run: compiling costs as much as "
-        f"{compile_s / run.median:.0f} runs.",
-        f"Tracing {num(trace_s * 1e3, '.1f')} ms + Kompilieren {num(compile_s * 1e3, '.1f')} ms, "
-        f"danach {num(run.median * 1e3, '.2f')} ms pro Lauf: Kompilieren kostet so viel wie "
-        f"{compile_s / run.median:.0f} Läufe.",
-    )
+say(
+    "trace {t:.1f} ms + compile {c:.1f} ms, then {r:.2f} ms per run: "
+    "compiling costs as much as {k:.0f} runs.",
+    "Tracing {t:.1f} ms + Kompilieren {c:.1f} ms, danach {r:.2f} ms pro Lauf: "
+    "Kompilieren kostet so viel wie {k:.0f} Läufe.",
+    t=trace_s * 1e3,
+    c=compile_s * 1e3,
+    r=run.median * 1e3,
+    k=compile_s / run.median,
 )
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
 assert np.allclose(compiled(layers, batch), mlp(layers, batch), **TOL)
 
 # %% [markdown] lang="en"
@@ -347,7 +373,7 @@ assert np.allclose(compiled(layers, batch), mlp(layers, batch), **TOL)
 # ### Eine neue Form ist ein neues Programm
 #
 # XLA kompiliert für **feste Formen und Datentypen**. Rufst du eine gejittete Funktion mit einer Form
-# auf, die sie noch nicht kennt, traced und kompiliert sie erneut. Die Liste unten zeichnet jedes
+# auf, die sie noch nicht kennt, tract und kompiliert sie erneut. Die Liste unten zeichnet jedes
 # Tracing auf:
 
 # %%
@@ -362,15 +388,15 @@ def standardise(v):
 
 lengths = [1000, 1000, 1001, 1000, 1002, 1001]
 inputs = [jax.random.normal(jax.random.key(length), (length,)) for length in lengths]
-print(tr("length   traced?   time", "Länge    Tracing?   Zeit"))
+yes, no = text("yes", "ja"), text("no", "nein")
+say("length   traced?   time", "Länge    getract?  Zeit")
 for length, values in zip(lengths, inputs, strict=True):
     before = len(traced_shapes)
     start = time.perf_counter()
     standardise(values).block_until_ready()
     seconds = time.perf_counter() - start
     again = len(traced_shapes) > before
-    print(f"{length:6}   {tr('yes', 'ja') if again else tr('no', 'nein'):8}  "
-          f"{bench.format_seconds(seconds)}")  # fmt: skip
+    print(f"{length:6}   {yes if again else no:8}  {bench.format_seconds(seconds)}")
 assert traced_shapes == [(1000,), (1001,), (1002,)]
 
 # %% [markdown] lang="en"
@@ -390,7 +416,7 @@ assert traced_shapes == [(1000,), (1001,), (1002,)]
 # einer Epoche) kompilieren wieder und wieder. Abschnitt 6 zeigt das Gegenmittel: auf wenige feste
 # Größen auffüllen (Padding).
 #
-# ### Die Falle der asynchronen Ausführung, noch einmal
+# ### Die Falle des asynchronen Dispatchings, noch einmal
 #
 # Ein gejitteter Aufruf kehrt zurück, sobald die Arbeit **eingereiht** ist; das Array, das er
 # zurückgibt, ist ein Versprechen. `block_until_ready()` wartet, bis die Arbeit erledigt ist. Diese
@@ -400,20 +426,24 @@ assert traced_shapes == [(1000,), (1001,), (1002,)]
 size = profile.pick(cpu=1024, cuda=8192, tpu=8192, mps=1024)
 big = jax.random.normal(jax.random.key(6), (size, size))
 square = jax.jit(lambda a: a @ a)
-square(big).block_until_ready()  # compiled and warm: only the waiting differs below
+# en: compiled and warm: below, only the waiting differs
+# de: kompiliert und aufgewärmt: Unten unterscheidet sich nur das Warten
+square(big).block_until_ready()
 
 start = time.perf_counter()
 result = square(big)
-returned_s = time.perf_counter() - start  # what a stopwatch around the call shows
+# en: what a stopwatch around the call shows
+# de: was eine Stoppuhr um den Aufruf zeigt
+returned_s = time.perf_counter() - start
 result.block_until_ready()
-done_s = time.perf_counter() - start  # when the result really exists
-print(
-    tr(
-        f"the call returned after {bench.format_seconds(returned_s)}, "
-        f"the result was ready after {bench.format_seconds(done_s)}",
-        f"der Aufruf kehrte nach {bench.format_seconds(returned_s)} zurück, "
-        f"das Ergebnis war nach {bench.format_seconds(done_s)} fertig",
-    )
+# en: when the result really exists
+# de: wann das Ergebnis wirklich da ist
+done_s = time.perf_counter() - start
+say(
+    "the call returned after {r}, the result was ready after {d}",
+    "der Aufruf kehrte nach {r} zurück, das Ergebnis war nach {d} fertig",
+    r=bench.format_seconds(returned_s),
+    d=bench.format_seconds(done_s),
 )
 assert returned_s <= done_s
 
@@ -435,8 +465,17 @@ assert returned_s <= done_s
 
 # %%
 for device in jax.devices():
-    print(f"{device.platform:4} id={device.id}  kind={device.device_kind!r}  printed as {device}")
+    say(
+        "{p:4} id={i}  kind={k!r}  printed as {d}",
+        "{p:4} id={i}  kind={k!r}  ausgegeben als {d}",
+        p=device.platform,
+        i=device.id,
+        k=device.device_kind,
+        d=device,
+    )
 cpus = jax.devices("cpu")
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
 assert len(cpus) == cpu_count and all(d.platform == "cpu" for d in cpus)
 
 # %% [markdown] lang="en"
@@ -451,18 +490,21 @@ assert len(cpus) == cpu_count and all(d.platform == "cpu" for d in cpus)
 # tensors to be on the same device“:
 
 # %%
-a = jnp.arange(4.0)  # on the default device
-b = jax.device_put(a, cpus[3])  # a copy, committed to CPU 3
-doubled = b * 2  # runs where b lives
-print(tr("a lives on", "a liegt auf"), [jaxcompat.device_label(d) for d in a.devices()],
-      tr("| b * 2 was computed on", "| b * 2 wurde gerechnet auf"),
-      [jaxcompat.device_label(d) for d in doubled.devices()])  # fmt: skip
+a = jnp.arange(4.0)  # en: on the default device | de: auf dem Standardgerät
+b = jax.device_put(a, cpus[3])  # en: a copy, committed to CPU 3 | de: eine Kopie, an CPU 3 gebunden
+doubled = b * 2  # en: runs where b lives | de: läuft dort, wo b liegt
+say(
+    "a lives on {a} | b * 2 was computed on {b}",
+    "a liegt auf {a} | b * 2 wurde berechnet auf {b}",
+    a=[jaxcompat.device_label(d) for d in a.devices()],
+    b=[jaxcompat.device_label(d) for d in doubled.devices()],
+)
 try:
     b + jax.device_put(a, cpus[5])
     mixed = True
 except ValueError as err:
     mixed = False
-    print(tr("CPU 3 + CPU 5:", "CPU 3 + CPU 5:"), str(err)[:90], "...")
+    print("CPU 3 + CPU 5:", str(err)[:90], "...")
 assert doubled.devices() == {cpus[3]} and not mixed
 
 # %% [markdown] lang="en"
@@ -524,29 +566,35 @@ assert doubled.devices() == {cpus[3]} and not mixed
 #
 # `jax.make_mesh` nimmt auch die **Achsentypen** (axis types). `Auto` lässt den Compiler wählen, wie
 # Zwischenergebnisse aufgeteilt werden; `Explicit` macht die Aufteilung zum Teil des Typs jedes
-# Arrays, sodass JAX sie dir zeigen und mehrdeutige Fälle ablehnen kann; `Manual` sieht das Innere von
-# `shard_map`. Gib sie immer an: Der Standard hat sich in JAX 0.9 von `Auto` zu `Explicit` geändert,
+# Arrays, sodass JAX sie dir zeigen und mehrdeutige Fälle ablehnen kann; `Manual` gilt im Inneren
+# von `shard_map`. Gib sie immer an: Der Standard hat sich in JAX 0.9 von `Auto` zu `Explicit` geändert,
 # und Colab verwendet 0.7.2.
 
 # %%
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-devices = jaxcompat.mesh_devices(8)  # the TPU's if it has 8, else the simulated CPU devices
+# en: the TPU's devices if it has 8, else the simulated CPU devices
+# de: die Geräte der TPU, wenn sie 8 hat, sonst die simulierten CPU-Geräte
+devices = jaxcompat.mesh_devices(8)
 mesh = jax.make_mesh(
     (4, 2), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto), devices=devices
 )
 MESH_TOL = tolerance(devices[0].platform)
 print(mesh)
-print(
-    tr("device ids in the mesh:", "Geräte-IDs im Mesh:"),
-    np.vectorize(lambda d: d.id)(mesh.devices).tolist(),
-)
+ids = np.vectorize(lambda d: d.id)(mesh.devices).tolist()
+say("device ids in the mesh: {ids}", "Geräte-IDs im Mesh: {ids}", ids=ids)
 if devices[0].platform == "cpu" and backend != "cpu":
-    print(tr(f"This machine's {backend.upper()} has {len(jax.devices())} device(s): the mesh uses "
-             "8 simulated CPU devices. On Kaggle's TPU v5e-8 the same code uses the 8 TPU devices.",
-             f"Die {backend.upper()} dieser Maschine hat {len(jax.devices())} Gerät(e): Das Mesh nimmt "
-             "8 simulierte CPU-Geräte. Auf Kaggles TPU v5e-8 nimmt derselbe Code die 8 TPU-Geräte."))  # fmt: skip
+    say(
+        "This machine's {b} has {n} device(s): the mesh uses 8 simulated CPU devices. "
+        "On Kaggle's TPU v5e-8 the same code uses the 8 TPU devices.",
+        "Die {b} dieser Maschine hat {n} Gerät(e): Das Mesh nimmt 8 simulierte CPU-Geräte. "
+        "Auf Kaggles TPU v5e-8 nimmt derselbe Code die 8 TPU-Geräte.",
+        b=backend.upper(),
+        n=len(jax.devices()),
+    )
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
 assert mesh.devices.shape == (4, 2) and len({d.id for d in mesh.devices.flat}) == 8
 
 # %% [markdown] lang="en"
@@ -568,8 +616,14 @@ jaxcompat.show_layout(M_sharded)
 shards = M_sharded.addressable_shards
 for shard in shards[:3]:
     rows, cols = (f"{s.start}:{s.stop}" for s in shard.index)
-    print(jaxcompat.device_label(shard.device), tr("holds rows", "hält Zeilen"), rows,
-          tr("and columns", "und Spalten"), cols, "->", shard.data.shape)  # fmt: skip
+    say(
+        "{d} holds rows {rows} and columns {cols} -> {shape}",
+        "{d} hält Zeilen {rows} und Spalten {cols} -> {shape}",
+        d=jaxcompat.device_label(shard.device),
+        rows=rows,
+        cols=cols,
+        shape=shard.data.shape,
+    )
 rebuilt = np.zeros(M.shape, np.float32)
 for shard in shards:
     rebuilt[shard.index] = np.asarray(shard.data)
@@ -583,32 +637,36 @@ assert np.array_equal(rebuilt, M) and np.array_equal(np.asarray(M_sharded), M)
 # spec, the block shape, the number of different blocks and the copies of each:
 
 # %% [markdown] lang="de"
-# Andere Specs teilen anders auf. Eine Mesh-Achse, die eine Spec nicht nennt, **repliziert**: Bei
+# Andere PartitionSpecs teilen anders auf. Eine Mesh-Achse, die eine PartitionSpec nicht nennt,
+# **repliziert**: Bei
 # `P("data", None)` halten die beiden Geräte entlang `model` denselben Block. Die Tabelle zählt für
-# jede Spec die Blockform, die Zahl verschiedener Blöcke und die Kopien von jedem:
+# jede PartitionSpec die Blockform, die Zahl verschiedener Blöcke und die Kopien von jedem:
 
 
 # %%
+# en: P('data', None) in every JAX version (0.7 prints PartitionSpec(...))
+# de: P('data', None) in jeder JAX-Version (0.7 gibt PartitionSpec(...) aus)
 def spec_text(spec) -> str:
-    """P('data', None) in every JAX version (0.7 prints PartitionSpec(...))."""
     return "P(" + ", ".join(repr(entry) for entry in spec) + ")"
 
 
-expected = {  # spec -> (block shape, different blocks)
+# en: PartitionSpec -> (block shape, different blocks)
+# de: PartitionSpec -> (Blockform, verschiedene Blöcke)
+expected = {
     P("data", "model"): ((4, 4), 8),
     P("data", None): ((4, 8), 4),
     P(None, "model"): ((16, 4), 2),
     P(("data", "model"), None): ((2, 8), 8),
     P(): ((16, 8), 1),
 }
-print(f"{'spec':28} {tr('block', 'Block'):9} {tr('blocks', 'Blöcke'):7} {tr('copies', 'Kopien')}")
+columns = text("PartitionSpec block blocks copies", "PartitionSpec Block Blöcke Kopien").split()
+print("{:28} {:9} {:7} {}".format(*columns))
 for spec, (block, different) in expected.items():
     placed = jax.device_put(M, NamedSharding(mesh, spec))
     spans = {tuple((s.start, s.stop) for s in shard.index) for shard in placed.addressable_shards}
     copies = len(placed.addressable_shards) // len(spans)
-    print(
-        f"{spec_text(spec):28} {str(placed.sharding.shard_shape(M.shape)):9} {len(spans):<7} {copies}"
-    )
+    shape = str(placed.sharding.shard_shape(M.shape))
+    print(f"{spec_text(spec):28} {shape:9} {len(spans):<7} {copies}")
     assert {s.data.shape for s in placed.addressable_shards} == {block} and len(spans) == different
     assert len(spans) * copies == 8 and np.array_equal(np.asarray(placed), M)
 jaxcompat.show_layout(jax.device_put(M, NamedSharding(mesh, P("data", None))))
@@ -650,13 +708,16 @@ line = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,), devices=devices)
 m, k, n_out = 512, 256, 128
 A = jax.random.normal(jax.random.key(7), (m, k))
 B = jax.random.normal(jax.random.key(8), (k, n_out))
-C_single = jnp.matmul(jax.device_put(A, devices[0]), jax.device_put(B, devices[0]))  # one device
+# en: one device
+# de: ein Gerät
+C_single = jnp.matmul(jax.device_put(A, devices[0]), jax.device_put(B, devices[0]))
 
 cases = {
-    tr("1 rows of A", "1 Zeilen von A"): (P("x", None), P(None, None)),
-    tr("2 inner dimension k", "2 innere Dimension k"): (P(None, "x"), P("x", None)),
-    tr("3 rows of A, columns of B", "3 Zeilen von A, Spalten von B"): (P("x", None), P(None, "x")),
+    text("1 rows of A", "1 Zeilen von A"): (P("x", None), P(None, None)),
+    text("2 inner dimension k", "2 innere Dimension k"): (P(None, "x"), P("x", None)),
+    text("3 rows of A, cols of B", "3 Zeilen von A, Spalten von B"): (P("x", None), P(None, "x")),
 }
+none = text("none", "keine")
 found = {}
 for name, (spec_a, spec_b) in cases.items():
     a_placed = jax.device_put(A, NamedSharding(line, spec_a))
@@ -664,19 +725,34 @@ for name, (spec_a, spec_b) in cases.items():
     compiled_mm = jax.jit(jnp.matmul).lower(a_placed, b_placed).compile()
     C = compiled_mm(a_placed, b_placed)
     found[name] = jaxcompat.collectives(compiled_mm)
-    print(f"{name:30} {tr('communication:', 'Kommunikation:')} {found[name] or tr('none', 'keine')}; "
-          f"C {spec_text(C.sharding.spec)}")  # fmt: skip
+    say(
+        "{name:30} communication: {found}; C {spec}",
+        "{name:30} Kommunikation: {found}; C {spec}",
+        name=name,
+        found=found[name] or none,
+        spec=spec_text(C.sharding.spec),
+    )
     assert np.allclose(C, C_single, **MESH_TOL) and len(C.sharding.device_set) == 8
 rows, inner, gather = found.values()
-assert rows == {}  # each device had everything it needed
-assert {"all-reduce", "reduce-scatter"} & set(inner)  # the partial sums had to be added
-assert gather  # something had to be collected
+# en: each device had everything it needed
+# de: Jedes Gerät hatte alles, was es brauchte
+assert rows == {}
+# en: the partial sums had to be added
+# de: Die Teilsummen mussten addiert werden
+assert {"all-reduce", "reduce-scatter"} & set(inner)
+assert gather  # en: something had to be collected | de: Etwas musste eingesammelt werden
 
 partial_bytes = m * n_out * 4
-print(tr(f"Case 2: every device holds a {m}×{n_out} float32 partial sum ({partial_bytes / 2**10:.0f} KiB); "
-         f"a ring all-reduce sends 2·(8−1)/8 of it per device: {2 * 7 / 8 * partial_bytes / 2**10:.0f} KiB.",
-         f"Fall 2: Jedes Gerät hält eine {m}×{n_out}-Teilsumme in float32 ({partial_bytes / 2**10:.0f} KiB); "
-         f"ein Ring-All-Reduce sendet davon 2·(8−1)/8 pro Gerät: {2 * 7 / 8 * partial_bytes / 2**10:.0f} KiB."))  # fmt: skip
+say(
+    "Case 2: every device holds a {m}×{n} float32 partial sum ({kib:.0f} KiB); "
+    "a ring all-reduce sends 2·(8−1)/8 of it per device: {sent:.0f} KiB.",
+    "Fall 2: Jedes Gerät hält eine {m}×{n}-Teilsumme in float32 ({kib:.0f} KiB); "
+    "ein Ring-All-Reduce sendet davon 2·(8−1)/8 pro Gerät: {sent:.0f} KiB.",
+    m=m,
+    n=n_out,
+    kib=partial_bytes / 2**10,
+    sent=2 * 7 / 8 * partial_bytes / 2**10,
+)
 
 # %% [markdown] lang="en"
 # On the simulated CPU devices "sending" is a memory copy. Between TPU chips it travels over the
@@ -710,12 +786,16 @@ b_inner = jax.device_put(B, NamedSharding(explicit, P("x", None)))
 try:
     a_inner @ b_inner
     refused = False
-except Exception as err:  # a ShardingTypeError, a ValueError subclass
+# en: a ShardingTypeError, a subclass of ValueError
+# de: ein ShardingTypeError, eine Unterklasse von ValueError
+except Exception as err:
     refused = "out_sharding" in str(err)
-    print(tr("refused:", "abgelehnt:"), str(err).splitlines()[0][:110], "...")
+    say("refused: {e} ...", "abgelehnt: {e} ...", e=str(err).splitlines()[0][:110])
 C_explicit = jnp.matmul(a_inner, b_inner, out_sharding=NamedSharding(explicit, P("x", None)))
-print(tr("with out_sharding:", "mit out_sharding:"), jax.typeof(C_explicit))
+say("with out_sharding: {t}", "mit out_sharding: {t}", t=jax.typeof(C_explicit))
 assert refused and C_explicit.sharding.spec == P("x", None)
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
 assert np.allclose(C_explicit, C_single, **MESH_TOL)
 
 # %% [markdown] lang="en"
@@ -759,13 +839,17 @@ def train_step(params, x, y, learning_rate=0.1):
 
 batch_size = 256
 data_mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,), devices=devices)
-replicated = NamedSharding(data_mesh, P())  # every device has all of it
-split_batch = NamedSharding(data_mesh, P("data"))  # rows split 8 ways
+# en: every device has all of it
+# de: jedes Gerät hat alles
+replicated = NamedSharding(data_mesh, P())
+split_batch = NamedSharding(data_mesh, P("data"))  # en: rows split 8 ways | de: Zeilen in 8 Teilen
 
 params = init_params(jax.random.key(9))
 teacher = init_params(jax.random.key(10))
 x_train = jax.random.normal(jax.random.key(11), (batch_size, 16))
-y_train = jnp.tanh(x_train @ teacher["w1"]) @ teacher["w2"]  # a target the model can learn
+# en: a target the model can learn
+# de: ein Ziel, das das Modell lernen kann
+y_train = jnp.tanh(x_train @ teacher["w1"]) @ teacher["w2"]
 
 parallel_step = jax.jit(
     train_step,
@@ -780,20 +864,33 @@ p_parallel, loss_parallel, grads_parallel = parallel_step(params, x_train, y_tra
 communication = jaxcompat.collectives(parallel_step.lower(params, x_train, y_train).compile())
 x_placed = jax.device_put(x_train, split_batch)
 
-print(tr("per-device batch:", "Batch pro Gerät:"), x_placed.addressable_shards[0].data.shape,
-      "| w1:", grads_parallel["w1"].sharding.spec, tr("on", "auf"),
-      len(grads_parallel["w1"].sharding.device_set), tr("devices", "Geräten"),
-      "|", tr("communication:", "Kommunikation:"), communication)  # fmt: skip
+w1_sharding = grads_parallel["w1"].sharding
+say(
+    "per-device batch: {shape} | w1: {spec} on {n} devices | communication: {comm}",
+    "Batch pro Gerät: {shape} | w1: {spec} auf {n} Geräten | Kommunikation: {comm}",
+    shape=x_placed.addressable_shards[0].data.shape,
+    spec=w1_sharding.spec,
+    n=len(w1_sharding.device_set),
+    comm=communication,
+)
 for name in params:
-    difference = np.abs(np.asarray(grads_parallel[name]) - np.asarray(grads_single[name])).max()
-    print(tr(f"gradient {name}: largest difference to one device {num(difference, '.1e')}",
-             f"Gradient {name}: größte Abweichung zu einem Gerät {num(difference, '.1e')}"))  # fmt: skip
+    difference = float(
+        np.abs(np.asarray(grads_parallel[name]) - np.asarray(grads_single[name])).max()
+    )
+    say(
+        "gradient {name}: largest difference to one device {d:.1e}",
+        "Gradient {name}: größte Abweichung zum Ergebnis auf einem Gerät {d:.1e}",
+        name=name,
+        d=difference,
+    )
     assert np.allclose(grads_parallel[name], grads_single[name], **MESH_TOL)
     assert grads_parallel[name].sharding.is_fully_replicated
     assert len(grads_parallel[name].sharding.device_set) == 8
 assert x_placed.addressable_shards[0].data.shape == (batch_size // 8, 16)
 assert np.allclose(loss_parallel, loss_single, **MESH_TOL)
-assert communication  # the gradients were summed across devices
+# en: the gradients were summed across devices
+# de: Die Gradienten wurden über die Geräte summiert
+assert communication
 
 # %% [markdown] lang="en"
 # The gradients agree with the single-device step up to the order in which floats were added. Train a
@@ -811,7 +908,7 @@ for _ in range(30):
     p_parallel, loss, _ = parallel_step(p_parallel, x_train, y_train)
     p_single, _, _ = single_step(p_single, on_one[1], on_one[2])
     losses.append(float(loss))
-print(tr("loss:", "Verlust:"), num(losses[0], ".4f"), "->", num(losses[-1], ".4f"))
+say("loss: {a:.4f} -> {b:.4f}", "Verlust: {a:.4f} -> {b:.4f}", a=losses[0], b=losses[-1])
 assert losses[-1] < losses[0]
 for name in params:
     assert np.allclose(p_parallel[name], p_single[name], **MESH_TOL)
@@ -838,9 +935,15 @@ seen_blocks = []
 
 
 def partial_matmul(a_block, b_block):
-    seen_blocks.append((a_block.shape, b_block.shape))  # while tracing: one device's view
-    partial = a_block @ b_block  # this device's share of the sum over k
-    return jax.lax.psum(partial, "x")  # add the 8 partial sums: an all-reduce
+    # en: while tracing: one device's view
+    # de: beim Tracen: die Sicht eines Geräts
+    seen_blocks.append((a_block.shape, b_block.shape))
+    # en: this device's share of the sum over k
+    # de: der Anteil dieses Geräts an der Summe über k
+    partial = a_block @ b_block
+    # en: add the 8 partial sums: an all-reduce
+    # de: die 8 Teilsummen addieren: ein All-Reduce
+    return jax.lax.psum(partial, "x")
 
 
 by_hand = jax.jit(
@@ -849,8 +952,12 @@ by_hand = jax.jit(
 a_inner = jax.device_put(A, NamedSharding(line, P(None, "x")))
 b_inner = jax.device_put(B, NamedSharding(line, P("x", None)))
 C_by_hand = by_hand(a_inner, b_inner)
-print(tr("one device sees", "ein Gerät sieht"), seen_blocks[0], "|",
-      tr("communication:", "Kommunikation:"), jaxcompat.collectives(by_hand.lower(a_inner, b_inner).compile()))  # fmt: skip
+say(
+    "one device sees {blocks} | communication: {comm}",
+    "ein Gerät sieht {blocks} | Kommunikation: {comm}",
+    blocks=seen_blocks[0],
+    comm=jaxcompat.collectives(by_hand.lower(a_inner, b_inner).compile()),
+)
 assert seen_blocks[0] == ((m, k // 8), (k // 8, n_out))
 assert np.allclose(C_by_hand, C_single, **MESH_TOL)
 
@@ -901,12 +1008,12 @@ assert np.allclose(C_by_hand, C_single, **MESH_TOL)
 # float32-Matrixmultiplikation funktioniert trotzdem: Mit der Standardgenauigkeit von JAX rechnet die
 # TPU die Eingaben in bf16-Durchgängen; `precision="highest"` verlangt volles float32, zum mehrfachen
 # Preis. Auf einer CPU ist der Standard exaktes float32. Die Zelle misst den relativen Fehler jeder
-# Variante gegen eine float64-Referenz auf dieser Maschine:
+# Variante im Vergleich zu einer float64-Referenz auf dieser Maschine:
 
 # %%
 rng = np.random.default_rng(0)
 a64 = rng.standard_normal((512, 512))
-exact = a64 @ a64  # float64 on the host: the reference
+exact = a64 @ a64  # en: float64 on the host: the reference | de: float64 auf dem Host: die Referenz
 a32 = jnp.asarray(a64, dtype=jnp.float32)
 a16 = a32.astype(jnp.bfloat16)
 
@@ -917,25 +1024,36 @@ def relative_error(result) -> float:
 
 errors = {
     "float32, precision='highest'": relative_error(jnp.matmul(a32, a32, precision="highest")),
-    tr("float32, default precision", "float32, Standardgenauigkeit"): relative_error(a32 @ a32),
+    text("float32, default precision", "float32, Standardgenauigkeit"): relative_error(a32 @ a32),
     "bfloat16": relative_error(a16 @ a16),
 }
+relative = text("relative error", "relativer Fehler")
 for variant, error in errors.items():
-    print(f"{variant:34} {tr('relative error', 'relativer Fehler')} {num(error, '.1e')}")
-print(tr(f"bf16 keeps 8 significant bits: a relative rounding error up to 2^-8 = {num(2**-8, '.1e')} per "
-         f"number; it halves the bytes: {num(a16.nbytes / 2**20, '.1f')} MiB instead of "
-         f"{num(a32.nbytes / 2**20, '.1f')} MiB.",
-         f"bf16 behält 8 signifikante Bits: ein relativer Rundungsfehler bis 2^-8 = {num(2**-8, '.1e')} pro "
-         f"Zahl; es halbiert die Bytes: {num(a16.nbytes / 2**20, '.1f')} MiB statt "
-         f"{num(a32.nbytes / 2**20, '.1f')} MiB."))  # fmt: skip
+    say("{v:34} {relative} {e:.1e}", v=variant, relative=relative, e=error)
+say(
+    "bf16 keeps 8 significant bits: a relative rounding error up to 2^-8 = {eps:.1e} per number; "
+    "it halves the bytes: {b16:.1f} MiB instead of {b32:.1f} MiB.",
+    "bf16 behält 8 signifikante Bits: ein relativer Rundungsfehler bis 2^-8 = {eps:.1e} pro Zahl; "
+    "es halbiert die Bytes: {b16:.1f} MiB statt {b32:.1f} MiB.",
+    eps=2**-8,
+    b16=a16.nbytes / 2**20,
+    b32=a32.nbytes / 2**20,
+)
 v5e = PEAKS["TPU v5e"]
-print(tr(f"TPU v5e peak ({v5e.source}, {v5e.date}): {v5e.tflops['bfloat16']:.0f} TFLOP/s in bf16, "
-         f"float32: {v5e.tflops.get('float32', 'no figure')}",
-         f"Spitzenwert TPU v5e ({v5e.source}, {v5e.date}): {v5e.tflops['bfloat16']:.0f} TFLOP/s in bf16, "
-         f"float32: {v5e.tflops.get('float32', 'keine Angabe')}"))  # fmt: skip
+f32 = v5e.tflops.get("float32")
+say(
+    "TPU v5e peak ({source}, {date}): {bf16:.0f} TFLOP/s in bf16, float32: {f32}",
+    "Spitzenleistung der TPU v5e ({source}, {date}): {bf16:.0f} TFLOP/s in bf16, float32: {f32}",
+    source=v5e.source,
+    date=v5e.date,
+    bf16=v5e.tflops["bfloat16"],
+    f32=text("no figure", "keine Angabe") if f32 is None else f32,
+)
 assert errors["bfloat16"] < 2**-6 and a16.nbytes * 2 == a32.nbytes
 if backend == "cpu":
-    assert max(list(errors.values())[:2]) < 1e-5  # a CPU computes float32 exactly
+    # en: a CPU computes float32 exactly
+    # de: Eine CPU rechnet float32 exakt
+    assert max(list(errors.values())[:2]) < 1e-5
 
 # %% [markdown] lang="en"
 # On a TPU the middle line lands near the bf16 line (JAX's documentation of `jax.lax.Precision`:
@@ -945,7 +1063,7 @@ if backend == "cpu":
 # %% [markdown] lang="de"
 # Auf einer TPU landet die mittlere Zeile nahe an der bf16-Zeile (JAX-Dokumentation zu
 # `jax.lax.Precision`: Der Standard „performs computations in bfloat16“ auf TPUs); auf einer CPU oder
-# einer T4 bleibt sie nahe bei float32-typischen 1e-7. Jetzt das Tempo beider Datentypen auf diesem
+# einer T4 bleibt sie nahe beim für float32 typischen Wert 1e-7. Jetzt das Tempo beider Datentypen auf diesem
 # Gerät, in der Größe des Profils:
 
 # %%
@@ -955,12 +1073,19 @@ b16 = b32.astype(jnp.bfloat16)
 matmul = jax.jit(jnp.matmul)
 speed = {}
 for array in (b32, b16):
-    speed[array.dtype.name] = bench.measure(matmul, array, array, flops=2 * size**3, dtype=array.dtype,
-                                            name=f"matmul {array.dtype.name}")  # fmt: skip
-    print(speed[array.dtype.name])
+    dtype = array.dtype.name
+    flops = 2 * size**3
+    speed[dtype] = bench.measure(
+        matmul, array, array, flops=flops, dtype=dtype, name=f"matmul {dtype}"
+    )
+    print(speed[dtype])
 ratio = speed["float32"].median / speed["bfloat16"].median
-print(tr(f"bf16 is {num(ratio, '.2f')}× as fast as float32 here ({backend}).",
-         f"bf16 ist hier {num(ratio, '.2f')}-mal so schnell wie float32 ({backend})."))  # fmt: skip
+say(
+    "bf16 is {r:.2f}× as fast as float32 here ({backend}).",
+    "bf16 ist hier {r:.2f}-mal so schnell wie float32 ({backend}).",
+    r=ratio,
+    backend=backend,
+)
 
 # %% [markdown] lang="en"
 # On a TPU expect bf16 to be clearly faster. On a CPU, JAX's bf16 matmul is often no faster than
@@ -975,7 +1100,7 @@ print(tr(f"bf16 is {num(ratio, '.2f')}× as fast as float32 here ({backend}).",
 # cure for data of varying length is to **pad to a few fixed sizes** ("buckets") and mask the padding:
 
 # %% [markdown] lang="de"
-# Auf einer TPU ist bf16 deutlich schneller. Auf einer CPU ist die bf16-Matrixmultiplikation von JAX
+# Auf einer TPU sollte bf16 deutlich schneller sein. Auf einer CPU ist die bf16-Matrixmultiplikation von JAX
 # oft nicht schneller als float32, selbst wo die CPU bf16-Befehle hat (Lektion 01 hat dort PyTorchs
 # bf16 gemessen): Wie schnell ein Datentyp ist, hängt vom Gerät *und* von der Bibliothek ab, und
 # deshalb messen die Lektionen, statt etwas anzunehmen.
@@ -990,7 +1115,9 @@ print(tr(f"bf16 is {num(ratio, '.2f')}× as fast as float32 here ({backend}).",
 
 # %%
 def bucket(length: int, multiple: int = 128) -> int:
-    return -(-length // multiple) * multiple  # round up to the next multiple
+    # en: round up to the next multiple
+    # de: auf das nächste Vielfache aufrunden
+    return -(-length // multiple) * multiple
 
 
 compiles = {"exact": 0, "bucketed": 0}
@@ -1005,7 +1132,9 @@ def mean_exact(values):
 @jax.jit
 def mean_masked(padded, length):
     compiles["bucketed"] += 1
-    mask = jnp.arange(padded.shape[0]) < length  # the real values; the rest is padding
+    # en: the real values; the rest is padding
+    # de: die echten Werte; der Rest ist Padding
+    mask = jnp.arange(padded.shape[0]) < length
     return jnp.sum(jnp.where(mask, padded, 0.0)) / length
 
 
@@ -1021,12 +1150,17 @@ padded_means = [
 ]
 seconds["bucketed"] = time.perf_counter() - start
 labels = {
-    "exact": tr("exact lengths", "exakte Längen"),
-    "bucketed": tr("padded to buckets", "auf Buckets aufgefüllt"),
+    "exact": text("exact lengths", "exakte Längen"),
+    "bucketed": text("padded to buckets", "auf Buckets aufgefüllt"),
 }
 for way in compiles:
-    print(tr(f"{labels[way]:22}: {compiles[way]:2} compilations, {num(seconds[way], '.2f')} s for 30 sequences",
-             f"{labels[way]:22}: {compiles[way]:2} Kompilierungen, {num(seconds[way], '.2f')} s für 30 Sequenzen"))  # fmt: skip
+    say(
+        "{label:22}: {n:2} compilations, {s:.2f} s for 30 sequences",
+        "{label:22}: {n:2} Kompilierungen, {s:.2f} s für 30 Sequenzen",
+        label=labels[way],
+        n=compiles[way],
+        s=seconds[way],
+    )
 assert compiles["exact"] == len(set(lengths))
 assert compiles["bucketed"] == len({bucket(length) for length in lengths}) <= 5
 assert np.allclose(exact_means, padded_means, rtol=1e-4, atol=1e-5)
@@ -1066,8 +1200,10 @@ if backend == "gpu" and torch.cuda.is_available():
 else:
     where, jax_device, torch_device = "CPU", cpus[0], torch.device("cpu")
     if backend == "tpu":
-        print(tr("JAX holds the TPU: both frameworks run on the CPU here.",
-                 "JAX hält die TPU: Beide Frameworks rechnen hier auf der CPU."))  # fmt: skip
+        say(
+            "JAX holds the TPU: both frameworks run on the CPU here.",
+            "JAX hält die TPU: Beide Frameworks rechnen hier auf der CPU.",
+        )
 size = profile.pick(cpu=512, cuda=4096, tpu=512, mps=512)
 a_host = rng.standard_normal((size, size), dtype=np.float32)
 a_jax = jax.device_put(a_host, jax_device)
@@ -1080,14 +1216,21 @@ torch_run = bench.measure(
     torch.matmul, a_torch, a_torch, flops=2 * size**3, dtype=torch.float32, name="PyTorch"
 )
 print(jax_run, torch_run, sep="\n")
-print(tr(f"On the {where}, n = {size}, float32: PyTorch takes {num(torch_run.median / jax_run.median, '.2f')}× "
-         "the time of JAX.",
-         f"Auf der {where}, n = {size}, float32: PyTorch braucht das "
-         f"{num(torch_run.median / jax_run.median, '.2f')}-Fache der Zeit von JAX."))  # fmt: skip
+say(
+    "On the {where}, n = {n}, float32: PyTorch takes {r:.2f}× the time of JAX.",
+    "Auf der {where}, n = {n}, float32: PyTorch braucht das {r:.2f}-Fache der Zeit von JAX.",
+    where=where,
+    n=size,
+    r=torch_run.median / jax_run.median,
+)
 same = np.allclose(
     np.asarray(a_jax @ a_jax), (a_torch @ a_torch).cpu().numpy(), **tolerance(jax_device.platform)
 )
-assert same, "JAX and PyTorch computed different products"
+# en: JAX and PyTorch computed the same product
+# de: JAX und PyTorch haben dasselbe Produkt berechnet
+assert same
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
 assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GPU" else "cpu")
 
 # %% [markdown] lang="en"
@@ -1178,10 +1321,10 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 #
 # | Profil | Sharding | Kompilieren vs. Laufen | bf16 vs. float32 | JAX vs. PyTorch |
 # |---|---|---|---|---|
-# | CPU (Laptop, CI) | 8 simulierte CPU-Geräte, alle Asserts darauf | Kompilieren ≈ 20–40 Läufe des 256 breiten MLP (CI-Maschine mit 2 Kernen) | bf16 etwa so schnell wie float32 oder langsamer (CPU-Backend von XLA) | auf der CPU; das Verhältnis folgt den Threads |
-# | Colab T4 | 8 simulierte CPU-Geräte | Kompilieren kostet viele Läufe des 2048 breiten MLP | bf16 langsamer: Eine T4 hat kein schnelles bf16 (Lektion 03) | auf der GPU, beide über cuBLAS |
+# | CPU (Laptop, CI) | 8 simulierte CPU-Geräte, alle Asserts darauf | Kompilieren ≈ 20–40 Läufe des MLP mit Breite 256 (CI-Maschine mit 2 Kernen) | bf16 etwa so schnell wie float32 oder langsamer (CPU-Backend von XLA) | auf der CPU; das Verhältnis folgt den Threads |
+# | Colab T4 | 8 simulierte CPU-Geräte | Kompilieren kostet viele Läufe des MLP mit Breite 2048 | bf16 langsamer: Eine T4 hat kein schnelles bf16 (Lektion 03) | auf der GPU, beide über cuBLAS |
 # | Kaggle T4 x2 | 8 simulierte CPU-Geräte | wie Colab T4 | wie Colab T4 | auf GPU 0 |
-# | Colab TPU v5e-1 | 8 simulierte CPU-Geräte (die TPU hat eins) | Kompilieren kostet viele Läufe | float32-Standardfehler nahe bei bf16; bf16 schneller als float32 | auf der CPU: JAX hält die TPU |
+# | Colab TPU v5e-1 | 8 simulierte CPU-Geräte (die TPU hat eins) | Kompilieren kostet viele Läufe | Fehler von float32 (Standard) nahe bei bf16; bf16 schneller als float32 | auf der CPU: JAX hält die TPU |
 # | Kaggle TPU v5e-8 | die 8 TPU-Geräte | wie v5e-1 | wie v5e-1 | wie v5e-1 |
 #
 # *Hardware-Angaben mit Stand November 2026 (Quellen in den Abschnitten 3, 5 und 6). Zeiten schwanken
@@ -1225,7 +1368,7 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 #
 # - JAX: unveränderliche Arrays, reine Funktionen, explizite Schlüssel; `grad`, `jit` und `vmap`
 #   verwandeln Funktionen.
-# - `jit` traced einmal pro Form und Datentyp; miss Kompilieren (`lower().compile()`) und Laufen
+# - `jit` tract einmal pro Form und Datentyp; miss Kompilieren (`lower().compile()`) und Laufen
 #   (`block_until_ready`, der Timer des Kurses) getrennt; füll auf Buckets auf, um Neukompilieren zu
 #   vermeiden.
 # - Ein Mesh benennt die Achsen der Geräte; `PartitionSpec` ordnet Array-Dimensionen Mesh-Achsen zu;
@@ -1234,7 +1377,7 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 #   `shard_map` ist die Sicht eines Geräts, wenn du die Kommunikation selbst schreiben willst.
 # - TPUs rechnen in bf16 und mögen große Formen in Vielfachen von 8 und 128. `pmap` ist ein Auslaufmodell.
 #
-# **Glossar:** Tracing, Jaxpr, XLA, Kompilierzeit, asynchrone Ausführung, PRNG-Schlüssel, Gerät,
+# **Glossar:** Tracing, Jaxpr, XLA, Kompilierzeit, asynchrones Dispatching, PRNG-Schlüssel, Gerät,
 # Mesh, Mesh-Achse, Achsentyp, PartitionSpec, NamedSharding, Shard, Replikation, SPMD, kollektive
 # Operation, All-Reduce, All-Gather, Reduce-Scatter, Datenparallelität, shard_map, bf16, Padding,
 # Bucket.
