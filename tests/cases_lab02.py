@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import time
+import timeit
+from time import perf_counter_ns
 
 import torch
 
@@ -13,15 +15,6 @@ from utils import devices
 from utils.bench import measure
 
 LAB = "02_device_placement"
-
-# Which feedback a hard-coded "cuda" gets depends on the machine: on a CUDA machine it runs there
-# and fails only on the second device the check tries.
-MACHINE = "cuda" if torch.cuda.is_available() else "other"
-
-
-def on(cuda: str, other: str) -> str:
-    return cuda if MACHINE == "cuda" else other
-
 
 # --- q1: move a model and a batch ------------------------------------------------------------------
 
@@ -78,6 +71,20 @@ def forward_softmax(model, batch, device):
     return model(batch.to(device)).softmax(-1)
 
 
+def forward_moves_output(model, batch, device):  # computes on the CPU, moves only the result
+    return model(batch).to(device)
+
+
+def forward_numpy(model, batch, device):  # the numbers back to the host
+    model.to(device)
+    return model(batch.to(device)).detach().numpy()
+
+
+def forward_shape(model, batch, device):
+    model.to(device)
+    return model(batch.to(device)).shape
+
+
 def forward_raising(model, batch, device):
     model.to(device)
     return model(batch.to(device).T)  # a shape bug, not a device one
@@ -121,6 +128,20 @@ def scale_wrong_weights(x):
     return x * torch.linspace(0.0, 1.0, x.shape[-1], device=x.device, dtype=x.dtype)
 
 
+def scale_dim1(x):  # the second dimension, right only while x is 2-D
+    return x * torch.linspace(0.5, 1.5, x.shape[1], device=x.device, dtype=x.dtype)
+
+
+def scale_arange(x):  # linspace by hand: 0/0 for a single feature
+    n = x.shape[-1]
+    return x * (torch.arange(n, device=x.device, dtype=x.dtype) / (n - 1) + 0.5)
+
+
+def scale_in_place(x):
+    x *= torch.linspace(0.5, 1.5, x.shape[-1], device=x.device, dtype=x.dtype)
+    return x
+
+
 def scale_raising(x):
     return x * torch.linspace(0.5, 1.5, x.shape[5], device=x.device, dtype=x.dtype)
 
@@ -128,10 +149,99 @@ def scale_raising(x):
 # --- q3: measure a copy's bandwidth --------------------------------------------------------------
 
 
-def own_stopwatch(copy, nbytes):
+def bandwidth_solution(copy, sync, nbytes):
+    return nbytes / measure(copy, sync=sync).median / 1e9
+
+
+def bandwidth_own_timer(copy, sync, nbytes):  # warm up, sync, time a loop, sync, per copy
+    copy()
+    sync()
+    start = time.perf_counter()
+    for _ in range(20):
+        copy()
+    sync()
+    return nbytes / ((time.perf_counter() - start) / 20) / 1e9
+
+
+def bandwidth_ns(copy, sync, nbytes):  # `from time import perf_counter_ns`, one copy at a time
+    copy()
+    sync()
+    times = []
+    for _ in range(5):
+        start = perf_counter_ns()
+        copy()
+        sync()
+        times.append(perf_counter_ns() - start)
+    return nbytes / (sorted(times)[2] * 1e-9) / 1e9
+
+
+def bandwidth_timeit(copy, sync, nbytes):
+    copy()
+    sync()
+    start = timeit.default_timer()
+    copy()
+    sync()
+    return nbytes / (timeit.default_timer() - start) / 1e9
+
+
+def bandwidth_tensor(copy, sync, nbytes):
+    return torch.tensor(nbytes / measure(copy, sync=sync, name="copy").median) / 1e9
+
+
+def bandwidth_no_sync(copy, sync, nbytes):  # the old right answer: copies are asynchronous now
+    return nbytes / measure(copy).median / 1e9
+
+
+def bandwidth_sync_too_late(copy, sync, nbytes):  # the clock stops before the copies are done
+    copy()
+    sync()
+    start = time.perf_counter()
+    for _ in range(10):
+        copy()
+    elapsed = time.perf_counter() - start
+    sync()
+    return nbytes / (elapsed / 10) / 1e9
+
+
+def bandwidth_total(copy, sync, nbytes):  # ten copies timed, the time of one assumed
+    copy()
+    sync()
+    start = time.perf_counter()
+    for _ in range(10):
+        copy()
+    sync()
+    return nbytes / (time.perf_counter() - start) / 1e9
+
+
+def bandwidth_cold(copy, sync, nbytes):  # one copy, the first
     start = time.perf_counter()
     copy()
+    sync()
     return nbytes / (time.perf_counter() - start) / 1e9
+
+
+def bandwidth_cold_loop(copy, sync, nbytes):  # a loop without warm-up
+    start = time.perf_counter()
+    for _ in range(10):
+        copy()
+    sync()
+    return nbytes / ((time.perf_counter() - start) / 10) / 1e9
+
+
+def bandwidth_process_time(copy, sync, nbytes):  # CPU time: the waiting does not count
+    copy()
+    sync()
+    start = time.process_time()
+    copy()
+    sync()
+    return nbytes / max(time.process_time() - start, 1e-9) / 1e9
+
+
+def bandwidth_internals(copy, sync, nbytes):  # reads the simulated link instead of timing it
+    copy()
+    sync()
+    link = copy.__closure__[0].cell_contents
+    return nbytes / link.seconds / 1e9
 
 
 # --- q4: how many samples fit --------------------------------------------------------------------
@@ -250,6 +360,43 @@ def finder_assumes_one_fits(step, limit):
     return size
 
 
+def finder_returns_limit(step, limit):  # the limit itself never tried
+    best, size = 0, 1
+    while size < limit:
+        try:
+            step(size)
+        except torch.OutOfMemoryError:
+            return best
+        best, size = size, size * 2
+    return limit
+
+
+def finder_top_down(step, limit):  # from the top, halving: one OOM after another
+    size = 2 ** int(math.log2(limit))
+    while size >= 1:
+        try:
+            step(size)
+            return size
+        except torch.OutOfMemoryError:
+            size //= 2
+    return 0
+
+
+def finder_catches_value_error(step, limit):  # catches a bug along with OOM
+    best, size = 0, 1
+    while size <= limit:
+        try:
+            step(size)
+        except (torch.OutOfMemoryError, ValueError):
+            break
+        best, size = size, size * 2
+    return best
+
+
+def finder_tuple(step, limit):
+    return (finder_solution(step, limit),)
+
+
 CASES = {
     (LAB, "forward"): Case(
         right=[forward_solution, forward_chained, forward_no_grad],
@@ -258,12 +405,12 @@ CASES = {
             (forward_not_assigned, "not_assigned"),
             (forward_only_batch, "only_batch"),
             (forward_own_device, "ignores_device"),
-            (
-                forward_hardcoded,
-                on(cuda="ignores_device", other="hardcoded_cuda"),
-            ),
+            (forward_hardcoded, "hardcoded_cuda"),
             (forward_moved_back, "moved_back"),
+            (forward_numpy, "moved_back"),
+            (forward_moves_output, "moved_output"),  # accepted before
             (forward_softmax, "wrong_output"),
+            (forward_shape, "not_a_tensor"),
         ],
         raising=forward_raising,
         raising_line="return model(batch.to(device).T)",
@@ -272,33 +419,47 @@ CASES = {
         right=[scale_solution, scale_to_x, scale_cast_later],
         wrong=[
             (scale_original, "weights_elsewhere"),
-            (
-                scale_hardcoded,
-                on(cuda="weights_elsewhere", other="hardcoded_cuda"),
-            ),
+            (scale_hardcoded, "hardcoded_cuda"),
             (scale_device_only, "dtype"),
             (scale_moves_x, "moved_x"),
             (scale_wrong_weights, "wrong_values"),
+            (scale_dim1, "wrong_values"),  # accepted before on seeds without a 3-D x
+            (scale_arange, "wrong_values"),  # accepted before: no single-feature x
+            (scale_in_place, "in_place"),
         ],
         raising=scale_raising,
         raising_line="x.shape[5]",
     ),
     (LAB, "bandwidth"): Case(
         right=[
-            lambda copy, nbytes: nbytes / measure(copy).median / 1e9,
-            lambda copy, nbytes: nbytes / 1e9 / measure(copy, min_time=0.5, name="copy").median,
-            lambda copy, nbytes: torch.tensor(nbytes / measure(copy).median) / 1e9,
+            bandwidth_solution,
+            bandwidth_own_timer,
+            bandwidth_ns,
+            bandwidth_timeit,
+            bandwidth_tensor,
         ],
         wrong=[
-            (lambda copy, nbytes: nbytes / measure(copy).median / 2**30, "gib"),
-            (lambda copy, nbytes: 8 * nbytes / measure(copy).median / 1e9, "bits"),
-            (lambda copy, nbytes: nbytes / measure(copy).median, "unit"),
-            (lambda copy, nbytes: measure(copy).median / nbytes * 1e9, "inverted"),
-            (lambda copy, nbytes: nbytes / measure(copy).cold / 1e9, "cold"),
-            (own_stopwatch, "own_timer"),
+            (bandwidth_no_sync, "no_sync"),  # accepted before: the old copy was synchronous
+            (bandwidth_sync_too_late, "no_sync"),
+            (lambda copy, sync, nbytes: nbytes / measure(copy, sync=sync).median / 2**30, "gib"),
+            (lambda copy, sync, nbytes: 8 * nbytes / measure(copy, sync=sync).median / 1e9, "bits"),
+            (lambda copy, sync, nbytes: nbytes / measure(copy, sync=sync).median, "unit"),
+            (
+                lambda copy, sync, nbytes: measure(copy, sync=sync).median / nbytes * 1e9,
+                "inverted",
+            ),
+            (lambda copy, sync, nbytes: nbytes / measure(copy, sync=sync).cold / 1e9, "cold"),
+            (bandwidth_cold, "cold"),
+            (bandwidth_cold_loop, "cold"),
+            (bandwidth_total, "total_time"),
+            (bandwidth_process_time, "other_clock"),
+            (bandwidth_internals, "not_measured"),
+            (lambda copy, sync, nbytes: 12.5, "no_copy"),
+            (lambda copy, sync, nbytes: measure(copy, sync=sync), "not_a_number"),
         ],
-        raising=lambda copy, nbytes: nbytes / measure(copy).mean / 1e9,
-        raising_line="measure(copy).mean",
+        raising=lambda copy, sync, nbytes: nbytes / measure(copy, sync=sync).mean / 1e9,
+        raising_line="measure(copy, sync=sync).mean",
+        timing=True,
     ),
     (LAB, "fit"): Case(
         right=[
@@ -325,9 +486,21 @@ CASES = {
                 ),
                 "rounded_up",
             ),
+            (  # accepted before: the free memory was never an exact multiple of a sample
+                lambda b, m, shape, dtype: max(
+                    0, math.ceil(free_bytes(b, m) / per_sample(shape, dtype)) - 1
+                ),
+                "off_by_one",
+            ),
             (
                 lambda b, m, shape, dtype: max(0, free_bytes(b, m) // (math.prod(shape) * 4)),
                 "ignores_dtype",
+            ),
+            (  # accepted before on seeds with only flat samples
+                lambda b, m, shape, dtype: max(
+                    0, free_bytes(b, m) // (sum(shape) * dtype.itemsize)
+                ),
+                "shape_sum",
             ),
             (lambda b, m, shape, dtype: free_bytes(b, m) // per_sample(shape, dtype), "negative"),
             (
@@ -336,6 +509,7 @@ CASES = {
                 ),
                 "bits",
             ),
+            (lambda b, m, shape, dtype: f"{free_bytes(b, m) // 1} bytes", "not_a_number"),
         ],
         raising=lambda b, m, shape, dtype: (
             free_bytes(b, m) // (math.prod(shape) * dtype.element_size())
@@ -347,10 +521,14 @@ CASES = {
         wrong=[
             (finder_uncaught, "oom_not_caught"),
             (finder_catches_everything, "catches_everything"),
+            (finder_catches_value_error, "catches_everything"),  # accepted before
             (finder_returns_failed, "returns_failed"),
             (finder_keeps_going, "continues_after_oom"),
+            (finder_top_down, "top_down"),  # accepted before
+            (finder_returns_limit, "untried"),  # accepted before
             (finder_no_limit, "exceeds_limit"),
             (finder_assumes_one_fits, "nothing_fits"),
+            (finder_tuple, "not_a_number"),
         ],
         raising=lambda step, limit: step(limit // 0),
         raising_line="step(limit // 0)",

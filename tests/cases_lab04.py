@@ -38,7 +38,18 @@ def aot(f, x):  # the solution: ahead-of-time compile, then a synced run
     return compile_seconds, time.perf_counter() - start
 
 
-def first_call(f, x):  # the first call traces, compiles and runs; the second only runs
+def aot_ns(f, x):  # nanosecond clock, jax.block_until_ready, lower and compile apart
+    start = time.perf_counter_ns()
+    lowered = jax.jit(f).lower(x)
+    compiled = lowered.compile()
+    compile_ns = time.perf_counter_ns() - start
+    jax.block_until_ready(compiled(x))
+    start = time.perf_counter_ns()
+    jax.block_until_ready(compiled(x))
+    return compile_ns / 1e9, (time.perf_counter_ns() - start) / 1e9
+
+
+def first_call(f, x):  # the first call traces, compiles *and runs*: a compile time with a run
     jitted = jax.jit(f)
     start = time.perf_counter()
     jitted(x).block_until_ready()
@@ -48,8 +59,19 @@ def first_call(f, x):  # the first call traces, compiles and runs; the second on
     return first, time.perf_counter() - start
 
 
-def with_bench(f, x):  # the course's timer reports the cold call on its own
-    m = measure(jax.jit(f), x, min_time=0.05, min_blocks=3)
+def aot_mean_of_three(f, x):  # the mean of three synced runs
+    start = time.perf_counter()
+    compiled = jax.jit(f).lower(x).compile()
+    compile_seconds = time.perf_counter() - start
+    compiled(x).block_until_ready()
+    start = time.perf_counter()
+    for _ in range(3):
+        compiled(x).block_until_ready()
+    return compile_seconds, (time.perf_counter() - start) / 3
+
+
+def with_bench(f, x):  # cold minus median: off by a run's spread under load, and it includes
+    m = measure(jax.jit(f), x, min_time=0.05, min_blocks=3)  # the first run's extra cost
     return m.cold - m.median, m.median
 
 
@@ -91,6 +113,27 @@ def run_timed_first(f, x):  # times the first call as "run", then compiles a cac
     return time.perf_counter() - start, run_seconds
 
 
+def in_milliseconds(f, x):
+    compile_seconds, run_seconds = aot(f, x)
+    return compile_seconds * 1e3, run_seconds * 1e3
+
+
+def five_runs_undivided(f, x):  # five runs timed, not divided by five
+    start = time.perf_counter()
+    compiled = jax.jit(f).lower(x).compile()
+    compile_seconds = time.perf_counter() - start
+    compiled(x).block_until_ready()
+    start = time.perf_counter()
+    for _ in range(5):
+        compiled(x).block_until_ready()
+    return compile_seconds, time.perf_counter() - start
+
+
+def sleep_and_constants(f, x):  # the old check passed it: no compile, plausible numbers
+    time.sleep(0.3)
+    return 0.15, 0.04
+
+
 def compile_method(f, x):
     compiled = jax.jit(f).compile()
     return compiled, compiled
@@ -128,6 +171,15 @@ def shard_with(divide):
         )
 
     return shard
+
+
+def shard_by_position(shape, spec, mesh_shape):  # dimension i divided by mesh axis i
+    names = list(mesh_shape)
+    padded = list(spec) + [None] * (len(shape) - len(spec))
+    return tuple(
+        size // mesh_shape[names[i]] if e is not None and i < len(names) else size
+        for i, (size, e) in enumerate(zip(shape, padded, strict=True))
+    )
 
 
 def shard_truncated(shape, spec, mesh_shape):  # zip stops at the shorter spec
@@ -175,6 +227,13 @@ def dp_replicated(loss_fn, params, x, y, mesh):
     return jax.jit(jax.grad(loss_fn))(*placed(params, x, y, mesh, batch_spec=()))
 
 
+def dp_labels_replicated(loss_fn, params, x, y, mesh):  # x split, y copied: the old check passed it
+    params = jax.device_put(params, NamedSharding(mesh, P()))
+    x = jax.device_put(x, NamedSharding(mesh, P("data")))
+    y = jax.device_put(y, NamedSharding(mesh, P()))
+    return jax.jit(jax.grad(loss_fn))(params, x, y)
+
+
 def dp_shard_map_summed(loss_fn, params, x, y, mesh):  # each device's gradient, then psum'd by grad
     per_device = jax.shard_map(
         jax.grad(loss_fn), mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P()
@@ -196,20 +255,32 @@ def dp_raising(loss_fn, params, x, y, mesh):
     return jax.grad(loss_fn)(params, x, y)
 
 
+# --- q4: batching with vmap --------------------------------------------------------------------
+def loop_over_jit(predict, w, xs):  # predict is traced once by jit, then called once per row
+    one = jax.jit(predict)
+    return jnp.stack([one(w, x) for x in xs])
+
+
 # --- the cases ---------------------------------------------------------------------------------
 CASES = {
     (LAB, "compile_and_run"): Case(
-        right=[aot, first_call, with_bench],
+        right=[aot, aot_ns, aot_mean_of_three],
         wrong=[
             (no_sync, "no_sync"),
             (clock_not_restarted, "includes_compile"),
             (jit_is_lazy, "compile_too_short"),
             (run_timed_first, "swapped"),
-            (lambda f, x: (150.0, 15.0), "milliseconds"),  # constants: the check needs no compile
+            (first_call, "compile_includes_run"),  # the old check passed it
+            (five_runs_undivided, "run_too_long"),  # the old check passed it
+            (sleep_and_constants, "not_compiled"),  # the old check passed it
+            (lambda f, x: (150.0, 15.0), "not_compiled"),  # constants: nothing compiled
+            (in_milliseconds, "milliseconds"),
             (lambda f, x: 0.15, "not_a_pair"),
+            (lambda f, x: ("fast", 0.1), "not_a_number"),
         ],
         raising=compile_method,
         raising_line="compiled = jax.jit(f).compile()",
+        timing=True,
     ),
     (LAB, "shard_shape"): Case(
         right=[shard_loop, shard_numpy],
@@ -225,9 +296,16 @@ CASES = {
                 shard_with(lambda size, axes, mesh: size / math.prod(mesh[a] for a in axes)),
                 "not_integers",
             ),
+            # the old check passed it whenever its one tuple of axes was ("a", "c") on 2×2×2
+            (
+                shard_with(lambda size, axes, mesh: size // sum(mesh[a] for a in axes)),
+                "added_sizes",
+            ),
+            (shard_by_position, "by_position"),
             (shard_truncated, "dims"),
             (shard_with(lambda size, axes, mesh: size // (2 * len(axes))), "wrong"),
             (lambda shape, spec, mesh_shape: f"{shape}", "not_a_shape"),
+            (lambda shape, spec, mesh_shape: (True,) * len(shape), "not_a_shape"),
         ],
         raising=shard_raising,
         raising_line="entry = spec[i]",
@@ -237,6 +315,7 @@ CASES = {
         wrong=[
             (dp_one_device, "one_device"),
             (dp_replicated, "batch_replicated"),
+            (dp_labels_replicated, "batch_replicated"),  # the old check passed it
             (dp_shard_map_summed, "summed"),
             (dp_first_shard, "one_shard"),
             (dp_value_and_grad, "structure"),
@@ -249,15 +328,18 @@ CASES = {
             lambda predict, w, xs: jax.vmap(predict, in_axes=(None, 0))(w, xs),
             lambda predict, w, xs: jax.vmap(lambda x: predict(w, x))(xs),
             lambda predict, w, xs: jax.jit(jax.vmap(predict, in_axes=(None, 0)))(w, xs),
-            lambda predict, w, xs: jnp.tanh(xs @ w.T),  # batched by hand: also no loop
         ],
         wrong=[
             (lambda predict, w, xs: jnp.stack([predict(w, x) for x in xs]), "python_loop"),
+            # the old check passed these two: by hand, and a loop over a jitted predict
+            (lambda predict, w, xs: jnp.tanh(xs @ w.T), "not_vmapped"),
+            (loop_over_jit, "sequential"),
             (lambda predict, w, xs: jax.vmap(predict)(w, xs), "in_axes"),
             (lambda predict, w, xs: jax.vmap(predict, in_axes=(None, 1))(w, xs), "in_axes"),
             (lambda predict, w, xs: jax.vmap(predict, (None, 0), out_axes=1)(w, xs), "transposed"),
             (lambda predict, w, xs: jax.lax.map(lambda x: predict(w, x), xs), "sequential"),
             (lambda predict, w, xs: jax.vmap(predict, in_axes=(None, 0))(w, xs)[:-1], "wrong"),
+            (lambda predict, w, xs: "predictions", "not_an_array"),
         ],
         raising=lambda predict, w, xs: jax.vmap(predict, in_axes=(None, 0))(w, xs).numpy(),
         raising_line=".numpy()",

@@ -16,10 +16,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-import nbformat
 import pytest
 
 import tests.cases_lab04 as cases  # asks JAX for 8 CPU devices, at collection time
+from tests import test_labs as labs  # its helpers; its tests are not collected here
 from utils.checks import PASSED, WRONG
 
 jax = pytest.importorskip("jax")
@@ -27,13 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "labs/solutions/en/04_jax_tpu.ipynb"
 
 
-def checks_namespace() -> dict:
-    """The lab's checks cells, run as the notebook (and tests/test_labs.py) runs them."""
-    namespace: dict = {"__name__": "lab_04"}
-    for cell in nbformat.read(SOLUTION, as_version=4).cells:
-        if "checks" in cell.metadata.get("tags", []):
-            exec(compile(cell.source, "<lab 04 checks>", "exec"), namespace)
-    return namespace
+def checks():
+    """The lab's checks module, as the notebook's checks cell imports it."""
+    return labs.load_lab(cases.LAB)
 
 
 def test_the_checks_run_on_eight_devices():
@@ -42,7 +38,7 @@ def test_the_checks_run_on_eight_devices():
         "JAX started before tests/cases_lab04.py could ask for 8 CPU devices: some module computes "
         "with JAX while pytest imports it. Move that computation into a test."
     )
-    mesh = checks_namespace()["_mesh_devices"]()
+    mesh = checks()._mesh_devices()
     assert [d.id for d in mesh] == list(range(8))
 
 
@@ -50,7 +46,7 @@ def test_expected_shard_shapes_are_jaxs_own():
     from jax.sharding import AxisType, NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    block, meshes = checks_namespace()["_block"], checks_namespace()["MESHES"]
+    block, meshes = checks()._block, checks().MESHES
     devices = jax.devices("cpu")[:8]
     rng = random.Random(0)
     for _ in range(300):
@@ -130,5 +126,5 @@ def test_a_kernel_where_jax_started_early_gets_an_explanation(lang, restart):
 
 
 def test_cases_module_covers_every_exercise():
-    names = {e.name for e in checks_namespace()["lab"].exercises}
+    names = {e.name for e in checks().lab.exercises}
     assert {name for _, name in cases.CASES} == names

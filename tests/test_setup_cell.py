@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
-import time
+
 from pathlib import Path
 
 import nbformat
@@ -243,7 +243,7 @@ def test_kaggle_offline_explains_what_to_do(tmp_path, monkeypatch, language):
 
 
 def test_setup_cell_is_collapsed_everywhere_and_in_one_language():
-    for lang, other in (("en", "de"), ("de", "en")):
+    for lang in ("en", "de"):
         cells = nbformat.read(ROOT / f"notebooks/{lang}/00_what_hardware.ipynb", as_version=4).cells
         cell = next(c for c in cells if c.cell_type == "code")
         assert cell.metadata["jupyter"]["source_hidden"] is True  # JupyterLab
