@@ -8,12 +8,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 CONSTRAINTS ?= constraints.txt
-# Tests run with single-threaded BLAS: faster and far less noisy on two cores (REFERENCE §7).
+# Tests run with single-threaded BLAS: faster and far less noisy on two cores (docs/facts.md §7).
 THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 NOTEBOOKS := notebooks/en notebooks/de $(wildcard labs/en labs/de labs/solutions/en labs/solutions/de)
 # Jupyter refuses to run as root unless told (containers, cloud machines).
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
-NBVAL := --nbval-lax --nbval-current-env -p no:cacheprovider -p tests.nbval_strict
+NBVAL := --nbval-lax --nbval-current-env -p no:cacheprovider -p tests.nbval_holes
 
 .PHONY: lab test notebooks retarget test-compat preflight bench gpu-check clean
 

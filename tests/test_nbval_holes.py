@@ -1,4 +1,4 @@
-"""The nbval holes of REFERENCE §7 are closed by tests/nbval_strict.py: shown on small notebooks."""
+"""The nbval holes (docs/facts.md §7) are closed by tests/nbval_holes.py: shown on small notebooks."""
 
 import subprocess
 import sys
@@ -31,7 +31,7 @@ def run_nbval(tmp_path: Path, cells: list, strict: bool = True) -> subprocess.Co
         str(path),
     ]
     if strict:
-        command[4:4] = ["-p", "tests.nbval_strict"]
+        command[4:4] = ["-p", "tests.nbval_holes"]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
@@ -44,7 +44,7 @@ def test_mistyped_magic_passes_plain_nbval_but_fails_here(tmp_path):
     assert run_nbval(tmp_path, cells, strict=False).returncode == 0  # the hole
     result = run_nbval(tmp_path, cells)
     assert result.returncode == 1, result.stdout
-    assert "UsageError" in result.stdout and "1 failed, 1 passed" in result.stdout
+    assert "UsageError" in result.stdout and "1 failed, 2 passed" in result.stdout
 
 
 def test_working_magics_and_code_pass(tmp_path):
@@ -76,3 +76,9 @@ def test_check_output_cell_with_reference_is_compared(tmp_path):
 def test_raises_exception_requires_an_exception(tmp_path, source, ok):
     result = run_nbval(tmp_path, [code(source, tags=["raises-exception"])])
     assert (result.returncode == 0) == ok, result.stdout
+
+
+def test_the_plugin_uses_no_nbval_internals():
+    """Only pytest's and IPython's public hooks: nothing of nbval is imported or patched."""
+    source = (ROOT / "tests/nbval_holes.py").read_text()
+    assert "import nbval" not in source and "from nbval" not in source

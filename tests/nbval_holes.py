@@ -1,0 +1,123 @@
+"""A pytest plugin that closes nbval's three holes (docs/facts.md §7) with public hooks only, so
+that a new nbval release cannot break it.  Load it with `-p tests.nbval_holes` next to
+`--nbval-lax`.
+
+1. A mistyped `%magic` only prints a UsageError, and nbval passes the cell.  An IPython startup
+   file (IPython's own extension point) turns it into an error output, which nbval fails.
+2. A cell marked to check its output is compared with nothing if the notebook stores no
+   reference.  A "marked cells" item per notebook fails on such a cell.
+3. A cell marked `raises-exception` passes nbval whether or not it raised.  The startup file
+   logs, per cell, whether it raised; the "marked cells" item, run after the notebook's cells,
+   fails a marked cell that raised nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+CHECK_OUTPUT = ("nbval-check-output", "NBVAL_CHECK_OUTPUT")
+RAISES = ("raises-exception", "NBVAL_RAISES_EXCEPTION")
+
+# Runs in every kernel nbval starts (they inherit IPYTHONDIR from this process).
+STARTUP = """\
+import json as _json, os as _os
+from IPython import get_ipython as _get_ipython
+from IPython.core.error import UsageError as _UsageError
+
+_shell, _ran = _get_ipython(), {}
+
+
+def _before(info):
+    _ran["source"] = info.raw_cell
+
+
+def _after(result):
+    error = result.error_before_exec or result.error_in_exec
+    if isinstance(error, _UsageError):  # printed only: show it as the error it is
+        _shell.showtraceback((RuntimeError, RuntimeError(f"UsageError: {error}"), None))
+    log = _os.environ.get("COURSE_CELL_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as file:
+            record = {"source": _ran.get("source", ""), "raised": error is not None}
+            file.write(_json.dumps(record) + "\\n")
+
+
+_shell.events.register("pre_run_cell", _before)
+_shell.events.register("post_run_cell", _after)
+"""
+
+
+def marked(cell, marks: tuple[str, ...]) -> bool:
+    tags = cell.metadata.get("tags", [])
+    return any(m in tags for m in marks) or any(f"# {m}" in cell.source for m in marks)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="course-ipython-"))
+    startup = folder / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "50-course-nbval-holes.py").write_text(STARTUP, encoding="utf-8")
+    os.environ["IPYTHONDIR"] = str(folder)
+    os.environ["COURSE_CELL_LOG"] = str(folder / "cells.jsonl")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector):
+    if file_path.suffix == ".ipynb":
+        return MarkedCellsFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each notebook's "marked cells" item right after its last cell."""
+    ours = [i for i in items if isinstance(i, MarkedCells)]
+    for item in ours:
+        items.remove(item)
+        same = [n for n, other in enumerate(items) if other.path == item.path]
+        items.insert(same[-1] + 1 if same else len(items), item)
+
+
+class MarkedCellsFile(pytest.File):
+    def collect(self):
+        yield MarkedCells.from_parent(self, name="marked cells")
+
+
+class MarkedCells(pytest.Item):
+    """Cells marked to check output have a reference; cells marked to raise did raise."""
+
+    def runtest(self) -> None:
+        log = Path(os.environ.get("COURSE_CELL_LOG", "/nonexistent"))
+        runs = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        problems = []
+        cells = nbformat.read(self.path, as_version=4).cells
+        for number, cell in enumerate(cells, start=1):
+            if cell.cell_type != "code":
+                continue
+            if marked(cell, CHECK_OUTPUT) and (cell.execution_count is None or not cell.outputs):
+                problems.append(
+                    f"cell {number} is marked to check its output, but the notebook stores no "
+                    "reference output for it (run and save the notebook, or remove the mark)"
+                )
+            if marked(cell, RAISES):
+                raised = [r["raised"] for r in runs if r["source"] == cell.source]
+                if raised and not raised[-1]:
+                    problems.append(f"cell {number} is marked raises-exception but raised nothing")
+        if problems:
+            raise MarkedCellError("\n".join(problems))
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, MarkedCellError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.path.name}: marked cells"
+
+
+class MarkedCellError(Exception):
+    pass
