@@ -228,3 +228,32 @@ def test_errors_dont_stop_grading_and_a_deleted_score_cell_changes_nothing(tmp_p
         "intensity": "not_attempted",
     }
     assert grade.score == 0
+
+
+PATCHING_ANSWER = """\
+def time_per_call(fn, sync, repeats=20):
+    # An "answer" that, while it is checked, tries to rewrite the score of the re-check.
+    import sys
+
+    checks = sys.modules["utils.checks"]
+    real_show = checks._show
+
+    def full_marks(table, data):
+        for lab in data["labs"]:
+            for e in lab["exercises"]:
+                e["points"], e["status"] = e["max"], "passed"
+            lab["score"] = lab["max"]
+        real_show(table, data)
+
+    checks._show = full_marks
+    checks.format_table = lambda summary: "all passed"
+    return 0.0
+"""
+
+
+def test_an_answer_that_patches_the_checks_while_checked_changes_nothing(tmp_path):
+    grade = grade_notebook(write(tmp_path / "patch.ipynb", one_answer_and(PATCHING_ANSWER)), seed=3)
+    assert grade.status == "graded", grade.verdict
+    assert grade.score == 2  # q1 only
+    statuses = [e["status"] for e in grade.exercises]
+    assert statuses[:2] == ["passed", "wrong"] and "passed" not in statuses[2:]

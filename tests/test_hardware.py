@@ -1,4 +1,4 @@
-"""Detection and hardware profiles, with faked torch/jax for each profile of COURSE.md."""
+"""Detection and hardware profiles, with faked torch/jax for each profile of docs/design.md §3."""
 
 from pathlib import Path
 

@@ -1,4 +1,5 @@
-"""Rules every committed notebook follows, so that nbval's pass means something (REFERENCE §7)."""
+"""Rules every committed notebook follows, so that nbval's pass means something
+(docs/facts.md §7)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
     m = measure(torch.matmul, a, b, flops=2 * n**3)
     print(m)            # median, IQR, n, FLOP/s, % of peak, threads
 
-What it does, and why (REFERENCE §3):
+What it does, and why (docs/facts.md §3):
 1. The first ("cold") call is timed on its own and reported separately: it includes
    compilation, memory allocation and library start-up.
 2. Calls are grouped into blocks long enough (≥ `min_block` s) that the timer's own cost

@@ -5,7 +5,7 @@ Each lab's checks live in a module, `labs/checks/labNN.py`, one small test per e
     lab = Lab("01")  # reads labs/src/01_*.py: the title, each solution, each answer's name
 
     @lab.exercise("batched_flops", title=("FLOPs of a batched matmul", "FLOPs einer
-                  Stapel-Matmul"), points=2, hint=("...", "..."))
+                  Batch-Matmul"), points=2, hint=("...", "..."))
     def q1(batched_matmul_flops, rng):
         ...
 
@@ -561,15 +561,32 @@ def regrade(namespace: dict[str, Any], number: str, seed: int) -> None:
     """What the grader runs after a submission: every exercise checked again on the answers in
     `namespace`, with new random inputs, by checks imported afresh (`utils.grade` removes the
     course's modules from `sys.modules` first), then the score shown.  Whatever the submission
-    did to `qN.result`, to `check` or to the checks module it imported counts for nothing here."""
+    did to `qN.result`, to `check` or to the checks module it imported counts for nothing here;
+    and the score is put together from values taken before any answer runs, so an answer can't
+    rewrite it while it is checked."""
     import importlib
 
+    show, table = _show, format_table  # taken now: an answer that patches them changes nothing
     _labs.clear()
-    module = importlib.import_module(f"labs.checks.lab{number}")
-    for exercise in module.lab.exercises:
-        answer = namespace.get(exercise.answer, ____)
-        exercise.result = exercise.evaluate(answer, seed=seed + exercise.number)
-    report()
+    lab = importlib.import_module(f"labs.checks.lab{number}").lab
+    plan = [(e, e.number, e.name, e.title, e.points, e.answer) for e in lab.exercises]
+    rows = []
+    for exercise, n, name, title, points, answer in plan:
+        result = exercise.evaluate(namespace.get(answer, ____), seed=seed + n)
+        status, key = str(result.status), str(result.key)
+        earned = points if status == PASSED else 0
+        rows.append(
+            {"number": n, "name": name, "title": {"en": title[0], "de": title[1]},
+             "points": earned, "max": points, "status": status, "key": key}
+        )  # fmt: skip
+    summary = {
+        "lab": number,
+        "title": {"en": lab.title[0], "de": lab.title[1]},
+        "score": sum(r["points"] for r in rows),
+        "max": sum(r["max"] for r in rows),
+        "exercises": rows,
+    }
+    show(table(summary), {"labs": [summary]})
 
 
 def _show(table: str, data: dict[str, Any]) -> None:

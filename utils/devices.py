@@ -413,7 +413,7 @@ def measure_copy(
     pin_source = pinned and source.type == "cpu"
     pin_target = pinned and target.type == "cpu"
     src = torch.empty(count, device=source, pin_memory=pin_source)
-    src.normal_()  # never measure on zeros (REFERENCE §3)
+    src.normal_()  # never measure on zeros (docs/facts.md §3)
     if fresh:
 
         def copy() -> torch.Tensor:

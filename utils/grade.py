@@ -4,14 +4,18 @@
     python -m utils.grade --lab 00 submissions/         # every .ipynb in a folder, all from lab 00
     python -m utils.grade --json submissions/ > scores.json
     python -m utils.grade --timeout 300 --cell-timeout 60 --lang de anna.ipynb
+    python -m utils.grade --seed 1234 anna.ipynb        # the same random inputs as a run before
 
 Run it from the course folder (the one with `utils/`). Each notebook runs in a fresh kernel of
 this Python: from its own folder if that lies inside a course checkout (so its setup cell finds
 the course there), else from this course's folder, so nothing is downloaded. A cell that raises
-does not stop the run, so later exercises still count. After the last cell the grader runs a cell
-of its own, `utils.checks.report()`, and reads the score from its output (`SCORE_MIMETYPE`):
-deleting or editing the score cell changes nothing. A checks cell (tag "checks") that differs
-from the course's own is put back before the run, and the verdict says so.
+does not stop the run, so later exercises still count.
+
+The score is not read from the notebook.  After the last cell the grader runs a cell of its own
+(`REGRADE_CELL`): it drops the course's modules from the kernel, imports the lab's checks afresh
+from the course folder and checks every answer again on new random inputs (`--seed` makes them
+repeatable), see `utils.checks.regrade`.  A submission that sets `q1.result`, patches the checks,
+redefines `check` or deletes the score cell gets exactly the points its answers earn.
 
 Every file gets exactly one verdict line, and the run goes on with the next file.  `--json` prints
 one JSON list instead, one object per notebook in the order given:
@@ -432,6 +436,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cell-timeout", type=float, default=300, help="seconds per cell (300)")
     parser.add_argument("--json", action="store_true", help="print one JSON list instead of tables")
     parser.add_argument("--lang", choices=LANGUAGES, help="language of the messages (en, de)")
+    parser.add_argument(
+        "--seed", type=int, help="seed of the random inputs (default: new ones; the JSON shows it)"
+    )
     args = parser.parse_args(argv)
     if args.lang:
         set_language(args.lang)
@@ -439,7 +446,9 @@ def main(argv: list[str] | None = None) -> int:
 
     grades = []
     for path in _notebooks(args.paths):
-        grade = grade_notebook(path, lab=lab, timeout=args.timeout, cell_timeout=args.cell_timeout)
+        grade = grade_notebook(
+            path, lab=lab, timeout=args.timeout, cell_timeout=args.cell_timeout, seed=args.seed
+        )
         grades.append(grade)
         if not args.json:
             print(f"{grade.notebook}: {grade.verdict}", flush=True)

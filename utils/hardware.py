@@ -237,7 +237,7 @@ def quick_accelerator(
 
 @dataclass(frozen=True)
 class Profile:
-    """One of the hardware situations the course is written for (COURSE.md)."""
+    """One of the hardware situations the course is written for (docs/design.md §3)."""
 
     name: str
     device: str  # "cpu", "cuda", "tpu" or "mps"
