@@ -137,6 +137,8 @@ _LIBRARY_PATHS = tuple(
     if (p := sysconfig.get_path(key))
 )
 _THIS_FILE = str(Path(__file__).resolve())
+# The course's own code (utils, the checks modules) is never "your line".
+_COURSE_CODE = tuple(str(Path(__file__).resolve().parents[1] / d) for d in ("utils", "labs/checks"))
 
 _TIPS: dict[str, Text] = {
     "NameError": (
@@ -172,9 +174,11 @@ _SIGNATURE_TIP: Text = (
 
 
 def _learner_frame(error: BaseException) -> traceback.FrameSummary | None:
-    """The innermost frame of the traceback that is neither this file nor an installed library."""
+    """The innermost frame of the traceback that is the learner's: not the course, not a library."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename != _THIS_FILE]
-    own = [f for f in frames if not f.filename.startswith(("<frozen", *_LIBRARY_PATHS))]
+    own = [
+        f for f in frames if not f.filename.startswith(("<frozen", *_LIBRARY_PATHS, *_COURSE_CODE))
+    ]
     return (own or frames or [None])[-1]
 
 

@@ -1,0 +1,1073 @@
+"""Checks of lab 02 (device placement): moving a model and a batch to a device, making tensors on
+the device of their input, timing a copy's bandwidth, counting what fits in GPU memory, and a
+batch-size finder that survives running out of memory.
+
+q1 and q2 watch the learner's torch calls (a `TorchFunctionMode`): which devices the code names,
+which tensors it moves, and on which devices each operation got its inputs.  So a mixed-device
+error, a hard-coded "cuda" or a result copied back is told apart by what the code did, not by the
+words of an error message.  q3 hands out a simulated copy on a virtual clock (`utils.asyncsim`):
+its verdict depends only on what the timer does (sync or not, warm-up or not, per copy or total,
+GB or GiB, bytes or bits), never on how busy the machine is.  q5 hands out a pretend GPU that runs
+out of memory past a random batch size, and steps with bugs that must not be caught.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from utils import devices
+from utils.asyncsim import VirtualClock, virtual_time
+from utils.checks import (
+    Lab,
+    LearnerError,
+    Wrong,
+    allclose,
+    as_number,
+    call,
+    close,
+    diagnose,
+    factor_slip,
+    matching,
+)
+from utils.i18n import text
+
+lab = Lab("02")
+GIB = 2**30
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8]
+
+
+def _targets() -> list[torch.device]:
+    """Devices to try: this machine's accelerator (if any), `meta` (every torch has it), the CPU."""
+    accelerators = [d for d in devices.list_devices() if d.type != "cpu"][:1]
+    return [*accelerators, torch.device("meta"), torch.device("cpu")]
+
+
+def _on(device: torch.device, target: torch.device) -> bool:
+    return device.type == target.type and (target.index is None or device.index == target.index)
+
+
+# --- watching what the learner's code asks torch to do -------------------------------------------
+
+_COPY_OUT = {"cpu", "to", "item", "numpy", "tolist", "__float__", "__int__", "__array__"}
+
+
+@dataclass
+class _Op:
+    name: str
+    devices: list[torch.device]  # of its tensor arguments (0-dim CPU scalars left out)
+    done: bool = False
+
+
+def _as_device(value: Any) -> torch.device | None:
+    if isinstance(value, torch.device):
+        return value
+    if isinstance(value, str):
+        with contextlib.suppress(RuntimeError):
+            return torch.device(value)
+    return None
+
+
+class _Watch(TorchFunctionMode):
+    """Records the torch calls of the learner's code: the devices it names (and whether as a
+    literal string such as "cuda"), where it sends the `watched` tensor, and the devices of each
+    operation's tensors, so that a failing operation can be told by its inputs."""
+
+    def __init__(self, watched: torch.Tensor):
+        super().__init__()
+        self.watched = watched
+        self.literal_cuda = False  # the code wrote "cuda" (or .cuda()) itself
+        self.moved: list[torch.device] = []  # where the watched tensor was sent
+        self.ops: list[_Op] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        named = []
+        if name == "cuda":
+            self.literal_cuda = True
+            named.append(torch.device("cuda"))
+        elif name == "cpu":
+            named.append(torch.device("cpu"))
+        candidates = [kwargs.get("device")] + (list(args[1:]) if name == "to" else [])
+        for value in candidates:
+            if isinstance(value, torch.Tensor) and name == "to":
+                named.append(value.device)
+            elif (device := _as_device(value)) is not None:
+                named.append(device)
+        for value in [*args, *kwargs.values()]:  # model.to("cuda") passes it to _parse_to
+            if isinstance(value, str) and (device := _as_device(value)) is not None:
+                self.literal_cuda |= device.type == "cuda"
+        if args and args[0] is self.watched and name in ("to", "cuda", "cpu"):
+            self.moved += [d for d in named if not _on(self.watched.device, d)]
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        kept = [t.device for t in tensors if not (t.dim() == 0 and t.device.type == "cpu")]
+        op = _Op(name, kept)
+        self.ops.append(op)
+        result = func(*args, **kwargs)
+        op.done = True
+        return result
+
+    def failing(self) -> _Op | None:
+        """The operation that raised (the last one that did not finish)."""
+        return next((op for op in reversed(self.ops) if not op.done), None)
+
+    def forwards(self) -> list[_Op]:
+        """The finished matmuls of a model's layers (F.linear): where the model computed."""
+        return [op for op in self.ops if op.name == "linear" and op.done]
+
+
+def _hide_watch(failure: LearnerError) -> LearnerError:
+    """The learner's error without the frames of `_Watch`, so that its explanation shows the
+    learner's line, not this module's (a traceback's links can be rewritten)."""
+    code = _Watch.__torch_function__.__code__
+    head = failure.error.__traceback__
+    while head is not None and head.tb_frame.f_code is code:
+        head = head.tb_next
+    link = head
+    while link is not None and link.tb_next is not None:
+        if link.tb_next.tb_frame.f_code is code:
+            link.tb_next = link.tb_next.tb_next
+        else:
+            link = link.tb_next
+    failure.error.__traceback__ = head
+    return failure
+
+
+def _hardcoded_cuda(target: torch.device, what: str) -> Wrong:
+    return Wrong(
+        "hardcoded_cuda",
+        text(
+            "Your code asks for 'cuda' itself, but {what} was {target}. Use the device you are "
+            "given (or x.device), never a fixed name: the same code then runs on a CPU, a GPU, "
+            "MPS or a TPU.",
+            "Dein Code verlangt selbst 'cuda', aber {what} war {target}. Nimm das Gerät, das du "
+            "bekommst (oder x.device), nie einen festen Namen: Dann läuft derselbe Code auf einer "
+            "CPU, einer GPU, mit MPS oder auf einer TPU.",
+            what=what,
+            target=str(target),
+        ),
+    )
+
+
+# --- q1: move a model and a batch ----------------------------------------------------------------
+
+
+def _model_and_batch(rng):
+    d_in, hidden, d_out = rng.randint(2, 32), rng.randint(2, 64), rng.randint(1, 10)
+    torch.manual_seed(rng.randrange(2**31))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(d_in, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, d_out)
+    )
+    return model, torch.randn(rng.randint(1, 16), d_in)
+
+
+def _forward_failure(error: Exception, watch: _Watch, target: torch.device) -> Wrong | None:
+    """Which mistake made the learner's forward pass raise, judged by what its code did."""
+    if target.type != "cuda" and watch.literal_cuda:
+        return _hardcoded_cuda(target, text("the device", "das Gerät"))
+    failing = watch.failing()
+    if (
+        isinstance(error, RuntimeError)
+        and failing is not None
+        and failing.name == "linear"
+        and len({(d.type, d.index) for d in failing.devices}) > 1
+    ):
+        batch_at, model_at = failing.devices[0], failing.devices[1]  # linear(input, weight, bias)
+        values = dict(target=str(target), model=str(model_at), batch=str(batch_at))
+        if _on(model_at, target) and watch.moved:
+            return Wrong(
+                "not_assigned",
+                text(
+                    "On {target}: you call batch.to(device) but keep using the old batch. A "
+                    "tensor's .to() returns a *new* tensor and leaves the original where it was: "
+                    "write batch = batch.to(device).",
+                    "Auf {target}: Du rufst batch.to(device) auf, rechnest aber mit dem alten "
+                    "Batch weiter. .to() eines Tensors gibt einen *neuen* Tensor zurück und lässt "
+                    "das Original, wo es war: Schreib batch = batch.to(device).",
+                    **values,
+                ),
+            )
+        if _on(model_at, target):
+            return Wrong(
+                "only_model",
+                text(
+                    "On {target}: the model is there, the batch is still on {batch}, so the "
+                    "forward pass mixes devices. Move the batch too: batch = batch.to(device).",
+                    "Auf {target}: Das Modell ist dort, der Batch liegt noch auf {batch}, also "
+                    "mischt der Vorwärtsdurchlauf Geräte. Verschieb auch den Batch: "
+                    "batch = batch.to(device).",
+                    **values,
+                ),
+            )
+        if _on(batch_at, target):
+            return Wrong(
+                "only_batch",
+                text(
+                    "On {target}: the batch is there, the model's weights are still on {model}. "
+                    "Move the model too: model.to(device).",
+                    "Auf {target}: Der Batch ist dort, die Gewichte des Modells liegen noch auf "
+                    "{model}. Verschieb auch das Modell: model.to(device).",
+                    **values,
+                ),
+            )
+        return Wrong(
+            "mixed",
+            text(
+                "On {target} the forward pass mixes devices: model on {model}, batch on {batch}. "
+                "Move both to the device you are given.",
+                "Auf {target} mischt der Vorwärtsdurchlauf Geräte: Modell auf {model}, Batch auf "
+                "{batch}. Verschieb beide auf das Gerät, das du bekommst.",
+                **values,
+            ),
+        )
+    ran = watch.forwards()
+    if (
+        target.type == "meta"
+        and ran
+        and all(_on(d, target) for d in ran[-1].devices)
+        and failing is not None
+        and failing.name in _COPY_OUT
+    ):  # the model computed on meta, then the code wanted the numbers: there are none
+        return _moved_back(target)
+    return None
+
+
+def _moved_back(target: torch.device) -> Wrong:
+    return Wrong(
+        "moved_back",
+        text(
+            "The output was computed on {target}: return it there. Copying it back (.cpu(), "
+            ".item(), .numpy()) costs a transfer, and the caller decides when to pay it.",
+            "Das Ergebnis wurde auf {target} berechnet: Gib es dort zurück. Es zurückzukopieren "
+            "(.cpu(), .item(), .numpy()) kostet eine Übertragung, und wann die sich lohnt, "
+            "entscheidet der Aufrufer.",
+            target=str(target),
+        ),
+    )
+
+
+@lab.exercise(
+    "forward",
+    title=("Move a model and a batch", "Modell und Batch verschieben"),
+    points=2,
+    hint=(
+        "Both have to go to `device`. A model moves in place (model.to(device)); a tensor's .to() "
+        "returns a copy, so keep it: batch = batch.to(device). Then return model(batch).",
+        "Beide müssen auf `device`. Ein Modell wird an Ort und Stelle verschoben "
+        "(model.to(device)); .to() eines Tensors gibt eine Kopie zurück, also behalte sie: "
+        "batch = batch.to(device). Dann gib model(batch) zurück.",
+    ),
+)
+def q1(forward_on, rng):
+    for target in _targets():
+        model, batch = _model_and_batch(rng)
+        with torch.no_grad():
+            want = model(batch)
+        given = target if rng.random() < 0.5 else str(target)
+        watch = _Watch(batch)
+        try:
+            with watch:
+                out = call(forward_on, model, batch, given)
+        except LearnerError as failure:
+            wrong = _forward_failure(failure.error, watch, target)
+            if wrong is None:
+                raise _hide_watch(failure) from failure.error
+            raise wrong from None
+        if not isinstance(out, torch.Tensor):
+            raise Wrong(
+                "not_a_tensor",
+                text(
+                    "Return the model's output (a tensor), not {kind}.",
+                    "Gib die Ausgabe des Modells zurück (einen Tensor), nicht {kind}.",
+                    kind=type(out).__name__,
+                ),
+            )
+        ran = watch.forwards()
+        computed = ran[-1].devices[0] if ran else None
+        if not _on(out.device, target):
+            if target.type != "cuda" and watch.literal_cuda:
+                raise _hardcoded_cuda(target, text("the device", "das Gerät"))
+            if computed is not None and _on(computed, target):
+                raise _moved_back(target)
+            raise Wrong(
+                "ignores_device",
+                text(
+                    "Asked to compute on {target}, your function computed on {where}. Use the "
+                    "device parameter, don't pick your own.",
+                    "Gerechnet werden sollte auf {target}, deine Funktion rechnete auf {where}. "
+                    "Nimm den Parameter device, statt selbst eines zu wählen.",
+                    target=str(target),
+                    where=str(computed if computed is not None else out.device),
+                ),
+            )
+        if computed is not None and not _on(computed, target):
+            raise Wrong(
+                "moved_output",
+                text(
+                    "Your output is on {target}, but the model computed on {where} and only the "
+                    "result was moved. Move the model and the batch first, then compute: the "
+                    "work is meant to run on {target}.",
+                    "Dein Ergebnis liegt auf {target}, aber das Modell rechnete auf {where}, und "
+                    "nur das Ergebnis wurde verschoben. Verschieb zuerst Modell und Batch, dann "
+                    "rechne: Die Arbeit soll auf {target} laufen.",
+                    target=str(target),
+                    where=str(computed),
+                ),
+            )
+        if computed is None or (
+            target.type != "meta" and not allclose(out.detach(), want, rtol=1e-4, atol=1e-5)
+        ):
+            raise Wrong(
+                "wrong_output",
+                text(
+                    "Right device, wrong output: return model(batch) itself, nothing else.",
+                    "Richtiges Gerät, falsches Ergebnis: Gib genau model(batch) zurück, sonst "
+                    "nichts.",
+                ),
+            )
+    return text(
+        "Correct! Your forward pass worked on {tried}.",
+        "Richtig! Dein Vorwärtsdurchlauf lief auf {tried}.",
+        tried=", ".join(str(t) for t in _targets()),
+    )
+
+
+# --- q2: fix a function that mixes devices -------------------------------------------------------
+
+
+def _features(rng, where, dtype, shape):
+    torch.manual_seed(rng.randrange(2**31))
+    return torch.randn(shape).to(where, dtype)
+
+
+def _scale_inputs(rng) -> list[tuple[torch.device, torch.dtype, tuple[int, ...]]]:
+    """The boundary shapes first, on the CPU where the values can be compared: one token (a
+    weight over the wrong dimension then has length 1 and broadcasts), a square batch (rows and
+    features alike), a single feature (linspace of one step is [0.5]); then every device and the
+    16-bit dtypes."""
+    cpu, f32 = torch.device("cpu"), torch.float32
+    features = rng.randint(2, 48)
+    cases = [
+        (cpu, f32, (rng.randint(2, 6), 1, features)),
+        (cpu, f32, (features, features)),
+        (cpu, f32, (rng.randint(2, 6), 1)),
+    ]
+    for target in _targets():
+        shape = (rng.randint(1, 8), rng.randint(2, 64))
+        if rng.random() < 0.5:
+            shape = (shape[0], rng.randint(2, 6), shape[1])  # (batch, tokens, features)
+        cases.append((target, f32, shape))
+    cases += [(cpu, dtype, (rng.randint(1, 8), rng.randint(2, 64))) for dtype in DTYPES[1:3]]
+    return cases
+
+
+def _weights_elsewhere(target: torch.device) -> Wrong:
+    return Wrong(
+        "weights_elsewhere",
+        text(
+            "x was on {target}, but your weights were made somewhere else, so x * weights mixes "
+            "devices. torch.linspace makes its tensor on the CPU unless you pass "
+            "device=x.device.",
+            "x lag auf {target}, deine Gewichte entstanden aber woanders, also mischt "
+            "x * weights Geräte. torch.linspace legt seinen Tensor auf der CPU an, außer du gibst "
+            "device=x.device an.",
+            target=str(target),
+        ),
+    )
+
+
+def _moved_x(target: torch.device) -> Wrong:
+    return Wrong(
+        "moved_x",
+        text(
+            "You move x (on {target}) to meet the weights. Move the small weights to x instead: "
+            "x may be a big batch on a GPU, and the result belongs where x is.",
+            "Du verschiebst x (auf {target}) zu den Gewichten. Bring stattdessen die kleinen "
+            "Gewichte zu x: x kann ein großer Batch auf einer GPU sein, und das Ergebnis gehört "
+            "dorthin, wo x liegt.",
+            target=str(target),
+        ),
+    )
+
+
+@lab.exercise(
+    "scale",
+    title=("Fix a function that mixes devices", "Eine Funktion reparieren, die Geräte mischt"),
+    points=2,
+    hint=(
+        "Factory functions (torch.linspace, torch.zeros, torch.arange, torch.tensor) take device= "
+        "and dtype=. Give them x's: device=x.device, dtype=x.dtype. (Or build the weights and then "
+        "call .to(x), which copies both from x.)",
+        "Erzeugende Funktionen (torch.linspace, torch.zeros, torch.arange, torch.tensor) nehmen "
+        "device= und dtype=. Gib ihnen die von x: device=x.device, dtype=x.dtype. (Oder bau die "
+        "Gewichte und ruf dann .to(x) auf, das beides von x übernimmt.)",
+    ),
+)
+def q2(scale_features, rng):
+    for target, dtype, shape in _scale_inputs(rng):
+        x = _features(rng, target, dtype, shape)
+        before = x.clone() if target.type != "meta" else None
+        watch = _Watch(x)
+        try:
+            with watch:
+                out = call(scale_features, x)
+        except LearnerError as failure:
+            if target.type != "cuda" and watch.literal_cuda:
+                raise _hardcoded_cuda(target, "x") from None
+            if watch.moved:
+                raise _moved_x(target) from None
+            failing = watch.failing()
+            mixed = failing is not None and len({(d.type, d.index) for d in failing.devices}) > 1
+            if isinstance(failure.error, RuntimeError) and mixed:
+                raise _weights_elsewhere(target) from None
+            raise _hide_watch(failure) from failure.error
+        values = dict(shape=tuple(x.shape), dtype=str(x.dtype), device=str(x.device))
+        if not isinstance(out, torch.Tensor) or out.shape != x.shape:
+            raise Wrong(
+                "shape",
+                text(
+                    "For x of shape {shape} return a tensor of the same shape.",
+                    "Für x der Form {shape} gib einen Tensor derselben Form zurück.",
+                    **values,
+                ),
+            )
+        if out is x or (before is not None and not torch.equal(x, before)):
+            raise Wrong(
+                "in_place",
+                text(
+                    "Your function changes x in place (x *= ..., x.mul_(...)): the caller's batch "
+                    "is overwritten. Return a new tensor, x * weights, and leave x as it was.",
+                    "Deine Funktion ändert x an Ort und Stelle (x *= ..., x.mul_(...)): Der Batch "
+                    "des Aufrufers wird überschrieben. Gib einen neuen Tensor zurück, x * weights, "
+                    "und lass x, wie es war.",
+                ),
+            )
+        if out.device != x.device:
+            if target.type != "cuda" and watch.literal_cuda:
+                raise _hardcoded_cuda(target, "x")
+            raise _moved_x(target) if watch.moved else _weights_elsewhere(target)
+        if out.dtype != x.dtype:
+            raise Wrong(
+                "dtype",
+                text(
+                    "x was {dtype}, your result is {got}: float32 weights turn a {dtype} batch "
+                    "into float32, twice the memory. Make the weights with dtype=x.dtype too.",
+                    "x war {dtype}, dein Ergebnis ist {got}: float32-Gewichte machen aus einem "
+                    "{dtype}-Batch float32, doppelt so viel Speicher. Leg die Gewichte auch mit "
+                    "dtype=x.dtype an.",
+                    got=str(out.dtype),
+                    **values,
+                ),
+            )
+        if target.type != "meta":
+            want = (x.float().cpu() * torch.linspace(0.5, 1.5, x.shape[-1])).to(x.dtype)
+            if not allclose(out.cpu(), want):
+                raise Wrong(
+                    "wrong_values",
+                    text(
+                        "Right device and dtype, wrong numbers for x of shape {shape}: keep the "
+                        "weights as they were, torch.linspace(0.5, 1.5, x.shape[-1]), one per "
+                        "feature (the last dimension).",
+                        "Richtiges Gerät und richtiger Typ, aber falsche Zahlen für x der Form "
+                        "{shape}: Lass die Gewichte, wie sie waren, "
+                        "torch.linspace(0.5, 1.5, x.shape[-1]), eines pro Merkmal (die letzte "
+                        "Dimension).",
+                        **values,
+                    ),
+                )
+    return text(
+        "Correct! Your weights are made where x lives, in x's dtype.",
+        "Richtig! Deine Gewichte entstehen dort, wo x liegt, im dtype von x.",
+    )
+
+
+# --- q3: measure a copy's bandwidth --------------------------------------------------------------
+
+
+@dataclass
+class _Clock(VirtualClock):
+    """A virtual clock that counts how often the learner's timer read it."""
+
+    reads: int = 0
+
+    def read(self) -> float:
+        self.reads += 1
+        return self.now
+
+
+@dataclass
+class _Link:
+    """A pretend host-to-device link: `copy()` queues one copy and returns after `launch`
+    seconds (as a non_blocking copy to a GPU does); the copies run one after another, each
+    taking `seconds` (latency + bytes / bandwidth), the first `cold` seconds more (allocation,
+    pinning, driver start-up); `sync()` waits until all are done."""
+
+    clock: _Clock
+    seconds: float
+    cold: float
+    launch: float
+    copies: int = 0
+    syncs: int = 0
+    _done_at: float = field(default=0.0, repr=False)
+
+    def copy(self) -> None:
+        work = self.seconds + (self.cold if self.copies == 0 else 0.0)
+        self._done_at = max(self._done_at, self.clock.now) + work
+        self.copies += 1
+        self.clock.advance(self.launch)
+
+    def sync(self) -> None:
+        self.syncs += 1
+        self.clock.advance(self._done_at - self.clock.now)
+
+
+def _handles(link: _Link) -> tuple[Any, Any]:
+    """`copy()` and `sync()` for the learner: plain functions, nothing of the link is an attribute
+    of them (`measure` calls `sync(result)`, so it takes an argument and ignores it)."""
+
+    def copy() -> None:
+        link.copy()
+
+    def sync(*_: Any) -> None:
+        link.sync()
+
+    return copy, sync
+
+
+def _copy_rounds(rng) -> list[tuple[int, float, float]]:
+    """(bytes, GB/s of the link, latency in seconds): a small copy where the latency dominates,
+    a middle one and a large one where the bandwidth does."""
+    return [
+        (rng.choice([256, 512, 1024]) * 2**10, rng.uniform(5.0, 50.0), rng.uniform(1e-5, 3e-5)),
+        (rng.choice([4, 16, 64]) * 2**20, rng.uniform(2.0, 60.0), rng.uniform(5e-6, 2e-5)),
+        (rng.choice([256, 512, 1024]) * 2**20, rng.uniform(2.0, 60.0), rng.uniform(5e-6, 2e-5)),
+    ]
+
+
+# got = want × factor for these slips (UNIT_SLIPS names where they exist)
+_BANDWIDTH_SLIPS = {
+    "gib": 1e9 / 2**30,
+    "bits": 8.0,
+    "bits:gib": 8e9 / 2**30,
+    "unit:bytes": 1e9,
+    "unit:kb": 1e6,
+    "unit:mb": 1e3,
+    "unit:mib": 1e9 / 2**20,
+}
+
+
+def _bandwidth_key(got: float, want: float, link: _Link, clock: _Clock, nbytes: int) -> str:
+    seconds = link.seconds
+    if clock.reads == 0:
+        return "other_clock"
+    if link.syncs == 0:
+        return "no_sync"
+    slip = factor_slip(got, want, _BANDWIDTH_SLIPS, rel_tol=1e-3)
+    if slip is not None:
+        return slip.split(":")[0]
+    inverse = [1 / want, seconds / nbytes, seconds, seconds * 1e9 / nbytes, seconds * 1e3]
+    if any(close(got, v, rel_tol=1e-3) for v in inverse):
+        return "inverted"
+    if got > want:
+        return "no_sync"  # the clock stopped before the copies were done
+    if got > 0:
+        implied = nbytes / (got * 1e9)  # the seconds of one copy the answer stands for
+
+        def whole(k: float) -> bool:  # a whole number of copies, at most as many as were made
+            return 1 <= round(k) <= link.copies and abs(k - round(k)) <= 1e-4 * k
+
+        if implied > seconds and whole(link.cold / (implied - seconds)):
+            return "cold"  # (k copies + the cold extra) / k: no warm-up
+        if whole(implied / seconds) or whole((implied - link.cold) / seconds):
+            return "total_time"  # k copies timed, the time taken as one copy's
+    first = nbytes / (seconds + link.cold) / 1e9
+    if first * (1 - 1e-3) <= got < want:
+        return "cold"  # the cold copy among the timed ones
+    return "wrong"
+
+
+def _bandwidth_message(key, nbytes, micros, want, got) -> str:
+    messages = {
+        "no_copy": (
+            "Your function never called copy(): time it, e.g. with measure(copy, sync=sync).",
+            "Deine Funktion hat copy() nie aufgerufen: Miss es, z. B. mit "
+            "measure(copy, sync=sync).",
+        ),
+        "not_measured": (
+            "The number is right, but it does not come from timing the copies (the clock was "
+            "never read, or sync() never called). Time copy() with measure(copy, sync=sync) or "
+            "with time.perf_counter.",
+            "Die Zahl stimmt, sie kommt aber nicht aus einer Messung der Kopien (die Uhr wurde nie "
+            "gelesen oder sync() nie aufgerufen). Miss copy() mit measure(copy, sync=sync) oder "
+            "mit time.perf_counter.",
+        ),
+        "other_clock": (
+            "Your timer reads none of the clocks for wall time (time.perf_counter, time.time, "
+            "time.monotonic, timeit.default_timer). time.process_time counts only the CPU's work, "
+            "not the waiting for a copy: use measure(copy, sync=sync) or time.perf_counter.",
+            "Dein Timer liest keine der Uhren für die verstrichene Zeit (time.perf_counter, "
+            "time.time, time.monotonic, timeit.default_timer). time.process_time zählt nur die "
+            "Arbeit der CPU, nicht das Warten auf eine Kopie: Nimm measure(copy, sync=sync) oder "
+            "time.perf_counter.",
+        ),
+        "no_sync": (
+            "Your time is shorter than the copies take: copy() only starts a copy and returns at "
+            "once, so the clock must stop after sync(). Call sync() before you read the clock "
+            "(or pass it: measure(copy, sync=sync)).",
+            "Deine Zeit ist kürzer, als die Kopien dauern: copy() startet eine Kopie nur und kehrt "
+            "sofort zurück, also darf die Uhr erst nach sync() anhalten. Ruf sync() auf, bevor du "
+            "die Uhr liest (oder übergib es: measure(copy, sync=sync)).",
+        ),
+        "gib": (
+            "That is GiB/s (2³⁰ bytes per second). Bandwidths are given in GB/s, 10⁹ bytes per "
+            "second, like the PCIe figures: divide by 1e9.",
+            "Das sind GiB/s (2³⁰ Byte pro Sekunde). Bandbreiten werden in GB/s angegeben, 10⁹ Byte "
+            "pro Sekunde, wie die PCIe-Werte: Teile durch 1e9.",
+        ),
+        "bits": (
+            "That is gigabits per second: count bytes, not bits.",
+            "Das sind Gigabit pro Sekunde: Zähl Bytes, nicht Bits.",
+        ),
+        "unit": (
+            "Right speed, wrong unit: bytes per second ÷ 10⁹ gives GB/s.",
+            "Richtige Geschwindigkeit, falsche Einheit: Byte pro Sekunde ÷ 10⁹ ergibt GB/s.",
+        ),
+        "inverted": (
+            "That is time per byte: bandwidth is bytes divided by seconds.",
+            "Das ist Zeit pro Byte: Bandbreite ist Bytes geteilt durch Sekunden.",
+        ),
+        "total_time": (
+            "You divide the bytes of one copy by the time of several: divide the time by the "
+            "number of copies you timed (measure's median already is the time of one call).",
+            "Du teilst die Bytes einer Kopie durch die Zeit mehrerer: Teile die Zeit durch die "
+            "Zahl der gemessenen Kopien (der Median von measure ist schon die Zeit eines "
+            "Aufrufs).",
+        ),
+        "cold": (
+            "Your time includes the first (cold) copy, which pays for allocation and driver "
+            "start-up: warm up first (measure does), then time.",
+            "Deine Zeit enthält die erste (kalte) Kopie, die für Speicheranlegen und Treiberstart "
+            "zahlt: Wärm erst auf (measure tut das), dann miss.",
+        ),
+        "wrong": (
+            "your function returns {got:.4g}, expected {want:.4g} GB/s.",
+            "deine Funktion liefert {got:.4g}, erwartet sind {want:.4g} GB/s.",
+        ),
+    }
+    head = text(
+        "For copies of {n:,} bytes that take {us:.4g} µs each ({want:.4g} GB/s): ",
+        "Für Kopien von {n:,} Byte, die je {us:.4g} µs dauern ({want:.4g} GB/s): ",
+        n=nbytes,
+        us=micros,
+        want=want,
+    )
+    return head + text(*messages[key], got=got, want=want)
+
+
+@lab.exercise(
+    "bandwidth",
+    title=("Measure a copy's bandwidth", "Die Bandbreite einer Kopie messen"),
+    points=2,
+    hint=(
+        "measure(copy, sync=sync) warms up, waits with sync() before it stops the clock and gives "
+        "the median seconds of one copy (.median). Bandwidth = bytes / seconds, in GB/s: divide "
+        "by 1e9.",
+        "measure(copy, sync=sync) wärmt auf, wartet mit sync(), bevor es die Uhr anhält, und "
+        "liefert den Median der Sekunden einer Kopie (.median). Bandbreite = Bytes / Sekunden, "
+        "in GB/s: Teile durch 1e9.",
+    ),
+)
+def q3(copy_gbs, rng):
+    for nbytes, gbs, latency in _copy_rounds(rng):
+        seconds = latency + nbytes / (gbs * 1e9)
+        want = nbytes / seconds / 1e9
+        clock = _Clock()
+        link = _Link(
+            clock,
+            seconds,
+            cold=rng.uniform(0.005, 0.05) + rng.uniform(20.0, 40.0) * seconds,
+            launch=seconds * rng.uniform(0.01, 0.05),  # the host's part: less than a copy
+        )
+        copy, sync = _handles(link)
+        with virtual_time(clock, copy_gbs):
+            answer = call(copy_gbs, copy, sync, nbytes)
+        got = as_number(answer, ("the bandwidth", "die Bandbreite"))
+        if close(got, want, rel_tol=1e-3):
+            if clock.reads == 0 or link.syncs == 0:
+                key = "not_measured"
+            else:
+                continue
+        elif link.copies == 0:
+            key = "no_copy"
+        else:
+            key = _bandwidth_key(got, want, link, clock, nbytes)
+        raise Wrong(key, _bandwidth_message(key, nbytes, seconds * 1e6, want, got))
+    return text(
+        "Correct! Below, your function measures real copies on this machine.",
+        "Richtig! Unten misst deine Funktion echte Kopien auf dieser Maschine.",
+    )
+
+
+# --- q4: how many samples fit --------------------------------------------------------------------
+
+
+def _fit_message(key, budget_gib, model_bytes, sample_shape, dtype, got, want):
+    per_sample = math.prod(sample_shape) * dtype.itemsize
+    values = dict(
+        model=model_bytes,
+        dtype=str(dtype),
+        size=dtype.itemsize,
+        got=got,
+        want=want,
+        per=per_sample,
+        free=budget_gib * GIB - model_bytes,
+    )
+    messages = {
+        "not_whole": (
+            "Half a sample does not exist: round down to a whole number (// or math.floor).",
+            "Ein halbes Beispiel gibt es nicht: Runde auf eine ganze Zahl ab (// oder math.floor).",
+        ),
+        "rounded_up": (
+            "You round up: the last sample would not fit. Round down.",
+            "Du rundest auf: Das letzte Beispiel passt dann nicht mehr. Runde ab.",
+        ),
+        "off_by_one": (
+            "The free memory ({free:,} bytes) holds exactly {want:,} samples of {per:,} bytes, and "
+            "you return one less: a sample that fills the memory exactly still fits. free // "
+            "per_sample is exact.",
+            "Der freie Speicher ({free:,} Byte) fasst genau {want:,} Beispiele zu je {per:,} Byte, "
+            "und du gibst eines weniger zurück: Ein Beispiel, das den Speicher genau füllt, passt "
+            "noch. frei // pro_beispiel ist exakt.",
+        ),
+        "gb": (
+            "You count the budget in GB (10⁹ bytes); it is in GiB, 2³⁰ bytes, as PyTorch and "
+            "nvidia-smi count.",
+            "Du rechnest das Budget in GB (10⁹ Byte); es ist in GiB angegeben, 2³⁰ Byte, wie "
+            "PyTorch und nvidia-smi zählen.",
+        ),
+        "forgot_model": (
+            "The model's weights ({model:,} bytes) take memory first: only what is left holds "
+            "samples.",
+            "Die Gewichte des Modells ({model:,} Byte) belegen zuerst Speicher: Nur der Rest nimmt "
+            "Beispiele auf.",
+        ),
+        "ignores_dtype": (
+            "Your answer does not depend on the dtype: a {dtype} element takes {size} byte(s) "
+            "(dtype.itemsize).",
+            "Deine Antwort hängt nicht vom dtype ab: Ein {dtype}-Element braucht {size} Byte "
+            "(dtype.itemsize).",
+        ),
+        "shape_sum": (
+            "A sample of shape {shape} has the product of these sizes as elements, not their sum: "
+            "math.prod(sample_shape).",
+            "Ein Beispiel der Form {shape} hat das Produkt dieser Größen an Elementen, nicht ihre "
+            "Summe: math.prod(sample_shape).",
+        ),
+        "bits": (
+            "You count bits per element; memory is counted in bytes.",
+            "Du zählst Bits pro Element; Speicher wird in Byte gezählt.",
+        ),
+        "negative": (
+            "The model alone does not fit, so no sample does: return 0, not a negative number.",
+            "Schon das Modell passt nicht, also passt kein Beispiel: Gib 0 zurück, keine negative "
+            "Zahl.",
+        ),
+        "wrong": (
+            "your function returns {got}, expected {want:,} samples of {per:,} bytes.",
+            "deine Funktion liefert {got}, erwartet sind {want:,} Beispiele zu je {per:,} Byte.",
+        ),
+    }
+    head = text(
+        "For {budget} GiB, a model of {model:,} bytes and samples of shape {shape} in {dtype}: ",
+        "Für {budget} GiB, ein Modell mit {model:,} Byte und Beispiele der Form {shape} in "
+        "{dtype}: ",
+        budget=budget_gib,
+        shape=sample_shape,
+        **{k: v for k, v in values.items() if k in ("model", "dtype")},
+    )
+    return head + text(*messages[key], shape=sample_shape, **values)
+
+
+def _fit_inputs(rng) -> list[tuple[int, int, tuple[int, ...], torch.dtype]]:
+    """Every dtype, multi-dimensional shapes (so a sum of the sizes is not their product), a model
+    larger than the budget, and a free memory that is an exact multiple of a sample."""
+    cases = []
+    dtypes = [*rng.sample(DTYPES, len(DTYPES)), rng.choice(DTYPES), rng.choice(DTYPES)]
+    for i, dtype in enumerate(dtypes):
+        budget_gib = rng.choice([4, 8, 15, 16, 24, 40, 80])
+        ndim = 2 if i == 4 else rng.choice([2, 2, 3])  # a sample well below the budget
+        shape = tuple(rng.randint(3, 2048 if ndim == 2 else 512) for _ in range(ndim))
+        if i == 0:
+            shape = (rng.randint(2, 4096),)  # a flat sample too
+        per_sample = math.prod(shape) * dtype.itemsize
+        if i == 2:  # the model alone is too big
+            model_bytes = int(rng.uniform(1.05, 2.0) * budget_gib * GIB)
+        elif i == 4:  # the free memory holds a whole number of samples exactly
+            k = rng.randint(1, int(0.9 * budget_gib * GIB) // per_sample)
+            model_bytes = budget_gib * GIB - k * per_sample
+        else:
+            model_bytes = int(rng.uniform(0.05, 0.9) * budget_gib * GIB)
+        cases.append((budget_gib, model_bytes, shape, dtype))
+    return cases
+
+
+@lab.exercise(
+    "fit",
+    title=("How many samples fit?", "Wie viele Beispiele passen?"),
+    points=2,
+    hint=(
+        "Free bytes = budget_gib · 2³⁰ − model_bytes. One sample = (product of sample_shape) · "
+        "dtype.itemsize bytes. Samples = free // per_sample, and never below 0.",
+        "Freie Bytes = budget_gib · 2³⁰ − model_bytes. Ein Beispiel = (Produkt von sample_shape) "
+        "· dtype.itemsize Byte. Beispiele = frei // pro_beispiel, und nie unter 0.",
+    ),
+)
+def q4(samples_that_fit, rng):
+    failures = []
+    for budget_gib, model_bytes, sample_shape, dtype in _fit_inputs(rng):
+        per_sample = math.prod(sample_shape) * dtype.itemsize
+        free = budget_gib * GIB - model_bytes
+        want = max(0, free // per_sample)
+        answer = call(samples_that_fit, budget_gib, model_bytes, sample_shape, dtype)
+        got = as_number(answer, ("the number of samples", "die Zahl der Beispiele"))
+        if close(got, want, rel_tol=0, abs_tol=1e-9):
+            continue
+        exact = free / per_sample
+        free_gb = budget_gib * 1e9 - model_bytes
+        elements = math.prod(sample_shape)
+        mistakes = {
+            "negative": [free // per_sample, exact] if free < 0 else [],  # first: it explains < 0
+            "off_by_one": [want - 1] if want >= 1 and free % per_sample == 0 else [],
+            "not_whole": [exact, max(0.0, exact)],
+            "rounded_up": [math.ceil(exact), max(0, math.ceil(exact))],
+            "gb": [free_gb // per_sample, max(0, free_gb // per_sample), free_gb / per_sample],
+            "forgot_model": [budget_gib * GIB // per_sample, budget_gib * GIB / per_sample],
+            **{
+                f"ignores_dtype:{c}": [max(0, free // (elements * c))]
+                for c in (1, 2, 4)
+                if c != dtype.itemsize
+            },
+            "shape_sum": (
+                [max(0, free // (sum(sample_shape) * dtype.itemsize))]
+                if sum(sample_shape) != elements
+                else []
+            ),
+            "bits": [max(0, free // (8 * per_sample)), max(0, free * 8 // per_sample)],
+        }
+        case = dict(
+            budget_gib=budget_gib,
+            model_bytes=model_bytes,
+            sample_shape=sample_shape,
+            dtype=dtype,
+            got=got,
+            want=want,
+        )
+        failures.append((matching(got, mistakes), case))
+    if failures:
+        diagnose(failures, _fit_message)
+    return text(
+        "Correct! That is the estimate a batch-size search starts from; on a real GPU the CUDA "
+        "context and fragmentation take a little more.",
+        "Richtig! Das ist die Schätzung, von der eine Batchgrößen-Suche ausgeht; auf einer echten "
+        "GPU nehmen CUDA-Kontext und Fragmentierung noch etwas mehr.",
+    )
+
+
+# --- q5: a batch-size finder that survives out-of-memory -----------------------------------------
+
+_FINDER_MESSAGES = {
+    "oom_not_caught": (
+        "Your function let a torch.OutOfMemoryError through: that ends the training run. Catch "
+        "it (try: ... except torch.OutOfMemoryError:) and stop doubling.",
+        "Deine Funktion lässt einen torch.OutOfMemoryError durch: Das beendet den Trainingslauf. "
+        "Fang ihn ab (try: ... except torch.OutOfMemoryError:) und hör auf zu verdoppeln.",
+    ),
+    "returns_failed": (
+        "You return {got}, the size that ran out of memory. Return the last size that ran.",
+        "Du gibst {got} zurück, die Größe, bei der der Speicher voll war. Gib die letzte Größe "
+        "zurück, die lief.",
+    ),
+    "untried": (
+        "You return {got}, but your function never ran step({got}): return the largest size that "
+        "actually ran.",
+        "Du gibst {got} zurück, aber deine Funktion hat step({got}) nie ausgeführt: Gib die größte "
+        "Größe zurück, die wirklich lief.",
+    ),
+    "continues_after_oom": (
+        "After {failed} ran out of memory your function still tries {next}. Larger sizes fail too, "
+        "and on a GPU every failure costs time and fragments the memory: stop at the first one.",
+        "Nachdem bei {failed} der Speicher voll war, probiert deine Funktion noch {next}. Größere "
+        "Batches scheitern auch, und auf einer GPU kostet jeder Fehlschlag Zeit und zersplittert "
+        "den Speicher: Hör beim ersten auf.",
+    ),
+    "top_down": (
+        "Your function starts at {first} and goes down: it ran out of memory {count} times. Go up "
+        "from 1 instead (1, 2, 4, ...): then the first out-of-memory error is the only one, and on "
+        "a GPU each one costs time and fragments the memory.",
+        "Deine Funktion beginnt bei {first} und geht abwärts: Der Speicher war {count}-mal voll. "
+        "Geh stattdessen von 1 aufwärts (1, 2, 4, ...): Dann ist der erste Speicherfehler der "
+        "einzige, und auf einer GPU kostet jeder Zeit und zersplittert den Speicher.",
+    ),
+    "exceeds_limit": (
+        "Your function tries batch sizes above limit={limit}. Stop at the limit, even if "
+        "everything fits.",
+        "Deine Funktion probiert Batchgrößen über limit={limit}. Hör beim Limit auf, auch wenn "
+        "alles passt.",
+    ),
+    "nothing_fits": (
+        "Not even batch size 1 fits here: return 0.",
+        "Hier passt nicht einmal Batchgröße 1: Gib 0 zurück.",
+    ),
+    "catches_everything": (
+        "The step had a bug ({error}), not a memory problem, and your function hid it and "
+        "returned a batch size. Catch only torch.OutOfMemoryError: every other error must reach "
+        "you.",
+        "Der Schritt hatte einen Fehler ({error}), kein Speicherproblem, und deine Funktion hat "
+        "ihn verschluckt und eine Batchgröße geliefert. Fang nur torch.OutOfMemoryError ab: Jeder "
+        "andere Fehler muss bei dir ankommen.",
+    ),
+    "wrong": (
+        "your function returns {got}, expected {want}: the largest of 1, 2, 4, ... up to {limit} "
+        "that ran.",
+        "deine Funktion liefert {got}, erwartet ist {want}: die größte von 1, 2, 4, ... bis "
+        "{limit}, die lief.",
+    ),
+}
+
+
+def _finder_wrong(key: str, limit: int, cap: int | None, **values: Any) -> Wrong:
+    if cap is None:
+        head = text(
+            "With a buggy step and limit={limit}: ",
+            "Mit fehlerhaftem step und limit={limit}: ",
+            limit=limit,
+        )
+    else:
+        head = text(
+            "With room for {cap} samples and limit={limit}: ",
+            "Mit Platz für {cap} Beispiele und limit={limit}: ",
+            cap=cap,
+            limit=limit,
+        )
+    return Wrong(key, head + text(*_FINDER_MESSAGES[key], limit=limit, **values))
+
+
+def _finder_inputs(rng) -> list[tuple[int, int]]:
+    """(limit, capacity): everything fits, the capacity exactly the limit, nothing fits, exactly a
+    power of two, one below a power of two, random, a limit that is no power of two, limit 1."""
+    k = rng.randint(5, 12)
+    limit = 2**k
+    j = rng.randint(1, k - 1)
+    odd = rng.randint(2**k + 1, 2 ** (k + 1) - 1)
+    return [
+        (limit, 4 * limit),
+        (limit, limit),
+        (limit, 0),
+        (limit, 2**j),
+        (limit, 2**j - 1),
+        (limit, rng.randint(1, limit - 1)),
+        (odd, 4 * odd),
+        (odd, rng.randint(1, odd - 1)),
+        (1, rng.randint(1, 8)),
+        (1, 0),
+    ]
+
+
+def _bugs() -> list[tuple[Exception, int]]:
+    """Errors that are bugs, not memory problems, and the smallest batch size that raises them."""
+    return [
+        (RuntimeError("mat1 and mat2 shapes cannot be multiplied (64x100 and 128x10)"), 1),
+        (RuntimeError("The size of tensor a (4) must match the size of tensor b (3)"), 4),
+        (ValueError("Expected input batch_size (8) to match target batch_size (4)."), 1),
+    ]
+
+
+@lab.exercise(
+    "finder",
+    title=(
+        "A batch-size finder that survives out-of-memory",
+        "Ein Batchgrößen-Sucher, der einen vollen Speicher übersteht",
+    ),
+    points=3,
+    hint=(
+        "Start with size = 1 and best = 0. While size <= limit: try step(size); on "
+        "torch.OutOfMemoryError stop (break); otherwise best = size and size *= 2. Return best. "
+        "Catch only torch.OutOfMemoryError.",
+        "Beginne mit size = 1 und best = 0. Solange size <= limit: Probier step(size); bei "
+        "torch.OutOfMemoryError hör auf (break); sonst best = size und size *= 2. Gib best "
+        "zurück. Fang nur torch.OutOfMemoryError ab.",
+    ),
+)
+def q5(find_batch_size, rng):
+    for limit, cap in _finder_inputs(rng):
+        tried, raised = [], []
+
+        def step(batch_size, cap=cap, tried=tried, raised=raised):
+            tried.append(batch_size)
+            if batch_size > cap:
+                error = torch.OutOfMemoryError(
+                    f"CUDA out of memory. Tried to allocate {batch_size * 2} MiB "
+                    f"(the check's pretend GPU holds {cap} samples)."
+                )
+                raised.append(error)
+                raise error
+            return 0.0
+
+        want = 2 ** int(math.log2(min(cap, limit))) if cap >= 1 else 0
+        try:
+            answer = call(find_batch_size, step, limit)
+        except LearnerError as failure:
+            if any(failure.error is error for error in raised):
+                raise _finder_wrong("oom_not_caught", limit, cap) from None
+            raise
+        failed = [size for size in tried if size > cap]
+        if any(size > limit for size in tried):
+            raise _finder_wrong("exceeds_limit", limit, cap)
+        if len(tried) >= 2 and tried[1] < tried[0] and len(failed) >= 2:
+            raise _finder_wrong("top_down", limit, cap, first=tried[0], count=len(failed))
+        if failed and tried.index(failed[0]) < len(tried) - 1:
+            after = tried[tried.index(failed[0]) + 1 :]
+            if any(size > failed[0] for size in after) or len(failed) >= 2:
+                raise _finder_wrong(
+                    "continues_after_oom", limit, cap, failed=failed[0], next=after[0]
+                )
+        if want == 0 and answer is None:
+            raise _finder_wrong("nothing_fits", limit, cap)
+        got = as_number(answer, ("the batch size", "die Batchgröße"))
+        if failed and close(got, failed[0]):
+            raise _finder_wrong("returns_failed", limit, cap, got=got)
+        if want == 0:
+            if got == 0:
+                continue
+            raise _finder_wrong("nothing_fits", limit, cap)
+        if close(got, want):
+            if want not in tried:
+                raise _finder_wrong("untried", limit, cap, got=got)
+            continue
+        raise _finder_wrong("wrong", limit, cap, got=got, want=want)
+    limit = 2 ** rng.randint(5, 12)
+    for bug, from_size in _bugs():
+
+        def buggy_step(batch_size, bug=bug, from_size=from_size):
+            if batch_size >= from_size:
+                raise bug
+            return 0.0
+
+        try:
+            got = call(find_batch_size, buggy_step, limit)
+        except LearnerError as failure:
+            if failure.error is not bug:
+                raise
+        else:
+            error = f"{type(bug).__name__}: {bug}"
+            raise _finder_wrong("catches_everything", limit, None, got=got, error=error)
+    return text(
+        "Correct! It survives running out of memory and still lets every real bug through.",
+        "Richtig! Er übersteht einen vollen Speicher und lässt trotzdem jeden echten Fehler durch.",
+    )
