@@ -20,8 +20,8 @@ import torch
 import torch.utils.benchmark as torch_benchmark
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from utils import bench, hardware  # noqa: E402
-from utils.peaks import cpu_estimate  # noqa: E402
+from utils import bench, hardware, units  # noqa: E402
+from utils.chips import cpu_estimate  # noqa: E402
 
 SIZES = (512, 1024, 2048)
 
@@ -69,19 +69,19 @@ def run(report=print) -> None:
     report(f"{cpu.model}, {cpu.cores} cores, {bench.thread_info()}")
     if peak:
         report(
-            f"theoretical fp32 peak (estimate): {bench.format_rate(peak.tflops['float32'] * 1e12)}"
+            f"theoretical fp32 peak (estimate): {units.format_rate(peak.tflops['float32'] * 1e12)}"
         )
     for n in SIZES:
         libraries = library_figures(n)
         lesson = lesson_figure(n)
         best_name, best = max(libraries.items(), key=lambda item: item[1])
         report(
-            f"n={n}: lesson {bench.format_rate(lesson)}, best library {bench.format_rate(best)} ({best_name}), "
+            f"n={n}: lesson {units.format_rate(lesson)}, best library {units.format_rate(best)} ({best_name}), "
             f"lesson / best = {lesson / best:.1%} (target ≥ 95 %)"
             + (f", {lesson / (peak.tflops['float32'] * 1e12):.0%} of peak" if peak else "")
         )
         for name, rate in libraries.items():
-            report(f"    {name:24s} {bench.format_rate(rate)}")
+            report(f"    {name:24s} {units.format_rate(rate)}")
 
 
 if __name__ == "__main__":

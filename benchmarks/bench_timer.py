@@ -16,7 +16,7 @@ import torch
 import torch.utils.benchmark as torch_benchmark
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from utils import bench  # noqa: E402
+from utils import bench, units  # noqa: E402
 
 ROUNDS = 3  # A, B, A, B, ... so that drifts of the machine hit both timers alike
 
@@ -62,11 +62,11 @@ def compare(device: str, report=print) -> list[tuple[str, float, float]]:
         target = "±3 %" if b >= 1e-3 else "(< 1 ms: info)"
         ok = "" if b < 1e-3 else ("ok" if abs(a / b - 1) <= 0.03 else "OUTSIDE")
         report(
-            f"{name:16s} {bench.format_seconds(a):>10s} {bench.format_seconds(b):>12s} {a / b:7.3f}  {target} {ok}"
+            f"{name:16s} {units.format_seconds(a):>10s} {units.format_seconds(b):>12s} {a / b:7.3f}  {target} {ok}"
         )
         if device == "cuda" and (t := triton_timer(fn, *args)) is not None:
             report(
-                f"{'':16s} triton do_bench {bench.format_seconds(t)}, ours / triton = {a / t:.3f}"
+                f"{'':16s} triton do_bench {units.format_seconds(t)}, ours / triton = {a / t:.3f}"
             )
         rows.append((name, a, b))
     return rows

@@ -20,17 +20,17 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from utils import bench, devices  # noqa: E402
+from utils import chips, transfers, units  # noqa: E402
 
-MIB = devices.MIB
+MIB = units.MIB
 
 
-def _line(copy: devices.Copy, link: devices.Link | None, base: devices.Copy | None) -> str:
+def _line(copy: transfers.Copy, link: chips.Link | None, base: transfers.Copy | None) -> str:
     share = f"{100 * copy.gbs / link.gbs:5.0f} %" if link else "      -"
     ratio = f"{copy.gbs / base.gbs:5.2f}×" if base else "      "
     return (
         f"  {copy.label:<34} {copy.gbs:8.2f} GB/s  {share}  {ratio}  "
-        f"({bench.format_seconds(copy.seconds)} per copy)"
+        f"({units.format_seconds(copy.seconds)} per copy)"
     )
 
 
@@ -46,7 +46,7 @@ def run(
     if torch.cuda.is_available():
         device = torch.device("cuda", torch.cuda.current_device())
         nbytes = nbytes or 256 * MIB
-        link = devices.gpu_link(device.index)
+        link = transfers.gpu_link(device.index)
         report(
             f"{torch.cuda.get_device_name(device)}: "
             f"{link if link else 'host link unknown (no nvidia-smi, GPU not in the data-sheet table)'}"
@@ -56,18 +56,18 @@ def run(
             typical = f"{low:.0f}" if low == high else f"{low:.0f}-{high:.0f}"
             report(f"typical pinned host→device on PCIe Gen{link.generation}: ≈{typical} GB/s")
         report(
-            f"copies of {devices.format_bytes(nbytes)}: median of warm, synchronised blocks "
-            f"(≥ {min_time} s of them per line); pinned memory: {devices.can_pin()}"
+            f"copies of {units.format_bytes(nbytes)}: median of warm, synchronised blocks "
+            f"(≥ {min_time} s of them per line); pinned memory: {transfers.can_pin()}"
         )
         for key, label, source, target in (
             ("h2d", "host→device", "cpu", device),
             ("d2h", "device→host", device, "cpu"),
         ):
             copies = {
-                "pageable": devices.measure_copy(
+                "pageable": transfers.measure_copy(
                     nbytes, source, target, min_time=min_time, label=f"{label} pageable"
                 ),
-                "pageable, fresh tensor": devices.measure_copy(
+                "pageable, fresh tensor": transfers.measure_copy(
                     nbytes,
                     source,
                     target,
@@ -75,10 +75,10 @@ def run(
                     min_time=min_time,
                     label=f"{label} pageable, fresh tensor",
                 ),
-                "pinned": devices.measure_copy(
+                "pinned": transfers.measure_copy(
                     nbytes, source, target, pinned=True, min_time=min_time, label=f"{label} pinned"
                 ),
-                "pinned non_blocking": devices.measure_copy(
+                "pinned non_blocking": transfers.measure_copy(
                     nbytes,
                     source,
                     target,
@@ -92,7 +92,7 @@ def run(
             for kind, copy in copies.items():
                 report(_line(copy, link, copies["pageable"]))
                 results[f"{key} {kind}"] = copy.gbs
-        inside = devices.measure_copy(
+        inside = transfers.measure_copy(
             nbytes, device, device, min_time=min_time, label="device→device (reads + writes)"
         )
         results["d2d"] = inside.gbs
@@ -109,29 +109,31 @@ def run(
     )
     nbytes = nbytes or 64 * MIB
     copies = {
-        "fresh": devices.measure_copy(
+        "fresh": transfers.measure_copy(
             nbytes, fresh=True, min_time=min_time, label="CPU copy, fresh buffer"
         ),
-        "reused": devices.measure_copy(nbytes, min_time=min_time, label="CPU copy, reused buffer"),
+        "reused": transfers.measure_copy(
+            nbytes, min_time=min_time, label="CPU copy, reused buffer"
+        ),
     }
-    if devices.can_pin():
-        copies["pinned"] = devices.measure_copy(
+    if transfers.can_pin():
+        copies["pinned"] = transfers.measure_copy(
             nbytes, pinned=True, min_time=min_time, label="CPU copy, pinned buffers"
         )
     report(
-        f"copies of {devices.format_bytes(nbytes)}: median of warm blocks "
+        f"copies of {units.format_bytes(nbytes)}: median of warm blocks "
         f"(≥ {min_time} s of them per line)"
     )
     _header(report, "fresh")
     for kind, copy in copies.items():
         report(_line(copy, None, copies["fresh"]))
         results[f"cpu {kind}"] = copy.gbs
-    if not devices.can_pin():
+    if not transfers.can_pin():
         report(
             "  pinned memory: not available, this torch can only pin with an accelerator backend "
             f"(torch {torch.__version__})"
         )
-    t4 = devices.link_for_name("Tesla T4")
+    t4 = chips.CHIPS["T4"].link
     report(
         f"For comparison, a T4: {t4}; typically ≈{t4.typical_pinned_gbs[0]:.0f} GB/s pinned "
         "host→device, pageable clearly less."

@@ -17,7 +17,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from utils import bench, hardware  # noqa: E402
+from utils import bench, hardware, units  # noqa: E402
 
 SIZES = (4096, 8192, 16384)
 DTYPES = {
@@ -48,8 +48,8 @@ def matmul_table(report=print) -> None:
                 else "peak unknown"
             )
             report(
-                f"{label:9s} n={n:6d}  {bench.format_rate(m.flops_per_second):>14s}  {share}  "
-                f"(median {bench.format_seconds(m.median)}, IQR {bench.format_seconds(m.iqr)})"
+                f"{label:9s} n={n:6d}  {units.format_rate(m.flops_per_second):>14s}  {share}  "
+                f"(median {units.format_seconds(m.median)}, IQR {units.format_seconds(m.iqr)})"
             )
             del a
     torch.backends.cuda.matmul.allow_tf32 = False

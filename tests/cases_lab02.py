@@ -11,7 +11,7 @@ from time import perf_counter_ns
 import torch
 
 from tests.labcase import Case
-from utils import devices
+from utils import memory, placement
 from utils.bench import measure
 
 LAB = "02_device_placement"
@@ -51,7 +51,7 @@ def forward_only_batch(model, batch, device):
 
 
 def forward_own_device(model, batch, device):  # ignores the parameter
-    mine = devices.pick_device()
+    mine = placement.pick_device()
     model.to(mine)
     return model(batch.to(mine))
 
@@ -294,7 +294,7 @@ def finder_by_message(step, limit):  # older torch raised a plain RuntimeError
 
 
 def finder_course_helper(step, limit):
-    return devices.find_batch_size(step, limit=limit).batch_size
+    return memory.find_batch_size(step, limit=limit).batch_size
 
 
 def finder_uncaught(step, limit):  # does not catch OOM

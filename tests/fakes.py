@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-GIB = 1024**3
+from utils.units import GIB
 
 
 def gpu(name: str, memory_gib: float, cc: tuple[int, int]) -> SimpleNamespace:

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from utils import bench, i18n, peaks
+from utils import bench, chips, i18n, sync, units
 
 
 class FakeAsyncDevice:
@@ -80,12 +80,12 @@ def test_backend_of_recognises_devices():
         obj.device = SimpleNamespace(type=device)
         return obj
 
-    assert bench.backend_of(fake("torch", "cuda")) == "cuda"
-    assert bench.backend_of(fake("torch", "mps")) == "mps"
-    assert bench.backend_of(fake("torch", "cpu")) == "cpu"
-    assert bench.backend_of(fake("jaxlib._jax")) == "jax"
-    assert bench.backend_of((fake("torch", "cpu"), fake("torch", "cuda"))) == "cuda"
-    assert bench.backend_of(3.0) == "cpu"
+    assert sync.backend_of(fake("torch", "cuda")) == "cuda"
+    assert sync.backend_of(fake("torch", "mps")) == "mps"
+    assert sync.backend_of(fake("torch", "cpu")) == "cpu"
+    assert sync.backend_of(fake("jaxlib._jax")) == "jax"
+    assert sync.backend_of((fake("torch", "cpu"), fake("torch", "cuda"))) == "cuda"
+    assert sync.backend_of(3.0) == "cpu"
 
 
 @pytest.mark.parametrize(
@@ -121,7 +121,7 @@ def test_noisy_measurement_is_flagged():
 
 
 def test_percent_of_peak():
-    peak = peaks.Peak("T4", {"float16": 65.0}, 16, 320, "datasheet", "2026-11")
+    peak = chips.Chip("T4", {"float16": 65.0}, 16, 320, "datasheet", "2026-11")
     m = bench.Measurement(
         "mm", [0.01] * 5, 1, 0.1, "cuda", flops=0.65e12 * 0.01 * 10, dtype="float16", peak=peak
     )
@@ -135,43 +135,11 @@ def test_percent_of_peak():
     )
 
 
-@pytest.mark.parametrize(
-    "name, chip",
-    [
-        ("Tesla T4", "T4"),
-        ("NVIDIA H200", "H200"),
-        ("NVIDIA A100-SXM4-80GB", "A100"),
-        ("TPU v5 lite", "TPU v5e"),
-        ("TPU v6 lite", "TPU v6e"),
-        ("NVIDIA L4", "L4"),
-        ("Tesla P100-PCIE-16GB", "P100"),
-    ],
-)
-def test_peak_table_matches_device_names(name, chip):
-    found = peaks.peak_for(name)
-    assert found is not None and found.chip == chip and found.source and found.date
-
-
-def test_unknown_devices_have_no_peak():
-    assert peaks.peak_for("NVIDIA GeForce GTX 1050") is None
-
-
-def test_cpu_estimate(tmp_path):
-    info = tmp_path / "cpuinfo"
-    info.write_text("cpu MHz\t\t: 4000.000\nflags\t\t: fpu avx2 avx512f avx512_bf16\n" * 2)
-    peak = peaks.cpu_estimate(2, info)
-    assert peak.estimate and peak.tflops["float32"] == pytest.approx(0.512)
-    assert peak.tflops["bfloat16"] == pytest.approx(1.024)
-    info.write_text("cpu MHz\t\t: 3000.000\nflags\t\t: fpu avx2\n")
-    assert peaks.cpu_estimate(4, info).tflops == {"float32": pytest.approx(0.384)}
-    assert peaks.cpu_estimate(2, tmp_path / "missing") is None
-
-
 def test_german_messages_show_german_decimals():
     i18n.set_language("de")  # the autouse fixture of conftest.py switches back to English
-    assert bench.format_seconds(0.0015) == "1,5 ms" and bench.format_seconds(2e-7) == "200 ns"
-    assert bench.format_rate(2.5e12) == "2,5 TFLOP/s"
-    peak = peaks.Peak("T4", {"float16": 65.0}, 16, 320, "datasheet", "2026-11")
+    assert units.format_seconds(0.0015) == "1,5 ms" and units.format_seconds(2e-7) == "200 ns"
+    assert units.format_rate(2.5e12) == "2,5 TFLOP/s"
+    peak = chips.Chip("T4", {"float16": 65.0}, 16, 320, "datasheet", "2026-11")
     m = bench.Measurement(
         "mm", [0.0135] * 5, 1, 0.0125, "cuda", flops=6.5e12 * 0.0135, dtype="float16", peak=peak
     )
@@ -182,3 +150,15 @@ def test_german_messages_show_german_decimals():
     assert "Median 1,5 s" in str(noisy) and "Streuung (IQR/Median) beträgt 67 %" in str(noisy)
     i18n.set_language("en")
     assert "6.5 TFLOP/s = 10% of the T4 peak" in str(m) and "median 13.5 ms" in str(m)
+
+
+def test_measure_reads_the_clock_it_is_given():
+    now = [0.0]
+
+    def clock():  # a fake clock: every read is 50 ms later, whatever the machine does
+        now[0] += 0.05
+        return now[0]
+
+    m = bench.measure(lambda: None, min_time=0.1, clock=clock)
+    assert m.cold == pytest.approx(0.05) and m.number == 1
+    assert m.times == [pytest.approx(0.05)] * m.n and m.n >= 5

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from utils import bench
+from utils.chips import Chip
 
 
 @pytest.mark.parametrize(
@@ -22,7 +23,7 @@ def test_jax_scalar_types_are_named_and_reach_the_peak():
     assert bench._dtype_name(jnp.bfloat16) == "bfloat16"
     assert bench._dtype_name(jnp.ones(2, jnp.bfloat16).dtype) == "bfloat16"
     # Before: jnp.float32 became "<class 'jax.numpy.float32'>" and no peak was found.
-    peak = bench.Peak("chip", {"float32": 1.0}, None, None, "test", "2026-11")
+    peak = Chip("chip", {"float32": 1.0}, None, None, "test", "2026-11")
     x = jnp.ones((64, 64))
     m = bench.measure(lambda a: a @ a, x, flops=2 * 64**3, dtype=jnp.float32, peak=peak,
                       min_time=0.01, min_blocks=2)  # fmt: skip

@@ -27,7 +27,7 @@ from utils.checks import (  # noqa: E402
     as_number,
     call,
     close,
-    format_table,
+    score_table,
     to_numpy,
 )
 
@@ -310,7 +310,7 @@ def test_table_in_german_and_duplicate_names():
     lab, q1 = make_lab("96")
     i18n.set_language("de")
     q1.check(lambda x: x * x)
-    table = format_table(lab.summary())
+    table = score_table(lab.summary())
     assert "Aufgabe" in table and "Quadrat" in table and "bestanden" in table and "3 / 3" in table
     with pytest.raises(ValueError):
         lab.exercise("square", title=("x", "x"), points=1, hint=("h", "h"))

@@ -13,7 +13,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from utils.grade import _notebooks, grade_notebook, main
+from utils.grade import grade_notebook, main
+from utils.submission import notebooks_in
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT = ROOT / "labs/en/00_warmup.ipynb"
@@ -130,7 +131,7 @@ def test_folders_expand_to_their_notebooks(tmp_path):
     for name in ("b.ipynb", "a.ipynb", "c.txt"):
         (tmp_path / name).write_text("")
     (tmp_path / "empty").mkdir()
-    got = _notebooks([str(tmp_path), str(tmp_path / "empty")])
+    got = notebooks_in([str(tmp_path), str(tmp_path / "empty")])
     assert got == [tmp_path / "a.ipynb", tmp_path / "b.ipynb", tmp_path / "empty"]
 
 
@@ -246,7 +247,7 @@ def time_per_call(fn, sync, repeats=20):
         real_show(table, data)
 
     checks._show = full_marks
-    checks.format_table = lambda summary: "all passed"
+    checks.score_table = lambda summary: "all passed"
     return 0.0
 """
 

@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import A100, H200, P100, T4, fake_jax, fake_torch
-from utils import hardware, i18n
-from utils.hardware import CPU, Hardware, hardware_profile
+from utils import hardware, i18n, profiles
+from utils.hardware import CPU, Hardware
+from utils.profiles import hardware_profile
 
 CPU2 = CPU("AMD EPYC", 2, frozenset({"avx512f", "avx512_bf16"}))
 
@@ -49,7 +50,7 @@ def test_gpu_details_and_fast_dtype():
     assert hw.summary() == "GPU: 2 × Tesla T4 (15.0 GiB)"
     i18n.set_language("de")  # the autouse fixture of conftest.py switches back to English
     assert hw.summary() == "GPU: 2 × Tesla T4 (15,0 GiB)"
-    assert hardware.PROFILES["cpu"].label == "nur CPU"
+    assert profiles.PROFILES["cpu"].label == "nur CPU"
 
 
 def test_tpu_summary():
@@ -64,10 +65,10 @@ def test_broken_cuda_is_a_problem_not_a_crash():
 
 
 def test_profile_pick_falls_back_to_cpu():
-    tpu = hardware.PROFILES["kaggle-tpu-v5e-8"]
+    tpu = profiles.PROFILES["kaggle-tpu-v5e-8"]
     assert tpu.pick(cpu=1, cuda=2, tpu=3) == 3
-    assert hardware.PROFILES["mps"].pick(cpu=1, cuda=2) == 1
-    assert hardware.PROFILES["colab-t4"].pick(cpu=1, cuda=2) == 2
+    assert profiles.PROFILES["mps"].pick(cpu=1, cuda=2) == 1
+    assert profiles.PROFILES["colab-t4"].pick(cpu=1, cuda=2) == 2
 
 
 def test_detect_cpu_reads_model_and_flags(tmp_path):
@@ -83,7 +84,7 @@ def test_detect_cpu_reads_model_and_flags(tmp_path):
 def test_real_detection_on_this_machine():
     hw = hardware.detect(use_jax=True)
     assert hw.cpu.cores >= 1
-    assert hardware_profile("local", hw).name in hardware.PROFILES
+    assert hardware_profile("local", hw).name in profiles.PROFILES
 
 
 def fake_proc(tmp_path: Path, models: list[str]) -> Path:

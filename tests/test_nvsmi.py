@@ -21,7 +21,7 @@ def test_parse_two_t4():
     rows = nvsmi.parse_csv(CSV)
     assert [r["name"] for r in rows] == ["Tesla T4", "Tesla T4"]
     assert rows[1]["memory.used"] == "3" and rows[0]["driver_version"] == "550.54.15"
-    table = nvsmi.format_table(rows).splitlines()
+    table = nvsmi.table(rows).splitlines()
     assert table[0].startswith("index") and len(table) == 3
 
 

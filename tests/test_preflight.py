@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import A100, P100, T4, fake_jax, fake_torch
-from utils import hardware, i18n, preflight
+from utils import hardware, i18n, preflight, readiness
 from utils.hardware import CPU, Hardware
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ def hw_with(torch=None, jax=None, cpu=CPU_BF16) -> Hardware:
 
 
 def run(platform="local", hw=None, versions=None, errors=None, dtype=None, free_gib=50):
-    return preflight.run_checks(
+    return readiness.run_checks(
         platform=platform,
         hw=hw or hw_with(),
         versions=versions or ALL_THERE,
@@ -108,7 +108,7 @@ def test_dtype_on_cpu():
 def test_low_disk_and_old_python():
     [warn] = by_status(run(free_gib=1), "WARN")
     assert "1.0 GiB" in warn.detail
-    assert preflight.check_python((3, 9)).status == "FAIL"
+    assert readiness.check_python((3, 9)).status == "FAIL"
     i18n.set_language("de")  # the autouse fixture of conftest.py switches back to English
     [warn] = by_status(run(free_gib=1), "WARN")
     assert warn.detail == "nur 1,0 GiB frei" and warn.fix.startswith("Gib mindestens 5 GiB")
@@ -116,7 +116,7 @@ def test_low_disk_and_old_python():
 
 def test_check_rejects_unknown_status():
     with pytest.raises(ValueError):
-        preflight.Check("MAYBE", "x", "y")
+        readiness.Check("MAYBE", "x", "y")
 
 
 def test_cli_runs_here_and_speaks_german():
@@ -128,7 +128,7 @@ def test_cli_runs_here_and_speaks_german():
         timeout=120,
     )
     lines = done.stdout.splitlines()
-    assert all(line.split()[0] in preflight.STATUSES for line in lines), done.stdout + done.stderr
+    assert all(line.split()[0] in readiness.STATUSES for line in lines), done.stdout + done.stderr
     assert any("Beschleuniger" in line for line in lines)
     # The exit code says whether anything failed (torch is absent in the Python 3.13 check).
     failed = [line for line in lines if line.startswith("FAIL")]

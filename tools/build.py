@@ -278,13 +278,20 @@ def start_page(location: Location, root: Path = ROOT) -> str:
 
 def ruff_formatted(notebooks: dict[Path, str]) -> dict[Path, str]:
     """The notebooks with their code cells formatted by `ruff format` (line length 100): keeping
-    one language out of two leaves lines of other lengths than the source's."""
+    one language out of two leaves lines of other lengths than the source's.  In lessons an
+    import that only served the other language's messages goes too (`text` where every `text`
+    call became a plain string); a lab's student version keeps what the learner will need."""
     with tempfile.TemporaryDirectory() as folder:
         names = {path: Path(folder) / f"{i:03d}.ipynb" for i, path in enumerate(notebooks)}
         for path, name in names.items():
             name.write_text(notebooks[path])
-        command = [sys.executable, "-m", "ruff", "format", "--quiet", "--no-cache"]
-        subprocess.run([*command, "--line-length", "100", folder], check=True)
+        ruff = [sys.executable, "-m", "ruff"]
+        lessons = [str(names[p]) for p in names if p.parent.parent.name == "notebooks"]
+        if lessons:
+            unused = ["check", "--quiet", "--no-cache", "--fix-only", "--select", "F401"]
+            subprocess.run([*ruff, *unused, "--isolated", *lessons], check=True)
+        layout = ["format", "--quiet", "--no-cache", "--line-length", "100"]
+        subprocess.run([*ruff, *layout, folder], check=True)
         return {
             path: nbformat.writes(nbformat.reads(name.read_text(), as_version=4)) + "\n"
             for path, name in names.items()

@@ -1,26 +1,40 @@
 """Shared helpers of the course *GPU & TPU in Practice*.
 
 Importing this package is cheap (no torch, no jax): the setup cell of every
-notebook imports it and calls `start()`.  The modules:
+notebook imports it and calls `start()`.  One purpose per module:
 
-- `i18n`      the learner's language (English/Deutsch) and every message's one form,
-              `text(en, de, **values)` / `say(...)`, numbers formatted for the language
-- `runtime`   Kaggle, Colab or local?
-- `hardware`  CPU, GPUs, MPS, TPUs, and the hardware profile lessons size problems by
-- `nvsmi`     `nvidia-smi`, run safely and parsed
-- `preflight` is this machine ready?  (`python -m utils.preflight`)
-- `bench`     timing done right: warm-up, sync per backend, median and IQR, FLOP/s, % of peak
-- `peaks`     data-sheet peaks of common accelerators, with sources; a CPU estimate
-- `devices`   choosing a device, mixed-device errors explained, transfers, memory, OOM-safe batch sizes
-- `jaxcompat` JAX the same way on every version and machine: simulated CPU devices, mesh
-              devices, the layout of a sharded array, the collectives in compiled code
-- `widgets`   interactive controls with a static fallback
-- `asyncsim`  a pretend accelerator that queues work like CUDA, and a virtual clock, for
-              exercises on a CPU
-- `blank`     the blank `____` a learner replaces by code
-- `sources`   reading the notebook sources: one language of two, a lab's solution blocks
-- `checks`    the lab exercises: check(), hint(), solution(), the score, the re-grading
-- `grade`     grading submitted labs headless (`python -m utils.grade`)
+- `i18n`        the learner's language (English/Deutsch) and every message's one form,
+                `text(en, de, **values)` / `say(...)`, numbers formatted for the language
+- `units`       GIB, MIB, KIB; bytes, seconds and FLOP/s written for the learner
+- `runtime`     Kaggle, Colab or local?
+- `hardware`    CPU, GPUs, MPS, TPUs: what is here
+- `profiles`    the hardware profiles lessons size their problems by
+- `chips`       data-sheet peaks and host links of common accelerators, with sources; a CPU estimate
+- `nvsmi`       `nvidia-smi`, run safely and parsed
+- `readiness`   the pre-flight verdicts, one per item, pure functions of what was detected
+- `preflight`   is this machine ready?  (`python -m utils.preflight`)
+- `sync`        waiting for a backend's work: CUDA, MPS, JAX, XLA
+- `bench`       timing done right: warm-up, sync per backend, median and IQR
+- `measurement` what one timing holds: median, IQR, FLOP/s, % of peak, a noise warning
+- `placement`   choosing a device, placing tensors, mixed-device errors explained
+- `transfers`   host↔device links and copies, timed
+- `memory`      sizes of tensors and models, memory counters, out-of-memory and a batch-size finder
+- `memsim`      a pretend device memory, for practising out-of-memory on a CPU
+- `asyncsim`    a pretend accelerator that queues work like CUDA, and a virtual clock, for
+                exercises on a CPU
+- `jaxcompat`   JAX the same way on every version and machine: simulated CPU devices, mesh
+                devices, the layout of a sharded array, the collectives in compiled code
+- `widgets`     interactive controls with a static fallback
+- `models`      real pretrained models (SmolLM2, MiniLM): packaged offline, from the hub where reachable
+- `blank`       the blank `____` a learner replaces by code
+- `sources`     reading the notebook sources: one language of two, a lab's solution blocks
+- `answers`     calling the learner's code; a wrong answer; the learner's error explained
+- `compare`     comparing an answer: numbers from every framework, tolerances, known slips
+- `exercise`    one exercise: check(), hint(), solution(), and the result a check gives
+- `checks`      the lab API: Lab, the score, the re-grading (and every helper a checks module uses)
+- `submission`  a submitted notebook: is it one, which lab, where it runs
+- `kernel`      running a notebook headless in a fresh kernel
+- `grade`       grading submitted labs headless (`python -m utils.grade`)
 """
 
 from __future__ import annotations

@@ -9,67 +9,23 @@ What it does, and why (docs/facts.md §3):
    compilation, memory allocation and library start-up.
 2. Calls are grouped into blocks long enough (≥ `min_block` s) that the timer's own cost
    disappears; finding the block size is also the warm-up.
-3. Each block is synchronised: accelerators run asynchronously, so without a sync the clock
-   stops when the work was *queued*, not when it was *done*.
-4. Several blocks give a median and an interquartile range (IQR); a large spread is flagged.
+3. Each block is synchronised (`utils.sync`): accelerators run asynchronously, so without a sync
+   the clock stops when the work was *queued*, not when it was *done*.
+4. Several blocks give a median and an interquartile range (IQR); a large spread is flagged
+   (`utils.measurement`).
 """
 
 from __future__ import annotations
 
-import math
-import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from .chips import Chip, chip_for, cpu_estimate
 from .i18n import text
-from .peaks import Peak, cpu_estimate, peak_for
-
-BACKENDS = ("cpu", "cuda", "mps", "jax", "xla")
-SPREAD_WARNING = 0.10  # IQR / median above this: the measurement is noisy
-
-
-# --- synchronisation per backend -----------------------------------------------------------------
-
-
-def backend_of(value: Any) -> str:
-    """Where a result lives: "jax", "cuda", "mps", "xla" or "cpu" (numpy, Python numbers)."""
-    items = value if isinstance(value, (tuple, list)) else (value,)
-    for item in items:
-        module = type(item).__module__
-        if module.startswith(("jax", "jaxlib")):
-            return "jax"
-        device = getattr(item, "device", None)
-        kind = getattr(device, "type", None)
-        if module.startswith("torch") and kind in ("cuda", "mps", "xla"):
-            return kind
-    return "cpu"
-
-
-def synchronizer(backend: str) -> Callable[[Any], None]:
-    """A function that waits until the work producing `result` has finished."""
-    if backend == "cuda":
-        import torch
-
-        return lambda result: torch.cuda.synchronize()
-    if backend == "mps":
-        import torch
-
-        return lambda result: torch.mps.synchronize()
-    if backend == "jax":
-        import jax
-
-        return lambda result: jax.block_until_ready(result)
-    if backend == "xla":
-        import torch_xla
-
-        return lambda result: torch_xla.sync(wait=True)
-    return lambda result: None  # numpy and torch on the CPU return when the work is done
-
-
-# --- the measurement -----------------------------------------------------------------------------
+from .measurement import Measurement
+from .sync import BACKENDS, backend_of, synchronizer
 
 
 def _dtype_name(dtype: Any) -> str | None:
@@ -92,122 +48,6 @@ def _dtype_name(dtype: Any) -> str | None:
     }.get(name, name)
 
 
-def _quartiles(values: list[float]) -> tuple[float, float]:
-    if len(values) < 2:
-        return values[0], values[0]
-    q = statistics.quantiles(values, n=4, method="inclusive")
-    return q[0], q[2]
-
-
-@dataclass
-class Measurement:
-    """Seconds per call: one value per block of `number` calls."""
-
-    name: str
-    times: list[float]
-    number: int
-    cold: float
-    backend: str
-    flops: float | None = None
-    dtype: str | None = None
-    peak: Peak | None = None
-    threads: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.times)
-
-    @property
-    def iqr(self) -> float:
-        low, high = _quartiles(self.times)
-        return high - low
-
-    @property
-    def n(self) -> int:
-        return len(self.times)
-
-    @property
-    def spread(self) -> float:
-        return self.iqr / self.median if self.median > 0 else math.inf
-
-    @property
-    def noisy(self) -> bool:
-        return self.spread > SPREAD_WARNING
-
-    @property
-    def flops_per_second(self) -> float | None:
-        return self.flops / self.median if self.flops else None
-
-    @property
-    def percent_of_peak(self) -> float | None:
-        peak = self.peak.for_dtype(self.dtype) if self.peak and self.dtype else None
-        rate = self.flops_per_second
-        return 100 * rate / (peak * 1e12) if peak and rate else None
-
-    def __str__(self) -> str:
-        parts = [
-            text(
-                "{name} [{backend}]: median {median} (IQR {iqr}, n={n} × {number} calls)",
-                "{name} [{backend}]: Median {median} (IQR {iqr}, n={n} × {number} Aufrufe)",
-                name=self.name or "measure",
-                backend=self.backend,
-                median=format_seconds(self.median),
-                iqr=format_seconds(self.iqr),
-                n=self.n,
-                number=self.number,
-            ),
-            text("  first call: {t}", "  erster Aufruf: {t}", t=format_seconds(self.cold)),
-        ]
-        if self.flops_per_second:
-            line = "  " + format_rate(self.flops_per_second)
-            if self.percent_of_peak is not None:
-                line += text(
-                    " = {p:.0f}% of the {chip} peak ({dtype})",
-                    " = {p:.0f} % der Spitzenleistung der {chip} ({dtype})",
-                    p=self.percent_of_peak,
-                    chip=self.peak.chip,
-                    dtype=self.dtype,
-                )
-                if self.peak.estimate:
-                    line += text(", peak estimated", ", Spitzenleistung geschätzt")
-            elif self.dtype:
-                line += text(
-                    " (no peak known for this device and dtype)",
-                    " (für dieses Gerät und diesen dtype ist keine Spitzenleistung bekannt)",
-                )
-            parts.append(line)
-        if self.threads:
-            parts.append("  " + ", ".join(f"{k}={v}" for k, v in self.threads.items()))
-        if self.noisy:
-            parts.append(
-                text(
-                    "  WARNING: spread (IQR/median) is {p:.0f}%: something else is using this "
-                    "machine, or the blocks are too short. Measure again before you trust it.",
-                    "  WARNUNG: Die Streuung (IQR/Median) beträgt {p:.0f} %: Etwas anderes nutzt "
-                    "die Maschine, oder die Blöcke sind zu kurz. Miss noch einmal, bevor du dem "
-                    "Ergebnis traust.",
-                    p=100 * self.spread,
-                )
-            )
-        return "\n".join(parts)
-
-
-def format_seconds(seconds: float) -> str:
-    """0.00013 -> '130 µs' (German decimals in German: '1,5 ms')."""
-    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale:
-            return text("{v:.3g} {unit}", v=seconds / scale, unit=unit)
-    return text("{v:.3g} {unit}", v=seconds / 1e-9, unit="ns")
-
-
-def format_rate(flops_per_second: float) -> str:
-    """2.5e11 -> '250 GFLOP/s' (German decimals in German: '1,5 TFLOP/s')."""
-    for unit, scale in (("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6)):
-        if flops_per_second >= scale:
-            return text("{v:.3g} {unit}", v=flops_per_second / scale, unit=unit)
-    return text("{v:.3g} {unit}", v=flops_per_second, unit="FLOP/s")
-
-
 def thread_info() -> dict[str, Any]:
     """Threads the libraries will use: they change CPU timings by a factor of the core count."""
     info: dict[str, Any] = {}
@@ -226,19 +66,19 @@ def thread_info() -> dict[str, Any]:
     return info
 
 
-def device_peak(backend: str, result: Any = None) -> Peak | None:
+def device_peak(backend: str, result: Any = None) -> Chip | None:
     """The peak of the device a result lives on (datasheet), or an estimate for the CPU."""
     try:
         if backend == "cuda":
             import torch
 
-            return peak_for(torch.cuda.get_device_name(getattr(result, "device", None)))
+            return chip_for(torch.cuda.get_device_name(getattr(result, "device", None)))
         if backend == "jax":
             import jax
 
             device = jax.devices()[0]
             if device.platform != "cpu":
-                return peak_for(device.device_kind)
+                return chip_for(device.device_kind)
         if backend in ("cpu", "jax"):
             from .hardware import detect_cpu
 
@@ -300,7 +140,8 @@ def measure(
     min_time: float = 0.2,
     max_time: float = 10.0,
     min_blocks: int = 5,
-    peak: Peak | None = None,
+    peak: Chip | None = None,
+    clock: Callable[[], float] | None = None,
     **kwargs: Any,
 ) -> Measurement:
     """Time `fn(*args, **kwargs)`: cold call, warm-up, synchronised blocks, median and IQR.
@@ -309,9 +150,11 @@ def measure(
     sync      a function(result) that waits for the work, for backends this module doesn't know
     flops     floating-point operations of one call: gives FLOP/s and % of peak
     dtype     the dtype the FLOPs are done in (for % of peak)
+    clock     seconds as a float; None: `time.perf_counter`, looked up when `measure` runs (so a
+              test or a lab can hand in a fake clock, or `utils.asyncsim.virtual_time` swap it)
     """
     _check_arguments(fn, min_block, min_time, max_time, min_blocks, backend)
-    clock = time.perf_counter
+    clock = clock or time.perf_counter
 
     start = clock()
     result = fn(*args, **kwargs)

@@ -34,18 +34,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import re
 import secrets
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .checks import SCORE_MIMETYPE, format_table
+from .checks import score_table
 from .i18n import LANGUAGES, set_language, text
+from .kernel import cell_name, execute
+from .submission import first_line, lab_to_grade, notebooks_in, read_notebook, working_folder
 
 COURSE = Path(__file__).resolve().parents[1]
 GRADED = "graded"
@@ -76,191 +75,6 @@ class Grade:
         return self.status == GRADED
 
 
-# --- reading a submission ----------------------------------------------------------------------
-
-
-def _first_line(error: BaseException) -> str:
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return (lines[0] if lines else type(error).__name__)[:160]
-
-
-def read_notebook(path: Path) -> tuple[Any, Grade | None]:
-    """The notebook, or None and the verdict that says why it is not one."""
-    import nbformat
-
-    def refuse(status: str, why: str) -> tuple[None, Grade]:
-        return None, Grade(
-            str(path), status, text("not graded: {why}", "nicht bewertet: {why}", why=why)
-        )
-
-    if path.is_dir():
-        return refuse(
-            "not_found", text("a folder without .ipynb files", "ein Ordner ohne .ipynb-Dateien")
-        )
-    if not path.is_file():
-        return refuse("not_found", text("no such file", "Datei nicht gefunden"))
-    if path.suffix != ".ipynb":
-        return refuse(
-            "not_a_notebook",
-            text(
-                "not a notebook (a .ipynb file is expected, this is {kind})",
-                "kein Notebook (erwartet wird eine .ipynb-Datei, das hier ist {kind})",
-                kind=path.suffix or text("a file without suffix", "eine Datei ohne Endung"),
-            ),
-        )
-    try:
-        nb = nbformat.read(path, as_version=4)
-        nbformat.validate(nb)
-    except (json.JSONDecodeError, nbformat.reader.NotJSONError) as error:
-        error = error.__cause__ or error  # json's message says where: "line 3 column 5"
-        return refuse(
-            "invalid_notebook",
-            text(
-                "the file is not valid notebook JSON (damaged?): {error}",
-                "die Datei ist kein gültiges Notebook-JSON (beschädigt?): {error}",
-                error=_first_line(error),
-            ),
-        )
-    except Exception as error:  # valid JSON, but not a notebook nbformat accepts
-        return refuse(
-            "invalid_notebook",
-            text(
-                "not a valid notebook: {error}",
-                "kein gültiges Notebook: {error}",
-                error=_first_line(error),
-            ),
-        )
-    return nb, None
-
-
-def _bound_lab(nb: Any) -> str | None:
-    """The lab whose checks the notebook imports (`from labs.checks.lab00 import ...`), for a
-    notebook that lost its metadata."""
-    for cell in nb.cells:
-        if cell.cell_type == "code" and (
-            match := re.search(r"labs\.checks\.lab(\d\d)", cell.source)
-        ):
-            return match[1]
-    return None
-
-
-def _working_folder(path: Path, course: Path) -> Path:
-    """The notebook's folder if a course is found from there (as its setup cell looks), else ours."""
-    folder = path.resolve().parent
-    for candidate in (folder, *folder.parents):
-        if (candidate / "course.toml").is_file() and (
-            candidate / "utils" / "__init__.py"
-        ).is_file():
-            return folder
-    return course
-
-
-# --- running it --------------------------------------------------------------------------------
-
-
-@dataclass
-class Run:
-    reports: list[dict[str, Any]]  # what the grader's re-check showed: one summary per lab
-    cell_errors: int
-    stopped_at: int | None = None  # index of the cell that ran past the time limit
-    died_at: int | None = None  # index of the cell in which the kernel died
-
-
-def _kernel_manager_class() -> type:
-    """A kernel manager that always starts a kernel of *this* Python, whatever the notebook asks."""
-    import ipykernel.kernelspec
-    from jupyter_client import AsyncKernelManager
-    from jupyter_client.kernelspec import KernelSpecManager
-    from traitlets import default
-
-    class ThisPythonSpecs(KernelSpecManager):
-        def get_kernel_spec(self, kernel_name: str) -> Any:
-            return self.kernel_spec_class(
-                resource_dir=ipykernel.kernelspec.RESOURCES,
-                **ipykernel.kernelspec.get_kernel_dict(),
-            )
-
-    class ThisPythonKernel(AsyncKernelManager):
-        @default("kernel_spec_manager")
-        def _kernel_spec_manager_default(self) -> KernelSpecManager:
-            return ThisPythonSpecs(data_dir=self.data_dir)
-
-    return ThisPythonKernel
-
-
-def execute(nb: Any, cwd: Path, timeout: float, cell_timeout: float, regrade: str) -> Run:
-    """Run every code cell (errors don't stop it) within `timeout` seconds, then `regrade`."""
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-    from nbclient.util import run_sync
-
-    failed: set[int] = set()
-
-    def note_failure(cell: Any, cell_index: int, execute_reply: dict) -> None:
-        # The reply, not the outputs: a mistyped %magic fails without an error output.
-        if execute_reply.get("content", {}).get("status") == "error":
-            failed.add(cell_index)
-
-    client = NotebookClient(
-        nb,
-        kernel_name="python3",
-        on_cell_executed=note_failure,
-        kernel_manager_class=_kernel_manager_class(),
-        allow_errors=True,
-        interrupt_on_timeout=False,  # we interrupt ourselves, then still ask for the score
-        resources={"metadata": {"path": str(cwd)}},
-    )
-    run = Run(reports=[], cell_errors=0)
-    deadline = time.monotonic() + timeout
-    with client.setup_kernel(stderr=subprocess.DEVNULL):  # no kernel log lines between verdicts
-        try:
-            for index, cell in enumerate(nb.cells):
-                if cell.cell_type != "code":
-                    continue
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    run.stopped_at = index
-                    break
-                client.timeout = math.ceil(min(cell_timeout, left))
-                try:
-                    client.execute_cell(cell, index)
-                except CellTimeoutError:
-                    run.stopped_at = index
-                    run_sync(client.km.interrupt_kernel)()
-                    break
-                except DeadKernelError:
-                    run.died_at = index
-                    return run
-                run.cell_errors += index in failed or any(
-                    o.output_type == "error" for o in cell.outputs
-                )
-            report = nbformat.v4.new_code_cell(regrade)
-            nb.cells.append(report)
-            client.timeout = math.ceil(cell_timeout)
-            client.execute_cell(report, len(nb.cells) - 1)
-        except (CellTimeoutError, DeadKernelError):
-            return run  # no score to be had from this kernel
-        finally:
-            run_sync(client.km.shutdown_kernel)(now=True)
-    for output in report.outputs:
-        data = output.get("data", {}).get(SCORE_MIMETYPE)
-        if isinstance(data, dict):
-            run.reports.extend(data.get("labs", []))
-    return run
-
-
-def _cell_name(nb: Any, index: int) -> str:
-    lines = [line for line in nb.cells[index].source.splitlines() if line.strip()]
-    first = lines[0].strip()[:40] if lines else ""
-    return text(
-        "cell {number} ({first!r})", "Zelle {number} ({first!r})", number=index + 1, first=first
-    )
-
-
-# --- one notebook ------------------------------------------------------------------------------
-
-
 def grade_notebook(
     path: str | Path,
     *,
@@ -275,7 +89,8 @@ def grade_notebook(
     started = time.monotonic()
     nb, refused = read_notebook(path)
     if refused is not None:
-        return refused
+        status, why = refused
+        return Grade(str(path), status, text("not graded: {why}", "nicht bewertet: {why}", why=why))
 
     def verdict(status: str, message: str, **more: Any) -> Grade:
         if status != GRADED:
@@ -283,47 +98,21 @@ def grade_notebook(
         seconds = round(time.monotonic() - started, 1)
         return Grade(str(path), status, message, seconds=seconds, **more)
 
+    expected, refused = lab_to_grade(nb, lab)
+    if refused is not None:
+        return verdict(*refused)
     meta = nb.metadata.get("course") or {}
-    number = str(meta["number"]) if "number" in meta else _bound_lab(nb)
-    if meta.get("kind") == "lesson":
-        return verdict(
-            "not_a_lab",
-            text(
-                "lesson {number} is a lesson, not a lab",
-                "Lektion {number} ist eine Lektion, kein Lab",
-                number=number,
-            ),
-        )
-    if lab is not None and number is not None and number != lab:
-        return verdict(
-            "wrong_lab",
-            text(
-                "this notebook is from lab {number}, not lab {lab}",
-                "dieses Notebook ist aus Lab {number}, nicht aus Lab {lab}",
-                number=number,
-                lab=lab,
-            ),
-        )
-    expected = lab or number
-    if expected is None:
-        return verdict(
-            "not_a_lab",
-            text(
-                "the notebook does not say which lab it is: pass --lab NN",
-                "das Notebook sagt nicht, zu welchem Lab es gehört: Gib --lab NN an",
-            ),
-        )
     seed = secrets.randbelow(2**31) if seed is None else seed
     regrade = REGRADE_CELL.format(lab=expected, seed=seed)
     try:
-        run = execute(nb, _working_folder(path, course), timeout, cell_timeout, regrade)
+        run = execute(nb, working_folder(path, course), timeout, cell_timeout, regrade)
     except Exception as error:  # the kernel did not even start
         return verdict(
             "kernel_died",
             text(
                 "the kernel could not start: {error}",
                 "der Kernel ließ sich nicht starten: {error}",
-                error=_first_line(error),
+                error=first_line(error),
             ),
         )
 
@@ -354,7 +143,7 @@ def grade_notebook(
             text(
                 "the kernel died in {cell} (out of memory?)",
                 "der Kernel ist in {cell} abgestürzt (Speicher voll?)",
-                cell=_cell_name(nb, run.died_at),
+                cell=cell_name(nb, run.died_at),
             ),
             **scored,
         )
@@ -369,7 +158,7 @@ def grade_notebook(
                 "per cell): an endless loop? Score so far {so_far}",
                 "{cell} lief beim Zeitlimit noch ({timeout:g} s pro Notebook, {cell_timeout:g} s "
                 "pro Zelle): eine Endlosschleife? Punkte bis dahin {so_far}",
-                cell=_cell_name(nb, run.stopped_at),
+                cell=cell_name(nb, run.stopped_at),
                 timeout=timeout,
                 cell_timeout=cell_timeout,
                 so_far=so_far,
@@ -413,16 +202,6 @@ def grade_notebook(
 # --- the command line ---------------------------------------------------------------------------
 
 
-def _notebooks(paths: list[str]) -> list[Path]:
-    """The paths given, with each folder replaced by the notebooks in it."""
-    found: list[Path] = []
-    for name in paths:
-        path = Path(name)
-        inside = sorted(path.glob("*.ipynb")) if path.is_dir() else []
-        found.extend(inside or [path])  # an empty folder still gets its verdict ("no such file")
-    return found
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m utils.grade",
@@ -445,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     lab = args.lab.zfill(2) if args.lab else None
 
     grades = []
-    for path in _notebooks(args.paths):
+    for path in notebooks_in(args.paths):
         grade = grade_notebook(
             path, lab=lab, timeout=args.timeout, cell_timeout=args.cell_timeout, seed=args.seed
         )
@@ -460,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                     "max": grade.max,
                     "exercises": grade.exercises,
                 }
-                table = format_table(summary).splitlines()[1:]  # without the title line
+                table = score_table(summary).splitlines()[1:]  # without the title line
                 print("\n".join("    " + line for line in table), flush=True)
     if args.json:
         print(json.dumps([asdict(g) for g in grades], ensure_ascii=False, indent=1))

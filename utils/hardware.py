@@ -1,10 +1,11 @@
-"""What hardware is here: CPU, NVIDIA GPUs, Apple MPS, TPUs, and the course's hardware profile.
+"""What hardware is here: CPU, NVIDIA GPUs, Apple MPS, TPUs.
 
 Two depths:
 - `quick_accelerator()` reads only files and environment variables (no torch, no jax),
   fast enough for the setup cell of every notebook;
 - `detect()` asks torch (and jax, if the notebook has imported it) for the details.
-Every probe takes its framework module as an argument, so tests can hand in fakes.
+Every probe takes its framework module as an argument, so tests can hand in fakes.  Which of the
+course's hardware profiles this is, is `utils.profiles.hardware_profile`.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 from .i18n import text
-
-GIB = 1024**3
+from .units import GIB
 
 
 @dataclass(frozen=True)
@@ -230,57 +230,3 @@ def quick_accelerator(
     if sys.platform == "darwin" and _platform.machine() == "arm64":
         return "Apple GPU (MPS)"
     return text("CPU ({cores} cores)", "CPU ({cores} Kerne)", cores=usable_cores())
-
-
-# --- hardware profiles -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Profile:
-    """One of the hardware situations the course is written for (docs/design.md §3)."""
-
-    name: str
-    device: str  # "cpu", "cuda", "tpu" or "mps"
-    labels: tuple[str, str]  # (English, German): `label` picks the learner's language
-
-    @property
-    def label(self) -> str:
-        return text(*self.labels)
-
-    def pick(self, *, cpu, cuda=None, tpu=None, mps=None):
-        """A problem size (or any setting) for this profile; unset ones fall back to `cpu`."""
-        chosen = {"cuda": cuda, "tpu": tpu, "mps": mps}.get(self.device)
-        return cpu if chosen is None else chosen
-
-
-PROFILES = {
-    p.name: p
-    for p in (
-        Profile("cpu", "cpu", ("CPU only", "nur CPU")),
-        Profile("colab-t4", "cuda", ("Colab T4", "Colab T4")),
-        Profile("kaggle-t4x2", "cuda", ("Kaggle T4 x2", "Kaggle T4 x2")),
-        Profile("colab-tpu-v5e-1", "tpu", ("Colab TPU v5e-1", "Colab TPU v5e-1")),
-        Profile("kaggle-tpu-v5e-8", "tpu", ("Kaggle TPU v5e-8", "Kaggle TPU v5e-8")),
-        Profile("tpu", "tpu", ("TPU", "TPU")),
-        Profile("nvidia", "cuda", ("NVIDIA GPU", "NVIDIA-GPU")),
-        Profile("mps", "mps", ("Apple MPS", "Apple MPS")),
-    )
-}
-
-
-def hardware_profile(platform: str, hw: Hardware) -> Profile:
-    """Map (platform, hardware) to the profile lessons use to size their problems."""
-    if hw.tpu:
-        if platform == "kaggle":
-            return PROFILES["kaggle-tpu-v5e-8"]
-        if platform.startswith("colab") and hw.tpu.count == 1:
-            return PROFILES["colab-tpu-v5e-1"]
-        return PROFILES["tpu"]
-    if hw.gpus:
-        t4 = all("T4" in g.name for g in hw.gpus)
-        if t4 and platform == "kaggle":
-            return PROFILES["kaggle-t4x2"]
-        if t4 and platform.startswith("colab"):
-            return PROFILES["colab-t4"]
-        return PROFILES["nvidia"]
-    return PROFILES["mps"] if hw.mps else PROFILES["cpu"]

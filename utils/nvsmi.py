@@ -103,7 +103,7 @@ def query(
         )
 
 
-def format_table(rows: list[dict[str, str]]) -> str:
+def table(rows: list[dict[str, str]]) -> str:
     """A fixed-width text table (works in every notebook front end, no pandas needed)."""
     if not rows:
         return ""

@@ -31,11 +31,11 @@ from utils.checks import (
     matching,
 )
 from utils.i18n import text
+from utils.units import GIB
 
 lab = Lab("00")  # reads labs/src/00_warmup.py: title, solution blocks, answer names
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8]
-GIB = 2**30
 
 
 # --- the answer is one number -------------------------------------------------------------------

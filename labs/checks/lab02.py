@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from utils import devices
+from utils import placement
 from utils.asyncsim import VirtualClock, virtual_time
 from utils.checks import (
     Lab,
@@ -36,15 +36,15 @@ from utils.checks import (
     matching,
 )
 from utils.i18n import text
+from utils.units import GIB
 
 lab = Lab("02")
-GIB = 2**30
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8]
 
 
 def _targets() -> list[torch.device]:
     """Devices to try: this machine's accelerator (if any), `meta` (every torch has it), the CPU."""
-    accelerators = [d for d in devices.list_devices() if d.type != "cpu"][:1]
+    accelerators = [d for d in placement.list_devices() if d.type != "cpu"][:1]
     return [*accelerators, torch.device("meta"), torch.device("cpu")]
 
 

@@ -1,15 +1,24 @@
 # ---
 # jupyter:
 #   course:
-#     title:
-#       en: "Warm-up: devices, FLOPs and bytes"
-#       de: "Aufwärmen: Geräte, FLOPs und Bytes"
+#     duration:
+#       cpu: 20
+#       t4: 20
 #     level: 1
-#     duration: {t4: 20, cpu: 20}
-#     profiles: [CPU, Colab T4, Kaggle T4 x2, Colab TPU, Kaggle TPU, NVIDIA, MPS]
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: "Aufw\xE4rmen: Ger\xE4te, FLOPs und Bytes"
+#       en: 'Warm-up: devices, FLOPs and bytes'
 #   jupytext:
 #     formats: py:percent
-#     notebook_metadata_filter: course
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
 #     display_name: Python 3
 #     language: python

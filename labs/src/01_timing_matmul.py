@@ -1,15 +1,24 @@
 # ---
 # jupyter:
 #   course:
-#     title:
-#       en: "Timing a matrix multiplication"
-#       de: "Matrixmultiplikation messen"
+#     duration:
+#       cpu: 30
+#       t4: 30
 #     level: 1
-#     duration: {t4: 30, cpu: 30}
-#     profiles: [CPU, Colab T4, Kaggle T4 x2, Colab TPU, Kaggle TPU, NVIDIA, MPS]
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: Matrixmultiplikation messen
+#       en: Timing a matrix multiplication
 #   jupytext:
 #     formats: py:percent
-#     notebook_metadata_filter: course
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
 #     display_name: Python 3
 #     language: python

@@ -1,16 +1,25 @@
 # ---
 # jupyter:
 #   course:
-#     title:
-#       en: "Device placement: moving, copying, fitting"
-#       de: "Wo liegen meine Tensoren? Verschieben, kopieren, einpassen"
-#     level: 1
-#     duration: {t4: 30, cpu: 30}
 #     accelerator: GPU
-#     profiles: [CPU, Colab T4, Kaggle T4 x2, Colab TPU, Kaggle TPU, NVIDIA, MPS]
+#     duration:
+#       cpu: 30
+#       t4: 30
+#     level: 1
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: Wo liegen meine Tensoren? Verschieben, kopieren, einpassen
+#       en: 'Device placement: moving, copying, fitting'
 #   jupytext:
 #     formats: py:percent
-#     notebook_metadata_filter: course
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -46,11 +55,11 @@
 # %%
 import torch
 
-from utils import devices
+from utils import placement, transfers
 from utils.checks import ____  # noqa: F401  # en: the blank to fill | de: die Lücke
 from utils.i18n import say, text
 
-device = devices.pick_device()
+device = placement.pick_device()
 say("torch {v} | device: {d}", "torch {v} | Gerät: {d}", v=torch.__version__, d=str(device))
 
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
@@ -205,7 +214,7 @@ q3.check(copy_gbs)
 if q3.result is not None and q3.result.status == "passed":
     nbytes = 64 * 2**20
     source = torch.randn(nbytes // 4)
-    if device.type == "cuda" and devices.can_pin():
+    if device.type == "cuda" and transfers.can_pin():
         target = torch.empty(nbytes // 4, device=device)
         pinned = source.pin_memory()
 

@@ -1,16 +1,25 @@
 # ---
 # jupyter:
 #   course:
-#     title:
-#       en: What hardware do I have?
-#       de: Welche Hardware habe ich?
-#     level: 1
-#     duration: {t4: 15, cpu: 15}
 #     accelerator: GPU
-#     profiles: [CPU, Colab T4, Kaggle T4 x2, Colab TPU, Kaggle TPU, NVIDIA, MPS]
+#     duration:
+#       cpu: 15
+#       t4: 15
+#     level: 1
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: Welche Hardware habe ich?
+#       en: What hardware do I have?
 #   jupytext:
 #     formats: py:percent
-#     notebook_metadata_filter: course
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -139,12 +148,12 @@ checks = preflight.preflight()
 # de: JAX kommt erst hier, nicht in der Setup-Zelle: Lektion 04 richtet vorher die Geräte ein.
 import jax
 
-from utils import hardware, runtime
+from utils import hardware, profiles, runtime
 from utils.i18n import say, text
 
 platform = runtime.detect_platform()
 hw = hardware.detect()
-profile = hardware.hardware_profile(platform, hw)
+profile = profiles.hardware_profile(platform, hw)
 
 say("CPU:         {model}", "CPU:         {model}", model=hw.cpu.model)
 say("cores:       {cores}", "Kerne:       {cores}", cores=hw.cpu.cores)
@@ -302,7 +311,7 @@ from utils import nvsmi
 
 smi = nvsmi.query()
 if smi.ok:
-    print(nvsmi.format_table(smi.rows))
+    print(nvsmi.table(smi.rows))
 else:
     print(smi.error)
 
@@ -502,7 +511,7 @@ assert {c.item for c in checks} >= set(preflight.PACKAGES)
 assert all(c.fix for c in checks if c.status != "OK"), text(
     "a WARN/FAIL line without a fix", "eine WARN/FAIL-Zeile ohne Abhilfe"
 )
-assert profile.name in hardware.PROFILES
+assert profile.name in profiles.PROFILES
 assert profile.device == hw.accelerator
 assert n == {"cpu": 1024, "cuda": 8192, "tpu": 8192, "mps": 4096}[profile.device]
 # en: nvidia-smi also lists GPUs that torch was told to ignore

@@ -1,16 +1,25 @@
 # ---
 # jupyter:
 #   course:
-#     title:
-#       en: "CPU vs. GPU: timing a matrix multiplication"
-#       de: "CPU gegen GPU: Matrixmultiplikation messen"
-#     level: 1
-#     duration: {t4: 30, cpu: 25}
 #     accelerator: GPU
-#     profiles: [CPU, Colab T4, Kaggle T4 x2, Colab TPU, Kaggle TPU, NVIDIA, MPS]
+#     duration:
+#       cpu: 25
+#       t4: 30
+#     level: 1
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: 'CPU gegen GPU: Matrixmultiplikation messen'
+#       en: 'CPU vs. GPU: timing a matrix multiplication'
 #   jupytext:
 #     formats: py:percent
-#     notebook_metadata_filter: course
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -53,12 +62,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from utils import bench, hardware, runtime
+from utils import bench, hardware, profiles, runtime, units
+from utils.chips import CHIPS
 from utils.i18n import say, text
-from utils.peaks import PEAKS
 
 hw = hardware.detect()
-profile = hardware.hardware_profile(runtime.detect_platform(), hw)
+profile = profiles.hardware_profile(runtime.detect_platform(), hw)
 # en: The device torch computes on; this lesson uses a TPU through JAX.
 # de: Das Gerät, auf dem torch rechnet; eine TPU nutzt diese Lektion über JAX.
 accelerator = torch.device(hw.accelerator) if hw.accelerator in ("cuda", "mps") else None
@@ -200,8 +209,8 @@ first = bench.measure(fresh, x, x, min_time=0.1)
 say(
     "first call {cold}, typical call {typical}: the first call is {f:,.0f}× slower",
     "erster Aufruf {cold}, typischer Aufruf {typical}: Der erste ist {f:,.0f}-mal langsamer",
-    cold=bench.format_seconds(first.cold),
-    typical=bench.format_seconds(first.median),
+    cold=units.format_seconds(first.cold),
+    typical=units.format_seconds(first.median),
     f=first.cold / first.median,
 )
 
@@ -235,8 +244,8 @@ say(
     "{device}: zeros {zeros}, random {randoms} (random / zeros = {ratio:.2f})",
     "{device}: Nullen {zeros}, Zufallszahlen {randoms} (Zufall / Nullen = {ratio:.2f})",
     device=device,
-    zeros=bench.format_seconds(on_zeros.median),
-    randoms=bench.format_seconds(on_randoms.median),
+    zeros=units.format_seconds(on_zeros.median),
+    randoms=units.format_seconds(on_randoms.median),
     ratio=on_randoms.median / on_zeros.median,
 )
 
@@ -268,7 +277,7 @@ for threads, m in by_threads.items():
         "{threads} thread(s): {t}",
         "{threads} Thread(s): {t}",
         threads=threads,
-        t=bench.format_seconds(m.median),
+        t=units.format_seconds(m.median),
     )
 
 # %% [markdown] lang="en"
@@ -371,7 +380,7 @@ for label, results in sweep.items():
         "{label:24s} best {rate} (n={n})",
         "{label:24s} am besten {rate} (n={n})",
         label=label,
-        rate=bench.format_rate(results[best_n].flops_per_second),
+        rate=units.format_rate(results[best_n].flops_per_second),
         n=best_n,
     )
 
@@ -486,7 +495,7 @@ if not accelerated:
 # führe dieses Notebook auf einer T4 aus, um sie durch Messungen zu ersetzen.
 
 # %%
-T4 = PEAKS["T4"]
+T4 = CHIPS["T4"]
 model = {
     # en: a kernel launch plus PyTorch's dispatch: about 10 µs
     # de: ein Kernel-Start plus das Dispatching von PyTorch: etwa 10 µs
@@ -614,10 +623,10 @@ for label, results in sweep.items():
     if best.peak is None:
         chip = "–"
     elif best.peak.estimate:
-        chip = text("{chip} (estimate)", "{chip} (Schätzung)", chip=best.peak.chip)
+        chip = text("{chip} (estimate)", "{chip} (Schätzung)", chip=best.peak.name)
     else:
-        chip = best.peak.chip
-    rate = bench.format_rate(best.flops_per_second)
+        chip = best.peak.name
+    rate = units.format_rate(best.flops_per_second)
     print(f"{label:24s} {rate:>14s}  {share:>9s}  {chip}")
 
 # %% [markdown] lang="en"
@@ -683,14 +692,14 @@ say(
     "measured bandwidth {bw:,.1f} GB/s, best matmul {rate}, ridge point {ridge:,.1f} FLOP/byte",
     "gemessene Bandbreite {bw:,.1f} GB/s, beste Matmul {rate}, Knickpunkt {ridge:,.1f} FLOP/Byte",
     bw=bandwidth / 1e9,
-    rate=bench.format_rate(peak_flops),
+    rate=units.format_rate(peak_flops),
     ridge=ridge,
 )
 say(
     "addition: {i:.3f} FLOP/byte, {rate}: memory-bound ({p:.1f}% of the matmul's rate)",
     "Addition: {i:.3f} FLOP/Byte, {rate}: speichergebunden ({p:.1f} % der Matmul-Rate)",
     i=add_intensity,
-    rate=bench.format_rate(add.flops_per_second),
+    rate=units.format_rate(add.flops_per_second),
     p=100 * add.flops_per_second / peak_flops,
 )
 

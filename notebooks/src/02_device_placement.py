@@ -1,16 +1,25 @@
 # ---
 # jupyter:
 #   course:
-#     title:
-#       en: "Device placement: where do my tensors live?"
-#       de: Wo liegen meine Tensoren?
-#     level: 1
-#     duration: {t4: 30, cpu: 25}
 #     accelerator: GPU
-#     profiles: [CPU, Colab T4, Kaggle T4 x2, Colab TPU, Kaggle TPU, NVIDIA, MPS]
+#     duration:
+#       cpu: 25
+#       t4: 30
+#     level: 1
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: Wo liegen meine Tensoren?
+#       en: 'Device placement: where do my tensors live?'
 #   jupytext:
 #     formats: py:percent
-#     notebook_metadata_filter: course
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -67,13 +76,25 @@ import time
 
 import torch
 
-from utils import bench, devices, hardware, nvsmi, runtime
+from utils import (
+    bench,
+    hardware,
+    memory,
+    memsim,
+    nvsmi,
+    placement,
+    profiles,
+    runtime,
+    transfers,
+    units,
+)
+from utils.chips import CHIPS, LINK_SOURCE
 from utils.i18n import say, text
-from utils.peaks import PEAKS
+from utils.sync import synchronizer
 
 hw = hardware.detect()
-profile = hardware.hardware_profile(runtime.detect_platform(), hw)
-MIB, GIB = devices.MIB, devices.GIB
+profile = profiles.hardware_profile(runtime.detect_platform(), hw)
+MIB, GIB = units.MIB, units.GIB
 print(profile.label, "|", hw.summary())
 
 # %% [markdown] lang="en"
@@ -86,7 +107,7 @@ print(profile.label, "|", hw.summary())
 # ```
 #
 # It misses a Mac's GPU (`mps`) and Intel GPUs (`xpu`). Since PyTorch 2.6, `torch.accelerator`
-# knows every accelerator backend; `utils.devices.pick_device()` asks it first and falls back to
+# knows every accelerator backend; `utils.placement.pick_device()` asks it first and falls back to
 # asking CUDA and MPS directly on older PyTorch versions. Here is the whole helper:
 
 # %% [markdown] lang="de"
@@ -99,24 +120,24 @@ print(profile.label, "|", hw.summary())
 # ```
 #
 # Dabei übersieht sie die GPU eines Macs (`mps`) und die GPUs von Intel (`xpu`). Seit PyTorch 2.6 kennt
-# `torch.accelerator` alle Beschleuniger-Backends; `utils.devices.pick_device()` fragt zuerst dort und
+# `torch.accelerator` alle Beschleuniger-Backends; `utils.placement.pick_device()` fragt zuerst dort und
 # fragt bei älteren PyTorch-Versionen direkt bei CUDA und MPS nach. Hier ist der ganze Helfer:
 
 # %%
-print(inspect.getsource(devices.pick_device))
+print(inspect.getsource(placement.pick_device))
 
 # en: the glossary's line
 # de: die Zeile der Glossarseite
 seed_device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-device = devices.pick_device()
-say("glossary line:         {d}", "Zeile der Glossarseite: {d}", d=seed_device)
-say("devices.pick_device(): {d}", "devices.pick_device():  {d}", d=device)
-all_devices = [str(d) for d in devices.list_devices()]
-say("all devices here:      {d}", "alle Geräte hier:       {d}", d=all_devices)
+device = placement.pick_device()
+say("glossary line:           {d}", "Zeile der Glossarseite:  {d}", d=seed_device)
+say("placement.pick_device(): {d}", "placement.pick_device(): {d}", d=device)
+all_devices = [str(d) for d in placement.list_devices()]
+say("all devices here:        {d}", "alle Geräte hier:        {d}", d=all_devices)
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert (device.type == "cuda") == bool(hw.gpus) and (device.type == "mps") == hw.mps
-assert devices.list_devices()[0].type == "cpu"
+assert placement.list_devices()[0].type == "cpu"
 
 # %% [markdown] lang="en"
 # `cuda` without a number means "the current GPU", normally `cuda:0`. **TPUs** are not in this
@@ -200,7 +221,7 @@ assert model(x).device.type == other.type
 # A data loader hands out CPU tensors. Forget to move one batch, and the forward pass stops with
 # a `RuntimeError`. On a GPU it reads *"Expected all tensors to be on the same device, but found
 # at least two devices, cuda:0 and cpu!"*; on `meta` the words differ, the meaning is the same.
-# `devices.catch_mixed_devices(name=thing, ...)` runs a block, catches only this error, and says
+# `placement.catch_mixed_devices(name=thing, ...)` runs a block, catches only this error, and says
 # which named tensor or model lives where, and which line fixes it:
 
 # %% [markdown] lang="de"
@@ -214,7 +235,7 @@ assert model(x).device.type == other.type
 # Ein DataLoader liefert CPU-Tensoren. Vergisst du, einen Batch zu verschieben, bricht der
 # Vorwärtsdurchlauf mit einem `RuntimeError` ab. Auf einer GPU lautet er *„Expected all tensors to
 # be on the same device, but found at least two devices, cuda:0 and cpu!“*; auf `meta` sind die
-# Worte andere, die Bedeutung dieselbe. `devices.catch_mixed_devices(name=ding, ...)` führt einen
+# Worte andere, die Bedeutung dieselbe. `placement.catch_mixed_devices(name=ding, ...)` führt einen
 # Block aus, fängt nur diesen Fehler ab und sagt, welcher genannte Tensor oder welches Modell wo liegt
 # und welche Zeile es behebt:
 
@@ -225,9 +246,9 @@ net.to(other)
 # de: direkt aus dem DataLoader: auf der CPU
 batch = torch.randn(8, 16)
 
-with devices.catch_mixed_devices(model=net, batch=batch) as caught:
+with placement.catch_mixed_devices(model=net, batch=batch) as caught:
     net(batch)
-assert caught and devices.is_mixed_device_error(caught.error)
+assert caught and placement.is_mixed_device_error(caught.error)
 
 # en: the fix the helper printed
 # de: die Korrektur, die der Helfer vorschlägt
@@ -267,7 +288,7 @@ def add_position_fixed(h):
     return h + position
 
 
-with devices.catch_mixed_devices(h=out) as caught:
+with placement.catch_mixed_devices(h=out) as caught:
     add_position(out)
 assert caught
 assert add_position_fixed(out).device == out.device
@@ -292,7 +313,7 @@ assert add_position_fixed(out).device == out.device
 #   memory access). `tensor.pin_memory()` or `DataLoader(..., pin_memory=True)` give you such memory;
 #   only then can `.to(device, non_blocking=True)` really run in the background.
 #
-# `devices.measure_copy` times a copy with `utils.bench.measure` (warm, synchronised, median). On a
+# `transfers.measure_copy` times a copy with `utils.bench.measure` (warm, synchronised, median). On a
 # CPU-only machine there is no link and nothing to pin (pinning needs an accelerator backend), so
 # the cell measures the CPU's version of the same effect: copying into a **fresh** buffer, whose pages
 # the operating system has to map one by one on first touch, against copying into a buffer that is
@@ -319,7 +340,7 @@ assert add_position_fixed(out).device == out.device
 #   Direct Memory Access). `tensor.pin_memory()` oder `DataLoader(..., pin_memory=True)` liefern solchen
 #   Speicher; nur dann kann `.to(device, non_blocking=True)` wirklich im Hintergrund laufen.
 #
-# `devices.measure_copy` misst eine Kopie mit `utils.bench.measure` (aufgewärmt, synchronisiert,
+# `transfers.measure_copy` misst eine Kopie mit `utils.bench.measure` (aufgewärmt, synchronisiert,
 # Median). Auf einer reinen CPU-Maschine gibt es keine Verbindung und nichts zu pinnen (Pinnen
 # braucht ein Beschleuniger-Backend), also misst die Zelle die CPU-Fassung desselben Effekts: Sie
 # vergleicht eine Kopie in einen **frischen** Puffer, dessen Seiten das Betriebssystem beim ersten
@@ -328,19 +349,19 @@ assert add_position_fixed(out).device == out.device
 
 # %%
 nbytes = profile.pick(cpu=64 * MIB, cuda=256 * MIB, mps=256 * MIB)
-link = devices.gpu_link(device.index or 0) if device.type == "cuda" else None
+link = transfers.gpu_link(device.index or 0) if device.type == "cuda" else None
 
 if device.type == "cpu":
     fresh = text("CPU copy, fresh buffer", "CPU-Kopie, frischer Puffer")
     reused = text("CPU copy, reused buffer", "CPU-Kopie, Puffer wiederverwendet")
     copies = [
-        devices.measure_copy(nbytes, fresh=True, label=fresh),
-        devices.measure_copy(nbytes, label=reused),
+        transfers.measure_copy(nbytes, fresh=True, label=fresh),
+        transfers.measure_copy(nbytes, label=reused),
     ]
 else:
     # en: pageable, pinned
     # de: auslagerbar, gepinnt
-    kinds = [False, True] if devices.can_pin() else [False]
+    kinds = [False, True] if transfers.can_pin() else [False]
     ways = [
         ("cpu", device, text("host→device", "Host→Gerät")),
         (device, "cpu", text("device→host", "Gerät→Host")),
@@ -348,18 +369,18 @@ else:
     copies = []
     for source, target, way in ways:
         for pinned in kinds:
-            memory = text("pinned", "gepinnt") if pinned else text("pageable", "auslagerbar")
+            host = text("pinned", "gepinnt") if pinned else text("pageable", "auslagerbar")
             copies.append(
-                devices.measure_copy(nbytes, source, target, pinned=pinned, label=f"{way} {memory}")
+                transfers.measure_copy(nbytes, source, target, pinned=pinned, label=f"{way} {host}")
             )
 
-say("copying {size}:", "Kopie von {size}:", size=devices.format_bytes(nbytes))
+say("copying {size}:", "Kopie von {size}:", size=units.format_bytes(nbytes))
 for c in copies:
     line = text(
         "  {label:<36} {gbs:6.1f} GB/s   ({t})",
         label=c.label,
         gbs=c.gbs,
-        t=bench.format_seconds(c.seconds),
+        t=units.format_seconds(c.seconds),
     )
     if link:
         line += text(
@@ -386,9 +407,9 @@ assert all(c.gbs > 0 and c.nbytes == nbytes for c in copies)
 # Was eine T4 zeigt, nach Datenblatt und veröffentlichten Messungen (Stand November 2026):
 
 # %%
-t4_link = devices.link_for_name("Tesla T4")
+t4_link = CHIPS["T4"].link
 low, high = t4_link.typical_pinned_gbs
-t4_memory = PEAKS["T4"].bandwidth_gbs
+t4_memory = CHIPS["T4"].bandwidth_gbs
 say(
     "T4 link: PCIe Gen{gen} x{lanes} = {gbs:.2f} GB/s per direction, in theory",
     "T4-Verbindung: PCIe Gen{gen} x{lanes} = theoretisch {gbs:.2f} GB/s je Richtung",
@@ -408,7 +429,7 @@ say(
     bw=t4_memory,
     r=t4_memory / t4_link.gbs,
 )
-say("source: {s}", "Quelle: {s}", s=text(*devices.LINK_SOURCE))
+say("source: {s}", "Quelle: {s}", s=text(*LINK_SOURCE))
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert 15.7 < t4_link.gbs < 15.8
@@ -455,14 +476,14 @@ say(
     "Batch {s} × {f} float32 = {size}",
     s=samples,
     f=features,
-    size=devices.format_bytes(nbytes),
+    size=units.format_bytes(nbytes),
 )
-say("  copy    {t}", "  Kopie   {t}", t=bench.format_seconds(transfer.seconds))
+say("  copy    {t}", "  Kopie   {t}", t=units.format_seconds(transfer.seconds))
 say(
     "  compute {t}  ({rate})",
     "  Rechnen {t}  ({rate})",
-    t=bench.format_seconds(compute.median),
-    rate=bench.format_rate(compute.flops_per_second),
+    t=units.format_seconds(compute.median),
+    rate=units.format_rate(compute.flops_per_second),
 )
 say(
     "  the copy takes {r:.2f}× the compute time",
@@ -473,8 +494,8 @@ say(
 # en: The same batch on a T4, from the data sheet (fp32 peak) and the typical pinned link speed:
 # de: Derselbe Batch auf einer T4, nach Datenblatt (fp32-Spitze) und typischer gepinnter Rate:
 t4_batch, t4_features = 256 * MIB // 4 // 1024, 1024
-t4_copy = devices.transfer_seconds(256 * MIB, low)
-t4_compute = 2 * t4_batch * t4_features**2 / (PEAKS["T4"].tflops["float32"] * 1e12)
+t4_copy = transfers.transfer_seconds(256 * MIB, low)
+t4_compute = 2 * t4_batch * t4_features**2 / (CHIPS["T4"].tflops["float32"] * 1e12)
 say(
     "T4, {b} × {f}: copy ≈ {c:.0f} ms at {low:.0f} GB/s, compute ≥ {m:.0f} ms at the fp32 peak",
     "T4, {b} × {f}: Kopie ≈ {c:.0f} ms bei {low:.0f} GB/s, Rechnen ≥ {m:.0f} ms bei fp32-Spitze",
@@ -513,10 +534,10 @@ from utils.widgets import explore
 
 
 def link_budget(gpu, batch_mib, dtype):
-    chip_link = devices.link_for_name(gpu)
+    chip_link = CHIPS[gpu].link
     typical = chip_link.typical_pinned_gbs[0]
-    peak = PEAKS[gpu].tflops[dtype]
-    seconds = devices.transfer_seconds(batch_mib * MIB, typical)
+    peak = CHIPS[gpu].tflops[dtype]
+    seconds = transfers.transfer_seconds(batch_mib * MIB, typical)
     say(
         "{gpu}: {link}; typical pinned {gbs:.0f} GB/s",
         "{gpu}: {link}; gepinnt typisch {gbs:.0f} GB/s",
@@ -566,7 +587,7 @@ panel = explore(
 # %%
 n = profile.pick(cpu=768, cuda=4096, mps=2048)
 if device.type in ("cuda", "mps"):
-    wait = bench.synchronizer(device.type)
+    wait = synchronizer(device.type)
     a = torch.randn(n, n, device=device)
 
     def work(a):
@@ -591,9 +612,9 @@ right = bench.measure(work, a, name="a @ a @ a")
 say(
     "without waiting: {queued}   with waiting: {done}   bench.measure: {right}",
     "ohne Warten: {queued}   mit Warten: {done}   bench.measure: {right}",
-    queued=bench.format_seconds(queued),
-    done=bench.format_seconds(done),
-    right=bench.format_seconds(right.median),
+    queued=units.format_seconds(queued),
+    done=units.format_seconds(done),
+    right=units.format_seconds(right.median),
 )
 assert queued <= done
 
@@ -615,7 +636,7 @@ assert queued <= done
 # einer GPU ertappt die nächste Zelle eine nicht blockierende Kopie auf frischer Tat.
 
 # %%
-if device.type == "cuda" and devices.can_pin():
+if device.type == "cuda" and transfers.can_pin():
     host = torch.randn(nbytes // 4).pin_memory()
     torch.cuda.synchronize()
     start = time.perf_counter()
@@ -626,9 +647,9 @@ if device.type == "cuda" and devices.can_pin():
     say(
         "non_blocking copy of {size}: returned after {returned}, arrived after {arrived}",
         "nicht blockierende Kopie von {size}: zurück nach {returned}, angekommen nach {arrived}",
-        size=devices.format_bytes(nbytes),
-        returned=bench.format_seconds(returned),
-        arrived=bench.format_seconds(arrived),
+        size=units.format_bytes(nbytes),
+        returned=units.format_seconds(returned),
+        arrived=units.format_seconds(arrived),
     )
     assert torch.equal(on_gpu.cpu(), host)
 else:
@@ -637,8 +658,8 @@ else:
         "about {ms:.0f} ms later ({size} at ≈{gbs:.0f} GB/s).",
         "Keine CUDA-GPU hier: Auf einer T4 kehrt der Aufruf nach wenigen Mikrosekunden zurück, "
         "die Daten kommen etwa {ms:.0f} ms später an ({size} bei ≈{gbs:.0f} GB/s).",
-        ms=devices.transfer_seconds(nbytes, low) * 1e3,
-        size=devices.format_bytes(nbytes),
+        ms=transfers.transfer_seconds(nbytes, low) * 1e3,
+        size=units.format_bytes(nbytes),
         gbs=low,
     )
 
@@ -666,11 +687,11 @@ shapes = [
     ((64, 3, 224, 224), torch.uint8),
 ]
 for shape, dtype in shapes:
-    size = devices.format_bytes(devices.tensor_bytes(shape, dtype))
+    size = units.format_bytes(memory.tensor_bytes(shape, dtype))
     print(f"{str(shape):<20} {str(dtype):<15} {size:>10}")
 
 t = torch.empty(1000, 3, dtype=torch.bfloat16)
-assert t.nbytes == t.numel() * t.element_size() == devices.tensor_bytes(t.shape, t.dtype) == 6000
+assert t.nbytes == t.numel() * t.element_size() == memory.tensor_bytes(t.shape, t.dtype) == 6000
 
 start = time.perf_counter()
 # en: every tensor made in this block lives on meta: shapes only
@@ -683,10 +704,10 @@ say(
     "a model of {m:.0f} M parameters, built on meta in {t}: {size} in float32",
     "ein Modell mit {m:.0f} Mio. Parametern, auf meta gebaut in {t}: {size} in float32",
     m=parameters / 1e6,
-    t=bench.format_seconds(built),
-    size=devices.format_bytes(devices.module_bytes(big)),
+    t=units.format_seconds(built),
+    size=units.format_bytes(memory.module_bytes(big)),
 )
-assert devices.module_bytes(big) == parameters * 4 and devices.where(big) == "meta"
+assert memory.module_bytes(big) == parameters * 4 and placement.where(big) == "meta"
 
 # %% [markdown] lang="en"
 # ### Allocated vs. reserved
@@ -723,18 +744,18 @@ size = profile.pick(cpu=256 * MIB, cuda=1 * GIB, mps=1 * GIB)
 allocated, reserved = text("allocated", "belegt"), text("reserved", "reserviert")
 if device.type == "cuda":
     torch.cuda.synchronize()
-    devices.free_memory()
-    steps = [(text("start", "Start"), devices.memory_stats(device))]
+    memory.free_memory()
+    steps = [(text("start", "Start"), memory.memory_stats(device))]
     block = torch.empty(size, dtype=torch.uint8, device=device)
-    tensor = text("x = tensor of {size}", "x = Tensor mit {size}", size=devices.format_bytes(size))
-    steps.append((tensor, devices.memory_stats(device)))
+    tensor = text("x = tensor of {size}", "x = Tensor mit {size}", size=units.format_bytes(size))
+    steps.append((tensor, memory.memory_stats(device)))
     del block
-    steps.append(("del x", devices.memory_stats(device)))
+    steps.append(("del x", memory.memory_stats(device)))
     torch.cuda.empty_cache()
-    steps.append(("empty_cache()", devices.memory_stats(device)))
+    steps.append(("empty_cache()", memory.memory_stats(device)))
     print(f"{'':<28} {allocated:>12} {reserved:>12}")
     for label, s in steps:
-        used, held = devices.format_bytes(s.allocated), devices.format_bytes(s.reserved)
+        used, held = units.format_bytes(s.allocated), units.format_bytes(s.reserved)
         print(f"{label:<28} {used:>12} {held:>12}")
     assert steps[1][1].allocated - steps[0][1].allocated >= size
     assert steps[2][1].allocated == steps[0][1].allocated
@@ -745,7 +766,7 @@ else:
         "No CUDA GPU here. On a T4, with a 1 GiB tensor, the two counters read:",
         "Keine CUDA-GPU hier. Auf einer T4 zeigen die zwei Zähler mit einem Tensor von 1 GiB:",
     )
-    gib = devices.format_bytes(GIB)
+    gib = units.format_bytes(GIB)
     t4_steps = [
         (text("x = 1 GiB tensor", "x = Tensor mit 1 GiB"), gib, gib),
         ("del x", "0 B", gib),
@@ -755,23 +776,23 @@ else:
         print(f"  {label:<24} {allocated} {used:>9}   {reserved} {held:>9}")
     # en: The CPU's own version: the operating system hands out memory page by page, on first touch.
     # de: Die CPU-Fassung: Das Betriebssystem vergibt Speicher Seite für Seite, beim ersten Zugriff.
-    rss = [devices.process_rss()]
+    rss = [memory.process_rss()]
     block = torch.empty(size, dtype=torch.uint8)  # en: asked for ... | de: angefordert ...
-    rss.append(devices.process_rss())
+    rss.append(memory.process_rss())
     block.fill_(1)  # en: ... and touched | de: ... und beschrieben
-    rss.append(devices.process_rss())
+    rss.append(memory.process_rss())
     del block
-    rss.append(devices.process_rss())
+    rss.append(memory.process_rss())
     if None not in rss:
         grown = [r - rss[0] for r in rss[1:]]
         say(
             "On this CPU, the process's resident memory (RSS) for a tensor of {size}:",
             "Auf dieser CPU: Arbeitsspeicher des Prozesses (RSS) für einen Tensor mit {size}:",
-            size=devices.format_bytes(size),
+            size=units.format_bytes(size),
         )
         written = text("after writing to it", "nach dem Beschreiben")
         for label, delta in zip(["torch.empty", written, "del"], grown, strict=True):
-            print(f"  {label:<22} {'+' if delta >= 0 else ''}{devices.format_bytes(delta)}")
+            print(f"  {label:<22} {'+' if delta >= 0 else ''}{units.format_bytes(delta)}")
         assert grown[1] > 0.5 * size > grown[0]
 
 # %% [markdown] lang="en"
@@ -808,21 +829,21 @@ try:
 # en: torch.OutOfMemoryError is a RuntimeError
 # de: torch.OutOfMemoryError ist ein RuntimeError
 except RuntimeError as error:
-    if not devices.is_oom(error):
+    if not memory.is_oom(error):
         raise
     oom = error
 assert oom is not None
 say(
     "asked for {size}: {kind} - {message}",
     "{size} verlangt: {kind} - {message}",
-    size=devices.format_bytes(request),
+    size=units.format_bytes(request),
     kind=type(oom).__name__,
     message=str(oom).strip().splitlines()[0][:160],
 )
 # en: the error keeps the frames of the failed call alive: drop it, collect garbage, empty the cache
 # de: Der Fehler hält die Frames des gescheiterten Aufrufs am Leben: weg damit, aufräumen, Cache leeren
 oom = None
-devices.free_memory()
+memory.free_memory()
 check = torch.ones(1000, device=where_to).sum().item()
 say(
     "and the session goes on: torch.ones(1000).sum() = {check:.0f}",
@@ -835,25 +856,25 @@ assert check == 1000
 # ### Finding the batch size that fits
 #
 # Memory grows with the batch size, so the usual way to find the largest batch is to try:
-# `devices.find_batch_size(step)` doubles the batch size until `step` runs out of memory, then
+# `memory.find_batch_size(step)` doubles the batch size until `step` runs out of memory, then
 # bisects between the last size that fit and the first that did not. It catches **only**
 # out-of-memory errors: a shape bug is still a bug and stops the search. The step here is
 # memory-heavy on purpose: each sample takes 2 MiB of activations (like a long sequence in a
 # transformer layer), computed twice. On a GPU it runs for real; a CPU must not run out of memory
-# (the operating system would end the whole session), so there `devices.MemoryBudget` plays a T4's
+# (the operating system would end the whole session), so there `memsim.MemoryBudget` plays a T4's
 # 15 GiB and raises the same `torch.OutOfMemoryError`.
 
 # %% [markdown] lang="de"
 # ### Die Batchgröße finden, die passt
 #
 # Der Speicherbedarf wächst mit der Batchgröße, deshalb findet man die größte Batchgröße üblicherweise
-# durch Ausprobieren: `devices.find_batch_size(step)` verdoppelt die Batchgröße, bis `step` keinen
+# durch Ausprobieren: `memory.find_batch_size(step)` verdoppelt die Batchgröße, bis `step` keinen
 # Speicher mehr bekommt, und halbiert dann das Intervall zwischen der letzten Größe, die passte, und
 # der ersten, die nicht passte. Es fängt **nur** Out-of-Memory-Fehler ab: Ein Fehler in den Formen
 # bleibt ein Fehler und beendet die Suche. Der Schritt hier braucht absichtlich viel Speicher: Jedes
 # Beispiel belegt 2 MiB an Aktivierungen (wie eine lange Sequenz in einer Transformer-Schicht),
 # zweimal berechnet. Auf einer GPU läuft er wirklich; einer CPU darf der Speicher nicht ausgehen (das
-# Betriebssystem würde die ganze Sitzung beenden), also spielt dort `devices.MemoryBudget` die 15 GiB
+# Betriebssystem würde die ganze Sitzung beenden), also spielt dort `memsim.MemoryBudget` die 15 GiB
 # einer T4 und wirft denselben `torch.OutOfMemoryError`.
 
 # %%
@@ -872,7 +893,7 @@ if device.type == "cuda":
         return (h * 2).sum().item()
 else:
     capacity = 15 * GIB  # en: a T4's usable memory | de: der nutzbare Speicher einer T4
-    budget = devices.MemoryBudget(capacity, name=text("T4 (simulated)", "T4 (simuliert)"))
+    budget = memsim.MemoryBudget(capacity, name=text("T4 (simulated)", "T4 (simuliert)"))
 
     def step(batch_size):
         # en: h and h * 2, as on the GPU
@@ -888,7 +909,7 @@ else:
 # de: weit mehr, als passt
 limit = 2 ** math.ceil(math.log2(4 * capacity / per_sample))
 start = time.perf_counter()
-search = devices.find_batch_size(step, limit=limit, refine=True)
+search = memory.find_batch_size(step, limit=limit, refine=True)
 seconds = time.perf_counter() - start
 print(search.table())
 estimate = capacity // (2 * per_sample)
@@ -906,7 +927,7 @@ assert 0 < search.batch_size <= estimate
 # en: it did run out of memory, and recovered
 # de: Der Speicher ging aus, und es ging weiter
 assert any(not ok for _, ok in search.tries)
-devices.free_memory()
+memory.free_memory()
 
 # %% [markdown] lang="en"
 # On a real GPU the answer is a little below the estimate: the CUDA context, cuBLAS workspaces and
@@ -934,7 +955,7 @@ devices.free_memory()
 # stattdessen, wie viele es gibt:
 
 # %%
-gpus = [d for d in devices.list_devices() if d.type == "cuda"]
+gpus = [d for d in placement.list_devices() if d.type == "cuda"]
 say(
     "CUDA GPUs here: {n} {names}",
     "CUDA-GPUs hier: {n} {names}",
@@ -953,17 +974,17 @@ print('torch.ones(1, device="cuda:1") ->', outcome)
 
 # en: cuda:1 where it exists, else a fallback and a note
 # de: cuda:1, wo es existiert, sonst Ersatz und Hinweis
-second = devices.try_gpu(1)
-print("devices.try_gpu(1) ->", second)
+second = placement.try_gpu(1)
+print("placement.try_gpu(1) ->", second)
 
 if len(gpus) >= 2:
     on_0 = torch.randn(2048, 2048, device=gpus[0])
     on_1 = torch.randn(2048, 2048, device=gpus[1])
-    with devices.catch_mixed_devices(on_0=on_0, on_1=on_1) as caught:
+    with placement.catch_mixed_devices(on_0=on_0, on_1=on_1) as caught:
         on_0 @ on_1
     assert caught  # en: two GPUs are two devices, too | de: auch zwei GPUs sind zwei Geräte
     product = on_0 @ on_1.to(on_0.device)
-    hop = devices.measure_copy(nbytes, gpus[0], gpus[1], label="cuda:0 -> cuda:1")
+    hop = transfers.measure_copy(nbytes, gpus[0], gpus[1], label="cuda:0 -> cuda:1")
     say(
         "copy cuda:0 → cuda:1: {gbs:.1f} GB/s", "Kopie cuda:0 → cuda:1: {gbs:.1f} GB/s", gbs=hop.gbs
     )
@@ -1006,7 +1027,7 @@ fields = (
 )
 smi = nvsmi.query(fields=fields)
 if smi.ok:
-    print(nvsmi.format_table(smi.rows))
+    print(nvsmi.table(smi.rows))
 else:
     print(smi.error)
     # en: What the same query prints on a Colab T4 (an illustration, not a measurement), parsed:
@@ -1016,8 +1037,8 @@ else:
         "On a Colab T4 the same query gives, parsed:",
         "Auf einer Colab-T4 liefert dieselbe Abfrage, zerlegt:",
     )
-    print(nvsmi.format_table(example))
-stats = devices.memory_stats(device)
+    print(nvsmi.table(example))
+stats = memory.memory_stats(device)
 say("Without nvidia-smi, ask PyTorch: {s}", "Ohne nvidia-smi fragst du PyTorch: {s}", s=stats)
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
@@ -1025,7 +1046,7 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 
 # %% [markdown] lang="en"
 # Where `nvidia-smi` is missing: on a CPU-only machine there is nothing to ask; on a Mac ask
-# PyTorch (`torch.mps.current_allocated_memory()`, shown by `devices.memory_stats()`); on a TPU ask
+# PyTorch (`torch.mps.current_allocated_memory()`, shown by `memory.memory_stats()`); on a TPU ask
 # JAX (`jax.devices()[0].memory_stats()`); on a GPU machine where the tool is missing but CUDA
 # works, `torch.cuda.mem_get_info()` gives free and total memory.
 #
@@ -1041,7 +1062,7 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 # <details><summary>2. A notebook from Kaggle's T4 x2 fails on Colab with "invalid device ordinal". What is wrong, and what is the fix?</summary>
 #
 # It hard-codes `cuda:1`, and Colab has one GPU. Ask `torch.cuda.device_count()` (or use
-# `devices.try_gpu(1)`), or let each process see its own GPU as `cuda:0` via `CUDA_VISIBLE_DEVICES`.
+# `placement.try_gpu(1)`), or let each process see its own GPU as `cuda:0` via `CUDA_VISIBLE_DEVICES`.
 # </details>
 #
 # <details><summary>3. Pinned memory makes copies faster. Why not pin every tensor?</summary>
@@ -1065,7 +1086,7 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 #
 # ## Summary
 #
-# - `devices.pick_device()` finds any accelerator; list devices, never assume `cuda:1`.
+# - `placement.pick_device()` finds any accelerator; list devices, never assume `cuda:1`.
 # - A tensor's `.to()` returns a copy (keep it); a model's `.to()` moves the model. Create new tensors
 #   with `device=x.device, dtype=x.dtype`.
 # - The host↔device link is the narrowest pipe: PCIe Gen3 x16 on a T4, 15.75 GB/s in theory, about
@@ -1084,7 +1105,7 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 
 # %% [markdown] lang="de"
 # Wo `nvidia-smi` fehlt: Auf einer reinen CPU-Maschine gibt es nichts zu fragen; auf einem Mac frag
-# PyTorch (`torch.mps.current_allocated_memory()`, angezeigt von `devices.memory_stats()`); auf einer
+# PyTorch (`torch.mps.current_allocated_memory()`, angezeigt von `memory.memory_stats()`); auf einer
 # TPU frag JAX (`jax.devices()[0].memory_stats()`); auf einer GPU-Maschine, auf der das Werkzeug fehlt,
 # CUDA aber funktioniert, liefert `torch.cuda.mem_get_info()` freien und gesamten Speicher.
 #
@@ -1100,7 +1121,7 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 # <details><summary>2. Ein Notebook von Kaggles T4 x2 scheitert auf Colab mit „invalid device ordinal“. Was ist falsch, und wie behebst du es?</summary>
 #
 # Es schreibt `cuda:1` fest hin, und Colab hat eine GPU. Frag `torch.cuda.device_count()` (oder nimm
-# `devices.try_gpu(1)`), oder lass jeden Prozess über `CUDA_VISIBLE_DEVICES` seine eigene GPU als
+# `placement.try_gpu(1)`), oder lass jeden Prozess über `CUDA_VISIBLE_DEVICES` seine eigene GPU als
 # `cuda:0` sehen.
 # </details>
 #
@@ -1127,7 +1148,7 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 #
 # ## Zusammenfassung
 #
-# - `devices.pick_device()` findet jeden Beschleuniger; liste die Geräte auf, nimm nie einfach
+# - `placement.pick_device()` findet jeden Beschleuniger; liste die Geräte auf, nimm nie einfach
 #   `cuda:1` an.
 # - `.to()` eines Tensors gibt eine Kopie zurück (behalte sie); `.to()` eines Modells verschiebt das
 #   Modell. Lege neue Tensoren mit `device=x.device, dtype=x.dtype` an.

@@ -1,16 +1,25 @@
 # ---
 # jupyter:
 #   course:
-#     title:
-#       en: "JAX on TPU: jit, devices and sharding"
-#       de: "JAX und TPU: jit, Geräte und Sharding"
-#     level: 2
-#     duration: {t4: 45, cpu: 45}
 #     accelerator: TPU
-#     profiles: [CPU, Colab T4, Kaggle T4 x2, Colab TPU, Kaggle TPU, NVIDIA, MPS]
+#     duration:
+#       cpu: 45
+#       t4: 45
+#     level: 2
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: "JAX und TPU: jit, Ger\xE4te und Sharding"
+#       en: 'JAX on TPU: jit, devices and sharding'
 #   jupytext:
 #     formats: py:percent
-#     notebook_metadata_filter: course
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -113,11 +122,11 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-from utils import bench, hardware, runtime
-from utils.peaks import PEAKS
+from utils import bench, hardware, profiles, runtime, units
+from utils.chips import CHIPS
 
 hw = hardware.detect()
-profile = hardware.hardware_profile(runtime.detect_platform(), hw)
+profile = profiles.hardware_profile(runtime.detect_platform(), hw)
 backend = jax.default_backend()
 print("jax", jax.__version__, "|", profile.label, "|", hw.summary())
 say(
@@ -396,7 +405,7 @@ for length, values in zip(lengths, inputs, strict=True):
     standardise(values).block_until_ready()
     seconds = time.perf_counter() - start
     again = len(traced_shapes) > before
-    print(f"{length:6}   {yes if again else no:8}  {bench.format_seconds(seconds)}")
+    print(f"{length:6}   {yes if again else no:8}  {units.format_seconds(seconds)}")
 assert traced_shapes == [(1000,), (1001,), (1002,)]
 
 # %% [markdown] lang="en"
@@ -442,8 +451,8 @@ done_s = time.perf_counter() - start
 say(
     "the call returned after {r}, the result was ready after {d}",
     "der Aufruf kehrte nach {r} zurück, das Ergebnis war nach {d} fertig",
-    r=bench.format_seconds(returned_s),
-    d=bench.format_seconds(done_s),
+    r=units.format_seconds(returned_s),
+    d=units.format_seconds(done_s),
 )
 assert returned_s <= done_s
 
@@ -1039,7 +1048,7 @@ say(
     b16=a16.nbytes / 2**20,
     b32=a32.nbytes / 2**20,
 )
-v5e = PEAKS["TPU v5e"]
+v5e = CHIPS["TPU v5e"]
 f32 = v5e.tflops.get("float32")
 say(
     "TPU v5e peak ({source}, {date}): {bf16:.0f} TFLOP/s in bf16, float32: {f32}",
