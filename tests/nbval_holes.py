@@ -24,33 +24,75 @@ import pytest
 CHECK_OUTPUT = ("nbval-check-output", "NBVAL_CHECK_OUTPUT")
 RAISES = ("raises-exception", "NBVAL_RAISES_EXCEPTION")
 
-# Runs in every kernel nbval starts (they inherit IPYTHONDIR from this process).
-STARTUP = """\
-import json as _json, os as _os
+# Runs in every kernel nbval starts (they inherit IPYTHONDIR from this process).  Besides the
+# holes above it holds German notebooks to German numbers: a cell whose printed output shows an
+# English-formatted number next to a unit (`0.130 ms`, `13.0 GiB`, `60%`) fails.
+STARTUP = r"""
+import json as _json, os as _os, re as _re, sys as _sys
 from IPython import get_ipython as _get_ipython
 from IPython.core.error import UsageError as _UsageError
 
-_shell, _ran = _get_ipython(), {}
+_shell, _ran, _printed = _get_ipython(), {}, []
+_UNITS = r"(?:ms|µs|ns|s|min|h|GiB|MiB|KiB|GB|MB|kB|B|GB/s|MB/s|TFLOP/s|GFLOP/s|FLOP/s|FLOPs|TOPS|W)"
+_ENGLISH = _re.compile(
+    rf"(?<![\w.,])\d+\.\d+ ?{_UNITS}(?![\w/])"  # 0.130 ms, 13.0 GiB
+    r"|(?<![\w.,])\d{1,3}(?:,\d{3}){2,}(?![\d,])"  # 27,391,611,780 (not German 0,130)
+    r"|(?<![\w.,])\d+(?:[.,]\d+)?%"  # 60% (German puts a space: 60 %)
+)
+
+
+def _tee(write):
+    def tee(text):
+        _printed.append(text)
+        return write(text)
+
+    return tee
+
+
+_sys.stdout.write = _tee(_sys.stdout.write)
 
 
 def _before(info):
     _ran["source"] = info.raw_cell
+    _printed.clear()
+
+
+def _german():
+    i18n = _sys.modules.get("utils.i18n")
+    return i18n is not None and i18n.get_language() == "de"
 
 
 def _after(result):
     error = result.error_before_exec or result.error_in_exec
     if isinstance(error, _UsageError):  # printed only: show it as the error it is
         _shell.showtraceback((RuntimeError, RuntimeError(f"UsageError: {error}"), None))
+    elif error is None and _german():
+        found = _ENGLISH.search("".join(_printed))
+        if found:
+            message = f"English number format in a German notebook: {found[0]!r}"
+            _shell.showtraceback((RuntimeError, RuntimeError(message), None))
     log = _os.environ.get("COURSE_CELL_LOG")
     if log:
         with open(log, "a", encoding="utf-8") as file:
             record = {"source": _ran.get("source", ""), "raised": error is not None}
-            file.write(_json.dumps(record) + "\\n")
+            file.write(_json.dumps(record) + "\n")
 
 
 _shell.events.register("pre_run_cell", _before)
 _shell.events.register("post_run_cell", _after)
 """
+
+
+def install_startup() -> Path:
+    """An IPYTHONDIR whose startup file holds every kernel started from here to the rules above;
+    returns the folder (set as IPYTHONDIR, with COURSE_CELL_LOG inside it)."""
+    folder = Path(tempfile.mkdtemp(prefix="course-ipython-"))
+    startup = folder / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "50-course-nbval-holes.py").write_text(STARTUP, encoding="utf-8")
+    os.environ["IPYTHONDIR"] = str(folder)
+    os.environ["COURSE_CELL_LOG"] = str(folder / "cells.jsonl")
+    return folder
 
 
 def marked(cell, marks: tuple[str, ...]) -> bool:
@@ -59,12 +101,7 @@ def marked(cell, marks: tuple[str, ...]) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="course-ipython-"))
-    startup = folder / "profile_default" / "startup"
-    startup.mkdir(parents=True)
-    (startup / "50-course-nbval-holes.py").write_text(STARTUP, encoding="utf-8")
-    os.environ["IPYTHONDIR"] = str(folder)
-    os.environ["COURSE_CELL_LOG"] = str(folder / "cells.jsonl")
+    install_startup()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):

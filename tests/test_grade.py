@@ -258,3 +258,12 @@ def test_an_answer_that_patches_the_checks_while_checked_changes_nothing(tmp_pat
     assert grade.score == 2  # q1 only
     statuses = [e["status"] for e in grade.exercises]
     assert statuses[:2] == ["passed", "wrong"] and "passed" not in statuses[2:]
+
+
+def test_kernels_of_the_tests_hold_german_notebooks_to_german_numbers(tmp_path):
+    """conftest.py gives every kernel a test starts the course's kernel checks: a German cell that
+    prints an English-formatted number counts as a cell that raised."""
+    german = "from utils.i18n import set_language\nset_language('de')"
+    nb = notebook(german, "print('Median 0.130 ms')", "print('Median 0,130 ms')", number="01")
+    grade = grade_notebook(write(tmp_path / "formats.ipynb", nb))
+    assert grade.status == "graded" and grade.cell_errors == 1, grade.verdict

@@ -1,5 +1,6 @@
 """The nbval holes (docs/facts.md §7) are closed by tests/nbval_holes.py: shown on small notebooks."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +33,9 @@ def run_nbval(tmp_path: Path, cells: list, strict: bool = True) -> subprocess.Co
     ]
     if strict:
         command[4:4] = ["-p", "tests.nbval_holes"]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k not in ("IPYTHONDIR", "COURSE_CELL_LOG")}
+    env["PYTHONPATH"] = str(ROOT)  # the probe imports utils from its temporary folder
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
 
 
 def code(source: str, **metadata):
@@ -82,3 +85,28 @@ def test_the_plugin_uses_no_nbval_internals():
     """Only pytest's and IPython's public hooks: nothing of nbval is imported or patched."""
     source = (ROOT / "tests/nbval_holes.py").read_text()
     assert "import nbval" not in source and "from nbval" not in source
+
+
+GERMAN = "from utils.i18n import set_language\nset_language('de')"
+
+
+@pytest.mark.parametrize(
+    "printed, ok",
+    [
+        ("print('Median 0,130 ms, 13,0 GiB, 60 %')", True),
+        ("print('Median 0.130 ms')", False),
+        ("print('13.0 GiB')", False),
+        ("print('60% der Spitzenleistung')", False),
+        ("print('27,391,611,780 FLOPs')", False),
+    ],
+)
+def test_german_notebooks_show_german_numbers(tmp_path, printed, ok):
+    result = run_nbval(tmp_path, [code(GERMAN), code(printed)])
+    assert (result.returncode == 0) == ok, result.stdout
+    if not ok:
+        assert "English number format in a German notebook" in result.stdout
+
+
+def test_english_notebooks_keep_english_numbers(tmp_path):
+    result = run_nbval(tmp_path, [code("print('Median 0.130 ms, 60%')")])
+    assert result.returncode == 0, result.stdout
