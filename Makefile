@@ -37,6 +37,7 @@ test: $(BIN)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python tools/build.py --check
+	$(BIN)/python -m utils.prices
 	$(THREADS) $(BIN)/python -m pytest -n 2 tests
 	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
 

@@ -24,6 +24,17 @@ import pytest
 CHECK_OUTPUT = ("nbval-check-output", "NBVAL_CHECK_OUTPUT")
 RAISES = ("raises-exception", "NBVAL_RAISES_EXCEPTION")
 
+_UNITS = (
+    r"(?:ms|µs|ns|s|min|h|GiB|MiB|KiB|GB|MB|kB|B|GB/s|MB/s|TFLOP/s|GFLOP/s|FLOP/s|FLOPs|TOPS|W)"
+)
+# A number in English format where German writes it otherwise.
+ENGLISH_NUMBER = (
+    # 0.130 ms, 13.0 GiB; but not 7.912 FLOPs, which is German for 7,912
+    rf"(?<![\w.,])(?![1-9]\d{{0,2}}(?:\.\d{{3}})+ ?{_UNITS})\d+\.\d+ ?{_UNITS}(?![\w/])"
+    r"|(?<![\w.,])\d{1,3}(?:,\d{3}){2,}(?![\d,])"  # 27,391,611,780 (not German 0,130)
+    r"|(?<![\w.,])\d+(?:[.,]\d+)?%"  # 60% (German puts a space: 60 %)
+)
+
 # Runs in every kernel nbval starts (they inherit IPYTHONDIR from this process).  Besides the
 # holes above it holds German notebooks to German numbers: a cell whose printed output shows an
 # English-formatted number next to a unit (`0.130 ms`, `13.0 GiB`, `60%`) fails.
@@ -33,12 +44,7 @@ from IPython import get_ipython as _get_ipython
 from IPython.core.error import UsageError as _UsageError
 
 _shell, _ran, _printed = _get_ipython(), {}, []
-_UNITS = r"(?:ms|µs|ns|s|min|h|GiB|MiB|KiB|GB|MB|kB|B|GB/s|MB/s|TFLOP/s|GFLOP/s|FLOP/s|FLOPs|TOPS|W)"
-_ENGLISH = _re.compile(
-    rf"(?<![\w.,])\d+\.\d+ ?{_UNITS}(?![\w/])"  # 0.130 ms, 13.0 GiB
-    r"|(?<![\w.,])\d{1,3}(?:,\d{3}){2,}(?![\d,])"  # 27,391,611,780 (not German 0,130)
-    r"|(?<![\w.,])\d+(?:[.,]\d+)?%"  # 60% (German puts a space: 60 %)
-)
+_ENGLISH = _re.compile(@ENGLISH_NUMBER@)
 
 
 def _tee(write):
@@ -89,7 +95,8 @@ def install_startup() -> Path:
     folder = Path(tempfile.mkdtemp(prefix="course-ipython-"))
     startup = folder / "profile_default" / "startup"
     startup.mkdir(parents=True)
-    (startup / "50-course-nbval-holes.py").write_text(STARTUP, encoding="utf-8")
+    code = STARTUP.replace("@ENGLISH_NUMBER@", repr(ENGLISH_NUMBER))
+    (startup / "50-course-nbval-holes.py").write_text(code, encoding="utf-8")
     os.environ["IPYTHONDIR"] = str(folder)
     os.environ["COURSE_CELL_LOG"] = str(folder / "cells.jsonl")
     return folder

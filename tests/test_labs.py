@@ -21,6 +21,7 @@ import pytest
 torch = pytest.importorskip("torch")  # the Python 3.13 check of test-compat has no torch
 
 from tests.labcase import Case  # noqa: E402
+from tests.nbval_holes import ENGLISH_NUMBER  # noqa: E402
 from utils import i18n  # noqa: E402
 from utils.checks import ERROR, NOT_ATTEMPTED, PASSED, WRONG, Exercise, ____  # noqa: E402
 from utils.grade import grade_notebook  # noqa: E402
@@ -108,6 +109,8 @@ def test_wrong_answers_get_their_feedback_in_both_languages(stem, name):
             german = ex.evaluate(answer, seed=seed)
             i18n.set_language("en")
             assert german.key == key and german.message and german.message != result.message
+            english_number = re.search(ENGLISH_NUMBER, german.message)
+            assert not english_number, f"English number in German: {english_number[0]!r}"
 
 
 @pytest.mark.parametrize("stem, name", sorted(CASES))

@@ -1,0 +1,238 @@
+# ---
+# jupyter:
+#   course:
+#     duration:
+#       cpu: 30
+#       t4: 30
+#     level: 3
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: Quantisierung
+#       en: Quantization
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# Five exercises on lesson 06: absmax int8 per channel, zero-point quantization with b bits,
+# per-block quantization, the 16 NF4 levels, and the bytes of a model in int4 with its block
+# scales. Each check tries your code on fresh random inputs; a plausible mistake gets its own
+# message. Replace each `____` by your code and run the cell; `qN.hint()` and `qN.solution()` help.
+
+# %% [markdown] lang="de"
+# Fünf Aufgaben zu Lektion 06: Absmax-int8 pro Kanal, Quantisierung mit Nullpunkt und b Bit,
+# Quantisierung pro Block, die 16 NF4-Stufen und die Bytes eines Modells in int4 mit seinen
+# Blockskalen. Jede Prüfung probiert deinen Code mit frischen Zufallseingaben aus; ein typischer
+# Fehler bekommt seine eigene Meldung. Ersetze jedes `____` durch deinen Code und führe die Zelle
+# aus; `qN.hint()` und `qN.solution()` helfen.
+
+# %%
+import torch
+
+from utils.checks import ____  # noqa: F401
+
+print(torch.__version__)
+
+# %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
+# en: @title Checks (run me)
+# de: @title Prüfungen (ausführen)
+from labs.checks.lab06 import lab, q1, q2, q3, q4, q5
+
+lab.ready()
+
+# %% [markdown] lang="en"
+# ## 1. Absmax int8 per channel
+#
+# `w` has shape (out, in). Return `(q, scale)`: `q` int8 with values in −127 … 127 and one
+# `scale` per output channel (row), shape (out, 1), so that `q * scale` ≈ `w`.
+
+# %% [markdown] lang="de"
+# ## 1. Absmax-int8 pro Kanal
+#
+# `w` hat die Form (out, in). Gib `(q, scale)` zurück: `q` als int8 mit Werten in −127 … 127 und
+# eine `scale` pro Ausgabekanal (Zeile), Form (out, 1), sodass `q * scale` ≈ `w`.
+
+
+# %%
+import torch
+
+
+def absmax_int8(w):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    scale = w.abs().amax(dim=1, keepdim=True) / 127
+    q = torch.round(w / scale).clamp(-127, 127).to(torch.int8)
+    return q, scale
+    ### END SOLUTION
+
+
+q1.check(absmax_int8)
+
+# %%
+# q1.hint()
+# q1.solution()
+
+# %% [markdown] lang="en"
+# ## 2. Zero-point quantization
+#
+# Unsigned b-bit levels 0 … 2^b − 1 for a tensor `x` whose values need not be centred on 0.
+# Return `(q, scale, zero)` with `scale = (max − min) / (2^b − 1)`, an integer `zero` and
+# `x ≈ (q − zero) · scale`.
+
+# %% [markdown] lang="de"
+# ## 2. Quantisierung mit Nullpunkt
+#
+# Vorzeichenlose b-Bit-Stufen 0 … 2^b − 1 für einen Tensor `x`, dessen Werte nicht um 0 liegen
+# müssen. Gib `(q, scale, zero)` zurück, mit `scale = (max − min) / (2^b − 1)`, einer ganzen Zahl
+# `zero` und `x ≈ (q − zero) · scale`.
+
+
+# %%
+import torch
+
+
+def zeropoint_quantize(x, bits):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    levels = 2**bits - 1
+    scale = (x.max() - x.min()) / levels
+    zero = torch.round(-x.min() / scale)
+    q = torch.clamp(torch.round(x / scale) + zero, 0, levels)
+    return q, scale, zero
+    ### END SOLUTION
+
+
+q2.check(zeropoint_quantize)
+
+# %%
+# q2.hint()
+# q2.solution()
+
+# %% [markdown] lang="en"
+# ## 3. Per-block quantization
+#
+# Flatten `w`, cut it into blocks of `block` consecutive values, and quantize each block with its
+# own absmax scale to `bits` bits (levels −(2^(b−1) − 1) … 2^(b−1) − 1). Return the dequantized
+# tensor in `w`'s shape.
+
+# %% [markdown] lang="de"
+# ## 3. Quantisierung pro Block
+#
+# Mach `w` flach, schneide es in Blöcke aus `block` aufeinanderfolgenden Werten und quantisiere
+# jeden Block mit seiner eigenen Absmax-Skala auf `bits` Bit (Stufen −(2^(b−1) − 1) …
+# 2^(b−1) − 1). Gib den entquantisierten Tensor in der Form von `w` zurück.
+
+
+# %%
+import torch
+
+
+def blockwise_roundtrip(w, block, bits):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    qmax = 2 ** (bits - 1) - 1
+    blocks = w.reshape(-1, block)
+    scale = blocks.abs().amax(dim=1, keepdim=True) / qmax
+    return (torch.round(blocks / scale).clamp(-qmax, qmax) * scale).reshape(w.shape)
+    ### END SOLUTION
+
+
+q3.check(blockwise_roundtrip)
+
+# %%
+# q3.hint()
+# q3.solution()
+
+# %% [markdown] lang="en"
+# ## 4. The NF4 levels
+#
+# Compute the 16 NF4 levels (sorted, in [−1, 1]): 8 positive ones at the standard normal's
+# quantiles of `torch.linspace(offset, 0.5, 9)[:-1]`, 7 negative ones at minus the quantiles of
+# `torch.linspace(offset, 0.5, 8)[:-1]`, an exact 0, all divided by the largest absolute value.
+# `offset = 0.9677083`.
+
+# %% [markdown] lang="de"
+# ## 4. Die NF4-Stufen
+#
+# Berechne die 16 NF4-Stufen (sortiert, in [−1, 1]): 8 positive an den Quantilen der
+# Standardnormalverteilung von `torch.linspace(offset, 0.5, 9)[:-1]`, 7 negative an den negativen
+# Quantilen von `torch.linspace(offset, 0.5, 8)[:-1]`, eine exakte 0, alle geteilt durch den
+# größten Betrag. `offset = 0.9677083`.
+
+
+# %%
+import torch
+
+
+def nf4_levels(offset=0.9677083):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    normal = torch.distributions.Normal(0.0, 1.0)
+    positive = normal.icdf(torch.linspace(offset, 0.5, 9, dtype=torch.float64)[:-1])
+    negative = -normal.icdf(torch.linspace(offset, 0.5, 8, dtype=torch.float64)[:-1])
+    levels = torch.cat([negative, torch.zeros(1, dtype=torch.float64), positive]).sort().values
+    return levels / levels.abs().max()
+    ### END SOLUTION
+
+
+q4.check(nf4_levels)
+
+# %%
+# q4.hint()
+# q4.solution()
+
+# %% [markdown] lang="en"
+# ## 5. Bytes of a model in int4
+#
+# A model has `n_params` weights, quantized to int4 in blocks of `block` weights, with one scale of
+# `scale_bytes` bytes per block (the last block may be partial). Return the bytes it takes.
+
+# %% [markdown] lang="de"
+# ## 5. Bytes eines Modells in int4
+#
+# Ein Modell hat `n_params` Gewichte, in int4 quantisiert in Blöcken aus `block` Gewichten, mit
+# einer Skala aus `scale_bytes` Bytes pro Block (der letzte Block darf unvollständig sein). Gib die
+# Bytes zurück, die es braucht.
+
+
+# %%
+import math
+
+
+def int4_bytes(n_params, block, scale_bytes):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    return math.ceil(n_params / 2) + math.ceil(n_params / block) * scale_bytes
+    ### END SOLUTION
+
+
+q5.check(int4_bytes)
+
+# %%
+# q5.hint()
+# q5.solution()
+
+# %% [markdown] lang="en"
+# ## Your score
+#
+# **Next:** lesson 07, LoRA fine-tuning (in preparation).
+
+# %% [markdown] lang="de"
+# ## Deine Punkte
+#
+# **Weiter:** Lektion 07, LoRA-Feintuning (in Vorbereitung).
+
+# %%
+lab.score()

@@ -1,0 +1,228 @@
+# ---
+# jupyter:
+#   course:
+#     duration:
+#       cpu: 25
+#       t4: 25
+#     level: 3
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: Kosten und Alternativen
+#       en: Costs and alternatives
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# Four exercises on lesson 09: the cost of a training run from FLOPs, MFU and an hourly price;
+# the monthly volume at which a rented GPU beats an API; what a self-hosted token costs at a given
+# utilization; and choosing a platform under constraints. Each check tries your code on fresh
+# random inputs; the classic slips (peak instead of achieved FLOP/s, seconds vs hours, input and
+# output prices swapped, utilization ignored) get their own messages.
+#
+# Replace each `____` by your code and run the cell. `qN.hint()` and `qN.solution()` help; the last
+# cell shows your score. Run the setup cell and the two cells below it first.
+
+# %% [markdown] lang="de"
+# Vier Aufgaben zu Lektion 09: die Kosten eines Trainingslaufs aus FLOPs, MFU und Stundenpreis;
+# die Monatsmenge, ab der eine gemietete GPU eine API schlägt; was ein selbst erzeugtes Token bei
+# einer bestimmten Auslastung kostet; und die Wahl einer Plattform unter Bedingungen. Jede Prüfung
+# probiert deinen Code mit frischen Zufallseingaben aus; die klassischen Fehler (Spitzenleistung
+# statt erreichter FLOP/s, Sekunden statt Stunden, Eingabe- und Ausgabepreis vertauscht,
+# Auslastung vergessen) bekommen eigene Meldungen.
+#
+# Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
+# helfen; die letzte Zelle zeigt deine Punkte. Führe zuerst die Setup-Zelle und die beiden Zellen
+# darunter aus.
+
+# %%
+from utils import prices
+from utils.checks import ____  # noqa: F401
+from utils.i18n import say
+
+api = {p.model: p for p in prices.api_prices()}["gpt-5-mini"]
+say(
+    "For example {model}: ${i:.2f} per million input tokens, ${o:.2f} per million output tokens "
+    "({date}, {source})",
+    "Zum Beispiel {model}: {i:.2f} $ pro Million Eingabe-Tokens, {o:.2f} $ pro Million "
+    "Ausgabe-Tokens ({date}, {source})",
+    model=api.model,
+    i=api.input_per_m,
+    o=api.output_per_m,
+    date=api.date,
+    source=api.source,
+)
+
+# %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
+# en: @title Checks (run me)
+# de: @title Prüfungen (ausführen)
+from labs.checks.lab09 import lab, q1, q2, q3, q4
+
+lab.ready()
+
+# %% [markdown] lang="en"
+# ## 1. The cost of a training run
+#
+# A run needs `flops` FLOPs on a GPU with a peak of `peak_tflops` TFLOP/s, of which your code
+# reaches the share `mfu` (model FLOPs utilization, a fraction such as 0.4). The GPU costs
+# `usd_per_hour` dollars an hour. Write `run_cost(flops, peak_tflops, mfu, usd_per_hour)`: the
+# dollars the run costs.
+
+# %% [markdown] lang="de"
+# ## 1. Die Kosten eines Trainingslaufs
+#
+# Ein Lauf braucht `flops` FLOPs auf einer GPU mit einer Spitzenleistung von `peak_tflops`
+# TFLOP/s, von der dein Code den Anteil `mfu` erreicht (Model FLOPs Utilization, ein Anteil wie
+# 0,4). Die GPU kostet `usd_per_hour` Dollar pro Stunde. Schreib
+# `run_cost(flops, peak_tflops, mfu, usd_per_hour)`: was der Lauf in Dollar kostet.
+
+
+# %%
+def run_cost(flops, peak_tflops, mfu, usd_per_hour):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    seconds = flops / (peak_tflops * 1e12 * mfu)
+    return seconds / 3600 * usd_per_hour
+    ### END SOLUTION
+
+
+q1.check(run_cost)
+
+# %%
+# q1.hint()
+# q1.solution()
+
+# %% [markdown] lang="en"
+# ## 2. Break-even tokens per month
+#
+# A GPU rented around the clock costs `usd_per_hour` × 730 hours a month. An API charges
+# `input_price` dollars per million input tokens and `output_price` per million output tokens,
+# and your application sends `input_per_output` input tokens for every output token. Write
+# `break_even_tokens(usd_per_hour, input_price, output_price, input_per_output)`: the output
+# tokens per month at which both cost the same.
+
+# %% [markdown] lang="de"
+# ## 2. Break-even-Tokens pro Monat
+#
+# Eine rund um die Uhr gemietete GPU kostet `usd_per_hour` × 730 Stunden im Monat. Eine API
+# berechnet `input_price` Dollar pro Million Eingabe-Tokens und `output_price` pro Million
+# Ausgabe-Tokens, und deine Anwendung schickt `input_per_output` Eingabe-Tokens pro Ausgabe-Token.
+# Schreib `break_even_tokens(usd_per_hour, input_price, output_price, input_per_output)`: die
+# Ausgabe-Tokens pro Monat, bei denen beide gleich viel kosten.
+
+
+# %%
+def break_even_tokens(usd_per_hour, input_price, output_price, input_per_output):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    gpu_per_month = usd_per_hour * 730
+    per_output_token = (input_per_output * input_price + output_price) / 1e6
+    return gpu_per_month / per_output_token
+    ### END SOLUTION
+
+
+q2.check(break_even_tokens)
+
+# %%
+# q2.hint()
+# q2.solution()
+
+# %% [markdown] lang="en"
+# ## 3. Self-hosted price per million tokens
+#
+# Your server generates `tokens_per_s` tokens per second while it works, but it works only the
+# share `utilization` of the time (nights, quiet hours); you pay `usd_per_hour` for every hour.
+# Write `cost_per_million(usd_per_hour, tokens_per_s, utilization)`: dollars per million tokens.
+
+# %% [markdown] lang="de"
+# ## 3. Selbst gehostet: Preis pro Million Tokens
+#
+# Dein Server erzeugt `tokens_per_s` Tokens pro Sekunde, während er arbeitet, aber er arbeitet
+# nur den Anteil `utilization` der Zeit (Nächte, ruhige Stunden); du bezahlst `usd_per_hour` für
+# jede Stunde. Schreib `cost_per_million(usd_per_hour, tokens_per_s, utilization)`: Dollar pro
+# Million Tokens.
+
+
+# %%
+def cost_per_million(usd_per_hour, tokens_per_s, utilization):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    tokens_per_hour = tokens_per_s * 3600 * utilization
+    return usd_per_hour / tokens_per_hour * 1e6
+    ### END SOLUTION
+
+
+q3.check(cost_per_million)
+
+# %%
+# q3.hint()
+# q3.solution()
+
+# %% [markdown] lang="en"
+# ## 4. Choose a platform
+#
+# `options` is a list of dicts with `name`, `memory_gb`, `usd_per_hour` and `max_hours` (the hours
+# you may use, `None` for no limit; a free tier has a cap). Write
+# `choose_platform(options, memory_gb, hours, budget)`: the name of the cheapest option with at
+# least `memory_gb` of memory, at least `hours` hours and `hours × usd_per_hour` within `budget`;
+# `None` if none fits.
+
+# %% [markdown] lang="de"
+# ## 4. Eine Plattform wählen
+#
+# `options` ist eine Liste von Dicts mit `name`, `memory_gb`, `usd_per_hour` und `max_hours` (die
+# Stunden, die du nutzen darfst, `None` ohne Grenze; ein Gratisangebot hat eine Obergrenze). Schreib
+# `choose_platform(options, memory_gb, hours, budget)`: den Namen der günstigsten Möglichkeit mit
+# mindestens `memory_gb` Speicher, mindestens `hours` Stunden und `hours × usd_per_hour` im
+# Rahmen von `budget`; `None`, wenn keine passt.
+
+
+# %%
+def choose_platform(options, memory_gb, hours, budget):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    fits = [
+        o
+        for o in options
+        if o["memory_gb"] >= memory_gb
+        and (o["max_hours"] is None or o["max_hours"] >= hours)
+        and o["usd_per_hour"] * hours <= budget
+    ]
+    if not fits:
+        return None
+    return min(fits, key=lambda o: o["usd_per_hour"])["name"]
+    ### END SOLUTION
+
+
+q4.check(choose_platform)
+
+# %%
+# q4.hint()
+# q4.solution()
+
+# %% [markdown] lang="en"
+# ## Your score
+#
+# **Next:** this is the last lesson of the course. Go back to lesson 09 and put your own numbers
+# (your MFU, your throughput, today's prices) into its break-even plot.
+
+# %% [markdown] lang="de"
+# ## Deine Punkte
+#
+# **Weiter:** Das ist die letzte Lektion des Kurses. Geh zurück zu Lektion 09 und setz deine eigenen
+# Zahlen (deine MFU, deinen Durchsatz, die heutigen Preise) in ihren Break-even-Plot ein.
+
+# %%
+lab.score()

