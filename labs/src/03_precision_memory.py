@@ -1,0 +1,230 @@
+# ---
+# jupyter:
+#   course:
+#     duration:
+#       cpu: 25
+#       t4: 25
+#     level: 2
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: Zahlenformate und Speicher
+#       en: Precision and memory
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# Five exercises on lesson 03: bytes per dtype, the largest integer a format holds exactly, a
+# loss-scaling step, the memory of full fine-tuning against LoRA, and the autocast dtype for a
+# device. Each check tries your code on fresh random inputs; a wrong answer gets its own message.
+#
+# Replace each `____` by your code and run the cell. `qN.hint()` and `qN.solution()` help; the last
+# cell shows your score.
+
+# %% [markdown] lang="de"
+# Fünf Aufgaben zu Lektion 03: Bytes pro Datentyp, die größte Ganzzahl, die ein Format exakt hält,
+# ein Schritt mit Loss Scaling, der Speicher von vollem Feintuning gegen LoRA und der
+# Autocast-Datentyp für ein Gerät. Jede Prüfung probiert deinen Code mit frischen Zufallseingaben
+# aus; jeder Fehler bekommt seine eigene Meldung.
+#
+# Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
+# helfen; die letzte Zelle zeigt deine Punkte.
+
+# %%
+import torch
+
+from utils.checks import ____  # noqa: F401
+
+print(torch.finfo(torch.float16), torch.finfo(torch.bfloat16), sep="\n")
+
+# %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
+# en: @title Checks (run me)
+# de: @title Prüfungen (ausführen)
+from labs.checks.lab03 import lab, q1, q2, q3, q4, q5
+
+lab.ready()
+
+# %% [markdown] lang="en"
+# ## 1. Bytes of a tensor per dtype
+#
+# Write `tensor_bytes(shape, dtype)` for a shape (a tuple) and a dtype name: "float64", "float32",
+# "float16", "bfloat16", "int8" or "int4" (two numbers per byte).
+
+# %% [markdown] lang="de"
+# ## 1. Bytes eines Tensors pro Datentyp
+#
+# Schreib `tensor_bytes(shape, dtype)` für eine Form (ein Tupel) und einen Datentypnamen:
+# "float64", "float32", "float16", "bfloat16", "int8" oder "int4" (zwei Zahlen pro Byte).
+
+
+# %%
+import math
+
+
+def tensor_bytes(shape, dtype):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    per_element = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "int4": 0.5}
+    return math.prod(shape) * per_element[dtype]
+    ### END SOLUTION
+
+
+q1.check(tensor_bytes)
+
+# %%
+# q1.hint()
+# q1.solution()
+
+# %% [markdown] lang="en"
+# ## 2. The largest exact integer
+#
+# A float format stores m mantissa bits. Write `largest_exact(m)`: the largest integer N such that
+# every integer from 0 to N is exactly representable (fp16: m = 10, bf16: m = 7).
+
+# %% [markdown] lang="de"
+# ## 2. Die größte exakte Ganzzahl
+#
+# Ein Gleitkommaformat speichert m Mantissenbits. Schreib `largest_exact(m)`: die größte Ganzzahl N,
+# bis zu der jede Ganzzahl von 0 bis N exakt darstellbar ist (fp16: m = 10, bf16: m = 7).
+
+
+# %%
+def largest_exact(m):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    return 2 ** (m + 1)
+    ### END SOLUTION
+
+
+q2.check(largest_exact)
+
+# %%
+# q2.hint()
+# q2.solution()
+
+# %% [markdown] lang="en"
+# ## 3. A loss-scaling step
+#
+# `grad` is an fp32 gradient whose entries underflow in fp16. Write `rescue_gradient(grad, scale)`
+# as GradScaler does it: scale, store in fp16, and return the gradient unscaled in fp32.
+
+# %% [markdown] lang="de"
+# ## 3. Ein Schritt mit Loss Scaling
+#
+# `grad` ist ein fp32-Gradient, dessen Einträge in fp16 zu null werden. Schreib
+# `rescue_gradient(grad, scale)` so, wie GradScaler es tut: skalieren, in fp16 speichern und den
+# Gradienten zurückskaliert in fp32 zurückgeben.
+
+
+# %%
+import torch
+
+
+def rescue_gradient(grad, scale):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    stored = (
+        grad * scale
+    ).half()  # en: what backward stores in fp16 | de: was backward in fp16 speichert
+    return stored.float() / scale
+    ### END SOLUTION
+
+
+q3.check(rescue_gradient)
+
+# %%
+# q3.hint()
+# q3.solution()
+
+# %% [markdown] lang="en"
+# ## 4. Full fine-tuning vs. LoRA
+#
+# Write `finetune_gib(n_params, adapter_params, mode)`: GiB for weights, gradients and AdamW states
+# (no activations). mode "full": everything in fp32; mode "lora": a frozen 16-bit base and fp32
+# adapters trained with AdamW.
+
+# %% [markdown] lang="de"
+# ## 4. Volles Feintuning gegen LoRA
+#
+# Schreib `finetune_gib(n_params, adapter_params, mode)`: GiB für Gewichte, Gradienten und
+# AdamW-Zustand (ohne Aktivierungen). mode "full": alles in fp32; mode "lora": eine eingefrorene
+# 16-Bit-Basis und fp32-Adapter, mit AdamW trainiert.
+
+
+# %%
+def finetune_gib(n_params, adapter_params, mode):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    trained = (
+        4 + 4 + 8
+    )  # en: weight, gradient, Adam's m and v | de: Gewicht, Gradient, m und v von Adam
+    if mode == "full":
+        return trained * n_params / 2**30
+    return (2 * n_params + trained * adapter_params) / 2**30
+    ### END SOLUTION
+
+
+q4.check(finetune_gib)
+
+# %%
+# q4.hint()
+# q4.solution()
+
+# %% [markdown] lang="en"
+# ## 5. The autocast dtype for a device
+#
+# Write `autocast_dtype(device_type, compute_capability)` that returns the dtype for
+# `torch.autocast`: `device_type` is "cuda" or "cpu", `compute_capability` a pair such as (7, 5)
+# (None on the CPU).
+
+# %% [markdown] lang="de"
+# ## 5. Der Autocast-Datentyp für ein Gerät
+#
+# Schreib `autocast_dtype(device_type, compute_capability)`, das den Datentyp für `torch.autocast`
+# zurückgibt: `device_type` ist "cuda" oder "cpu", `compute_capability` ein Paar wie (7, 5) (auf der
+# CPU None).
+
+
+# %%
+import torch
+
+
+def autocast_dtype(device_type, compute_capability):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    if device_type == "cpu" or compute_capability >= (8, 0):
+        return torch.bfloat16
+    return torch.float16
+    ### END SOLUTION
+
+
+q5.check(autocast_dtype)
+
+# %%
+# q5.hint()
+# q5.solution()
+
+# %% [markdown] lang="en"
+# ## Your score
+#
+# **Next:** lesson 04, JAX on TPU.
+
+# %% [markdown] lang="de"
+# ## Deine Punkte
+#
+# **Weiter:** Lektion 04, JAX und TPU.
+
+# %%
+lab.score()

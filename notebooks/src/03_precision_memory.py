@@ -1,0 +1,702 @@
+# ---
+# jupyter:
+#   course:
+#     accelerator: GPU
+#     duration:
+#       cpu: 30
+#       t4: 35
+#     level: 2
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: Zahlenformate und Speicher
+#       en: Precision and memory
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# Two questions decide what you can run on a GPU: how many bits does each number get, and does
+# everything fit in memory? In this lesson you compute both. You will
+#
+# - read range and precision of fp32, tf32, fp16, bf16 (and a glance at fp8, int8) from PyTorch,
+#   and watch each format lose precision or overflow,
+# - time a matmul per dtype on your device: tensor cores, emulated bf16, slow fp16 on a CPU,
+# - use `torch.autocast` and see why fp16 training needs loss scaling (`GradScaler`),
+# - count bytes per parameter for inference, full fine-tuning, LoRA and QLoRA, and
+# - predict the memory of a real model (SmolLM2-135M) with `utils.fit` and hold it against a
+#   measurement.
+
+# %% [markdown] lang="de"
+# Zwei Fragen entscheiden, was du auf einer GPU laufen lassen kannst: Wie viele Bits bekommt jede
+# Zahl, und passt alles in den Speicher? In dieser Lektion rechnest du beides aus. Du wirst
+#
+# - Wertebereich und Genauigkeit von fp32, tf32, fp16 und bf16 (mit einem Blick auf fp8 und int8)
+#   bei PyTorch nachschlagen und zusehen, wie jedes Format Genauigkeit verliert oder überläuft,
+# - eine Matmul pro Datentyp auf deinem Gerät messen: Tensor Cores, emuliertes bf16, langsames
+#   fp16 auf der CPU,
+# - `torch.autocast` benutzen und sehen, warum fp16-Training Loss Scaling braucht (`GradScaler`),
+# - Bytes pro Parameter für Inferenz, volles Feintuning, LoRA und QLoRA zählen und
+# - den Speicher eines echten Modells (SmolLM2-135M) mit `utils.fit` vorhersagen und mit einer
+#   Messung vergleichen.
+
+# %%
+import concurrent.futures
+
+import matplotlib.pyplot as plt
+import torch
+
+from utils import bench, fit, hardware, placement, profiles, runtime
+from utils.i18n import say, text
+from utils.units import GIB, format_bytes
+
+hw = hardware.detect()
+profile = profiles.hardware_profile(runtime.detect_platform(), hw)
+device = placement.pick_device()
+print(profile.label, "|", hw.summary())
+
+# %% [markdown] lang="en"
+# ## 1. Bits, range and precision
+#
+# A floating-point number is a sign, an exponent and a mantissa. The exponent's bits decide the
+# *range* (the largest and smallest numbers), the mantissa's bits the *precision* (the gap between
+# neighbours). `torch.finfo` knows each format; the spacing around 1 and around 1000 is the gap
+# to the next representable number.
+
+# %% [markdown] lang="de"
+# Eine Gleitkommazahl besteht aus Vorzeichen, Exponent und Mantisse. Die Bits des Exponenten
+# bestimmen den *Wertebereich* (die größte und kleinste Zahl), die der Mantisse die *Genauigkeit*
+# (den Abstand zwischen Nachbarn). `torch.finfo` kennt jedes Format; der Abstand um 1 und um 1000
+# ist die Lücke bis zur nächsten darstellbaren Zahl.
+
+# %%
+# en: (sign, exponent, mantissa) bits; tf32 is fp32 with a 10-bit mantissa inside the tensor core
+# de: (Vorzeichen, Exponent, Mantisse) in Bits; tf32 ist fp32 mit 10-Bit-Mantisse im Tensor Core
+LAYOUT = {
+    "float32": (1, 8, 23),
+    "tf32": (1, 8, 10),
+    "float16": (1, 5, 10),
+    "bfloat16": (1, 8, 7),
+    "float8_e4m3fn": (1, 4, 3),
+}
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn]
+print(f"{'dtype':<16}{'bits':>5}{'max':>12}{'tiny':>12}{'eps':>11}{'gap@1000':>11}")
+for dt in DTYPES:
+    info = torch.finfo(dt)
+    # en: the gap at 1 is eps; at 1000 (between 2^9 and 2^10) it is eps · 2^9
+    # de: die Lücke bei 1 ist eps; bei 1000 (zwischen 2^9 und 2^10) ist sie eps · 2^9
+    gap = info.eps * 2**9
+    print(
+        f"{str(dt)[6:]:<16}{info.bits:>5}{info.max:>12.4g}{info.tiny:>12.3g}{info.eps:>11.3g}"
+        f"{gap:>11.4g}"
+    )
+iinfo = torch.iinfo(torch.int8)
+print(f"{'int8':<16}{iinfo.bits:>5}{iinfo.max:>12}{iinfo.min:>12}{1:>11}{'-':>11}")
+
+# %%
+fig, ax = plt.subplots(figsize=(9, 2.6))
+colors = {"sign": "#d62728", "exponent": "#1f77b4", "mantissa": "#2ca02c"}
+for row, parts in enumerate(LAYOUT.values()):
+    left = 0
+    for part, bits in zip(colors, parts, strict=True):
+        ax.barh(row, bits, left=left, color=colors[part], edgecolor="white")
+        if bits > 1:
+            ax.text(left + bits / 2, row, str(bits), ha="center", va="center", color="white")
+        left += bits
+ax.set_yticks(range(len(LAYOUT)), list(LAYOUT))
+ax.invert_yaxis()
+ax.set_xlabel(text("bits", "Bits"))
+ax.set_title(
+    text("Bit layouts: sign, exponent, mantissa", "Bitaufbau: Vorzeichen, Exponent, Mantisse")
+)
+ax.legend(
+    [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()],
+    [text("sign", "Vorzeichen"), text("exponent", "Exponent"), text("mantissa", "Mantisse")],
+    loc="lower right",
+)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown] lang="en"
+# What the table means in practice: add `1e-4` ten thousand times (the exact sum is 1), start
+# fp16 past its largest number 65504, and round a real tensor to bf16.
+
+# %% [markdown] lang="de"
+# Was die Tabelle praktisch heißt: Addiere zehntausendmal `1e-4` (genau wäre das 1), schieb fp16
+# über seine größte Zahl 65504 hinaus und runde einen echten Tensor auf bf16.
+
+# %%
+sums = {}
+for dt in (torch.float32, torch.float16, torch.bfloat16):
+    total = torch.zeros((), dtype=dt)
+    step = torch.tensor(1e-4, dtype=dt)
+    for _ in range(10_000):
+        total = total + step
+    sums[str(dt)[6:]] = total.item()
+    say(
+        "sum of 10,000 × 1e-4 in {dt:<9}: {s:.6f}",
+        "Summe von 10.000 × 1e-4 in {dt:<9}: {s:.6f}",
+        dt=str(dt)[6:],
+        s=total.item(),
+    )
+big = torch.tensor([65504.0, 65520.0, 70000.0])
+say("fp16 of {x}: {y}", "fp16 von {x}: {y}", x=big.tolist(), y=big.half().tolist())
+say("bf16 of {x}: {y}", "bf16 von {x}: {y}", x=big.tolist(), y=big.bfloat16().tolist())
+w = torch.randn(1000, generator=torch.Generator().manual_seed(0))
+rel = ((w.bfloat16().float() - w).abs() / w.abs()).max().item()
+rel16 = ((w.half().float() - w).abs() / w.abs()).max().item()
+say(
+    "largest relative rounding error on 1,000 random weights: bf16 {b:.2e}, fp16 {h:.2e}",
+    "größter relativer Rundungsfehler bei 1.000 Zufallsgewichten: bf16 {b:.2e}, fp16 {h:.2e}",
+    b=rel,
+    h=rel16,
+)
+
+# %% [markdown] lang="en"
+# fp16 stops growing: once the sum reaches 0.25 the gap between its neighbours (2⁻¹²) is more
+# than twice 1e-4, so every addition rounds back. bf16 stops far earlier, since it keeps only 8
+# bits of precision (7 stored + the implicit 1). fp16 turns 70000 into `inf`; bf16 keeps fp32's
+# range. bf16's relative error stays below 2⁻⁸ ≈ 0.4 %, fp16's below 2⁻¹¹.
+
+# %% [markdown] lang="de"
+# fp16 wächst nicht mehr weiter: Sobald die Summe 0,25 erreicht, ist der Abstand zum Nachbarn
+# (2⁻¹²) mehr als doppelt so groß wie 1e-4, also rundet jede Addition zurück. bf16 bleibt viel
+# früher stehen, denn es hat nur 8 Bit Genauigkeit (7 gespeicherte plus die implizite 1). fp16 macht
+# aus 70000 `inf`; bf16 hat den Wertebereich von fp32. Der relative Fehler von bf16 bleibt unter
+# 2⁻⁸ ≈ 0,4 %, der von fp16 unter 2⁻¹¹.
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+assert abs(sums["float32"] - 1) < 1e-3 and sums["float16"] < 0.5 and sums["bfloat16"] < 0.1
+assert torch.isinf(big.half()[2]) and torch.isfinite(big.bfloat16()).all()
+assert rel <= 2**-8 and rel16 <= 2**-11
+
+# %% [markdown] lang="en"
+# ## 2. Speed per dtype on your device
+#
+# Fewer bits mean less memory traffic, and on GPUs with tensor cores far more FLOP/s, but only
+# where the hardware does that format. On a T4 (compute capability 7.5) fp16 runs on tensor
+# cores, while bf16 is emulated and slower than fp32, although `torch.cuda.is_bf16_supported()`
+# says True; so the course decides bf16 by compute capability ≥ 8.0 (`GPU.has_fast_bf16`).
+# From Ampere (A100, 8.0) on, fp32 matmuls may run as tf32 once you allow it with
+# `torch.set_float32_matmul_precision("high")`. On a CPU, torch's fp16 matmul has no fast kernel,
+# bf16 is fast where the CPU has AVX512-BF16 or AMX.
+
+# %% [markdown] lang="de"
+# Weniger Bits heißen weniger Speicherverkehr und auf GPUs mit Tensor Cores weit mehr FLOP/s, aber
+# nur, wo die Hardware das Format kann. Auf einer T4 (Compute Capability 7,5) läuft fp16 auf Tensor
+# Cores, bf16 dagegen wird emuliert und ist langsamer als fp32, obwohl
+# `torch.cuda.is_bf16_supported()` True sagt; deshalb entscheidet der Kurs über bf16 nach der
+# Compute Capability ≥ 8,0 (`GPU.has_fast_bf16`). Ab Ampere (A100, 8,0) dürfen fp32-Matmuls als
+# tf32 laufen, wenn du es mit `torch.set_float32_matmul_precision("high")` erlaubst. Auf einer CPU
+# hat torch für fp16 keinen schnellen Kernel, bf16 ist schnell, wo die CPU AVX512-BF16 oder AMX hat.
+
+# %%
+# en: CPU fp16 is ~80x slower than fp32: keep the CPU size small
+# de: fp16 ist auf der CPU ~80-mal langsamer als fp32: kleine Größe auf der CPU
+n = profile.pick(cpu=256, cuda=4096)
+speed = {}
+for name in ("float32", "tf32", "float16", "bfloat16"):
+    if name == "tf32" and not (device.type == "cuda" and hw.gpus[0].has_fast_bf16):
+        continue
+    dt = torch.float32 if name == "tf32" else getattr(torch, name)
+    torch.set_float32_matmul_precision("high" if name == "tf32" else "highest")
+    a = torch.randn(n, n, device=device).to(dt)
+    b = torch.randn(n, n, device=device).to(dt)
+    m = bench.measure(torch.matmul, a, b, flops=2 * n**3, dtype=name, max_time=2.0, min_time=0.1)
+    speed[name] = 2 * n**3 / m.median
+    say(
+        "{name:<9} n={n}: {t:.3f} ms, {g:.1f} GFLOP/s",
+        "{name:<9} n={n}: {t:.3f} ms, {g:.1f} GFLOP/s",
+        name=name,
+        n=n,
+        t=m.median * 1e3,
+        g=speed[name] / 1e9,
+    )
+torch.set_float32_matmul_precision("highest")
+if device.type == "cpu":
+    say(
+        "this CPU has fast bf16 (AVX512-BF16/AMX): {f}",
+        "diese CPU hat schnelles bf16 (AVX512-BF16/AMX): {f}",
+        f=hw.cpu.has_fast_bf16,
+    )
+elif device.type == "cuda":
+    g = hw.gpus[0]
+    say(
+        "{name}: compute capability {cc}, is_bf16_supported() = {s}, fast bf16 = {f}",
+        "{name}: Compute Capability {cc}, is_bf16_supported() = {s}, schnelles bf16 = {f}",
+        name=g.name,
+        cc=g.compute_capability,
+        s=torch.cuda.is_bf16_supported(),
+        f=g.has_fast_bf16,
+    )
+say(
+    "float16 / float32 speed: {r:.2f}×, bfloat16 / float32: {q:.2f}×",
+    "Tempo float16 / float32: {r:.2f}×, bfloat16 / float32: {q:.2f}×",
+    r=speed["float16"] / speed["float32"],
+    q=speed["bfloat16"] / speed["float32"],
+)
+
+# %% [markdown] lang="en"
+# ### What you should see (checked 2026-12)
+#
+# | profile | fp32 | fp16 | bf16 | tf32 |
+# |---|---|---|---|---|
+# | CPU (CI: 2 cores of an AMD EPYC Zen 5) | reference | far slower (no fast kernel, ~80× at large sizes) | several times faster with AVX512-BF16, slower without | – |
+# | Colab T4, Kaggle T4 x2 | 8.1 TFLOP/s peak | tensor cores: 65 TFLOP/s peak, ~24 sustained | emulated: slower than fp32 | not on a T4 |
+# | TPU v5e | – | – | the native format, 197 TFLOP/s peak | – |
+# | A100 / H100 | 19.5 / 67 | 312 / 989 | 312 / 989 | 156 / 495 |
+#
+# The CPU row was measured on the course's CI machine (docs/facts.md §2–3), the others are data
+# sheet peaks (NVIDIA T4, A100, H100 data sheets; Google Cloud TPU documentation; `utils/chips.py`,
+# checked 2026-11). This lesson's PyTorch cells compute on the CPU of a TPU runtime; lesson 04
+# uses the TPU.
+
+# %% [markdown] lang="de"
+# ### Was du sehen solltest (Stand 2026-12)
+#
+# | Profil | fp32 | fp16 | bf16 | tf32 |
+# |---|---|---|---|---|
+# | CPU (CI: 2 Kerne einer AMD EPYC Zen 5) | Bezug | weit langsamer (kein schneller Kernel, bei großen Größen ~80×) | mit AVX512-BF16 mehrfach schneller, ohne langsamer | – |
+# | Colab T4, Kaggle T4 x2 | 8,1 TFLOP/s Spitze | Tensor Cores: 65 TFLOP/s Spitze, ~24 dauerhaft | emuliert: langsamer als fp32 | nicht auf der T4 |
+# | TPU v5e | – | – | das eigene Format, 197 TFLOP/s Spitze | – |
+# | A100 / H100 | 19,5 / 67 | 312 / 989 | 312 / 989 | 156 / 495 |
+#
+# Die CPU-Zeile ist auf der CI-Maschine des Kurses gemessen (docs/facts.md §2–3), die anderen sind
+# Spitzenwerte aus Datenblättern (NVIDIA-Datenblätter T4, A100, H100; Google-Cloud-TPU-Doku;
+# `utils/chips.py`, Stand 2026-11). Die PyTorch-Zellen dieser Lektion rechnen auf einer
+# TPU-Laufzeit auf der CPU; Lektion 04 nutzt die TPU.
+
+# %% [markdown] lang="en"
+# ## 3. Mixed precision: autocast and loss scaling
+#
+# `torch.autocast` runs matmuls and convolutions in 16 bits and keeps what needs range in fp32.
+# Which operations that is differs per device (PyTorch's "Automatic Mixed Precision" page lists
+# them): on CUDA softmax, log-softmax, norms and losses; on the CPU fewer, losses such as
+# `mse_loss` but not softmax. The weights themselves stay fp32 (the *master weights*); autocast
+# casts copies. CUDA takes fp16 or bf16, the CPU bf16.
+
+# %% [markdown] lang="de"
+# `torch.autocast` rechnet Matmuls und Faltungen in 16 Bit und lässt, was Wertebereich braucht, in
+# fp32. Welche Operationen das sind, hängt vom Gerät ab (PyTorchs Seite „Automatic Mixed
+# Precision“ listet sie): auf CUDA Softmax, Log-Softmax, Normen und Losses; auf der CPU weniger,
+# Losses wie `mse_loss`, Softmax aber nicht. Die Gewichte selbst bleiben fp32 (die
+# *Master-Gewichte*); autocast rechnet mit Kopien. CUDA nimmt fp16 oder bf16, die CPU bf16.
+
+# %%
+amp_dtype = torch.bfloat16
+if device.type == "cuda" and not hw.gpus[0].has_fast_bf16:
+    amp_dtype = torch.float16
+layer = torch.nn.Linear(64, 64).to(device)
+x = torch.randn(8, 64, device=device)
+with torch.autocast(
+    device_type=device.type if device.type in ("cuda", "cpu") else "cpu", dtype=amp_dtype
+):
+    y = layer(x)
+    s = torch.softmax(y, dim=-1)
+    norm = torch.nn.functional.layer_norm(y, (64,))
+    loss = torch.nn.functional.mse_loss(y, torch.zeros_like(y))
+for what, value in [
+    ("layer.weight", layer.weight),
+    ("layer(x)", y),
+    ("softmax", s),
+    ("layer_norm", norm),
+    ("mse_loss", loss),
+]:
+    print(f"{what:<14} {value.dtype}")
+
+# %% [markdown] lang="en"
+# fp16's smallest number is about 6e-8 (with subnormals). Gradients of a deep net are often
+# smaller and vanish to zero. Loss scaling multiplies the loss by a large factor before backward,
+# so the gradients are scaled too and stay representable, then divides them back in fp32. Here
+# is the effect on one small gradient:
+
+# %% [markdown] lang="de"
+# Die kleinste fp16-Zahl liegt bei etwa 6e-8 (mit subnormalen Zahlen). Gradienten eines tiefen
+# Netzes sind oft kleiner und werden zu null. Loss Scaling multipliziert den Loss vor dem
+# Rückwärtsdurchlauf mit einem großen Faktor, damit auch die Gradienten skaliert und darstellbar
+# bleiben, und teilt sie danach in fp32 wieder. So wirkt es auf einen kleinen Gradienten:
+
+# %%
+grad = torch.tensor(1e-8)
+scale = 2.0**16
+plain = grad.half().float().item()
+rescued = ((grad * scale).half().float() / scale).item()
+say(
+    "gradient 1e-8 in fp16: {p}; scaled by 2^16, stored in fp16, unscaled in fp32: {r:.3e}",
+    "Gradient 1e-8 in fp16: {p}; mit 2^16 skaliert, in fp16 gespeichert, in fp32 zurück: {r:.3e}",
+    p=plain,
+    r=rescued,
+)
+
+# en: GradScaler does this for you, and skips a step whose gradients overflowed to inf
+# de: GradScaler erledigt das und überspringt einen Schritt, dessen Gradienten zu inf übergelaufen sind
+use_cuda = device.type == "cuda"
+scaler = torch.amp.GradScaler("cuda" if use_cuda else "cpu", init_scale=2.0**16)
+p = torch.nn.Parameter(torch.ones(4, device=device))
+opt = torch.optim.SGD([p], lr=0.1)
+for step, factor in enumerate(
+    [1.0, 1e36]
+):  # en: the second loss overflows | de: der zweite Loss läuft über
+    opt.zero_grad()
+    before = p.detach().clone()
+    loss = (p * factor).sum()
+    scaler.scale(loss).backward()
+    scaler.unscale_(opt)  # en: unscale BEFORE clipping | de: erst zurückskalieren, DANN clippen
+    torch.nn.utils.clip_grad_norm_(p, 1.0)
+    scaler.step(opt)
+    scaler.update()
+    say(
+        "step {i}: parameters changed: {c}, scale now {s:.0f}",
+        "Schritt {i}: Parameter geändert: {c}, Skala jetzt {s:.0f}",
+        i=step,
+        c=not torch.equal(before, p.detach()),
+        s=scaler.get_scale(),
+    )
+
+# %% [markdown] lang="en"
+# The first step runs; in the second the scaled gradients are `inf`, so `scaler.step` skips the
+# update and `scaler.update` halves the scale. Clip only after `scaler.unscale_(optimizer)`:
+# otherwise the clipping threshold is compared with gradients 65536 times too large. bf16 has
+# fp32's range, so bf16 training needs no scaler.
+
+# %% [markdown] lang="de"
+# Der erste Schritt läuft; im zweiten sind die skalierten Gradienten `inf`, also überspringt
+# `scaler.step` das Update und `scaler.update` halbiert die Skala. Clippe erst nach
+# `scaler.unscale_(optimizer)`: Sonst vergleichst du die Clipping-Schwelle mit Gradienten, die
+# 65536-mal zu groß sind. bf16 hat den Wertebereich von fp32, also braucht bf16-Training keinen
+# Scaler.
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+assert plain == 0.0 and abs(rescued - 1e-8) / 1e-8 < 0.01 and scaler.get_scale() == 2.0**15
+assert y.dtype == amp_dtype and loss.dtype == torch.float32 and layer.weight.dtype == torch.float32
+
+# %% [markdown] lang="en"
+# ## 4. Memory: bytes per parameter
+#
+# Training holds, per parameter: the weight, its gradient, and for Adam two moments (m and v).
+# Mixed precision keeps fp32 master weights, fp32 gradients and moments, plus the 16-bit copies.
+# LoRA freezes the base (16 bits, no gradients, no optimizer state) and trains small adapters;
+# QLoRA stores the frozen base in 4-bit NF4. Then come the **activations** the backward pass
+# needs: they grow with batch × sequence × layers × width (and the vocabulary at the head).
+# Activation checkpointing keeps only one input per block and recomputes the rest during
+# backward: about a third more compute for much less memory. On a GPU the CUDA context adds a few
+# hundred MiB. `utils.fit` adds all of that up; here are the rules of thumb, computed:
+
+# %% [markdown] lang="de"
+# Training hält pro Parameter: das Gewicht, seinen Gradienten und bei Adam zwei Momente (m und v).
+# Mixed Precision behält fp32-Master-Gewichte, fp32-Gradienten und -Momente plus die 16-Bit-Kopien.
+# LoRA friert das Basismodell ein (16 Bit, keine Gradienten, kein Optimiererzustand) und trainiert
+# kleine Adapter; QLoRA speichert die eingefrorene Basis in 4-Bit-NF4. Dazu kommen die
+# **Aktivierungen**, die der Rückwärtsdurchlauf braucht: Sie wachsen mit Batch × Sequenz ×
+# Schichten × Breite (und am Ausgang mit dem Vokabular). Activation Checkpointing behält pro Block
+# nur eine Eingabe und rechnet den Rest im Rückwärtsdurchlauf neu: etwa ein Drittel mehr Rechnen
+# für viel weniger Speicher. Auf einer GPU kommt der CUDA-Kontext mit einigen Hundert MiB dazu.
+# `utils.fit` zählt das alles zusammen; hier die Faustregeln, ausgerechnet:
+
+# %%
+seven_b = 7_000_000_000
+rules = {
+    "fp32 AdamW": fit.fit(seven_b, "float32", "full"),
+    "bf16 AMP AdamW": fit.fit(seven_b, "bfloat16", "full", mixed=True),
+    "LoRA r=16": fit.fit(seven_b, "bfloat16", "lora"),
+    "QLoRA r=16": fit.fit(seven_b, "bfloat16", "qlora"),
+    "bf16 inference": fit.fit(seven_b, "bfloat16", "inference"),
+}
+for name, r in rules.items():
+    say(
+        "{name:<15} {b:5.2f} B/param → {total} for 7 B parameters (+ activations)",
+        "{name:<15} {b:5.2f} B/Param. → {total} für 7 Mrd. Parameter (+ Aktivierungen)",
+        name=name,
+        b=r.per_param(seven_b),
+        total=format_bytes(r.per_param(seven_b) * seven_b),
+    )
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+assert (
+    rules["fp32 AdamW"].per_param(seven_b) == 16
+    and rules["bf16 AMP AdamW"].per_param(seven_b) == 18
+)
+assert (
+    2 < rules["LoRA r=16"].per_param(seven_b) < 2.3
+    and 0.5 < rules["QLoRA r=16"].per_param(seven_b) < 0.8
+)
+
+# %% [markdown] lang="en"
+# ## 5. Predicted vs. measured: the real model
+#
+# Now the packaged SmolLM2-135M (the 4-bit GGUF release, de-quantized to fp32 offline). The
+# calculator predicts the peak; `fit.measure_peak` measures it in a fresh process, so nothing this
+# notebook holds counts: on the CPU the rise of the process's resident memory high-water mark
+# over the process before loading the model, on CUDA `torch.cuda.max_memory_allocated()`. A
+# training step is two AdamW steps (the second with the moments already there). The peak of a
+# step is the larger of two moments: the start of backward (all activations, no gradients) and
+# the optimizer step (all gradients, and torch's AdamW computes √v for all parameters at once).
+
+# %% [markdown] lang="de"
+# Jetzt das mitgelieferte SmolLM2-135M (die 4-Bit-GGUF-Fassung, offline zu fp32 entpackt). Der
+# Rechner sagt die Spitze voraus; `fit.measure_peak` misst sie in einem frischen Prozess, damit
+# nichts zählt, was dieses Notebook hält: auf der CPU den Anstieg des Höchststands des belegten
+# Arbeitsspeichers über den Prozess vor dem Laden des Modells, auf CUDA
+# `torch.cuda.max_memory_allocated()`. Ein Trainingsschritt sind zwei AdamW-Schritte (der zweite
+# mit schon vorhandenen Momenten). Die Spitze eines Schritts ist der größere von zwei Momenten: der
+# Beginn des Rückwärtsdurchlaufs (alle Aktivierungen, keine Gradienten) und der Optimiererschritt
+# (alle Gradienten, und torchs AdamW rechnet √v für alle Parameter auf einmal).
+
+# %%
+from transformers import AutoConfig
+
+from utils.models import smollm2_location
+
+where, source = smollm2_location()
+config = AutoConfig.from_pretrained(where)
+print(source)
+on = "cuda" if device.type == "cuda" else "cpu"
+runs = [
+    ("inference", "float32", 1, 128),
+    ("inference", "bfloat16", 4, 128),
+    ("full", "float32", 1, 32),
+    ("full", "bfloat16", 1, 32),
+]
+with concurrent.futures.ThreadPoolExecutor(2 if on == "cpu" else 1) as pool:
+    # en: one fresh process per run: what a run leaves behind must not hide in the next
+    # de: ein frischer Prozess pro Lauf: was ein Lauf zurücklässt, darf sich nicht im nächsten verstecken
+    measured = list(pool.map(lambda r: fit.measure_peak([r], device=on)[0], runs))
+errors = []
+for (mode, dt, batch, seq), peak in zip(runs, measured, strict=True):
+    predicted = fit.fit(
+        config, dt, mode, batch, seq, device="cpu"
+    )  # en: no CUDA context: not in max_memory_allocated | de: ohne CUDA-Kontext: nicht in max_memory_allocated
+    errors.append(100 * (predicted.total - peak) / peak)
+    say(
+        "{mode:<9} {dt:<8} batch {b} × {s}: predicted {p}, measured {m}, error {e:+.1f}%",
+        "{mode:<9} {dt:<8} Batch {b} × {s}: vorhergesagt {p}, gemessen {m}, Fehler {e:+.1f} %",
+        mode=mode,
+        dt=dt,
+        b=batch,
+        s=seq,
+        p=format_bytes(predicted.total),
+        m=format_bytes(peak),
+        e=errors[-1],
+    )
+print(fit.fit(config, "float32", "full", 1, 32, device="cpu"))
+
+# %% [markdown] lang="en"
+# The error shown is what the calculator misses: the allocator's slack, thread buffers, the
+# tokens' small tensors. The prediction must stay within 15 % of the measurement (the hidden cell
+# below asserts it for every row). Remember the ranking: for this model, at short sequences the
+# optimizer state is the largest part of training, at long ones the activations.
+
+# %% [markdown] lang="de"
+# Der angezeigte Fehler ist, was der Rechner nicht erfasst: den Spielraum des Allocators,
+# Thread-Puffer, die kleinen Tensoren der Tokens. Die Vorhersage muss innerhalb von 15 % der Messung
+# bleiben (die versteckte Zelle unten prüft das für jede Zeile). Merk dir die Reihenfolge: Bei
+# diesem Modell ist bei kurzen Sequenzen der Optimiererzustand der größte Teil des Trainings, bei
+# langen die Aktivierungen.
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+assert all(abs(e) <= 15 for e in errors), errors
+
+# %% [markdown] lang="en"
+# ## 6. Does it fit? Explore
+#
+# Choose a model size, a dtype, a mode, batch and sequence: the bars show memory by part against
+# the device's memory (a T4's 15 GiB unless a GPU is here). The sizes other than 135M use the
+# shape of their SmolLM2 or Llama-like relative as a rough guess (`fit.shape_of`).
+
+# %% [markdown] lang="de"
+# Wähle Modellgröße, Datentyp, Modus, Batch und Sequenz: Die Balken zeigen den Speicher nach Teilen
+# gegen den Speicher des Geräts (die 15 GiB einer T4, wenn hier keine GPU ist). Andere Größen als
+# 135M nehmen die Form eines Llama-ähnlichen Modells als grobe Schätzung (`fit.shape_of`).
+
+# %%
+from utils.widgets import explore
+
+capacity = "cuda" if device.type == "cuda" else "T4"
+SIZES = {"135M": config, "1.7B": 1_700_000_000, "7B": 7_000_000_000, "13B": 13_000_000_000}
+
+
+def show_fit(size, dtype, mode, batch, seq):
+    r = fit.fit(
+        SIZES[size],
+        dtype,
+        mode,
+        batch,
+        seq,
+        device=capacity,
+        mixed=mode == "full" and dtype != "float32",
+    )
+    print(r)
+    fig, ax = plt.subplots(figsize=(8, 2.2))
+    left = 0.0
+    for part, nbytes in r.parts.items():
+        if part == "gradients" and r.phases.get("backward", 0) >= r.phases.get("step", 0):
+            continue  # en: not held at the peak | de: zur Spitze nicht gehalten
+        if part in ("activations",) and r.phases.get("step", 0) > r.phases.get("backward", 0):
+            continue
+        ax.barh(0, nbytes / GIB, left=left, label=text(*fit.PART_NAMES.get(part, (part, part))))
+        left += nbytes / GIB
+    ax.axvline(
+        r.capacity / GIB,
+        color="black",
+        linestyle="--",
+        label=text("device memory", "Gerätespeicher"),
+    )
+    ax.set_xlabel("GiB")
+    ax.set_yticks([])
+    ax.set_title(
+        text(
+            "{size}, {mode}, {dtype}: peak memory by part",
+            "{size}, {mode}, {dtype}: Spitzenspeicher nach Teilen",
+            size=size,
+            mode=mode,
+            dtype=dtype,
+        )
+    )
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
+    plt.tight_layout()
+    plt.show()
+
+
+explore(
+    show_fit,
+    dict(size="7B", dtype="bfloat16", mode="qlora", batch=1, seq=512),
+    size=list(SIZES),
+    dtype=["float32", "float16", "bfloat16"],
+    mode=list(fit.MODES),
+    batch=[1, 4, 16],
+    seq=[128, 512, 2048],
+)
+
+# %% [markdown] lang="en"
+# ### What you should see (checked 2026-12)
+#
+# - **CPU** (CI): the prediction for SmolLM2-135M within 15 % of the measured peak (above);
+#   memory is the machine's RAM, so "fits" is decided by the T4 the widget assumes.
+# - **Colab T4** (15 GiB usable of 16 GB; 15360 MiB visible, googlecolab/backend-info) and
+#   **Kaggle T4 x2** (two separate 15 GiB GPUs, not one 30 GiB): full fp32 fine-tuning of a 7 B
+#   model does not fit (112 GB of states), QLoRA of 7 B does at short sequences; measured peaks
+#   come from `torch.cuda.max_memory_allocated()`, `nvidia-smi` shows about 0.3–0.5 GiB more (the
+#   CUDA context).
+# - **TPU v5e** (16 GB HBM per chip, Google Cloud TPU documentation): the same arithmetic per chip
+#   in bf16; PyTorch here runs on the host CPU.
+# - **A100 40 GB / H100 80 GB** (NVIDIA data sheets): bf16 with AMP, 18 B/param: about 2 B
+#   respectively 4 B parameters of full fine-tuning before activations.
+#
+# Sources for the bytes per parameter: Hugging Face "Model training anatomy", EleutherAI
+# "Transformer Math 101", the QLoRA paper (arXiv:2305.14314) — docs/facts.md §5.
+
+# %% [markdown] lang="de"
+# ### Was du sehen solltest (Stand 2026-12)
+#
+# - **CPU** (CI): die Vorhersage für SmolLM2-135M innerhalb von 15 % der gemessenen Spitze (oben);
+#   der Speicher ist hier der Arbeitsspeicher, also entscheidet über „passt“ die T4, die das Widget
+#   annimmt.
+# - **Colab T4** (15 GiB nutzbar von 16 GB; 15360 MiB sichtbar, googlecolab/backend-info) und
+#   **Kaggle T4 x2** (zwei getrennte GPUs mit je 15 GiB, nicht eine mit 30 GiB): Volles
+#   fp32-Feintuning eines 7-Mrd.-Modells passt nicht (112 GB Zustand), QLoRA von 7 Mrd. passt bei
+#   kurzen Sequenzen; gemessene Spitzen liefert `torch.cuda.max_memory_allocated()`, `nvidia-smi`
+#   zeigt etwa 0,3–0,5 GiB mehr (den CUDA-Kontext).
+# - **TPU v5e** (16 GB HBM pro Chip, Google-Cloud-TPU-Doku): dieselbe Rechnung pro Chip in bf16;
+#   PyTorch läuft hier auf der CPU des Hosts.
+# - **A100 40 GB / H100 80 GB** (NVIDIA-Datenblätter): bf16 mit AMP, 18 B/Param.: etwa 2 bzw. 4 Mrd.
+#   Parameter volles Feintuning vor den Aktivierungen.
+#
+# Quellen für die Bytes pro Parameter: Hugging Face „Model training anatomy“, EleutherAI
+# „Transformer Math 101“, das QLoRA-Paper (arXiv:2305.14314) — docs/facts.md §5.
+
+# %% [markdown] lang="en"
+# ## Check yourself
+#
+# <details><summary>1. Why does bf16 need no loss scaling, and fp16 does?</summary>
+#
+# bf16 has fp32's 8 exponent bits, so small gradients stay representable; fp16's 5 exponent bits
+# flush them to zero below about 6e-8.
+# </details>
+#
+# <details><summary>2. A T4 says <code>torch.cuda.is_bf16_supported()</code> is True. Should you train in bf16 there?</summary>
+#
+# No: the T4 (compute capability 7.5) emulates bf16, slower than fp32. Use fp16 with a GradScaler.
+# </details>
+#
+# <details><summary>3. Where do the 16 bytes per parameter of fp32 AdamW come from?</summary>
+#
+# 4 for the weight, 4 for its gradient, 8 for Adam's two moments. Activations come on top.
+# </details>
+#
+# <details><summary>4. You clip gradients at 1.0 in fp16 training, right after <code>scaler.scale(loss).backward()</code>. What goes wrong?</summary>
+#
+# The gradients are still multiplied by the scale, so clipping cuts them far too hard. Call
+# `scaler.unscale_(optimizer)` first.
+# </details>
+#
+# ## Summary
+#
+# - Exponent bits give range, mantissa bits precision: fp16 overflows past 65504, bf16 has fp32's
+#   range with 8 bits of precision.
+# - Speed per dtype depends on the hardware: fp16 on a T4, bf16 from compute capability 8.0 and on
+#   TPUs, tf32 when allowed on Ampere and newer; on a CPU measure.
+# - Autocast keeps master weights and reductions in fp32; fp16 needs a GradScaler (unscale before
+#   clipping), bf16 does not.
+# - Training memory: weights + gradients + optimizer states + activations (+ CUDA context):
+#   16 B/param for fp32 AdamW, about 2 B + adapters for LoRA, 0.5 B + adapters for QLoRA.
+#
+# **Glossary:** mantissa, exponent, machine epsilon, subnormal, tensor core, tf32, autocast, master
+# weights, loss scaling, optimizer state, activations, activation checkpointing, LoRA, QLoRA, NF4.
+#
+# **Next:** lab 03 (bytes per dtype, exact integers, loss scaling, LoRA memory, the autocast dtype),
+# then lesson 04, JAX on TPU, where bf16 is the native format.
+
+# %% [markdown] lang="de"
+# ## Teste dich selbst
+#
+# <details><summary>1. Warum braucht bf16 kein Loss Scaling, fp16 aber schon?</summary>
+#
+# bf16 hat die 8 Exponentenbits von fp32, kleine Gradienten bleiben also darstellbar; die 5
+# Exponentenbits von fp16 machen sie unter etwa 6e-8 zu null.
+# </details>
+#
+# <details><summary>2. Eine T4 meldet <code>torch.cuda.is_bf16_supported()</code> = True. Solltest du dort in bf16 trainieren?</summary>
+#
+# Nein: Die T4 (Compute Capability 7,5) emuliert bf16, langsamer als fp32. Nimm fp16 mit GradScaler.
+# </details>
+#
+# <details><summary>3. Woher kommen die 16 Bytes pro Parameter bei fp32-AdamW?</summary>
+#
+# 4 für das Gewicht, 4 für seinen Gradienten, 8 für die zwei Momente von Adam. Die Aktivierungen
+# kommen dazu.
+# </details>
+#
+# <details><summary>4. Du clippst Gradienten beim fp16-Training auf 1,0, direkt nach <code>scaler.scale(loss).backward()</code>. Was geht schief?</summary>
+#
+# Die Gradienten sind noch mit der Skala multipliziert, das Clipping kürzt sie also viel zu stark.
+# Ruf vorher `scaler.unscale_(optimizer)` auf.
+# </details>
+#
+# ## Zusammenfassung
+#
+# - Exponentenbits geben den Wertebereich, Mantissenbits die Genauigkeit: fp16 läuft über 65504
+#   hinaus über, bf16 hat den Bereich von fp32 mit 8 Bit Genauigkeit.
+# - Das Tempo pro Datentyp hängt von der Hardware ab: fp16 auf der T4, bf16 ab Compute
+#   Capability 8,0 und auf TPUs, tf32, wenn erlaubt, ab Ampere; auf der CPU: messen.
+# - Autocast lässt Master-Gewichte und Reduktionen in fp32; fp16 braucht einen GradScaler (vor dem
+#   Clipping zurückskalieren), bf16 nicht.
+# - Trainingsspeicher: Gewichte + Gradienten + Optimiererzustand + Aktivierungen (+ CUDA-Kontext):
+#   16 B/Param. für fp32-AdamW, etwa 2 B + Adapter für LoRA, 0,5 B + Adapter für QLoRA.
+#
+# **Glossar:** Mantisse, Exponent, Maschinengenauigkeit, subnormale Zahl, Tensor Core, tf32,
+# Autocast, Master-Gewichte, Loss Scaling, Optimiererzustand, Aktivierungen, Activation
+# Checkpointing, LoRA, QLoRA, NF4.
+#
+# **Weiter:** Lab 03 (Bytes pro Datentyp, exakte Ganzzahlen, Loss Scaling, LoRA-Speicher, der
+# Autocast-Datentyp), dann Lektion 04, JAX und TPU, wo bf16 das eigene Format ist.
