@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from utils import bench, chips, i18n, sync, units
-
-
-class FakeAsyncDevice:
-    """Like a GPU: a call only queues work; the work happens when someone synchronises."""
-
-    def __init__(self, seconds_per_call: float):
-        self.seconds_per_call = seconds_per_call
-        self.queued = 0
-
-    def launch(self):
-        self.queued += 1
-        return self
-
-    def synchronize(self, result=None):
-        time.sleep(self.queued * self.seconds_per_call)
-        self.queued = 0
+from utils.asyncsim import SimulatedAccelerator, VirtualClock, virtual_time
 
 
 def test_numpy_matmul_with_flops_and_peak():
@@ -34,36 +18,45 @@ def test_numpy_matmul_with_flops_and_peak():
     assert m.n >= 5 and m.number >= 1 and m.median > 0
     assert sum(m.times) * m.number >= 0.05
     assert m.flops_per_second == pytest.approx(2 * 128**3 / m.median)
-    assert "median" in str(m) and "GFLOP/s" in str(m)
+    shown = str(m)  # whatever speed this machine has: the rate shown is the one measured
+    assert "median" in shown and units.format_rate(m.flops_per_second) in shown
 
 
 def test_synchronisation_makes_the_difference():
-    device = FakeAsyncDevice(0.002)
-    synced = bench.measure(device.launch, sync=device.synchronize, min_time=0.05, min_blocks=3)
-    unsynced = bench.measure(device.launch, sync=lambda r: None, min_time=0.05, min_blocks=3)
-    assert device.queued > 1000  # the work piled up, unmeasured
-    assert synced.median == pytest.approx(0.002, rel=0.5)
-    assert unsynced.median < synced.median / 10  # only the queueing was timed
+    """On an asynchronous device a call only queues work: without a sync, only the queueing is
+    timed. (Virtual time: the verdict does not depend on this machine's speed or load.)"""
+    device = SimulatedAccelerator(seconds_per_call=0.002, launch_seconds=1e-5, clock=VirtualClock())
+    with virtual_time(device.clock):
+        synced = bench.measure(device.matmul, sync=device.synchronize, min_time=0.05)
+        unsynced = bench.measure(device.matmul, sync=lambda r: None, min_time=0.05)
+    assert device.pending_seconds > 1  # the unsynced work piled up, unmeasured
+    assert synced.median == pytest.approx(0.002, rel=0.01)
+    assert unsynced.median == pytest.approx(1e-5, rel=0.01)  # only the queueing was timed
 
 
 def test_cold_call_is_reported_separately():
+    clock = VirtualClock()
     calls = []
 
     def slow_first():
-        if not calls:
-            time.sleep(0.05)  # like a compilation
+        clock.advance(0.05 if not calls else 0.001)  # the first call compiles
         calls.append(1)
 
-    m = bench.measure(slow_first, min_time=0.01, min_block=0.001)
-    assert m.cold >= 0.05 and m.median < 0.01
+    m = bench.measure(slow_first, min_time=0.01, min_block=0.001, clock=clock.read)
+    assert m.cold == pytest.approx(0.05) and m.median == pytest.approx(0.001)
 
 
-def test_jax_is_synchronised_and_compile_is_cold():
+def test_jax_is_synchronised_and_compile_is_cold(monkeypatch):
+    """Real JAX: every block ends in jax.block_until_ready on its result."""
     jax = pytest.importorskip("jax")
     x = jax.numpy.ones((256, 256))
     f = jax.jit(lambda x: (x @ x).sum())
+    waited = []
+    real = jax.block_until_ready
+    monkeypatch.setattr(jax, "block_until_ready", lambda r: waited.append(r) or real(r))
     m = bench.measure(f, x, flops=2 * 256**3, dtype="float32", min_time=0.05)
-    assert m.backend == "jax" and m.cold > m.median
+    assert m.backend == "jax" and m.cold > m.median  # the compilation is in the cold call only
+    assert len(waited) >= m.n + 1 and all(isinstance(r, jax.Array) for r in waited)
 
 
 def test_torch_cpu():
@@ -162,3 +155,46 @@ def test_measure_reads_the_clock_it_is_given():
     m = bench.measure(lambda: None, min_time=0.1, clock=clock)
     assert m.cold == pytest.approx(0.05) and m.number == 1
     assert m.times == [pytest.approx(0.05)] * m.n and m.n >= 5
+
+
+class StallingClock:
+    """A fake clock and a fake function: each call costs `per_call` seconds of clock time, except
+    the calls listed in `stalls`, which cost that much more (another process took the core)."""
+
+    def __init__(self, per_call: float, stalls: dict[int, float]):
+        self.now, self.calls, self.per_call, self.stalls = 0.0, 0, per_call, stalls
+
+    def clock(self) -> float:
+        return self.now
+
+    def fn(self) -> None:
+        self.calls += 1
+        self.now += self.per_call + self.stalls.get(self.calls, 0.0)
+
+
+def test_a_stall_in_the_warm_up_does_not_leave_short_blocks():
+    # The second call (the warm-up's first block of one call) stalls for 30 ms: the warm-up
+    # then believes one call lasts 30 ms and fixes one call per block.  The blocks after it
+    # take 1 ms each, under min_block: measure must grow the count instead of keeping them.
+    fake = StallingClock(per_call=0.001, stalls={2: 0.030})
+    m = bench.measure(fake.fn, min_block=0.02, min_time=0.2, clock=fake.clock)
+    assert m.number >= 20
+    assert all(t * m.number >= 0.02 - 1e-12 for t in m.times)
+    assert m.n >= 5 and sum(m.times) * m.number >= 0.2 - 1e-12
+    assert m.median == pytest.approx(0.001)
+
+
+def test_a_stall_in_a_later_block_is_kept_as_a_slow_block():
+    # A stall inside a block makes that block long, never short: it is kept (the median and
+    # the IQR are there to show it), and the count stays what the warm-up chose.
+    fake = StallingClock(per_call=0.001, stalls={200: 0.5})
+    m = bench.measure(fake.fn, min_block=0.02, min_time=0.2, clock=fake.clock)
+    assert all(t * m.number >= 0.02 - 1e-12 for t in m.times)
+    assert m.median == pytest.approx(0.001) and max(m.times) > 10 * m.median
+
+
+def test_the_count_stops_growing_at_max_time():
+    # A function that keeps getting faster would make the count grow forever; max_time ends it.
+    fake = StallingClock(per_call=0.0, stalls={i: 1.0 / i**2 for i in range(1, 10**6)})
+    m = bench.measure(fake.fn, min_block=0.02, min_time=0.2, max_time=1.0, clock=fake.clock)
+    assert m.n >= 1 and fake.now < 5.0

@@ -121,16 +121,80 @@ def test_code_cells_speak_one_language_and_stay_readable(path):
     assert not leaked, leaked[:3]
 
 
+def message_pairs(source: Path) -> set[tuple[str, str]]:
+    """The (English, German) templates of the `say`/`text` calls in a source, as `ast.dump`s."""
+    return {
+        (ast.dump(call.args[0]), ast.dump(call.args[1]))
+        for cell in read_cells(source)
+        if cell.kind == "code"
+        for call in sources.message_calls(ast.parse(sources._parsable(cell.source)))
+    }
+
+
+def parsed(code: str) -> ast.Module:
+    """A built code cell as a tree; comments are no code, magics are kept as calls."""
+    return ast.parse(
+        re.sub(r"^(\s*)([%!].*)$", lambda m: f"{m[1]}__magic__({m[2]!r})", code, flags=re.M)
+    )
+
+
+def same_code(en: ast.AST, de: ast.AST, pairs: set[tuple[str, str]]) -> bool:
+    """The same tree, except where the English notebook has a template and the German one the
+    German template of the same message. A message call (`say`, `text`, `print`) whose English
+    template shows unchanged in the German notebook is not the same code."""
+    english = {template for template, _ in pairs}
+
+    def same(a: object, b: object) -> bool:
+        if isinstance(a, ast.AST) and isinstance(b, ast.AST):
+            if (ast.dump(a), ast.dump(b)) in pairs:
+                return True
+            if (
+                isinstance(a, ast.Call)
+                and isinstance(a.func, ast.Name)
+                and a.func.id in ("say", "text", "print")
+                and a.args
+                and ast.dump(a.args[0]) in english
+                and isinstance(b, ast.Call)
+                and b.args
+                and (ast.dump(a.args[0]), ast.dump(b.args[0])) not in pairs
+            ):
+                return False
+            return type(a) is type(b) and all(same(getattr(a, f), getattr(b, f)) for f in a._fields)
+        if isinstance(a, list) and isinstance(b, list):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return type(a) is type(b) and a == b
+
+    return same(en, de)
+
+
+def test_same_code_sees_what_differs():
+    pairs = {(ast.dump(ast.Constant("Took {t} s")), ast.dump(ast.Constant("Dauerte {t} s")))}
+    en = parsed('t = 2 * n  # twice\nsay("Took {t} s", t=t)\nd["Took {t} s"] = 1')
+    assert same_code(en, parsed('t = 2 * n  # doppelt\nsay("Dauerte {t} s", t=t)\n'
+                                'd["Took {t} s"] = 1'), pairs)  # fmt: skip
+    for de in (
+        't = 3 * n\nsay("Dauerte {t} s", t=t)',  # other code
+        't = 2 * n\nsay("Dauerte {t} s", t=n)',  # other values
+        't = 2 * n\nsay("Took {t} s", t=t)',  # the English template in the German notebook
+        't = 2 * n\nsay("Dauerte {t} s", t=t)\n!nvidia-smi',  # a shell line more
+    ):
+        assert not same_code(parsed('t = 2 * n\nsay("Took {t} s", t=t)'), parsed(de), pairs), de
+
+
 def test_languages_share_the_teaching_code():
+    """Both languages' code cells are the same code: only templates and comments differ."""
     for en in (p for p in BUILT if "/en/" in p.as_posix()):
         de = Path(en.as_posix().replace("/en/", "/de/"))
+        notebooks = {"en": nbformat.read(en, as_version=4), "de": nbformat.read(de, as_version=4)}
+        pairs = message_pairs(ROOT / notebooks["en"].metadata["course"]["source"])
         code = {
-            lang: [
-                c.source for c in nbformat.read(p, as_version=4).cells[2:] if c.cell_type == "code"
-            ]
-            for lang, p in (("en", en), ("de", de))
+            lang: [c.source for c in nb.cells[2:] if c.cell_type == "code"]
+            for lang, nb in notebooks.items()
         }
         assert len(code["en"]) == len(code["de"]), en.name
+        for i, (en_code, de_code) in enumerate(zip(code["en"], code["de"], strict=True)):
+            where = f"{en.relative_to(ROOT)}, code cell {i + 1}"
+            assert same_code(parsed(en_code), parsed(de_code), pairs), f"{where}:\n{de_code}"
 
 
 def test_language_cells_are_filtered(tmp_path):

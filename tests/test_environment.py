@@ -7,8 +7,13 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
 ROOT = Path(__file__).resolve().parents[1]
 GROUPS = tomllib.loads((ROOT / "pyproject.toml").read_text())["dependency-groups"]
+CONSTRAINTS = ("constraints.txt", "constraints-colab.txt", "constraints-py313.txt")
 
 
 def flatten(group: str) -> list[str]:
@@ -48,8 +53,65 @@ def test_constraints_pin_every_package():
     assert {name(r) for r in flatten("core-tests")} <= set(pins("constraints-py313.txt"))
 
 
+def requirements() -> dict[str, list[Requirement]]:
+    out: dict[str, list[Requirement]] = {}
+    for group in GROUPS:
+        for item in flatten(group):
+            requirement = Requirement(item)
+            out.setdefault(requirement.name.lower(), []).append(requirement)
+    return out
+
+
+def lower_bound(package: str) -> Version:
+    (bound,) = {
+        Version(spec.version)
+        for r in requirements()[package]
+        for spec in r.specifier
+        if spec.operator in (">=", "==")
+    }
+    return bound
+
+
+@pytest.mark.parametrize("path", CONSTRAINTS)
+def test_every_pin_satisfies_pyproject(path):
+    wanted = requirements()
+    for package, version in pins(path).items():
+        for requirement in wanted.get(package, []):
+            assert requirement.specifier.contains(version, prereleases=True), (path, requirement)
+
+
+@pytest.mark.parametrize("path", CONSTRAINTS)
+def test_jax_and_jaxlib_are_pinned_together(path):
+    pinned = pins(path)
+    assert pinned["jax"] == pinned["jaxlib"], path
+
+
+def colabs_versions() -> dict[str, str]:
+    """The packages whose Colab version differs from the newest: constraints-py313.txt (Colab's
+    Python) pins them below constraints.txt."""
+    py313, newest = pins("constraints-py313.txt"), pins("constraints.txt")
+    return {p: v for p, v in py313.items() if Version(v) < Version(newest[p])}
+
+
 def test_colab_constraints_are_colabs_versions():
+    colab, newest = pins("constraints-colab.txt"), pins("constraints.txt")
+    colabs = colabs_versions()
+    assert {"numpy", "jax", "ipywidgets", "matplotlib"} <= set(colabs)
+    for package, version in colabs.items():
+        assert colab[package] == version, package  # both files pin Colab's version
+        if package in requirements():  # pyproject's lower bound is Colab's release
+            bound = lower_bound(package).release
+            assert Version(version).release[: len(bound)] == bound, package
+    # The rest of the Colab environment is the newest: the CPU torch build of this machine.
+    assert colab["torch"] == newest["torch"]
+
+
+def test_facts_name_the_pinned_colab_versions():
+    """docs/facts.md §1.1 (Colab's runtimes) agrees with constraints-colab.txt."""
     colab = pins("constraints-colab.txt")
-    assert colab["jax"] == "0.7.2" and colab["ipywidgets"] == "7.7.1"
-    assert colab["numpy"].startswith("2.1.") and colab["matplotlib"].startswith("3.10.")
-    assert colab["torch"] == pins("constraints.txt")["torch"] == "2.13.0"
+    facts = (ROOT / "docs/facts.md").read_text()
+    rows = [line.split("|") for line in facts.splitlines() if line.startswith("| Colab free")]
+    assert rows
+    for row in rows:
+        jax, widgets = row[3].split("/")[2].split()[0], row[4].strip()  # Python / torch / jax
+        assert jax == colab["jax"] and widgets == colab["ipywidgets"], row[1]

@@ -8,7 +8,10 @@ What it does, and why (docs/facts.md §3):
 1. The first ("cold") call is timed on its own and reported separately: it includes
    compilation, memory allocation and library start-up.
 2. Calls are grouped into blocks long enough (≥ `min_block` s) that the timer's own cost
-   disappears; finding the block size is also the warm-up.
+   disappears; finding the block size is also the warm-up.  A later block that comes out
+   shorter than `min_block` (the warm-up was slowed by a stall, so the count is too small) grows
+   the count and starts the blocks again: every block kept lasts at least `min_block`, whatever
+   the load.
 3. Each block is synchronised (`utils.sync`): accelerators run asynchronously, so without a sync
    the clock stops when the work was *queued*, not when it was *done*.
 4. Several blocks give a median and an interquartile range (IQR); a large spread is flagged
@@ -183,10 +186,21 @@ def measure(
         if elapsed >= min_block or spent >= max_time / 2:
             break
         number *= 10 if elapsed < min_block / 10 else 2
+    # The blocks.  A stall during the warm-up (another process took the core, the OS swapped a
+    # page in) makes the calls look slower than they are, so `number` can come out too small and
+    # every later block too short.  A block under min_block is therefore not kept: the count
+    # grows and the block is run again, and the blocks kept so far are re-scaled to the new count
+    # only by dropping them (a mix of block sizes would weigh the timer's own cost differently).
     times: list[float] = []
     while len(times) < min_blocks or sum(times) * number < min_time:
-        times.append(run_block(number) / number)
-        if spent + sum(times) * number >= max_time and len(times) >= 2:
+        elapsed = run_block(number)
+        spent += elapsed
+        if elapsed < min_block and spent < max_time / 2:
+            number *= 10 if elapsed < min_block / 10 else 2
+            times = []
+            continue
+        times.append(elapsed / number)
+        if spent >= max_time and len(times) >= 2:
             break
     return Measurement(
         name=name or getattr(fn, "__name__", ""),

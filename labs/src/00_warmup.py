@@ -121,14 +121,17 @@ q1.check(pick_device)
 #
 # Multiplying an (m×k) matrix A by a (k×n) matrix B gives m·n numbers, each a sum of k products.
 # How many floating-point operations (FLOPs) is that? Speed is then FLOPs per second (FLOP/s), the
-# unit of every data sheet: a T4 promises 65 TFLOP/s in fp16.
+# unit of every data sheet: a T4 promises 65 TFLOP/s in fp16. (A preview of lesson 01, which
+# counts FLOPs properly: one FLOP is one addition or one multiplication of floating-point numbers.)
 
 # %% [markdown] lang="de"
 # ## 2. FLOPs einer Matrixmultiplikation
 #
 # Eine (m×k)-Matrix A mal eine (k×n)-Matrix B ergibt m·n Zahlen, jede eine Summe aus k Produkten.
 # Wie viele Gleitkommaoperationen (FLOPs) sind das? Geschwindigkeit ist dann FLOPs pro Sekunde
-# (FLOP/s), die Einheit jedes Datenblatts: Eine T4 verspricht 65 TFLOP/s in fp16.
+# (FLOP/s), die Einheit jedes Datenblatts: Eine T4 verspricht 65 TFLOP/s in fp16. (Ein Vorgriff auf
+# Lektion 01, die FLOPs genau zählt: Ein FLOP ist eine Addition oder eine Multiplikation von
+# Gleitkommazahlen.)
 
 
 # %%
@@ -149,7 +152,7 @@ q2.check(matmul_flops)
 # ## 3. Memory of a tensor
 #
 # Before you load a model you want to know whether it fits. Write `tensor_gib(shape, dtype)`: the
-# memory of a tensor of that shape in GiB (2³⁰ bytes, the unit of PyTorch and `nvidia-smi`), for
+# memory of a tensor of that shape in GiB (2³⁰ bytes; `nvidia-smi` prints MiB, 2²⁰ bytes), for
 # `torch.float32`, `torch.float16`, `torch.bfloat16` and `torch.int8`. Compute it; don't create the
 # tensor (the check asks about tensors of up to 16 GiB).
 
@@ -157,7 +160,7 @@ q2.check(matmul_flops)
 # ## 3. Speicher eines Tensors
 #
 # Bevor du ein Modell lädst, willst du wissen, ob es passt. Schreib `tensor_gib(shape, dtype)`: den
-# Speicher eines Tensors dieser Form in GiB (2³⁰ Byte, die Einheit von PyTorch und `nvidia-smi`),
+# Speicher eines Tensors dieser Form in GiB (2³⁰ Byte; `nvidia-smi` zeigt MiB, 2²⁰ Byte),
 # für `torch.float32`, `torch.float16`, `torch.bfloat16` und `torch.int8`. Rechne es aus, statt den
 # Tensor anzulegen (die Prüfung fragt nach Tensoren mit bis zu 16 GiB).
 
@@ -187,8 +190,9 @@ q3.check(tensor_gib)
 #
 # A GPU can only compute as fast as memory delivers the numbers. The *arithmetic intensity* of a
 # matmul is its FLOPs divided by the bytes it moves between memory and the chip: at least reading A
-# and B once and writing C once. Write `matmul_intensity(m, k, n, dtype)`. Lesson 01 uses it to
-# predict when a matmul is limited by compute and when by memory.
+# and B once and writing C once. Write `matmul_intensity(m, k, n, dtype)`. This previews lesson 01,
+# section 8: a high intensity means the chip's arithmetic is the limit, a low one means memory is;
+# there you draw the roofline that shows where the line between them lies.
 
 # %% [markdown] lang="de"
 # ## 4. FLOPs pro Byte
@@ -196,8 +200,9 @@ q3.check(tensor_gib)
 # Eine GPU rechnet nur so schnell, wie der Speicher die Zahlen liefert. Die *arithmetische
 # Intensität* einer Matrixmultiplikation sind ihre FLOPs geteilt durch die Bytes, die sie zwischen
 # Speicher und Chip bewegt: mindestens A und B einmal lesen und C einmal schreiben. Schreib
-# `matmul_intensity(m, k, n, dtype)`. Lektion 01 sagt damit voraus, wann eine Matrixmultiplikation
-# durch die Rechenleistung und wann durch den Speicher begrenzt ist.
+# `matmul_intensity(m, k, n, dtype)`. Das ist ein Vorgriff auf Lektion 01, Abschnitt 8: Eine hohe
+# Intensität heißt, das Rechenwerk des Chips ist die Grenze, eine niedrige, der Speicher ist es; dort
+# zeichnest du die Roofline, die zeigt, wo die Linie dazwischen liegt.
 
 
 # %%
@@ -224,8 +229,8 @@ q4.check(matmul_intensity)
 # Run the cell below. A trainer grades the same way: `python -m utils.grade` runs your notebook
 # from top to bottom and reads this table (see `labs/README.md`).
 #
-# **Next:** lesson 01 times a matrix multiplication, and uses your `matmul_flops` to turn seconds into
-# FLOP/s.
+# **Next:** lesson 01 times a matrix multiplication and turns seconds into FLOP/s with the formula
+# of your `matmul_flops`; its roofline builds on the intensity of exercise 4.
 
 # %% [markdown] lang="de"
 # ## Deine Punkte
@@ -233,8 +238,8 @@ q4.check(matmul_intensity)
 # Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso: `python -m utils.grade` führt
 # dein Notebook von oben nach unten aus und liest diese Tabelle (siehe `labs/README.md`).
 #
-# **Weiter:** Lektion 01 misst die Zeit einer Matrixmultiplikation und macht mit deinem
-# `matmul_flops` aus Sekunden FLOP/s.
+# **Weiter:** Lektion 01 misst die Zeit einer Matrixmultiplikation und macht mit der Formel deines
+# `matmul_flops` aus Sekunden FLOP/s; ihre Roofline baut auf der Intensität aus Aufgabe 4 auf.
 
 # %%
 lab.score()

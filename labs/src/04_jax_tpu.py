@@ -43,10 +43,9 @@ import jax
 from utils import jaxcompat
 from utils.i18n import say
 
-jaxcompat.simulate_cpu_devices(8)  # first: JAX fixes its device count when it starts
-
-import math
-import time
+jaxcompat.simulate_cpu_devices(
+    8
+)  # en: first: JAX fixes its device count at start | de: zuerst: JAX legt die Gerätezahl beim Start fest
 
 import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding
@@ -89,6 +88,11 @@ lab.ready()
 
 
 # %%
+import time
+
+import jax
+
+
 def compile_and_run(f, x):
     ### BEGIN SOLUTION
     # STARTER: return ____
@@ -136,6 +140,9 @@ jaxcompat.show_layout(example)
 
 
 # %%
+import math
+
+
 def shard_shape(shape, spec, mesh_shape):
     ### BEGIN SOLUTION
     # STARTER: return ____
@@ -176,6 +183,11 @@ q2.check(shard_shape)
 
 
 # %%
+import jax
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+
 def dp_grads(loss_fn, params, x, y, mesh):
     ### BEGIN SOLUTION
     # STARTER: return ____
@@ -209,6 +221,9 @@ q3.check(dp_grads)
 
 
 # %%
+import jax
+
+
 def predict_all(predict, w, xs):
     ### BEGIN SOLUTION
     # STARTER: return ____

@@ -35,6 +35,10 @@
 # - ask the machine itself: `nvidia-smi`, `torch.accelerator`, `jax.devices()`,
 # - and replace the classic `"cuda" if ... else "cpu"` line with one that knows today's devices.
 #
+# The course starts from the claims a typical glossary page makes about GPUs and TPUs ("10 to
+# 1000 times faster", "TPUs are mainly for training", ...). Section 8 lists them, each with the
+# lesson that tests it.
+#
 # Run the setup cell below first. It prints where you are (platform), what will compute
 # (accelerator) and the language of the messages.
 
@@ -46,6 +50,10 @@
 # - wechselst du die Laufzeitumgebung auf Colab und Kaggle,
 # - fragst du die Maschine selbst: `nvidia-smi`, `torch.accelerator`, `jax.devices()`,
 # - und ersetzt die klassische Zeile `"cuda" if ... else "cpu"` durch eine, die auch heutige Geräte kennt.
+#
+# Der Kurs geht von den Behauptungen aus, die eine typische Glossarseite über GPUs und TPUs aufstellt
+# („10- bis 1000-mal schneller“, „TPUs sind vor allem fürs Training da“, ...). Abschnitt 8 listet sie
+# auf, jede mit der Lektion, die sie prüft.
 #
 # Führe zuerst die Setup-Zelle unten aus. Sie zeigt, wo du bist (Plattform), womit gerechnet wird
 # (Beschleuniger) und in welcher Sprache die Meldungen erscheinen.
@@ -74,15 +82,16 @@ checks = preflight.preflight()
 # Modern models are mostly **matrix multiplications**: billions of multiply-adds that do not
 # depend on each other and can all run at once.
 #
-# - A **CPU** has a few strong cores (2 on a free Colab machine, 8–24 in a laptop). Each core is
+# - A **CPU** has a few strong cores (a free Colab machine has 2 vCPUs, which on Google Cloud are
+#   two hardware threads, about one physical core; a laptop has 8–24 cores). Each core is
 #   fast at branchy, general-purpose code and also has vector units that work on several numbers at once.
 # - A **GPU** has thousands of simple lanes and, since 2017 (NVIDIA Volta), *tensor cores*:
 #   units that multiply small matrix tiles in one step. Beside them sits a large, fast memory.
 # - A **TPU** (Tensor Processing Unit, Google) is built around *systolic arrays*: a grid of
 #   multiply-add cells through which matrix tiles flow. Of the three, it is the most specialised.
 #
-# The glossary page this course grew from compared GPU and TPU like this; here is the table
-# again, corrected and brought up to date:
+# A typical glossary page compares GPU and TPU in a table like the one below, and says TPUs are
+# mainly for training (claims C3 and C4). Here is that table, corrected and brought up to date:
 #
 # | | GPU | TPU |
 # |---|---|---|
@@ -94,7 +103,7 @@ checks = preflight.preflight()
 # *As of November 2026. Sources: Google Cloud TPU documentation; Colab's runtime list
 # (googlecolab/colabtools#5566: the TPU v2-8 was replaced by v5e-1 in September 2025);
 # JAX AI stack (jax-ml/jax-ai-stack#242: Kaggle offers v5e-8). Free offers change often:
-# lesson 09 shows how to check them.*
+# the lesson on costs and alternatives (in preparation) will show how to check them.*
 
 # %% [markdown] lang="de"
 # ## 2. CPU, GPU, TPU: drei Arten von Prozessoren
@@ -102,7 +111,8 @@ checks = preflight.preflight()
 # Moderne Modelle sind vor allem **Matrixmultiplikationen**: Milliarden von Multiplikationen und
 # Additionen, die nicht voneinander abhängen und deshalb alle gleichzeitig laufen können.
 #
-# - Eine **CPU** hat wenige starke Kerne (2 auf einer kostenlosen Colab-Maschine, 8–24 im Laptop).
+# - Eine **CPU** hat wenige starke Kerne (eine kostenlose Colab-Maschine hat 2 vCPUs, auf Google
+#   Cloud zwei Hardware-Threads, also etwa ein physischer Kern; ein Laptop hat 8–24 Kerne).
 #   Jeder Kern ist schnell bei verzweigtem, allgemeinem Code und hat zusätzlich Vektoreinheiten,
 #   die mehrere Zahlen auf einmal verarbeiten.
 # - Eine **GPU** hat Tausende einfacher Rechenwerke und seit 2017 (NVIDIA Volta) *Tensor Cores*:
@@ -112,8 +122,9 @@ checks = preflight.preflight()
 #   Gitter aus Multiplikations-Additions-Zellen, durch das die Matrixkacheln hindurchfließen. Von den
 #   dreien ist sie am stärksten spezialisiert.
 #
-# Die Glossarseite, aus der dieser Kurs entstanden ist, verglich GPU und TPU so; hier ist die Tabelle
-# noch einmal, korrigiert und auf den heutigen Stand gebracht:
+# Eine typische Glossarseite vergleicht GPU und TPU in einer Tabelle wie der unten und sagt, TPUs
+# seien vor allem fürs Training da (Behauptungen C3 und C4). Hier ist diese Tabelle, korrigiert und
+# auf den heutigen Stand gebracht:
 #
 # | | GPU | TPU |
 # |---|---|---|
@@ -125,7 +136,86 @@ checks = preflight.preflight()
 # *Stand: November 2026. Quellen: Google-Cloud-TPU-Dokumentation; Colabs Laufzeitliste
 # (googlecolab/colabtools#5566: Die TPU v2-8 wurde im September 2025 durch v5e-1 ersetzt);
 # JAX AI Stack (jax-ml/jax-ai-stack#242: Kaggle bietet v5e-8 an). Kostenlose Angebote ändern sich
-# oft: Lektion 09 zeigt, wie du sie prüfst.*
+# oft: Die Lektion über Kosten und Alternativen (in Vorbereitung) wird zeigen, wie du sie prüfst.*
+
+# %% [markdown] lang="en"
+# The three side by side, as a block diagram (not to scale: a T4 has 40 streaming multiprocessors
+# with 320 tensor cores, a TPU v5e core one large systolic matrix unit per core):
+
+# %% [markdown] lang="de"
+# Die drei nebeneinander, als Blockdiagramm (nicht maßstäblich: Eine T4 hat 40 Streaming
+# Multiprocessors mit 320 Tensor Cores, eine TPU v5e eine große systolische Matrixeinheit pro Kern):
+
+# %%
+import matplotlib.pyplot as plt
+from matplotlib.patches import FancyArrowPatch, Rectangle
+
+from utils.i18n import text
+
+fig, ax = plt.subplots(figsize=(10, 4.2))
+ax.set(xlim=(0, 30), ylim=(0, 12))
+ax.axis("off")
+
+
+def box(x, y, w, h, label, color, size=8):
+    ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor="black", linewidth=0.8))
+    if label:
+        ax.text(x + w / 2, y + h / 2, label, ha="center", va="center", fontsize=size)
+
+
+# en: CPU: a few large cores with vector units, a big cache, host memory
+# de: CPU: wenige große Kerne mit Vektoreinheiten, ein großer Cache, Arbeitsspeicher
+box(0.5, 3, 8, 8, "", "#eef")
+ax.text(4.5, 11.3, "CPU", ha="center", fontsize=11, weight="bold")
+for i in range(4):
+    box(
+        1 + (i % 2) * 3.7,
+        7.2 - (i // 2) * 2.2,
+        3.3,
+        1.9,
+        text("core\n+ vector unit", "Kern\n+ Vektoreinheit"),
+        "#ccf",
+        7,
+    )
+box(1, 3.4, 7, 1.3, text("cache (MB)", "Cache (MB)"), "#ddf")
+box(0.5, 0.4, 8, 1.6, text("host memory (DRAM)", "Arbeitsspeicher (DRAM)"), "#ddd")
+# en: GPU: many small lanes in streaming multiprocessors, tensor cores, its own memory
+# de: GPU: viele kleine Rechenwerke in Streaming Multiprocessors, Tensor Cores, eigener Speicher
+box(10.5, 3, 8, 8, "", "#efe")
+ax.text(14.5, 11.3, "GPU", ha="center", fontsize=11, weight="bold")
+for i in range(16):
+    box(11 + (i % 4) * 1.85, 8.8 - (i // 4) * 1.35, 1.6, 1.1, "SM", "#cfc", 6)
+box(11, 3.4, 7, 1.3, text("tensor cores in every SM", "Tensor Cores in jedem SM"), "#afa", 7)
+box(10.5, 0.4, 8, 1.6, text("GPU memory (GDDR/HBM)", "GPU-Speicher (GDDR/HBM)"), "#ddd")
+# en: TPU: a systolic array: a grid of multiply-add cells, data flows through it
+# de: TPU: ein systolisches Array: ein Gitter aus Multiplizier-Addier-Zellen, Daten fließen hindurch
+box(20.5, 3, 8, 8, "", "#fee")
+ax.text(24.5, 11.3, "TPU", ha="center", fontsize=11, weight="bold")
+for i in range(6):
+    for j in range(6):
+        box(21.3 + j * 1.05, 4.9 + i * 0.95, 0.85, 0.75, "", "#fcc")
+ax.text(
+    24.5,
+    4.2,
+    text("systolic array (matrix unit)", "systolisches Array (Matrixeinheit)"),
+    ha="center",
+    fontsize=7,
+)
+box(20.5, 0.4, 8, 1.6, text("TPU memory (HBM)", "TPU-Speicher (HBM)"), "#ddd")
+for x_from, x_to in ((8.5, 10.5), (8.5, 20.5)):
+    ax.add_artist(
+        FancyArrowPatch(
+            (x_from, 1.2), (x_to, 1.2), arrowstyle="<->", mutation_scale=12, color="gray"
+        )
+    )
+ax.text(9.5, 2.3, "PCIe", ha="center", fontsize=8, color="gray")
+ax.set_title(
+    text(
+        "CPU, GPU, TPU: where the arithmetic and the memory are",
+        "CPU, GPU, TPU: wo gerechnet wird und wo der Speicher liegt",
+    )
+)
+plt.show()
 
 # %% [markdown] lang="en"
 # ## 3. What is in *this* machine?
@@ -266,13 +356,13 @@ say("matrix side for this profile: {n}", "Seitenlänge der Matrix für dieses Pr
 # %% [markdown] lang="en"
 # ## 5. `nvidia-smi`
 #
-# The glossary page checks the GPU with `subprocess.run(["nvidia-smi"])`. On a machine without
+# A typical glossary page checks the GPU with `subprocess.run(["nvidia-smi"])` (claim C6). On a machine without
 # an NVIDIA driver that line does not print "no GPU": it raises an exception. Try it safely:
 
 # %% [markdown] lang="de"
 # ## 5. `nvidia-smi`
 #
-# Die Glossarseite prüft die GPU mit `subprocess.run(["nvidia-smi"])`. Auf einer Maschine ohne
+# Eine typische Glossarseite prüft die GPU mit `subprocess.run(["nvidia-smi"])` (Behauptung C6). Auf einer Maschine ohne
 # NVIDIA-Treiber gibt diese Zeile nicht „keine GPU“ aus, sondern wirft eine Ausnahme. Probier es
 # gefahrlos aus:
 
@@ -285,8 +375,8 @@ try:
 except FileNotFoundError as err:
     seed_snippet = "no driver"
     say(
-        "The glossary page's line raises an exception here: {kind}",
-        "Die Zeile der Glossarseite wirft hier eine Ausnahme: {kind}",
+        "C6: the glossary line raises an exception here: {kind}",
+        "C6: Die Zeile der Glossarseite wirft hier eine Ausnahme: {kind}",
         kind=type(err).__name__,
     )
 except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as err:
@@ -382,7 +472,7 @@ say(
 # %% [markdown] lang="en"
 # ## 7. Choosing a device in PyTorch
 #
-# The glossary page chooses a device like this:
+# A typical glossary page chooses a device like this (claim C5):
 #
 # ```python
 # device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -396,7 +486,7 @@ say(
 # %% [markdown] lang="de"
 # ## 7. Ein Gerät in PyTorch wählen
 #
-# Die Glossarseite wählt das Gerät so:
+# Eine typische Glossarseite wählt das Gerät so (Behauptung C5):
 #
 # ```python
 # device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -428,12 +518,74 @@ model = torch.nn.Linear(8, 2).to(device)
 inputs = torch.randn(4, 8).to(device)
 outputs = model(inputs)
 say("computed on {device}", "gerechnet auf {device}", device=outputs.device)
+classic = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+say(
+    "C5: the classic line picks {classic}, pick_device() picks {best}: {verdict}",
+    "C5: Die klassische Zeile wählt {classic}, pick_device() wählt {best}: {verdict}",
+    classic=classic,
+    best=device,
+    verdict=text("the same here", "hier dasselbe")
+    if classic.type == device.type
+    else text("the classic line misses this device", "die klassische Zeile übersieht dieses Gerät"),
+)
 
 # %% [markdown] lang="en"
 # On a TPU this still says `cpu`: PyTorch on TPUs goes through `torch_xla` (`torch_xla.device()`),
 # and this course uses JAX there (lesson 04). Which number format is fast is a matter of the
-# device, too: lesson 03 picks bf16 only where the hardware supports it natively.
+# device, too: the lesson on precision and memory (in preparation) picks bf16 only where the
+# hardware supports it natively.
+
+# %% [markdown] lang="de"
+# Auf einer TPU steht hier trotzdem `cpu`: PyTorch erreicht TPUs über `torch_xla`
+# (`torch_xla.device()`), und dieser Kurs nutzt dort JAX (Lektion 04). Welches Zahlenformat schnell
+# ist, hängt ebenfalls vom Gerät ab: Die Lektion über Zahlenformate und Speicher (in Vorbereitung)
+# wählt bf16 nur dort, wo die Hardware es nativ unterstützt.
+
+# %% [markdown] lang="en"
+# ## 8. The claims this course tests
 #
+# A typical glossary page about GPUs and TPUs makes a handful of claims. Here they are in our own
+# words, each with the lesson and section that tests or qualifies it. The list lives in one place,
+# `docs/claims.md`; the cell below reads it. A verdict that can be measured is computed in its
+# lesson, on your machine (lesson 01 prints C1's, this lesson C5's and C6's above); the column here
+# says what the lessons find in general.
+
+# %% [markdown] lang="de"
+# ## 8. Die Behauptungen, die dieser Kurs prüft
+#
+# Eine typische Glossarseite über GPUs und TPUs stellt eine Handvoll Behauptungen auf. Hier stehen
+# sie in unseren eigenen Worten, jede mit der Lektion und dem Abschnitt, die sie prüfen oder
+# einordnen. Die Liste steht an einer Stelle, `docs/claims.md`; die Zelle unten liest sie. Ein
+# Urteil, das sich messen lässt, wird in seiner Lektion berechnet, auf deiner Maschine (Lektion 01
+# gibt das zu C1 aus, diese Lektion oben die zu C5 und C6); die Spalte hier sagt, was die Lektionen
+# im Allgemeinen finden.
+
+# %%
+from pathlib import Path
+
+import utils
+from utils.i18n import get_language
+
+claims_file = Path(utils.__file__).resolve().parent.parent / "docs" / "claims.md"
+claims = []
+for line in claims_file.read_text(encoding="utf-8").splitlines():
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) == 6 and cells[0][:1] == "C" and cells[0][1:].isdigit():
+        claims.append(cells)
+german = get_language() == "de"
+for cid, claim_en, claim_de, where, verdict_en, verdict_de in claims:
+    if german:
+        where = where.replace("lesson", "Lektion").replace("in preparation", "in Vorbereitung")
+    say(
+        "{cid:>4}  {claim}\n      tested in: {where}\n      verdict: {verdict}",
+        "{cid:>4}  {claim}\n      geprüft in: {where}\n      Urteil: {verdict}",
+        cid=cid,
+        claim=claim_de if german else claim_en,
+        where=where,
+        verdict=verdict_de if german else verdict_en,
+    )
+
+# %% [markdown] lang="en"
 # ## Check yourself
 #
 # <details><summary>1. On Kaggle you chose "GPU P100". Why might the lesson still fail on that GPU, and what do you choose instead?</summary>
@@ -466,11 +618,6 @@ say("computed on {device}", "gerechnet auf {device}", device=outputs.device)
 # this hardware – and do it correctly.
 
 # %% [markdown] lang="de"
-# Auf einer TPU steht hier trotzdem `cpu`: PyTorch erreicht TPUs über `torch_xla`
-# (`torch_xla.device()`), und dieser Kurs nutzt dort JAX (Lektion 04). Welches Zahlenformat schnell
-# ist, hängt ebenfalls vom Gerät ab: Lektion 03 wählt bf16 nur dort, wo die Hardware es nativ
-# unterstützt.
-#
 # ## Teste dich selbst
 #
 # <details><summary>1. Du hast auf Kaggle „GPU P100“ gewählt. Warum kann die Lektion auf dieser GPU trotzdem scheitern, und was wählst du stattdessen?</summary>
@@ -521,6 +668,7 @@ assert (current.type if current is not None else "cpu") in {"cuda": {"cuda"}, "m
     hw.accelerator, {"cpu", "xpu"}
 )
 assert jax.default_backend() in ("cpu", "gpu", "tpu") and len(devices) >= 1
+assert [c[0] for c in claims] == [f"C{i}" for i in range(1, len(claims) + 1)] and len(claims) >= 10
 assert (
     outputs.device.type == device.type == {"cuda": "cuda", "mps": "mps"}.get(hw.accelerator, "cpu")
 )

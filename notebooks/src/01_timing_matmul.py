@@ -27,9 +27,9 @@
 # ---
 
 # %% [markdown] lang="en"
-# The glossary page this course grew from says GPUs and TPUs speed up AI work "often by a factor
-# of 10 to 1000" over CPUs, because models are mostly matrix multiplications. In this lesson you
-# test that claim on your own hardware, and you learn to measure *correctly*, which most
+# A typical glossary page on AI hardware says GPUs and TPUs speed up AI work "often by a factor of
+# 10 to 1000" over CPUs, because models are mostly matrix multiplications (claims C1 and C2 in the
+# list of lesson 00, `docs/claims.md`). In this lesson you test that claim on your own hardware, and you learn to measure *correctly*, which most
 # tutorials don't. You will
 #
 # - count the floating-point operations (FLOPs) of a matrix multiplication,
@@ -37,12 +37,13 @@
 # - measure the right way, sweep sizes and plot time and FLOP/s,
 # - find the size from which an accelerator wins, with and without copying the data to it,
 # - hold the measured speed-up against "10 to 1000 times", and compare with the hardware's peak,
-# - draw a first roofline: why a matmul can use the hardware and an addition cannot.
+# - draw a roofline: why a matmul can use the hardware and an addition cannot,
+# - and read your first profiler table.
 
 # %% [markdown] lang="de"
-# Die Glossarseite, aus der dieser Kurs entstanden ist, sagt: GPUs und TPUs beschleunigen KI-Arbeit
-# „oft um den Faktor 10 bis 1000“ gegenüber CPUs, weil Modelle vor allem aus
-# Matrixmultiplikationen bestehen. In dieser Lektion prüfst du diese Aussage auf deiner eigenen
+# Eine typische Glossarseite über KI-Hardware sagt: GPUs und TPUs beschleunigen KI-Arbeit „oft um
+# den Faktor 10 bis 1000“ gegenüber CPUs, weil Modelle vor allem aus Matrixmultiplikationen
+# bestehen (Behauptungen C1 und C2 in der Liste von Lektion 00, `docs/claims.md`). In dieser Lektion prüfst du diese Aussage auf deiner eigenen
 # Hardware, und du lernst, *richtig* zu messen, was die meisten Tutorials nicht tun. Du wirst
 #
 # - die Gleitkommaoperationen (FLOPs) einer Matrixmultiplikation zählen,
@@ -50,8 +51,9 @@
 # - richtig messen, Größen durchlaufen und Zeit und FLOP/s zeichnen,
 # - die Größe finden, ab der ein Beschleuniger gewinnt, mit und ohne Kopieren der Daten dorthin,
 # - den gemessenen Faktor mit „10 bis 1000“ und mit der Spitzenleistung der Hardware vergleichen,
-# - eine erste Roofline zeichnen: warum eine Matrixmultiplikation die Hardware auslasten kann und
-#   eine Addition nicht.
+# - eine Roofline zeichnen: warum eine Matrixmultiplikation die Hardware auslasten kann und eine
+#   Addition nicht,
+# - und deine erste Profiler-Tabelle lesen.
 
 # %%
 import time
@@ -63,7 +65,7 @@ import numpy as np
 import torch
 
 from utils import bench, hardware, profiles, runtime, units
-from utils.chips import CHIPS
+from utils.chips import CHIPS, chip_for, cpu_estimate
 from utils.i18n import say, text
 
 hw = hardware.detect()
@@ -189,6 +191,51 @@ if accelerator is not None and accelerator.type == "cuda":
     )
 
 # %% [markdown] lang="en"
+# The same two numbers as a timeline: Python queues the work and gets control back at once; the
+# device works through its queue in the background. A stopwatch that stops when the call returns
+# measures only the top bar's first piece.
+
+# %% [markdown] lang="de"
+# Dieselben zwei Zahlen als Zeitstrahl: Python reiht die Arbeit ein und hat sofort wieder die
+# Kontrolle; das Gerät arbeitet seine Warteschlange im Hintergrund ab. Eine Stoppuhr, die anhält,
+# sobald der Aufruf zurückkehrt, misst nur das erste Stück des oberen Balkens.
+
+# %%
+fig, ax = plt.subplots(figsize=(8, 2.6))
+ms_queued, ms_done = queued * 1e3, done * 1e3
+ax.broken_barh([(0, ms_queued)], (2, 0.8), color="tab:blue")
+ax.broken_barh([(ms_queued, ms_done - ms_queued)], (2, 0.8), color="tab:gray", alpha=0.4)
+ax.broken_barh([(ms_queued, ms_done - ms_queued)], (0.6, 0.8), color="tab:orange")
+ax.axvline(ms_queued, color="tab:red", linestyle="--")
+ax.axvline(ms_done, color="tab:green", linestyle="--")
+ax.text(
+    ms_queued, 3.05, text(" stopwatch without waiting", " Stoppuhr ohne Warten"), color="tab:red"
+)
+ax.text(
+    ms_done,
+    0.2,
+    text("with block_until_ready ", "mit block_until_ready "),
+    color="tab:green",
+    ha="right",
+)
+ax.set_yticks(
+    [1.0, 2.4],
+    [
+        text("device: matmul runs", "Gerät: Matmul läuft"),
+        text("Python: call, then wait", "Python: Aufruf, dann Warten"),
+    ],
+)
+ax.set(
+    xlabel="ms",
+    ylim=(0, 3.6),
+    title=text(
+        "Asynchronous execution, measured: n = {n}", "Asynchrone Ausführung, gemessen: n = {n}", n=n
+    ),
+)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown] lang="en"
 # ### Trap 2: timing the first call
 #
 # The first call pays for things later calls don't: JAX compiles the function with XLA, cuBLAS
@@ -221,7 +268,13 @@ say(
 # of a matmul hardly depends on the values. On a GPU it does: transistors that don't switch use
 # less power, so the chip keeps a higher clock. Horace He showed this in 2024 ("Strangely, matrix
 # multiplications on GPUs run faster when given predictable data"); an H200 measured 12 % faster
-# bf16 matmuls on zeros than on random numbers. Always time random data. Here is this machine:
+# bf16 matmuls on zeros than on random numbers. Always time random data.
+#
+# One comparison needs more than two medians: the machine's load changes while you measure. So we
+# time both inputs in **rounds**, alternating (zeros, random, zeros, random, ...), and look at the
+# range of the round medians. If the two ranges overlap, the difference is **noise**: this run
+# cannot tell the two apart. Only ranges that do not overlap show an **effect**. Here is this
+# machine:
 
 # %% [markdown] lang="de"
 # ### Falle 3: Nullen messen
@@ -231,23 +284,92 @@ say(
 # schalten, brauchen weniger Strom, also hält der Chip einen höheren Takt. Horace He hat das 2024
 # gezeigt („Strangely, matrix multiplications on GPUs run faster when given predictable data“); eine
 # H200 war bei bf16-Matrixmultiplikationen mit Nullen 12 % schneller als mit Zufallszahlen. Miss
-# immer mit Zufallsdaten. So sieht es auf dieser Maschine aus:
+# immer mit Zufallsdaten.
+#
+# Für einen Vergleich reichen zwei Mediane nicht: Die Last der Maschine ändert sich, während du
+# misst. Deshalb messen wir beide Eingaben in **Runden**, abwechselnd (Nullen, Zufall, Nullen,
+# Zufall, ...), und schauen auf den Bereich der Rundenmediane. Überlappen sich die beiden Bereiche,
+# ist der Unterschied **Rauschen**: Dieser Lauf kann die beiden nicht unterscheiden. Nur Bereiche,
+# die sich nicht überlappen, zeigen einen **Effekt**. So sieht es auf dieser Maschine aus:
 
 # %%
+ROUNDS = 5
+
+
+def in_rounds(candidates, rounds=ROUNDS, before=None):
+    # en: Time every candidate once per round, alternating, so that a change of load hits all.
+    # de: Jeder Kandidat einmal pro Runde, abwechselnd, damit eine Laständerung alle trifft.
+    medians = {name: [] for name in candidates}
+    for _ in range(rounds):
+        for name, fn in candidates.items():
+            if before is not None:
+                before(name)
+            medians[name].append(fn().median)
+    return medians
+
+
+def verdict(a, b):
+    # en: "effect" only if the ranges (min–max of the round medians) do not overlap
+    # de: „Effekt“ nur, wenn sich die Bereiche (Min–Max der Rundenmediane) nicht überlappen
+    overlap = min(a) <= max(b) and min(b) <= max(a)
+    return "noise" if overlap else "effect"
+
+
+def say_range(name, times):
+    say(
+        "  {name:<10} median {t}, range {lo} – {hi} over {k} rounds",
+        "  {name:<10} Median {t}, Bereich {lo} – {hi} über {k} Runden",
+        name=name,
+        t=units.format_seconds(float(np.median(times))),
+        lo=units.format_seconds(min(times)),
+        hi=units.format_seconds(max(times)),
+        k=len(times),
+    )
+
+
+def say_verdict(a_name, a, b_name, b):
+    ratio_lo, ratio_hi = min(b) / max(a), max(b) / min(a)
+    if verdict(a, b) == "noise":
+        say(
+            "  {b} / {a} lies between {lo:.2f} and {hi:.2f}: the ranges overlap → noise, no "
+            "measurable difference in this run",
+            "  {b} / {a} liegt zwischen {lo:.2f} und {hi:.2f}: Die Bereiche überlappen sich → "
+            "Rauschen, in diesem Lauf kein messbarer Unterschied",
+            a=a_name,
+            b=b_name,
+            lo=ratio_lo,
+            hi=ratio_hi,
+        )
+    else:
+        say(
+            "  {b} / {a} lies between {lo:.2f} and {hi:.2f}: the ranges do not overlap → an "
+            "effect ({b} is {faster})",
+            "  {b} / {a} liegt zwischen {lo:.2f} und {hi:.2f}: Die Bereiche überlappen sich "
+            "nicht → ein Effekt ({b} ist {faster})",
+            a=a_name,
+            b=b_name,
+            lo=ratio_lo,
+            hi=ratio_hi,
+            faster=text("faster", "schneller") if ratio_hi < 1 else text("slower", "langsamer"),
+        )
+
+
 device = accelerator or torch.device("cpu")
 size = profile.pick(cpu=512, cuda=4096, mps=2048)
 zeros = torch.zeros(size, size, device=device)
 randoms = torch.randn(size, size, device=device)
-on_zeros = bench.measure(torch.matmul, zeros, zeros, min_time=0.1)
-on_randoms = bench.measure(torch.matmul, randoms, randoms, min_time=0.1)
-say(
-    "{device}: zeros {zeros}, random {randoms} (random / zeros = {ratio:.2f})",
-    "{device}: Nullen {zeros}, Zufallszahlen {randoms} (Zufall / Nullen = {ratio:.2f})",
-    device=device,
-    zeros=units.format_seconds(on_zeros.median),
-    randoms=units.format_seconds(on_randoms.median),
-    ratio=on_randoms.median / on_zeros.median,
+by_input = in_rounds(
+    {
+        text("zeros", "Nullen"): lambda: bench.measure(torch.matmul, zeros, zeros, min_time=0.05),
+        text("random", "Zufall"): lambda: bench.measure(
+            torch.matmul, randoms, randoms, min_time=0.05
+        ),
+    }
 )
+say("{device}, n = {n}:", "{device}, n = {n}:", device=device, n=size)
+for name, times in by_input.items():
+    say_range(name, times)
+say_verdict(*[item for pair in by_input.items() for item in pair])
 
 # %% [markdown] lang="en"
 # ### Trap 4: not knowing how many threads ran
@@ -267,29 +389,50 @@ say(
 # %%
 cpu_a = torch.randn(size, size)
 threads_before = torch.get_num_threads()
-by_threads = {}
-for threads in sorted({1, hw.cpu.cores}):
-    torch.set_num_threads(threads)
-    by_threads[threads] = bench.measure(torch.matmul, cpu_a, cpu_a, min_time=0.1)
+thread_counts = sorted({1, hw.cpu.cores})
+# en: the same rounds, with the thread count set before each candidate
+# de: dieselben Runden, vor jedem Kandidaten wird die Thread-Zahl gesetzt
+names = {text("{k} thread(s)", "{k} Thread(s)", k=k): k for k in thread_counts}
+by_threads = in_rounds(
+    {name: (lambda: bench.measure(torch.matmul, cpu_a, cpu_a, min_time=0.05)) for name in names},
+    before=lambda name: torch.set_num_threads(names[name]),
+)
 torch.set_num_threads(threads_before)
-for threads, m in by_threads.items():
-    say(
-        "{threads} thread(s): {t}",
-        "{threads} Thread(s): {t}",
-        threads=threads,
-        t=units.format_seconds(m.median),
+say("CPU, n = {n}, {cores} core(s):", "CPU, n = {n}, {cores} Kern(e):", n=size, cores=hw.cpu.cores)
+for name, times in by_threads.items():
+    say_range(name, times)
+if len(by_threads) > 1:
+    say_verdict(*[item for pair in by_threads.items() for item in pair])
+
+fig, (ax_in, ax_th) = plt.subplots(1, 2, figsize=(9, 3))
+for ax, results, title in (
+    (ax_in, by_input, text("trap 3: input values", "Falle 3: Eingabewerte")),
+    (ax_th, by_threads, text("trap 4: threads", "Falle 4: Threads")),
+):
+    for i, times in enumerate(results.values()):
+        ms = [t * 1e3 for t in times]
+        ax.plot([i] * len(ms), ms, "o", alpha=0.6)
+        ax.vlines(i, min(ms), max(ms), linewidth=6, alpha=0.3)
+    ax.set_xticks(range(len(results)), list(results))
+    ax.set(
+        title=title, ylabel=text("ms per matmul (round medians)", "ms pro Matmul (Rundenmediane)")
     )
+    ax.set_xlim(-0.5, len(results) - 0.5)
+plt.tight_layout()
+plt.show()
 
 # %% [markdown] lang="en"
 # With more than one core, more threads are usually faster, unless something else is using the
 # cores at the same time (another notebook, a test run): then the extra threads wait for each
-# other, and the result can even turn around.
+# other, and the result can even turn around. The verdict above is computed, not typed: on an idle
+# machine it usually says "effect", on a busy one it may say "noise" or even show the reversal.
 #
 # ## 3. The right way
 #
 # `utils.bench.measure(fn, *args)` avoids all four traps: it times the cold call separately, warms
 # up while finding a block of calls that lasts at least 20 ms (so the timer's own cost of about
-# 40 ns disappears), synchronises every block for the backend the result lives on, repeats until
+# 40 ns disappears; should a stall have slowed the warm-up, a later block comes out shorter, and
+# then it grows the block and starts the blocks again), synchronises every block for the backend the result lives on, repeats until
 # it has at least 0.2 s of blocks, and reports the median, the interquartile range (IQR) and the
 # thread settings. With the FLOPs it also gives FLOP/s and the share of the device's peak.
 # Open `utils/bench.py`: it is short, and reading it is part of this lesson.
@@ -297,13 +440,17 @@ for threads, m in by_threads.items():
 # %% [markdown] lang="de"
 # Bei mehr als einem Kern sind mehr Threads meist schneller, es sei denn, etwas anderes nutzt die
 # Kerne gleichzeitig (ein anderes Notebook, ein Testlauf): Dann warten die zusätzlichen Threads
-# aufeinander, und das Ergebnis kann sich sogar umdrehen.
+# aufeinander, und das Ergebnis kann sich sogar umdrehen. Das Urteil oben ist berechnet, nicht
+# eingetippt: Auf einer freien Maschine lautet es meist „Effekt“, auf einer belasteten vielleicht
+# „Rauschen“, oder es zeigt sogar die Umkehrung.
 #
 # ## 3. So misst du richtig
 #
 # `utils.bench.measure(fn, *args)` vermeidet alle vier Fallen: Es misst den kalten Aufruf getrennt,
 # wärmt auf, während es einen Block von Aufrufen sucht, der mindestens 20 ms dauert (so fallen die
-# etwa 40 ns nicht mehr ins Gewicht, die der Timer selbst kostet), synchronisiert jeden Block für das Backend, auf dem
+# etwa 40 ns nicht mehr ins Gewicht, die der Timer selbst kostet; hat eine Verzögerung das
+# Aufwärmen gebremst, fällt ein späterer Block kürzer aus, dann vergrößert es den Block und beginnt
+# die Blöcke von vorn), synchronisiert jeden Block für das Backend, auf dem
 # das Ergebnis liegt, wiederholt, bis es mindestens 0,2 s an Blöcken hat, und meldet Median,
 # Interquartilsabstand (IQR) und Thread-Einstellungen. Mit den FLOPs liefert es auch FLOP/s und den
 # Anteil an der Spitzenleistung des Geräts. Öffne `utils/bench.py`: Es ist kurz, und es
@@ -426,19 +573,24 @@ plt.show()
 # erst dorthin: zwei n×n-Eingaben hin, ein Ergebnis zurück, über PCIe. Wir suchen die kleinste Größe,
 # ab der der Beschleuniger auch bei jeder größeren schneller ist: einmal nur für die
 # Matrixmultiplikation gerechnet und einmal mit den Kopien.
+#
+# The cell below is folded: in lab 01 (exercise 4) you write this function yourself. Open it
+# afterwards and compare.
+
+
+# %% jupyter={"source_hidden": true} cellView="form"
+# en: @title crossover(sizes, cpu_seconds, accelerator_seconds): folded, lab 01 asks for it
+# de: @title crossover(sizes, cpu_seconds, accelerator_seconds): eingeklappt, Lab 01 fragt danach
+def crossover(sizes, cpu_seconds, accelerator_seconds):
+    found = None
+    for size, cpu, acc in reversed(list(zip(sizes, cpu_seconds, accelerator_seconds, strict=True))):
+        if acc >= cpu:
+            break
+        found = size
+    return found
 
 
 # %%
-def crossover(sizes, cpu_seconds, accelerator_seconds):
-    # en: The smallest size from which the accelerator is faster at this and every larger size.
-    # de: Die kleinste Größe, ab der der Beschleuniger bei ihr und jeder größeren schneller ist.
-    wins = [acc < cpu for cpu, acc in zip(cpu_seconds, accelerator_seconds, strict=True)]
-    for i, size in enumerate(sizes):
-        if all(wins[i:]):
-            return size
-    return None
-
-
 # en: a lucky win at size 2 does not count
 # de: ein Zufallssieg bei Größe 2 zählt nicht
 assert crossover([1, 2, 3, 4], [1, 1, 1, 1], [2, 0.5, 2, 0.5]) == 4
@@ -483,16 +635,24 @@ if not accelerated:
 
 # %% [markdown] lang="en"
 # Without an accelerator we can still reason about one with a **model** (not a measurement):
-# a call costs a fixed launch overhead plus FLOPs divided by the rate the GPU sustains; copies
-# cost bytes divided by the PCIe bandwidth. The assumptions are printed with the result; run this
-# notebook on a T4 to replace them by measurements.
+# a call costs a fixed launch overhead plus FLOPs divided by the rate the GPU sustains; each of
+# the three copies (two inputs in, the result back) costs a fixed **latency** plus bytes divided by
+# the PCIe bandwidth. The latency is what makes small copies expensive: a few kilobytes cross the
+# link in well under a microsecond, but every copy first goes through the driver and waits for the
+# copy engine. The assumptions are printed with the result; run this notebook on a T4 to replace
+# them by measurements. The sizes are finer here than in the sweep, so that the two crossovers can
+# land on different sizes.
 
 # %% [markdown] lang="de"
 # Ohne Beschleuniger können wir trotzdem über einen nachdenken, mit einem **Modell** (keiner
 # Messung): Ein Aufruf kostet einen festen Start-Overhead plus FLOPs geteilt durch die Rate, die die
-# GPU dauerhaft schafft; Kopien kosten Bytes geteilt durch die PCIe-Bandbreite. Die Annahmen stehen
-# beim Ergebnis;
-# führe dieses Notebook auf einer T4 aus, um sie durch Messungen zu ersetzen.
+# GPU dauerhaft schafft; jede der drei Kopien (zwei Eingaben hin, das Ergebnis zurück) kostet eine
+# feste **Latenz** plus Bytes geteilt durch die PCIe-Bandbreite. Die Latenz macht kleine Kopien
+# teuer: Ein paar Kilobyte sind in weit unter einer Mikrosekunde über die Verbindung, aber jede
+# Kopie geht erst durch den Treiber und wartet auf die Kopier-Einheit. Die Annahmen stehen beim
+# Ergebnis; führe dieses Notebook auf einer T4 aus, um sie durch Messungen zu ersetzen. Die Größen
+# sind hier feiner gestuft als im Durchlauf, damit die beiden Knickstellen auf verschiedene Größen
+# fallen können.
 
 # %%
 T4 = CHIPS["T4"]
@@ -503,35 +663,83 @@ model = {
     # en: a large fp32 matmul reaches roughly this share of the peak
     # de: eine große fp32-Matmul erreicht ungefähr diesen Anteil an der Spitzenleistung
     "fp32_share_of_peak": 0.6,
-    # en: PCIe 3.0 x16 with pinned memory, in practice
-    # de: PCIe 3.0 x16 mit gepinntem Speicher, in der Praxis
+    # en: PCIe 3.0 x16 with pinned memory, in practice (utils/chips.py: PCIE_PINNED_TYPICAL)
+    # de: PCIe 3.0 x16 mit gepinntem Speicher, in der Praxis (utils/chips.py: PCIE_PINNED_TYPICAL)
     "pcie_bytes_per_second": 12e9,
+    # en: An assumption, not a data-sheet figure: about 10 µs per cudaMemcpy (driver call, copy
+    # en: engine start, completion). NVIDIA's "How to Optimize Data Transfers in CUDA C/C++"
+    # en: (Mark Harris, 2012) explains this fixed cost per transfer; lesson 02 measures copies.
+    # de: Eine Annahme, kein Datenblattwert: etwa 10 µs pro cudaMemcpy (Treiberaufruf, Start der
+    # de: Kopier-Einheit, Abschluss). NVIDIAs „How to Optimize Data Transfers in CUDA C/C++“
+    # de: (Mark Harris, 2012) erklärt diese festen Kosten pro Kopie; Lektion 02 misst Kopien.
+    "copy_latency_seconds": 10e-6,
 }
 
 
 def t4_model_seconds(n, with_copies=False):
     compute = matmul_flops(n, n, n) / (T4.for_dtype("float32") * 1e12 * model["fp32_share_of_peak"])
-    copies = 3 * n * n * 4 / model["pcie_bytes_per_second"] if with_copies else 0.0
+    copies = 0.0
+    if with_copies:
+        copies = 3 * (model["copy_latency_seconds"] + n * n * 4 / model["pcie_bytes_per_second"])
     return model["launch_seconds"] + compute + copies
 
 
-modelled = crossover(cpu_sizes, cpu_times, [t4_model_seconds(n) for n in cpu_sizes])
-modelled_copies = crossover(cpu_sizes, cpu_times, [t4_model_seconds(n, True) for n in cpu_sizes])
+fine_sizes = [8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
+fine_cpu = []
+for n_fine in fine_sizes:
+    a_fine = torch.randn(n_fine, n_fine)
+    fine_cpu.append(bench.measure(torch.matmul, a_fine, a_fine, min_time=0.03).median)
+t4_only = [t4_model_seconds(n) for n in fine_sizes]
+t4_copies = [t4_model_seconds(n, True) for n in fine_sizes]
+modelled = crossover(fine_sizes, fine_cpu, t4_only)
+modelled_copies = crossover(fine_sizes, fine_cpu, t4_copies)
 say(
     "Model of a T4 from NVIDIA's T4 data sheet, assuming a launch overhead of {launch:.0f} µs, "
-    "{share:.0f}% of the fp32 peak and {pcie:.0f} GB/s over PCIe:",
+    "{share:.0f}% of the fp32 peak, {pcie:.0f} GB/s over PCIe and {lat:.0f} µs per copy:",
     "Modell einer T4 laut NVIDIA-Datenblatt zur T4, mit {launch:.0f} µs Start-Overhead, "
-    "{share:.0f} % der fp32-Spitzenleistung und {pcie:.0f} GB/s über PCIe:",
+    "{share:.0f} % der fp32-Spitzenleistung, {pcie:.0f} GB/s über PCIe und {lat:.0f} µs pro "
+    "Kopie:",
     launch=model["launch_seconds"] * 1e6,
     share=model["fp32_share_of_peak"] * 100,
     pcie=model["pcie_bytes_per_second"] / 1e9,
+    lat=model["copy_latency_seconds"] * 1e6,
 )
 say(
-    "  against this CPU it would win from n = {n} (matmul only), from n = {n_copies} with copies",
-    "  gegen diese CPU gewänne sie ab n = {n} (nur die Matmul), ab n = {n_copies} mit Kopien",
+    "  against this CPU (torch, {threads} thread(s)) it would win from n = {n} (matmul only), "
+    "from n = {n_copies} with copies",
+    "  gegen diese CPU (torch, {threads} Thread(s)) gewänne sie ab n = {n} (nur die Matmul), "
+    "ab n = {n_copies} mit Kopien",
+    threads=torch.get_num_threads(),
     n=modelled,
     n_copies=modelled_copies,
 )
+index_64 = fine_sizes.index(64)
+say(
+    "  at n = 64 the copies add {c:.0f} µs to a {m:.0f} µs matmul: {f:,.0f}× the work itself",
+    "  bei n = 64 kommen zu einer Matmul von {m:.0f} µs Kopien von {c:.0f} µs: das {f:,.0f}-Fache "
+    "der Arbeit selbst",
+    c=(t4_copies[index_64] - t4_only[index_64]) * 1e6,
+    m=t4_only[index_64] * 1e6,
+    f=(t4_copies[index_64] - t4_only[index_64]) / t4_only[index_64],
+)
+
+fig, ax = plt.subplots(figsize=(6, 3.5))
+ax.loglog(fine_sizes, fine_cpu, "o-", label=text("CPU, measured", "CPU, gemessen"))
+ax.loglog(fine_sizes, t4_only, "s--", label=text("T4 model, matmul only", "T4-Modell, nur Matmul"))
+ax.loglog(
+    fine_sizes, t4_copies, "^--", label=text("T4 model, with copies", "T4-Modell, mit Kopien")
+)
+for found, color in ((modelled, "tab:orange"), (modelled_copies, "tab:green")):
+    if found is not None:
+        ax.axvline(found, color=color, linestyle=":")
+ax.set(
+    xlabel="n",
+    ylabel=text("seconds per matmul", "Sekunden pro Matmul"),
+    title=text("Where the accelerator starts to win", "Ab wann der Beschleuniger gewinnt"),
+)
+ax.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
 
 # %% [markdown] lang="en"
 # ## 6. "10 to 1000 times faster"?
@@ -584,6 +792,28 @@ say(
     f=speedups[small],
     source=source,
 )
+# en: claim C1 (docs/claims.md): "often 10 to 1000 times faster"; the verdict from (b) and (c)
+# de: Behauptung C1 (docs/claims.md): „oft 10- bis 1000-mal schneller“; das Urteil aus (b) und (c)
+in_range = [n for n, f in speedups.items() if 10 <= f <= 1000]
+if len(in_range) == len(speedups):
+    say(
+        "C1: holds at both sizes in this run",
+        "C1: stimmt in diesem Lauf bei beiden Größen",
+    )
+elif in_range:
+    say(
+        "C1: holds at n = {n} only; at the other size the factor is {f:,.2f}",
+        "C1: stimmt nur bei n = {n}; bei der anderen Größe ist der Faktor {f:,.2f}",
+        n=in_range[0],
+        f=min(f for n, f in speedups.items() if n not in in_range),
+    )
+else:
+    say(
+        "C1: does not hold at either size in this run (factors {lo:,.2f} and {hi:,.1f})",
+        "C1: stimmt in diesem Lauf bei keiner der beiden Größen (Faktoren {lo:,.2f} und {hi:,.1f})",
+        lo=min(speedups.values()),
+        hi=max(speedups.values()),
+    )
 
 # %% [markdown] lang="en"
 # What makes the factor **10**: float32 on a mid-range GPU against a multi-core CPU with a good
@@ -630,7 +860,7 @@ for label, results in sweep.items():
     print(f"{label:24s} {rate:>14s}  {share:>9s}  {chip}")
 
 # %% [markdown] lang="en"
-# ## 8. A first roofline
+# ## 8. A roofline
 #
 # A matmul of n×n matrices does 2n³ FLOPs on 3n² numbers: the larger n, the more work per byte
 # moved. An elementwise addition does one FLOP per element and moves three numbers (two in, one
@@ -638,9 +868,17 @@ for label, results in sweep.items():
 # **arithmetic intensity**. A device can do at most `peak` FLOP/s, and at most `bandwidth ×
 # intensity` FLOP/s if every byte must come from memory; the lower of the two is its **roofline**.
 # Above the *ridge point* (peak ÷ bandwidth) an operation is compute-bound, below it memory-bound.
+#
+# Neither half of the roof may come from the points we put under it, or every point sits on the
+# roof by construction. So the **peak** comes from the hardware: the data-sheet table in
+# `utils/chips.py` on a GPU, on a CPU the estimate `utils.chips.cpu_estimate` (cores × clock ×
+# FLOPs per cycle, all cores). The **bandwidth** comes from a separate streaming measurement: a
+# large copy and a sum, which do next to no arithmetic. Under this roof go kernels of different intensity:
+# an addition, chains of multiply-adds on the same data (XLA fuses each chain into one pass over
+# memory), a matrix-vector product, matmuls of several sizes and one in a 16-bit format.
 
 # %% [markdown] lang="de"
-# ## 8. Eine erste Roofline
+# ## 8. Eine Roofline
 #
 # Eine Matrixmultiplikation von n×n-Matrizen rechnet 2n³ FLOPs auf 3n² Zahlen: Je größer n, desto mehr
 # Arbeit pro bewegtem Byte. Eine elementweise Addition rechnet einen FLOP pro Element und bewegt drei
@@ -649,76 +887,407 @@ for label, results in sweep.items():
 # höchstens `Bandbreite × Intensität` FLOP/s, wenn jedes Byte aus dem Speicher kommen muss; das
 # Kleinere von beiden ist seine **Roofline**. Oberhalb des *Knickpunkts* (Spitze ÷ Bandbreite) ist
 # eine Operation rechengebunden, darunter speichergebunden.
+#
+# Keine Hälfte des Dachs darf von den Punkten kommen, die wir darunter setzen, sonst liegt jeder
+# Punkt schon nach Konstruktion auf dem Dach. Die **Spitzenleistung** kommt deshalb von der
+# Hardware: auf einer GPU aus der Datenblatt-Tabelle in `utils/chips.py`, auf einer CPU aus der
+# Schätzung `utils.chips.cpu_estimate` (Kerne × Takt × FLOPs pro Takt, alle Kerne). Die
+# **Bandbreite** kommt aus einer eigenen Streaming-Messung: einer großen Kopie, die gar nicht
+# rechnet, und einer Summe, die kaum rechnet. Unter dieses Dach kommen Kernel verschiedener
+# Intensität: eine Addition, Ketten von Multiplikationen und Additionen auf denselben Daten (XLA
+# verschmilzt jede Kette zu einem Durchgang durch den Speicher), ein Matrix-Vektor-Produkt,
+# Matrixmultiplikationen mehrerer Größen und eine in einem 16-Bit-Format.
 
 # %%
-elements = profile.pick(cpu=4_000_000, cuda=64_000_000, mps=32_000_000)
-u = torch.randn(elements, device=device)
-v = torch.randn(elements, device=device)
-add = bench.measure(torch.add, u, v, flops=elements, dtype="float32", min_time=0.1)
-# en: the bytes per second that the addition achieved
-# de: die Bytes pro Sekunde, die die Addition geschafft hat
-bandwidth = 12 * elements / add.median
-add_intensity = elements / (12 * elements)
+threads_used = torch.get_num_threads()
+mm_label = "torch float32 (CPU)" if accelerator is None else f"torch float32 ({accelerator.type})"
+if device.type == "cuda":
+    roof_chip = chip_for(torch.cuda.get_device_name(device))
+elif device.type == "cpu":
+    roof_chip = cpu_estimate(hw.cpu.cores)
+else:
+    roof_chip = None
+half = fast_dtype if device.type == "cuda" else "bfloat16"
+if roof_chip is not None:
+    peak_flops = roof_chip.tflops["float32"] * 1e12
+    peak_half = roof_chip.tflops.get(half, 0.0) * 1e12 or None
+    roof_source = roof_chip.source
+else:
+    peak_flops, peak_half = None, None
+    roof_source = text("no table row for this device", "keine Tabellenzeile für dieses Gerät")
 
-mm_sizes = cpu_sizes if accelerator is None else cpu_sizes + big_sizes
-mm_label = f"torch float32 ({device.type})" if accelerator is not None else "torch float32 (CPU)"
-mm_results = sweep[mm_label]
-mm_points = [
-    (2 * n**3 / (3 * 4 * n * n), mm_results[n].flops_per_second)
-    for n in mm_sizes
-    if n in mm_results
-]
-# en: the best rate we reached stands in for the peak
-# de: die beste erreichte Rate steht für die Spitzenleistung
-peak_flops = max(rate for _, rate in mm_points)
+# en: the roof's bandwidth: a large copy, read once and written once, no arithmetic
+# de: die Bandbreite des Dachs: eine große Kopie, einmal gelesen und einmal geschrieben, ohne Rechnen
+elements = profile.pick(cpu=16_000_000, cuda=128_000_000, mps=64_000_000)
+stream_src = torch.randn(elements, device=device)
+stream_dst = torch.empty_like(stream_src)
+stream = bench.measure(stream_dst.copy_, stream_src, min_time=0.1, name="copy")
+read = bench.measure(torch.sum, stream_src, min_time=0.1, name="sum")
+# en: the faster of the two streams: a copy reads and writes, a sum only reads
+# de: der schnellere der beiden Datenströme: Eine Kopie liest und schreibt, eine Summe liest nur
+bandwidth = max(2 * 4 * elements / stream.median, 4 * elements / read.median)
+if peak_flops is None:
+    # en: no data sheet: the best matmul stands in for the peak, and the plot says so
+    # de: kein Datenblatt: die beste Matmul steht für die Spitze, und das Diagramm sagt es
+    peak_flops = max(m.flops_per_second for m in sweep[mm_label].values())
 ridge = peak_flops / bandwidth
 
-fig, ax = plt.subplots(figsize=(6, 4))
-intensities = np.logspace(-2, 3, 100)
-roof = np.minimum(peak_flops, bandwidth * intensities)
-ax.loglog(intensities, roof, "k-", label=text("roofline", "Roofline"))
-ax.loglog([add_intensity], [add.flops_per_second], "rs", label=text("addition", "Addition"))
-ax.loglog(*zip(*mm_points, strict=True), "bo-", label=text("matmul float32", "Matmul float32"))
+# en: each point: (name, FLOPs per byte, measurement, dtype)
+# de: jeder Punkt: (Name, FLOPs pro Byte, Messung, Datentyp)
+points = []
+
+
+def add_point(name, flops, nbytes, fn, *args, dtype="float32", **kwargs):
+    m = bench.measure(fn, *args, flops=flops, dtype=dtype, min_time=0.05, name=name, **kwargs)
+    points.append((name, flops / nbytes, m, dtype))
+
+
+n_add = elements // 4
+u, v, w = (torch.randn(n_add, device=device) for _ in range(3))
+add_point(text("addition", "Addition"), n_add, 12 * n_add, torch.add, u, v, out=w)
+add_intensity = points[-1][1]
+
+chain_x = jnp.asarray(rng.standard_normal(n_add, dtype=np.float32))
+chain_costs = {}
+if jax.default_backend() == {"cuda": "gpu"}.get(device.type, device.type):
+    for k in (8, 64):
+
+        def chain(x, k=k):
+            for _ in range(k):
+                x = x * 0.999 + 0.001
+            return x
+
+        chain_jit = jax.jit(chain)
+        # en: XLA's own count of FLOPs and bytes for the fused chain (cost_analysis)
+        # de: XLAs eigene Zählung von FLOPs und Bytes der verschmolzenen Kette (cost_analysis)
+        cost = chain_jit.lower(chain_x).compile().cost_analysis()
+        cost = cost[0] if isinstance(cost, list) else cost
+        chain_costs[k] = cost
+        add_point(
+            text("{k} multiply-adds", "{k} Mult.-Add.", k=k),
+            2 * k * n_add,
+            8 * n_add,
+            chain_jit,
+            chain_x,
+        )
+else:
+    say(
+        "JAX computes on {jax_backend} here, torch on {device}: "
+        "the multiply-add chains are left out",
+        "JAX rechnet hier auf {jax_backend}, torch auf {device}: Die Ketten fallen weg",
+        jax_backend=jax.default_backend(),
+        device=device.type,
+    )
+
+n_mv = profile.pick(cpu=4096, cuda=16384, mps=8192)
+mv_a, mv_x = torch.randn(n_mv, n_mv, device=device), torch.randn(n_mv, device=device)
+add_point(
+    text("matrix × vector", "Matrix × Vektor"),
+    2 * n_mv**2,
+    4 * (n_mv**2 + 2 * n_mv),
+    torch.mv,
+    mv_a,
+    mv_x,
+)
+for n_mm, m in sweep[mm_label].items():
+    points.append((f"matmul {n_mm}", 2 * n_mm**3 / (12 * n_mm**2), m, "float32"))
+n_half = profile.pick(cpu=512, cuda=4096, mps=2048)
+half_a = torch.randn(n_half, n_half, device=device, dtype=DTYPES[half])
+add_point(
+    f"matmul {n_half} {half}",
+    2 * n_half**3,
+    6 * n_half**2,
+    torch.matmul,
+    half_a,
+    half_a,
+    dtype=half,
+)
+
+fig, ax = plt.subplots(figsize=(7, 4.5))
+intensities = np.logspace(-2, 3, 200)
+ax.loglog(
+    intensities,
+    np.minimum(peak_flops, bandwidth * intensities),
+    "k-",
+    label=text("roof, float32", "Dach, float32"),
+)
+if peak_half is not None:
+    ax.loglog(
+        intensities,
+        np.minimum(peak_half, bandwidth * intensities),
+        "k--",
+        label=text("roof, {d}", "Dach, {d}", d=half),
+    )
+for name, intensity, m, dtype in points:
+    marker = "o" if name.startswith("matmul") and dtype == "float32" else "s"
+    ax.loglog([intensity], [m.flops_per_second], marker, label=name)
 ax.axvline(ridge, color="gray", linestyle=":", label=text("ridge point", "Knickpunkt"))
 ax.set(
-    xlabel=text("FLOPs per byte", "FLOPs pro Byte"),
+    xlabel=text(
+        "arithmetic intensity (FLOPs per byte)", "arithmetische Intensität (FLOPs pro Byte)"
+    ),
     ylabel="FLOP/s",
-    title=f"Roofline ({device.type})",
+    title=text(
+        "Roofline ({device}): peak from the hardware, bandwidth from a copy",
+        "Roofline ({device}): Spitze von der Hardware, Bandbreite aus einer Kopie",
+        device=device.type,
+    ),
 )
-ax.legend()
+ax.legend(fontsize=7, ncol=2)
+plt.tight_layout()
 plt.show()
 
 say(
-    "measured bandwidth {bw:,.1f} GB/s, best matmul {rate}, ridge point {ridge:,.1f} FLOP/byte",
-    "gemessene Bandbreite {bw:,.1f} GB/s, beste Matmul {rate}, Knickpunkt {ridge:,.1f} FLOP/Byte",
+    "peak {peak} float32 ({source}); bandwidth {bw:,.1f} GB/s (measured: the faster of a copy "
+    "and a sum of {size}, {threads} thread(s)); ridge point {ridge:,.1f} FLOPs per byte",
+    "Spitze {peak} float32 ({source}); Bandbreite {bw:,.1f} GB/s (gemessen: das Schnellere aus "
+    "Kopie und Summe von {size}, {threads} Thread(s)); Knickpunkt {ridge:,.1f} FLOPs pro Byte",
+    peak=units.format_rate(peak_flops),
+    source=roof_source,
     bw=bandwidth / 1e9,
-    rate=units.format_rate(peak_flops),
+    size=units.format_bytes(4 * elements),
+    threads=threads_used,
     ridge=ridge,
 )
-say(
-    "addition: {i:.3f} FLOP/byte, {rate}: memory-bound ({p:.1f}% of the matmul's rate)",
-    "Addition: {i:.3f} FLOP/Byte, {rate}: speichergebunden ({p:.1f} % der Matmul-Rate)",
-    i=add_intensity,
-    rate=units.format_rate(add.flops_per_second),
-    p=100 * add.flops_per_second / peak_flops,
-)
+shares = {}
+for name, intensity, m, dtype in points:
+    dtype_peak = peak_half if dtype != "float32" else peak_flops
+    roof_here = min(dtype_peak or peak_flops, bandwidth * intensity)
+    shares[name] = m.flops_per_second / roof_here
+    say(
+        "  {name:<20} {i:8.2f} FLOP/B  {rate:>14}  = {p:5.0f}% of the roof here",
+        "  {name:<20} {i:8.2f} FLOP/B  {rate:>14}  = {p:5.0f} % des Dachs an dieser Stelle",
+        name=name,
+        i=intensity,
+        rate=units.format_rate(m.flops_per_second),
+        p=100 * shares[name],
+    )
 
 # %% [markdown] lang="en"
-# This is why the glossary's claim is about matrix multiplications: only operations with high
-# arithmetic intensity can use the FLOP/s an accelerator offers. Lesson 03 returns to this with
-# precision, lesson 05 with whole training steps.
+# Why a point sits where it does, decided in code from the numbers above (a point is "on the roof"
+# from 70% of it):
+
+# %% [markdown] lang="de"
+# Warum ein Punkt dort liegt, wo er liegt, im Code aus den Zahlen oben entschieden (ein Punkt gilt ab
+# 70 % als „am Dach“):
+
+
+# %%
+def why(name, intensity, m, dtype):
+    share = shares[name]
+    memory_bound = intensity < ridge
+    if share > 1.05:
+        if memory_bound:
+            return text(
+                "above the roof: it streamed its {size} faster than the copy and the sum did; the "
+                "measured bandwidth is one measurement, not the hardware's limit",
+                "über dem Dach: Es hat seine {size} schneller gelesen als Kopie und Summe; die "
+                "gemessene Bandbreite ist eine Messung, nicht die Grenze der Hardware",
+                size=units.format_bytes(m.flops / intensity),
+            )
+        return text(
+            "above the roof: the peak is an estimate, and the clock it uses is too low here",
+            "über dem Dach: Die Spitze ist eine Schätzung, und ihr Takt ist hier zu niedrig",
+        )
+    if share >= 0.7:
+        bound = (
+            text("memory-bound", "speichergebunden")
+            if memory_bound
+            else text("compute-bound", "rechengebunden")
+        )
+        return text("on the roof: {bound}", "am Dach: {bound}", bound=bound)
+    if m.median < 100e-6:
+        return text(
+            "below: a call takes only {t}; the fixed cost per call (Python, dispatch) weighs",
+            "darunter: Ein Aufruf dauert nur {t}; die festen Kosten pro Aufruf (Python, Dispatch) "
+            "fallen ins Gewicht",
+            t=units.format_seconds(m.median),
+        )
+    if dtype != "float32" and peak_half is None:
+        return text(
+            "below: no {d} units here; the roof shown is float32's, and every value is converted",
+            "darunter: keine {d}-Einheiten; das Dach ist das von float32, und jeder Wert wird "
+            "umgerechnet",
+            d=dtype,
+        )
+    if not memory_bound and device.type == "cpu" and threads_used < hw.cpu.cores:
+        return text(
+            "below: torch uses {t} of {c} cores, so at most {p:.0f}% of the peak is in reach; "
+            "of that it gets {q:.0f}%",
+            "darunter: torch nutzt {t} von {c} Kernen, also ist höchstens {p:.0f} % der Spitze "
+            "erreichbar; davon schafft es {q:.0f} %",
+            t=threads_used,
+            c=hw.cpu.cores,
+            p=100 * threads_used / hw.cpu.cores,
+            q=100 * share * hw.cpu.cores / threads_used,
+        )
+    if memory_bound:
+        return text(
+            "below: it reads its data in a pattern the copy does not (more streams, a reduction)",
+            "darunter: Es liest seine Daten anders als die Kopie (mehr Datenströme, eine Reduktion)",
+        )
+    return text(
+        "below: the kernel does not reach the peak at this size (tiles, caches, the BLAS kernel)",
+        "darunter: Der Kernel erreicht die Spitze bei dieser Größe nicht (Kacheln, Caches, der "
+        "BLAS-Kernel)",
+    )
+
+
+for point in points:
+    say("  {name:<20} {why}", "  {name:<20} {why}", name=point[0], why=why(*point))
+for k, cost in chain_costs.items():
+    if cost and "flops" in cost:
+        say(
+            "XLA's cost_analysis() for {k} multiply-adds: {f:,.0f} FLOPs and {b} accessed: "
+            "{i:.1f} FLOPs per byte, as counted above",
+            "XLAs cost_analysis() für {k} Mult.-Add.: {f:,.0f} FLOPs und {b} gelesen/geschrieben: "
+            "{i:.1f} FLOPs pro Byte, wie oben gezählt",
+            k=k,
+            f=cost["flops"],
+            b=units.format_bytes(cost["bytes accessed"]),
+            i=cost["flops"] / cost["bytes accessed"],
+        )
+# %% [markdown] lang="en"
+# This is why claim C2 (models are mostly matrix multiplications, so accelerators help) holds
+# where it does: only operations with high arithmetic intensity can use the FLOP/s an accelerator
+# offers. The lessons on precision and on whole training steps (in preparation) come back to this.
 #
-# ## 9. Explore
+# ## 9. A first profiler
+#
+# `bench.measure` gives one number per function. A **profiler** records every operation a piece of
+# code runs, with its time and how often it ran. `torch.profiler` is built into PyTorch: wrap the
+# code in `with profile(...)`, mark your own regions with `record_function`, and print the table.
+
+# %% [markdown] lang="de"
+# Deshalb gilt Behauptung C2 (Modelle sind vor allem Matrixmultiplikationen, also helfen
+# Beschleuniger) genau dort, wo sie gilt: Nur Operationen mit hoher arithmetischer Intensität
+# können die FLOP/s eines Beschleunigers nutzen. Die Lektionen über Zahlenformate und über ganze
+# Trainingsschritte (in Vorbereitung) kommen darauf zurück.
+#
+# ## 9. Ein erster Profiler
+#
+# `bench.measure` liefert eine Zahl pro Funktion. Ein **Profiler** zeichnet jede Operation auf, die ein
+# Stück Code ausführt, mit ihrer Zeit und wie oft sie lief. `torch.profiler` ist in PyTorch
+# eingebaut: Pack den Code in `with profile(...)`, markiere eigene Abschnitte mit `record_function`
+# und gib die Tabelle aus.
+
+# %%
+import os
+import tempfile
+
+from torch.profiler import ProfilerActivity, record_function
+from torch.profiler import profile as profile_run
+
+activities = [ProfilerActivity.CPU]
+if device.type == "cuda":
+    activities.append(ProfilerActivity.CUDA)
+prof_a = torch.randn(size, size, device=device)
+prof_a @ prof_a  # en: warm: the first call is not what we want to read | de: aufwärmen
+with profile_run(activities=activities) as prof, record_function("five_matmuls"):
+    for _ in range(5):
+        prof_out = prof_a @ prof_a
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=6))
+
+events = {e.key: e for e in prof.key_averages()}
+region, mm = events["five_matmuls"], events["aten::mm"]
+say(
+    "five_matmuls: {total} in all; aten::matmul ran {calls} times and handed the work to "
+    "aten::mm, which spent {self_share:.0f}% of the region in itself ({per_call} per call)",
+    "five_matmuls: {total} insgesamt; aten::matmul lief {calls}-mal und gab die Arbeit an "
+    "aten::mm weiter, das {self_share:.0f} % des Abschnitts selbst verbrachte ({per_call} pro "
+    "Aufruf)",
+    total=units.format_seconds(region.cpu_time_total * 1e-6),
+    calls=events["aten::matmul"].count,
+    self_share=100 * mm.self_cpu_time_total / region.cpu_time_total,
+    per_call=units.format_seconds(mm.cpu_time_total * 1e-6 / mm.count),
+)
+if device.type == "cuda":
+    device_us = getattr(mm, "device_time_total", 0) or getattr(mm, "cuda_time_total", 0)
+    say(
+        "on the GPU: aten::mm's kernels took {t} per call; its CPU time is mostly the launch",
+        "auf der GPU: Die Kernel von aten::mm brauchten {t} pro Aufruf; seine CPU-Zeit ist "
+        "vor allem der Start",
+        t=units.format_seconds(device_us * 1e-6 / mm.count),
+    )
+trace_path = os.path.join(tempfile.mkdtemp(), "matmul_trace.json")
+prof.export_chrome_trace(trace_path)
+say(
+    "trace written to {path} ({size}): open it at ui.perfetto.dev",
+    "Trace geschrieben nach {path} ({size}): Öffne ihn auf ui.perfetto.dev",
+    path=trace_path,
+    size=units.format_bytes(os.path.getsize(trace_path)),
+)
+# en: JAX's view of the same matmul: XLA counts FLOPs and bytes of the compiled program
+# de: JAX' Sicht auf dieselbe Matmul: XLA zählt FLOPs und Bytes des kompilierten Programms
+xla_cost = jax_matmul.lower(x, x).compile().cost_analysis()
+xla_cost = xla_cost[0] if isinstance(xla_cost, list) else xla_cost
+if xla_cost and "flops" in xla_cost:
+    say(
+        "XLA cost_analysis() of the n = {n} matmul: {f:,.0f} FLOPs (2n³ = {g:,.0f}), {b} accessed",
+        "XLA-cost_analysis() der Matmul mit n = {n}: {f:,.0f} FLOPs (2n³ = {g:,.0f}), {b} bewegt",
+        n=n,
+        f=xla_cost["flops"],
+        g=matmul_flops(n, n, n),
+        b=units.format_bytes(xla_cost["bytes accessed"]),
+    )
+else:
+    say(
+        "this JAX version gives no cost_analysis() here",
+        "diese JAX-Version liefert hier keine cost_analysis()",
+    )
+
+# %% [markdown] lang="en"
+# How to read the table: **Self CPU** is the time spent in an operation itself, **CPU total**
+# includes what it called. `aten::matmul` is PyTorch's front door: it checks shapes and calls
+# `aten::mm`, the operation that does the work, so nearly all self time sits in `aten::mm`. Your
+# own region (`five_matmuls`) holds everything. On a GPU the table gets device-time columns as
+# well: there `aten::mm`'s CPU time is only the launch, and the kernel's time appears separately,
+# the asynchronous execution of trap 1 made visible.
+#
+# On a GPU two tools show more than the table:
+#
+# - **A trace view**: the file exported above shows every operation on a time line, CPU threads
+#   and GPU streams one above the other, so gaps (the GPU waiting for Python, a copy blocking the
+#   compute) become visible. Open it at ui.perfetto.dev (on Colab: download it from the file panel
+#   on the left). TensorBoard shows the same kind of trace in its profile view, which is how
+#   JAX's `jax.profiler.trace(log_dir)` is read: `%load_ext tensorboard`, then
+#   `%tensorboard --logdir log_dir`.
+# - **Nsight Systems** (NVIDIA): `nsys profile -o report python script.py` records CUDA API
+#   calls, kernels and PCIe copies with the copy engines' own timestamps, below what PyTorch sees.
+#   It is not part of a Colab runtime: record on a machine that has it, or copy the `.nsys-rep`
+#   file to your computer and open it in the Nsight Systems GUI.
+#
+# ## 10. Explore
 #
 # Pick a size, a dtype and a device and click *Measure*. (On a static page or in a test run you
 # see only the result for the defaults.)
 
 # %% [markdown] lang="de"
-# Deshalb spricht die Glossarseite von Matrixmultiplikationen: Nur Operationen mit hoher
-# arithmetischer Intensität können die FLOP/s eines Beschleunigers nutzen. Lektion 03 kommt darauf mit
-# Zahlenformaten zurück, Lektion 05 mit ganzen Trainingsschritten.
+# So liest du die Tabelle: **Self CPU** ist die Zeit in der Operation selbst, **CPU total** enthält,
+# was sie aufgerufen hat. `aten::matmul` ist PyTorchs Eingangstür: Es prüft die Formen und ruft
+# `aten::mm` auf, die Operation, die die Arbeit macht; deshalb liegt fast die ganze Self-Zeit bei
+# `aten::mm`. Dein eigener Abschnitt (`five_matmuls`) enthält alles. Auf einer GPU bekommt die
+# Tabelle zusätzlich Spalten mit der Gerätezeit: Dort ist die CPU-Zeit von `aten::mm` nur der
+# Start, und die Zeit des Kernels erscheint getrennt, die asynchrone Ausführung aus Falle 1,
+# sichtbar gemacht.
 #
-# ## 9. Selbst ausprobieren
+# Auf einer GPU zeigen zwei Werkzeuge mehr als die Tabelle:
+#
+# - **Eine Trace-Ansicht**: Die oben geschriebene Datei zeigt jede Operation auf einem Zeitstrahl,
+#   CPU-Threads und GPU-Streams übereinander, sodass Lücken sichtbar werden (die GPU wartet auf
+#   Python, eine Kopie blockiert das Rechnen). Öffne sie auf ui.perfetto.dev (auf Colab: lade sie
+#   über den Dateibereich links herunter). TensorBoard zeigt dieselbe Art Trace in seiner
+#   Profil-Ansicht; so liest man auch JAX' `jax.profiler.trace(log_dir)`: `%load_ext tensorboard`,
+#   dann `%tensorboard --logdir log_dir`.
+# - **Nsight Systems** (NVIDIA): `nsys profile -o report python script.py` zeichnet CUDA-API-Aufrufe,
+#   Kernel und PCIe-Kopien mit den Zeitstempeln der Kopier-Einheiten auf, unterhalb dessen, was
+#   PyTorch sieht. Zu einer Colab-Laufzeit gehört es nicht: Zeichne auf einer Maschine auf, die es
+#   hat, oder kopiere die `.nsys-rep`-Datei auf deinen Rechner und öffne sie in der Oberfläche von
+#   Nsight Systems.
+#
+# ## 10. Selbst ausprobieren
 #
 # Wähle Größe, Datentyp und Gerät und klicke auf *Messen*. (Auf einer statischen Seite oder in einem
 # Testlauf siehst du nur das Ergebnis für die Voreinstellung.)
@@ -752,15 +1321,16 @@ panel = explore(
 #
 # | profile | float32 | fast dtype | notes |
 # |---|---|---|---|
-# | CPU, 2 cores (this course's CI machines) | numpy ≈ 0.25, torch ≈ 0.21 TFLOP/s | torch bf16 ≈ 0.95 TFLOP/s (AVX512-BF16) | two threads; with one, about half; the BLAS kernel matters |
+# | CPU, one thread (`OMP_NUM_THREADS=1`) | torch ≈ 0.04–0.06 TFLOP/s at n = 1024 | torch bf16 ≈ 0.2 TFLOP/s at n = 1024 with AVX512-BF16; without it, slower than float32 | with more threads up to the core count times more, on an idle machine |
 # | Colab T4 | peak 8.1 TFLOP/s | fp16: peak 65, sustained ≈ 24 TFLOP/s (70 W cap) | bf16 is emulated: slower than fp32 |
 # | Kaggle T4 x2 | per GPU as above | as above | this lesson uses one GPU |
 # | Colab TPU v5e-1 | runs as bf16 passes | bf16: peak 197 TFLOP/s | large, static shapes pay off (lesson 04) |
 # | H200 | tf32 peak 495 | bf16 ≈ 770–800 of 989 TFLOP/s at n = 8192 (≈ 80 %) | |
 #
 # *Peaks: NVIDIA and Google Cloud data sheets (checked November 2026). Measured figures: the CPU
-# rows on a 2-core AMD EPYC (Zen 5) with `OPENBLAS_CORETYPE=Haswell`, the T4 and H200 rows as
-# reported for those chips in 2026. Your figures will differ; the shape of the curves will not.*
+# row on a cloud VM with 2 vCPUs of an AMD EPYC (Zen 5), one thread, December 2026; the T4 and
+# H200 rows as reported for those chips in 2026. Your figures will differ; the shape of the curves
+# will not.*
 #
 # ## Check yourself
 #
@@ -799,16 +1369,16 @@ panel = explore(
 #
 # | Profil | float32 | schneller Datentyp | Hinweise |
 # |---|---|---|---|
-# | CPU, 2 Kerne (die CI-Maschinen dieses Kurses) | numpy ≈ 0,25, torch ≈ 0,21 TFLOP/s | torch bf16 ≈ 0,95 TFLOP/s (AVX512-BF16) | zwei Threads; mit einem etwa die Hälfte; der BLAS-Kernel macht viel aus |
+# | CPU, ein Thread (`OMP_NUM_THREADS=1`) | torch ≈ 0,04–0,06 TFLOP/s bei n = 1024 | torch bf16 ≈ 0,2 TFLOP/s bei n = 1024 mit AVX512-BF16; ohne langsamer als float32 | mit mehr Threads bis zur Kernzahl mal mehr, auf einer freien Maschine |
 # | Colab T4 | Spitze 8,1 TFLOP/s | fp16: Spitze 65, dauerhaft ≈ 24 TFLOP/s (70-W-Grenze) | bf16 wird emuliert: langsamer als fp32 |
 # | Kaggle T4 x2 | pro GPU wie oben | wie oben | diese Lektion nutzt eine GPU |
 # | Colab TPU v5e-1 | läuft in bf16-Durchgängen | bf16: Spitze 197 TFLOP/s | große, feste Array-Formen zahlen sich aus (Lektion 04) |
 # | H200 | tf32-Spitze 495 | bf16 ≈ 770–800 von 989 TFLOP/s bei n = 8192 (≈ 80 %) | |
 #
 # *Spitzenwerte: Datenblätter von NVIDIA und Google Cloud (geprüft im November 2026). Gemessene Werte:
-# die CPU-Zeilen auf einem AMD EPYC (Zen 5) mit 2 Kernen und `OPENBLAS_CORETYPE=Haswell`, die T4- und
-# H200-Zeilen wie 2026 für diese Chips berichtet. Deine Zahlen werden abweichen, die Form der Kurven
-# nicht.*
+# die CPU-Zeile auf einer Cloud-VM mit 2 vCPUs eines AMD EPYC (Zen 5), ein Thread, Dezember 2026;
+# die T4- und H200-Zeilen wie 2026 für diese Chips berichtet. Deine Zahlen werden abweichen, die Form
+# der Kurven nicht.*
 #
 # ## Teste dich selbst
 #
@@ -852,4 +1422,12 @@ assert torch.get_num_threads() == threads_before
 assert right.n >= 5 and right.median * right.number >= 0.01
 assert all(len(r) >= len(cpu_sizes) for r in sweep.values())
 assert python_loop.median > numpy_tiny.median
-assert add_intensity < ridge < max(i for i, _ in mm_points)
+assert add_intensity < ridge
+# en: the roof does not come from the points: some of them fall below it
+# de: das Dach kommt nicht von den Punkten: einige liegen darunter
+assert min(shares.values()) < 0.7
+assert verdict(*by_input.values()) in ("noise", "effect")
+# en: the copies' latency moves the crossover to a larger size
+# de: die Latenz der Kopien verschiebt die Knickstelle zu einer größeren Größe
+assert modelled is not None and modelled_copies is not None and modelled_copies > modelled
+assert region.count == 1 and mm.count == 5

@@ -27,8 +27,8 @@
 # ---
 
 # %% [markdown] lang="en"
-# The glossary page moves its model and its inputs with two lines, `model.to(device)` and
-# `inputs.to(device)`. Behind them sit the walls everyone hits on the way to a GPU:
+# A typical glossary page moves its model and its inputs with two lines, `model.to(device)` and
+# `inputs.to(device)` (claim C7 in `docs/claims.md`). Behind them sit the walls everyone hits on the way to a GPU:
 # "Expected all tensors to be on the same device", "invalid device ordinal" from code written for
 # two GPUs, a training loop that waits for its data, timings that lie because the GPU works
 # asynchronously, and an out-of-memory error that ends the session. In this lesson you make each
@@ -48,8 +48,8 @@
 # the CPU version of it and says what a T4 shows.
 
 # %% [markdown] lang="de"
-# Die Glossarseite verschiebt Modell und Eingaben mit zwei Zeilen, `model.to(device)` und
-# `inputs.to(device)`. Dahinter warten die Hürden, an denen jede und jeder auf dem Weg zur GPU
+# Eine typische Glossarseite verschiebt Modell und Eingaben mit zwei Zeilen, `model.to(device)` und
+# `inputs.to(device)` (Behauptung C7 in `docs/claims.md`). Dahinter warten die Hürden, an denen jede und jeder auf dem Weg zur GPU
 # hängen bleibt: „Expected all tensors to be on the same device“, „invalid device ordinal“ aus Code,
 # der für zwei GPUs geschrieben wurde, eine Trainingsschleife, die auf ihre Daten wartet, Zeitmessungen,
 # die lügen, weil die GPU asynchron arbeitet, und ein Out-of-Memory-Fehler, der die Sitzung beendet.
@@ -100,7 +100,7 @@ print(profile.label, "|", hw.summary())
 # %% [markdown] lang="en"
 # ## 1. Choosing a device today
 #
-# The glossary page chooses its device like this:
+# A typical glossary page chooses its device like this (claim C5):
 #
 # ```python
 # device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -113,7 +113,7 @@ print(profile.label, "|", hw.summary())
 # %% [markdown] lang="de"
 # ## 1. Ein Gerät wählen, wie man es heute tut
 #
-# Die Glossarseite wählt ihr Gerät so:
+# Eine typische Glossarseite wählt ihr Gerät so (Behauptung C5):
 #
 # ```python
 # device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -211,7 +211,7 @@ assert x.device.type == model.weight.device.type == other.type
 assert model(x).device.type == other.type
 
 # %% [markdown] lang="en"
-# The glossary's two lines are right: `model = model.to(device)` (the assignment does no harm) and
+# The glossary's two lines (claim C7) are right: `model = model.to(device)` (the assignment does no harm) and
 # `inputs = inputs.to(device)` (here the assignment is everything). `.to()` also converts dtypes
 # (`x.to(torch.float16)`, or `x.to(device, torch.bfloat16)` in one step), and `x.to(other_tensor)`
 # takes both device and dtype from `other_tensor`.
@@ -225,7 +225,7 @@ assert model(x).device.type == other.type
 # which named tensor or model lives where, and which line fixes it:
 
 # %% [markdown] lang="de"
-# Die zwei Zeilen der Glossarseite stimmen also: `model = model.to(device)` (die Zuweisung schadet
+# Die zwei Zeilen der Glossarseite (Behauptung C7) stimmen also: `model = model.to(device)` (die Zuweisung schadet
 # nicht) und `inputs = inputs.to(device)` (hier ist die Zuweisung alles). `.to()` wandelt auch
 # Datentypen um (`x.to(torch.float16)` oder in einem Schritt `x.to(device, torch.bfloat16)`), und
 # `x.to(anderer_tensor)` übernimmt Gerät und Datentyp von `anderer_tensor`.
@@ -315,9 +315,11 @@ assert add_position_fixed(out).device == out.device
 #
 # `transfers.measure_copy` times a copy with `utils.bench.measure` (warm, synchronised, median). On a
 # CPU-only machine there is no link and nothing to pin (pinning needs an accelerator backend), so
-# the cell measures the CPU's version of the same effect: copying into a **fresh** buffer, whose pages
-# the operating system has to map one by one on first touch, against copying into a buffer that is
-# already mapped and **reused**, as pinned buffers are.
+# the cell measures a CPU stand-in: copying into a **fresh** buffer, whose pages the operating
+# system has to map one by one on first touch, against copying into a buffer that is already mapped
+# and **reused**. It shows that preparing memory costs time, nothing more. The real reason pinned
+# memory is faster is different: the GPU's copy engine reads it directly by DMA, without the
+# staging copy through the CPU that pageable memory needs. Only a GPU can show that.
 
 # %% [markdown] lang="de"
 # Lege neue Tensoren *passend* zu denen an, auf die sie treffen: `device=x.device, dtype=x.dtype`,
@@ -343,9 +345,12 @@ assert add_position_fixed(out).device == out.device
 # `transfers.measure_copy` misst eine Kopie mit `utils.bench.measure` (aufgewärmt, synchronisiert,
 # Median). Auf einer reinen CPU-Maschine gibt es keine Verbindung und nichts zu pinnen (Pinnen
 # braucht ein Beschleuniger-Backend), also misst die Zelle die CPU-Fassung desselben Effekts: Sie
-# vergleicht eine Kopie in einen **frischen** Puffer, dessen Seiten das Betriebssystem beim ersten
-# Zugriff eine nach der anderen einblenden muss, mit einer Kopie in einen Puffer, der schon
-# eingeblendet ist und **wiederverwendet** wird, wie es gepinnte Puffer werden.
+# vergleicht als Ersatz eine Kopie in einen **frischen** Puffer, dessen Seiten das Betriebssystem
+# beim ersten Zugriff eine nach der anderen einblenden muss, mit einer Kopie in einen Puffer, der
+# schon eingeblendet ist und **wiederverwendet** wird. Das zeigt nur, dass das Vorbereiten von
+# Speicher Zeit kostet. Der eigentliche Grund, warum gepinnter Speicher schneller ist, ist ein
+# anderer: Die Kopier-Einheit der GPU liest ihn direkt per DMA, ohne die Zwischenkopie durch die CPU,
+# die auslagerbarer Speicher braucht. Das kann nur eine GPU zeigen.
 
 # %%
 nbytes = profile.pick(cpu=64 * MIB, cuda=256 * MIB, mps=256 * MIB)
@@ -433,6 +438,206 @@ say("source: {s}", "Quelle: {s}", s=text(*LINK_SOURCE))
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert 15.7 < t4_link.gbs < 15.8
+
+# %% [markdown] lang="en"
+# ### Where tensors live, and what crosses the link
+#
+# A picture of the two memories and the link between them, with this section's numbers on it:
+
+# %% [markdown] lang="de"
+# ### Wo Tensoren liegen und was über die Verbindung geht
+#
+# Ein Bild der beiden Speicher und der Verbindung dazwischen, mit den Zahlen dieses Abschnitts:
+
+# %%
+import matplotlib.pyplot as plt
+from matplotlib.patches import FancyArrowPatch, Rectangle
+
+fig, ax = plt.subplots(figsize=(9, 3.6))
+ax.set(xlim=(0, 20), ylim=(0, 8))
+ax.axis("off")
+for x, title, body, color in (
+    (
+        0.3,
+        text("host (CPU)", "Host (CPU)"),
+        text("host memory\npageable | pinned", "Arbeitsspeicher\nauslagerbar | gepinnt"),
+        "#eef",
+    ),
+    (
+        12.7,
+        text("device (GPU)", "Gerät (GPU)"),
+        text("GPU memory\nmodel, batch on device", "GPU-Speicher\nModell, Batch auf dem Gerät"),
+        "#efe",
+    ),
+):
+    ax.add_patch(Rectangle((x, 1), 7, 6, facecolor=color, edgecolor="black"))
+    ax.text(x + 3.5, 6.3, title, ha="center", fontsize=11, weight="bold")
+    ax.text(x + 3.5, 3.6, body, ha="center", va="center", fontsize=9)
+ax.add_artist(
+    FancyArrowPatch((7.3, 4.6), (12.7, 4.6), arrowstyle="->", mutation_scale=15, color="tab:blue")
+)
+ax.add_artist(
+    FancyArrowPatch((12.7, 3.2), (7.3, 3.2), arrowstyle="->", mutation_scale=15, color="tab:orange")
+)
+ax.text(
+    10,
+    5.1,
+    text(".to(device): batches, the model once", ".to(device): Batches, das Modell einmal"),
+    ha="center",
+    fontsize=8,
+)
+ax.text(
+    10,
+    2.4,
+    text(".cpu(), .item(), print(tensor)", ".cpu(), .item(), print(tensor)"),
+    ha="center",
+    fontsize=8,
+)
+ax.text(
+    10,
+    0.3,
+    text(
+        "PCIe Gen{gen} x{lanes}: {gbs:.1f} GB/s in theory · the T4's own memory: {mem:g} GB/s",
+        "PCIe Gen{gen} x{lanes}: theoretisch {gbs:.1f} GB/s · "
+        "der eigene Speicher der T4: {mem:g} GB/s",
+        gen=t4_link.generation,
+        lanes=t4_link.lanes,
+        gbs=t4_link.gbs,
+        mem=t4_memory,
+    ),
+    ha="center",
+    fontsize=8,
+    color="gray",
+)
+ax.set_title(
+    text(
+        "Two memories and a narrow link (T4 numbers)",
+        "Zwei Speicher und eine schmale Verbindung (Zahlen der T4)",
+    )
+)
+plt.show()
+
+# %% [markdown] lang="en"
+# ### Bandwidth against transfer size
+#
+# A copy costs a fixed latency plus bytes ÷ bandwidth, so small copies reach only a fraction of
+# the link's bandwidth. Below: copies of growing size measured on this machine (host→device on a
+# GPU; on a CPU, a copy between two host buffers), and the T4 modelled with 12 GB/s and an
+# assumed 10 µs per copy (as in lesson 01).
+
+# %% [markdown] lang="de"
+# ### Bandbreite nach Kopiergröße
+#
+# Eine Kopie kostet eine feste Latenz plus Bytes ÷ Bandbreite, deshalb erreichen kleine Kopien nur
+# einen Bruchteil der Bandbreite der Verbindung. Unten: Kopien wachsender Größe, gemessen auf dieser
+# Maschine (auf einer GPU Host→Gerät; auf einer CPU eine Kopie zwischen zwei Host-Puffern), und die
+# T4 als Modell mit 12 GB/s und angenommenen 10 µs pro Kopie (wie in Lektion 01).
+
+# %%
+sweep_bytes = [4 * 1024 * 4**i for i in range(0, 8)]  # en: 4 KiB … 64 MiB | de: 4 KiB … 64 MiB
+target = device if device.type != "cpu" else "cpu"
+measured_gbs = [transfers.measure_copy(b, "cpu", target, min_time=0.03).gbs for b in sweep_bytes]
+copy_latency, t4_gbs = 10e-6, 12.0
+modelled_gbs = [b / (copy_latency + b / (t4_gbs * 1e9)) / 1e9 for b in sweep_bytes]
+half_size = copy_latency * t4_gbs * 1e9
+fig, ax = plt.subplots(figsize=(6.5, 3.8))
+ax.semilogx(
+    sweep_bytes,
+    measured_gbs,
+    "o-",
+    label=text(
+        "measured here: {how}",
+        "hier gemessen: {how}",
+        how=text("host→device", "Host→Gerät")
+        if device.type != "cpu"
+        else text("host→host copy", "Kopie Host→Host"),
+    ),
+)
+ax.semilogx(
+    sweep_bytes,
+    modelled_gbs,
+    "s--",
+    label=text("T4 model: 10 µs + bytes ÷ 12 GB/s", "T4-Modell: 10 µs + Bytes ÷ 12 GB/s"),
+)
+ax.axvline(
+    half_size,
+    color="gray",
+    linestyle=":",
+    label=text("half the bandwidth (model)", "halbe Bandbreite (Modell)"),
+)
+ax.set(
+    xlabel=text("bytes per copy", "Bytes pro Kopie"),
+    ylabel="GB/s",
+    title=text("Bandwidth against transfer size", "Bandbreite nach Kopiergröße"),
+)
+ax.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+say(
+    "model: a copy reaches half of the 12 GB/s only from {size}; at 4 KiB it gets {gbs:.2f} GB/s",
+    "Modell: Eine Kopie erreicht die Hälfte der 12 GB/s erst ab {size}; "
+    "bei 4 KiB schafft sie {gbs:.2f} GB/s",
+    size=units.format_bytes(half_size),
+    gbs=modelled_gbs[0],
+)
+say(
+    "measured here: {small:.2f} GB/s at {a}, {large:.1f} GB/s at {b}",
+    "hier gemessen: {small:.2f} GB/s bei {a}, {large:.1f} GB/s bei {b}",
+    small=measured_gbs[0],
+    a=units.format_bytes(sweep_bytes[0]),
+    large=measured_gbs[-1],
+    b=units.format_bytes(sweep_bytes[-1]),
+)
+
+# %% [markdown] lang="en"
+# ### The profiler's view of a copy
+#
+# `torch.profiler` (lesson 01, section 9) shows what a `.to()` does inside: on a GPU an
+# `aten::to` → `aten::_to_copy` → `aten::copy_` chain and a `Memcpy HtoD` row on the device, from
+# pageable memory also the staging copy's time on the CPU. On a CPU the same chain shows, with the
+# allocation of the fresh buffer (`aten::empty_strided`):
+
+# %% [markdown] lang="de"
+# ### Eine Kopie mit den Augen des Profilers
+#
+# `torch.profiler` (Lektion 01, Abschnitt 9) zeigt, was ein `.to()` innen tut: auf einer GPU eine
+# Kette `aten::to` → `aten::_to_copy` → `aten::copy_` und eine Zeile `Memcpy HtoD` auf dem Gerät,
+# bei auslagerbarem Speicher auch die Zeit der Zwischenkopie auf der CPU. Auf einer CPU zeigt sich
+# dieselbe Kette, mit dem Anlegen des frischen Puffers (`aten::empty_strided`):
+
+# %%
+from torch.profiler import ProfilerActivity
+from torch.profiler import profile as profile_run
+
+activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+host_batch = torch.randn(nbytes // 4 // 16)
+# en: on a CPU, .to(dtype) makes the copy that .to(device) would make on a GPU
+# de: auf einer CPU macht .to(dtype) die Kopie, die .to(device) auf einer GPU machen würde
+move = (lambda t: t.to(device)) if device.type != "cpu" else (lambda t: t.to(torch.float64))
+move(host_batch)
+with profile_run(activities=activities) as prof:
+    for _ in range(3):
+        moved = move(host_batch)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=6))
+copy_events = {e.key: e for e in prof.key_averages()}
+say(
+    "aten::copy_ ran {k} times, {t} per copy of {size}: {gbs:.1f} GB/s as the profiler sees it",
+    "aten::copy_ lief {k}-mal, {t} pro Kopie von {size}: {gbs:.1f} GB/s aus Sicht des Profilers",
+    k=copy_events["aten::copy_"].count,
+    t=units.format_seconds(
+        copy_events["aten::copy_"].cpu_time_total * 1e-6 / copy_events["aten::copy_"].count
+    ),
+    size=units.format_bytes(host_batch.nbytes),
+    gbs=host_batch.nbytes
+    / (copy_events["aten::copy_"].cpu_time_total * 1e-6 / copy_events["aten::copy_"].count)
+    / 1e9,
+)
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+assert modelled_gbs == sorted(modelled_gbs) and modelled_gbs[0] < 0.5 * t4_gbs < modelled_gbs[-1]
+assert copy_events["aten::copy_"].count == 3
 
 # %% [markdown] lang="en"
 # `make gpu-check` (or `python benchmarks/bench_transfer.py`) measures all of it on your GPU, side by
@@ -567,6 +772,10 @@ panel = explore(
     batch_mib=[16, 64, 256, 1024],
     dtype=["float32", "float16"],
 )
+if panel is not None:
+    # en: a calculator, not a measurement: the button says so
+    # de: ein Rechner, keine Messung: Das sagt auch der Knopf
+    panel.manual_button.description = text("Compute", "Berechnen")
 
 # %% [markdown] lang="en"
 # ## 5. Asynchronous execution: a timing that lies
@@ -833,12 +1042,23 @@ except RuntimeError as error:
         raise
     oom = error
 assert oom is not None
+
+
+def first_sentence(message, limit=240):
+    # en: the first line, cut at a word (never mid-word), with … where something was left out
+    # de: die erste Zeile, an einem Wortende gekürzt (nie mitten im Wort), mit …, wo etwas fehlt
+    line = message.strip().splitlines()[0]
+    if len(line) <= limit:
+        return line
+    return line[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+
+
 say(
     "asked for {size}: {kind} - {message}",
     "{size} verlangt: {kind} - {message}",
     size=units.format_bytes(request),
     kind=type(oom).__name__,
-    message=str(oom).strip().splitlines()[0][:160],
+    message=first_sentence(str(oom)),
 )
 # en: the error keeps the frames of the failed call alive: drop it, collect garbage, empty the cache
 # de: Der Fehler hält die Frames des gescheiterten Aufrufs am Leben: weg damit, aufräumen, Cache leeren
@@ -995,7 +1215,8 @@ assert ran == (len(gpus) >= 2)
 # %% [markdown] lang="en"
 # Two more tools for several GPUs: the environment variable `CUDA_VISIBLE_DEVICES=1` (set before
 # `import torch`) shows a process only the second GPU, which then is its `cuda:0`; and
-# `torch.cuda.set_device(i)` changes what plain `cuda` means. Lesson 08 uses both GPUs at once.
+# `torch.cuda.set_device(i)` changes what plain `cuda` means. The lesson on going beyond one GPU
+# (in preparation) will use both GPUs at once.
 #
 # ## 8. `nvidia-smi` from code
 #
@@ -1006,8 +1227,8 @@ assert ran == (len(gpus) >= 2)
 # %% [markdown] lang="de"
 # Zwei weitere Werkzeuge für mehrere GPUs: Die Umgebungsvariable `CUDA_VISIBLE_DEVICES=1` (vor
 # `import torch` gesetzt) zeigt einem Prozess nur die zweite GPU, die dann sein `cuda:0` ist; und
-# `torch.cuda.set_device(i)` ändert, was ein schlichtes `cuda` meint. Lektion 08 nutzt beide GPUs
-# gleichzeitig.
+# `torch.cuda.set_device(i)` ändert, was ein schlichtes `cuda` meint. Die Lektion über mehr als eine
+# GPU (in Vorbereitung) wird beide GPUs gleichzeitig nutzen.
 #
 # ## 8. `nvidia-smi` aus Code
 #
