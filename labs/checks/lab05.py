@@ -1,0 +1,556 @@
+"""Checks of lab 05, training on an accelerator.
+
+q1 computes MFU from tokens/s (a long context where attention dominates, a large model where it
+hardly matters, an A100-sized and a T4-sized peak on every seed): forgetting attention, counting
+the forward only, a percentage instead of a fraction and GFLOP/s-for-TFLOP/s slips each get their
+own key. q2 names the bottleneck from profiler rows that also hold the whole step and single
+aten operations, with a near-tie and call counts that make the per-call winner differ. q3 runs a
+small dropout model with AdamW, a scheduler and a GradScaler, interrupts it, resumes in fresh
+objects with disturbed random generators and compares with the uninterrupted run; each part that
+was not restored (optimizer, scheduler, scaler, each RNG, step, data position) has its own key,
+and a save that crashes halfway (`torch.save` made to fail after writing half) must leave the
+previous checkpoint loadable. q4 chooses accumulation steps with targets that fit at once, primes,
+exact multiples and one above the limit on every seed.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import io
+import random
+import tempfile
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from utils.checks import Lab, Wrong, as_number, call, close, diagnose, matching
+from utils.i18n import text
+
+lab = Lab("05")
+
+# --- q1: MFU -------------------------------------------------------------------------------------
+
+_MFU_MESSAGES = {
+    "no_attention": (
+        "you counted 6·N only: attention adds 12·L·d·T FLOPs per token, large for a long context.",
+        "du hast nur 6·N gezählt: Die Attention kommt mit 12·L·d·T FLOPs pro Token dazu, viel bei "
+        "langem Kontext.",
+    ),
+    "forward_only": (
+        "you counted the forward pass only (2 FLOPs per weight); training adds the backward, 4 more.",
+        "du hast nur den Forward gezählt (2 FLOPs pro Gewicht); das Training kommt mit dem Backward "
+        "auf 4 weitere.",
+    ),
+    "percent": (
+        "that is a percentage; return a fraction (0.25 for 25%).",
+        "das ist ein Prozentwert; gib einen Bruchteil zurück (0,25 für 25 %).",
+    ),
+    "units": (
+        "a factor of 1000 off: the peak is in TFLOP/s (10¹² FLOP/s), not GFLOP/s.",
+        "um den Faktor 1000 daneben: Die Spitzenleistung ist in TFLOP/s (10¹² FLOP/s), nicht GFLOP/s.",
+    ),
+    "a100": (
+        "you divided by an A100's 312 TFLOP/s, as nanoGPT does; use the peak you were given.",
+        "du hast durch die 312 TFLOP/s einer A100 geteilt, wie nanoGPT; nimm die übergebene "
+        "Spitzenleistung.",
+    ),
+    "wrong": (
+        "MFU = tokens/s × (6·N + 12·L·d·T) / (peak × 10¹²).",
+        "MFU = Tokens/s × (6·N + 12·L·d·T) / (Spitze × 10¹²).",
+    ),
+}
+
+
+def _mfu_message(key, tps, got, want):
+    return text(
+        "For tokens/s {tps:,.0f} you returned {got:.4g}, expected {want:.4g}: ",
+        "Für {tps:,.0f} Tokens/s hast du {got:.4g} zurückgegeben, erwartet war {want:.4g}: ",
+        tps=tps,
+        got=got,
+        want=want,
+    ) + text(*_MFU_MESSAGES[key])
+
+
+def _mfu_inputs(rng):
+    return [
+        (rng.uniform(2e4, 9e4), rng.randint(8, 20) * 10**5, rng.randint(4, 8), 128, 4096, 65.0),
+        (rng.uniform(1e5, 2e5), rng.randint(80, 130) * 10**6, 12, 768, 1024, 312.0),
+        (rng.uniform(1e3, 5e4), rng.randint(1, 9) * 10**5, 2, 64, rng.choice((256, 512)), 8.1),
+    ]
+
+
+@lab.exercise(
+    "mfu",
+    title=("MFU from a measured throughput", "MFU aus einem gemessenen Durchsatz"),
+    points=2,
+    hint=(
+        "FLOPs per token = 6·n_params + 12·n_layers·d_model·seq_len; achieved FLOP/s = tokens/s "
+        "× that; divide by peak_tflops · 10¹².",
+        "FLOPs pro Token = 6·n_params + 12·n_layers·d_model·seq_len; erreichte FLOP/s = Tokens/s "
+        "× das; teile durch peak_tflops · 10¹².",
+    ),
+)
+def q1(mfu, rng):
+    failures = []
+    for tps, n, layers, d, t, peak in _mfu_inputs(rng):
+        got = as_number(call(mfu, tps, n, layers, d, t, peak))
+        attn = 12 * layers * d * t
+        want = tps * (6 * n + attn) / (peak * 1e12)
+        if close(got, want, rel_tol=1e-6):
+            continue
+        mistakes = {
+            "no_attention": tps * 6 * n / (peak * 1e12),
+            "forward_only": [tps * (2 * n + attn) / (peak * 1e12), tps * 2 * n / (peak * 1e12)],
+            "percent": 100 * want,
+            "units": [want * 1e3, want / 1e3],
+            "a100": want * peak / 312.0,
+        }
+        if peak == 312.0:
+            mistakes.pop("a100")
+        failures.append((matching(got, mistakes), dict(tps=tps, got=got, want=want)))
+    if failures:
+        diagnose(failures, _mfu_message)
+    return text(
+        "Correct! utils.throughput.mfu computes the same.",
+        "Richtig! utils.throughput.mfu rechnet genauso.",
+    )
+
+
+# --- q2: the bottleneck --------------------------------------------------------------------------
+
+PHASES = ("data", "forward", "backward", "optimizer")
+
+
+def _profile_rows(rng):
+    """Rows (name, total_ms, calls): a near-tie at the top; per call, another phase wins."""
+    winner, runner = rng.sample(PHASES, 2)
+    top = rng.uniform(80, 200)
+    totals = {p: rng.uniform(5, 0.2 * top) for p in PHASES}  # the fourth is the smallest
+    totals[winner], totals[runner] = top, top * rng.uniform(0.97, 0.995)
+    calls = {p: rng.choice((8, 16)) for p in PHASES}
+    calls[winner] = 64  # many cheap calls
+    cheap = rng.choice([p for p in PHASES if p not in (winner, runner)])
+    totals[cheap], calls[cheap] = rng.uniform(0.3, 0.5) * top, 1  # the per-call winner
+    rows = [(p, totals[p], calls[p]) for p in PHASES]
+    rows.append(("train_step", sum(totals.values()) * 1.02, 8))
+    rows.append(("aten::mm", top * rng.uniform(1.05, 1.3), 400))
+    rows.append(("aten::addmm", top * 0.4, 200))
+    rng.shuffle(rows)
+    return rows, winner
+
+
+_BOTTLENECK_MESSAGES = {
+    "whole_step": (
+        "train_step is the whole step, not one of its phases: compare data, forward, backward "
+        "and optimizer only.",
+        "train_step ist der ganze Schritt, keine seiner Phasen: Vergleich nur data, forward, "
+        "backward und optimizer.",
+    ),
+    "operation": (
+        "that is a single operation inside the phases, not a phase.",
+        "das ist eine einzelne Operation innerhalb der Phasen, keine Phase.",
+    ),
+    "per_call": (
+        "you compared the time per call; the bottleneck is the largest total.",
+        "du hast die Zeit pro Aufruf verglichen; der Engpass ist die größte Summe.",
+    ),
+    "smallest": ("that is the smallest phase.", "das ist die kleinste Phase."),
+    "wrong": (
+        "that is not the phase with the largest total.",
+        "das ist nicht die Phase mit der größten Summe.",
+    ),
+}
+
+
+@lab.exercise(
+    "bottleneck",
+    title=("The bottleneck from a profiler table", "Der Engpass aus einer Profiler-Tabelle"),
+    points=2,
+    hint=(
+        "Keep only the rows named data, forward, backward or optimizer and take the one with the "
+        "largest total_ms.",
+        "Behalte nur die Zeilen mit den Namen data, forward, backward oder optimizer und nimm die "
+        "mit dem größten total_ms.",
+    ),
+)
+def q2(bottleneck, rng):
+    for _ in range(4):
+        rows, want = _profile_rows(rng)
+        got = call(bottleneck, [tuple(r) for r in rows])
+        if not isinstance(got, str):
+            raise Wrong(
+                "type",
+                text(
+                    "Return the phase's name as a string (e.g. 'forward'), not {kind}.",
+                    "Gib den Namen der Phase als String zurück (z. B. 'forward'), nicht {kind}.",
+                    kind=type(got).__name__,
+                ),
+            )
+        if got == want:
+            continue
+        phases = {r[0]: r for r in rows if r[0] in PHASES}
+        if got == "train_step":
+            key = "whole_step"
+        elif got.startswith("aten::"):
+            key = "operation"
+        elif got == max(phases, key=lambda p: phases[p][1] / phases[p][2]):
+            key = "per_call"
+        elif got == min(phases, key=lambda p: phases[p][1]):
+            key = "smallest"
+        else:
+            key = "wrong"
+        raise Wrong(
+            key,
+            text(
+                "You named {got!r}, the bottleneck is {want!r}: ",
+                "Du hast {got!r} genannt, der Engpass ist {want!r}: ",
+                got=got,
+                want=want,
+            )
+            + text(*_BOTTLENECK_MESSAGES[key]),
+        )
+    return text("Correct!", "Richtig!")
+
+
+# --- q3: checkpoint and resume -------------------------------------------------------------------
+
+BATCHES, TOTAL = 5, 12  # batches per epoch, steps of the whole run
+
+
+def _setup(seed):
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Dropout(0.3), torch.nn.Linear(16, 1)
+    )
+    opt = torch.optim.AdamW(model.parameters(), lr=0.05)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.7)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10, growth_interval=2)
+    return model, opt, sched, scaler
+
+
+def _batch(data, epoch, b):
+    order = torch.randperm(len(data[0]), generator=torch.Generator().manual_seed(1000 + epoch))
+    idx = order[b * 4 : (b + 1) * 4]
+    return data[0][idx], data[1][idx]
+
+
+def _train(parts, data, step, position, until):
+    """Train from (step, position) to `until`; Python's and numpy's RNGs add noise, torch's drops."""
+    model, opt, sched, scaler = parts
+    epoch, b = position["epoch"], position["batch"]
+    while step < until:
+        x, y = _batch(data, epoch, b)
+        x = x + 0.01 * random.random() + 0.01 * float(np.random.standard_normal())
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        sched.step()
+        step, b = step + 1, b + 1
+        if b == BATCHES:
+            epoch, b = epoch + 1, 0
+    return step, {"epoch": epoch, "batch": b}
+
+
+def _rng():
+    return random.getstate(), np.random.get_state(), torch.get_rng_state()
+
+
+@contextmanager
+def _crashing_save():
+    """torch.save writes half of its bytes, then fails, as a disconnect during a save would."""
+    real = torch.save
+    calls = []
+
+    def half(obj, f, *args, **kwargs):
+        calls.append(f)
+        buffer = io.BytesIO()
+        real(obj, buffer, *args, **kwargs)
+        data = buffer.getvalue()[: len(buffer.getvalue()) // 2]
+        if hasattr(f, "write"):
+            f.write(data)
+        else:
+            Path(f).write_bytes(data)
+        raise OSError(28, "No space left on device")
+
+    torch.save = half
+    try:
+        yield calls
+    finally:
+        torch.save = real
+
+
+_CKPT_MESSAGES = {
+    "model": (
+        "the model's weights were not restored.",
+        "die Gewichte des Modells wurden nicht wiederhergestellt.",
+    ),
+    "optimizer": (
+        "the optimizer's state (AdamW's moments and step count) was not restored.",
+        "der Zustand des Optimizers (die Momente und der Schrittzähler von AdamW) wurde nicht "
+        "wiederhergestellt.",
+    ),
+    "scheduler": (
+        "the scheduler was not restored: the learning rate starts its schedule again.",
+        "der Scheduler wurde nicht wiederhergestellt: Die Lernrate beginnt ihren Plan von vorn.",
+    ),
+    "scaler": (
+        "the GradScaler was not restored: its loss scale starts again from the beginning.",
+        "der GradScaler wurde nicht wiederhergestellt: Sein Skalierungsfaktor beginnt von vorn.",
+    ),
+    "rng": (
+        "the random generator of {which} was not restored (dropout, shuffling and noise draw "
+        "from it).",
+        "der Zufallsgenerator von {which} wurde nicht wiederhergestellt (Dropout, Mischen und "
+        "Rauschen ziehen daraus).",
+    ),
+    "step": (
+        "load_checkpoint returned step {got}, the checkpoint was saved at step {want}.",
+        "load_checkpoint hat Schritt {got} zurückgegeben, gespeichert wurde bei Schritt {want}.",
+    ),
+    "data_position": (
+        "the data position came back as {got}, saved was {want}: the resumed run would read "
+        "consumed batches again (or skip some).",
+        "die Datenposition kam als {got} zurück, gespeichert war {want}: Der fortgesetzte Lauf würde "
+        "schon verbrauchte Batches noch einmal lesen (oder welche überspringen).",
+    ),
+    "atomic": (
+        "a save that was cut off halfway destroyed the previous checkpoint ({error}). Write to a "
+        "temporary file first, then os.replace it over the real name.",
+        "ein halb abgebrochenes Speichern hat den vorigen Checkpoint zerstört ({error}). Schreib "
+        "zuerst in eine temporäre Datei und ersetze dann mit os.replace den echten Namen.",
+    ),
+    "torch_save": (
+        "your save_checkpoint does not call torch.save(...), so the check cannot simulate a "
+        "disconnect during the write. Write the file with torch.save.",
+        "dein save_checkpoint ruft torch.save(...) nicht auf, deshalb kann die Prüfung keinen "
+        "Abbruch während des Schreibens nachstellen. Schreib die Datei mit torch.save.",
+    ),
+    "not_equal": (
+        "the resumed run ends with different weights than the uninterrupted one.",
+        "der fortgesetzte Lauf endet mit anderen Gewichten als der ununterbrochene.",
+    ),
+}
+
+
+def _ckpt_wrong(key, **values):
+    return Wrong(key, text(*_CKPT_MESSAGES[key], **values))
+
+
+def _same_state(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
+    if isinstance(a, dict):
+        return (
+            isinstance(b, dict) and a.keys() == b.keys() and all(_same_state(a[k], b[k]) for k in a)
+        )
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_same_state(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b
+
+
+def _pair(got):
+    if not (isinstance(got, tuple | list) and len(got) == 2):
+        raise Wrong(
+            "type",
+            text(
+                "load_checkpoint must return a pair (step, position), not {kind}.",
+                "load_checkpoint muss ein Paar (step, position) zurückgeben, nicht {kind}.",
+                kind=type(got).__name__,
+            ),
+        )
+    return got
+
+
+def _required(fn) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 0
+    return sum(
+        p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        for p in params
+    )
+
+
+def _functions(checkpointing):
+    if callable(checkpointing) and not _required(checkpointing):
+        call(checkpointing)  # the starter: returns ____, so "not attempted"
+    if not (isinstance(checkpointing, tuple | list) and len(checkpointing) == 2):
+        raise Wrong(
+            "type",
+            text(
+                "Pass the pair (save_checkpoint, load_checkpoint), not {kind}.",
+                "Übergib das Paar (save_checkpoint, load_checkpoint), nicht {kind}.",
+                kind=type(checkpointing).__name__,
+            ),
+        )
+    return checkpointing
+
+
+@lab.exercise(
+    "checkpoint",
+    title=(
+        "A checkpoint that resumes the same run",
+        "Ein Checkpoint, der denselben Lauf fortsetzt",
+    ),
+    points=4,
+    hint=(
+        "Save a dict with model, optimizer, scheduler and scaler state_dict()s, random.getstate(), "
+        "np.random.get_state(), torch.get_rng_state() (and CUDA's), step and position; torch.save "
+        "it to path + '.tmp', then os.replace(tmp, path). Load restores all of them.",
+        "Speichere ein Dict mit den state_dict()s von Modell, Optimizer, Scheduler und Scaler, "
+        "random.getstate(), np.random.get_state(), torch.get_rng_state() (und dem von CUDA), step "
+        "und position; torch.save nach path + '.tmp', dann os.replace(tmp, path). Laden stellt "
+        "alles wieder her.",
+    ),
+)
+def q3(checkpointing, rng):
+    save, load = _functions(checkpointing)
+    seed = rng.randrange(10_000)
+    cut = rng.choice((3, 6, 7, 8))  # mid-epoch (and one at an epoch's end)
+    gen = torch.Generator().manual_seed(seed)
+    data = (torch.randn(20, 6, generator=gen), torch.randn(20, 1, generator=gen))
+    random.seed(seed), np.random.seed(seed), torch.manual_seed(seed)
+    straight = _setup(seed)
+    step, position = _train(straight, data, 0, {"epoch": 0, "batch": 0}, cut)
+    saved = {
+        "model": copy.deepcopy(straight[0].state_dict()),
+        "optimizer": copy.deepcopy(straight[1].state_dict()),
+        "scheduler": copy.deepcopy(straight[2].state_dict()),
+        "scaler": copy.deepcopy(straight[3].state_dict()),
+        "rng": _rng(),
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "ckpt.pt")
+        call(save, path, *straight, step, dict(position))
+        _train(straight, data, step, position, TOTAL)  # the run that is never interrupted
+        # a new session: other weights, other random numbers
+        random.seed(seed + 1), np.random.seed(seed + 1), torch.manual_seed(seed + 1)
+        resumed = _setup(seed + 1)
+        got_step, got_position = _pair(call(load, path, *resumed))
+        for key, part in zip(("model", "optimizer", "scheduler", "scaler"), resumed, strict=True):
+            if not _same_state(part.state_dict(), saved[key]):
+                raise _ckpt_wrong(key)
+        for which, now, then in zip(
+            ("Python (random)", "numpy", "torch"), _rng(), saved["rng"], strict=True
+        ):
+            if not _same_state(now, then):
+                raise _ckpt_wrong("rng", which=which)
+        if as_number(got_step, ("the step", "der Schritt")) != step:
+            raise _ckpt_wrong("step", got=got_step, want=step)
+        if got_position != position:
+            raise _ckpt_wrong("data_position", got=got_position, want=position)
+        _train(resumed, data, got_step, got_position, TOTAL)
+        if not all(
+            torch.equal(p, q)
+            for p, q in zip(straight[0].parameters(), resumed[0].parameters(), strict=True)
+        ):
+            raise _ckpt_wrong("not_equal")
+        # a disconnect in the middle of the next save must leave this checkpoint intact
+        with _crashing_save() as crashed, suppress(Exception):  # the crash is the point
+            save(path, *resumed, TOTAL, {"epoch": 9, "batch": 9})
+        if not crashed:
+            raise _ckpt_wrong("torch_save")
+        try:
+            back = _pair(load(path, *_setup(seed)))
+        except Wrong:
+            raise
+        except Exception as error:  # noqa: BLE001 -- a damaged file raises anything
+            raise _ckpt_wrong("atomic", error=type(error).__name__) from None
+        if back[0] != step:
+            raise _ckpt_wrong("atomic", error=text("step {s}", "Schritt {s}", s=back[0]))
+    return text(
+        "Correct! The resumed run equals the uninterrupted one, bit for bit.",
+        "Richtig! Der fortgesetzte Lauf gleicht dem ununterbrochenen, Bit für Bit.",
+    )
+
+
+# --- q4: accumulation steps ----------------------------------------------------------------------
+
+
+def _accum_inputs(rng):
+    m = rng.randint(8, 64)
+    prime = rng.choice([p for p in (67, 71, 73, 79, 83, 89, 97, 101, 103) if p > m])
+    return [
+        (rng.randint(1, m), m),  # fits at once
+        (m * rng.randint(2, 6), m),  # an exact multiple
+        (prime, m),  # only micro-batches of 1
+        (m + 1, m),  # one over
+        (rng.choice((96, 192, 240, 256, 384)), rng.choice((20, 36, 40, 48, 50))),
+    ]
+
+
+def _accum_want(target, max_micro):
+    return next(k for k in range(1, target + 1) if target % k == 0 and target // k <= max_micro)
+
+
+_ACCUM_MESSAGES = {
+    "not_divisor": (
+        "target / k is not a whole number: the micro-batches would differ in size (and the mean "
+        "of means would weigh them wrongly). k must divide target.",
+        "target / k ist keine ganze Zahl: Die Micro-Batches wären verschieden groß (und der "
+        "Mittelwert der Mittelwerte gewichtete sie falsch). k muss target teilen.",
+    ),
+    "floor": (
+        "rounded down: the micro-batches are larger than max_micro and do not fit.",
+        "abgerundet: Die Micro-Batches sind größer als max_micro und passen nicht.",
+    ),
+    "micro": (
+        "that is the micro-batch size; return the number of steps k.",
+        "das ist die Größe des Micro-Batches; gib die Zahl der Schritte k zurück.",
+    ),
+    "wrong": ("that is not the smallest valid k.", "das ist nicht das kleinste gültige k."),
+}
+
+
+def _accum_message(key, target, max_micro, got, want):
+    return text(
+        "For target {t} and max_micro {m} you returned {got}, expected {want}: ",
+        "Für target {t} und max_micro {m} hast du {got} zurückgegeben, erwartet war {want}: ",
+        t=target,
+        m=max_micro,
+        got=got,
+        want=want,
+    ) + text(*_ACCUM_MESSAGES[key])
+
+
+@lab.exercise(
+    "accumulation",
+    title=("Accumulation steps for a target batch", "Akkumulationsschritte für einen Ziel-Batch"),
+    points=2,
+    hint=(
+        "Try k = 1, 2, 3, ... and take the first k that divides target with target // k ≤ max_micro.",
+        "Probier k = 1, 2, 3, ... und nimm das erste k, das target teilt, mit target // k ≤ max_micro.",
+    ),
+)
+def q4(accumulation_steps, rng):
+    failures = []
+    for target, max_micro in _accum_inputs(rng):
+        got = as_number(call(accumulation_steps, target, max_micro))
+        want = _accum_want(target, max_micro)
+        if got == want:
+            continue
+        mistakes = {
+            "not_divisor": -(-target // max_micro),
+            "floor": [target // max_micro, max(1, target // max_micro)],
+            "micro": target // want,
+        }
+        if mistakes["not_divisor"] == want:
+            mistakes.pop("not_divisor")
+        failures.append(
+            (
+                matching(got, mistakes),
+                dict(target=target, max_micro=max_micro, got=got, want=want),
+            )
+        )
+    if failures:
+        diagnose(failures, _accum_message)
+    return text("Correct!", "Richtig!")

@@ -1,0 +1,1194 @@
+# ---
+# jupyter:
+#   course:
+#     accelerator: GPU
+#     duration:
+#       cpu: 30
+#       t4: 40
+#     level: 2
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: Training auf dem Beschleuniger
+#       en: Training on an accelerator
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# The glossary page lists "fine-tuning" and "training" as what GPUs are for. This lesson trains a
+# small GPT-style language model from scratch, end to end, on the device this notebook found, and
+# asks the questions that decide whether an hour on a free GPU is well spent. You will
+#
+# - write a small transformer and train it on text that ships with the course, with a progress
+#   bar and a loss curve that updates while it trains,
+# - measure throughput in tokens/s and MFU (the share of the device's peak the model's arithmetic
+#   uses), against the peak of *this* device and dtype,
+# - find out where a step's time goes (data, forward, backward, optimizer) with `torch.profiler`,
+# - compare batch sizes, mixed precision and `torch.compile` side by side,
+# - reach a batch that does not fit with gradient accumulation, and trade speed for memory with
+#   activation checkpointing,
+# - checkpoint and resume after a disconnect so that the resumed run is bit for bit the run that
+#   was never interrupted, and see what goes wrong when you save only model and optimizer.
+#
+# Everything runs on a CPU too: the model is then tiny, and each cell says what a T4 shows.
+
+# %% [markdown] lang="de"
+# Auf der Glossarseite stehen „Feintuning“ und „Training“ als das, wofür man GPUs braucht. In dieser
+# Lektion trainierst du ein kleines Sprachmodell im GPT-Stil von Grund auf, von Anfang bis Ende, auf
+# dem Gerät, das dieses Notebook gefunden hat, und stellst die Fragen, die entscheiden, ob eine Stunde
+# auf einer kostenlosen GPU gut genutzt ist. Du wirst
+#
+# - einen kleinen Transformer schreiben und ihn auf Text trainieren, der mit dem Kurs kommt, mit
+#   Fortschrittsbalken und einer Loss-Kurve, die sich während des Trainings aktualisiert,
+# - den Durchsatz in Tokens/s und die MFU messen (den Anteil an der Spitzenleistung, den die Rechnung
+#   des Modells nutzt), gemessen an der Spitzenleistung *dieses* Geräts und Zahlenformats,
+# - mit `torch.profiler` herausfinden, wohin die Zeit eines Schritts geht (Daten, Forward, Backward,
+#   Optimizer),
+# - Batchgrößen, gemischte Genauigkeit und `torch.compile` nebeneinander vergleichen,
+# - mit Gradientenakkumulation einen Batch erreichen, der nicht in den Speicher passt, und mit
+#   Activation Checkpointing Tempo gegen Speicher tauschen,
+# - Checkpoints speichern und nach einem Verbindungsabbruch so weitermachen, dass der fortgesetzte
+#   Lauf Bit für Bit dem nie unterbrochenen gleicht, und sehen, was schiefgeht, wenn du nur Modell und
+#   Optimizer speicherst.
+#
+# Alles läuft auch auf einer CPU: Das Modell ist dann winzig, und jede Zelle sagt, was eine T4 zeigt.
+
+# %%
+import math
+import os
+import random
+import re
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+from IPython.display import display
+from torch import nn
+from tqdm.auto import tqdm
+
+import utils
+from utils import checkpoint, hardware, placement, profiles, runtime, throughput
+from utils.i18n import say, text
+from utils.sync import synchronizer
+
+hw = hardware.detect()
+platform = runtime.detect_platform()
+profile = profiles.hardware_profile(platform, hw)
+device = placement.pick_device()
+sync = synchronizer(device.type if device.type in ("cuda", "mps") else "cpu")
+CI = bool(os.environ.get("CI"))  # en: no live plot in CI | de: in CI keine Live-Grafik
+print(profile.label, "|", hw.summary(), "|", device)
+
+# %% [markdown] lang="en"
+# ## 1. A text that ships with the course
+#
+# A language model needs text, and downloading one is not an option (Kaggle starts offline, CI
+# has no network). The course has text of its own: the markdown of every lesson, in English and
+# German. The cell collects it and turns it into numbers one character at a time, the simplest
+# tokenizer there is (nanoGPT's "shakespeare_char" does the same).
+
+# %% [markdown] lang="de"
+# ## 1. Ein Text, der mit dem Kurs kommt
+#
+# Ein Sprachmodell braucht Text, und ihn herunterzuladen geht nicht (Kaggle startet ohne Internet,
+# CI hat kein Netz). Der Kurs hat eigenen Text: das Markdown jeder Lektion, auf Englisch und Deutsch.
+# Die Zelle sammelt es und macht daraus Zahlen, ein Zeichen nach dem anderen, der einfachste Tokenizer,
+# den es gibt (nanoGPTs „shakespeare_char“ macht es genauso).
+
+
+# %%
+def course_text() -> str:
+    # en: the markdown cells of every lesson source, both languages
+    # de: die Markdown-Zellen aller Lektionsquellen, beide Sprachen
+    root = Path(utils.__file__).resolve().parents[1]
+    parts = []
+    for source in sorted((root / "notebooks" / "src").glob("*.py")):
+        for cell in re.split(r"^# %%", source.read_text(encoding="utf-8"), flags=re.M):
+            if cell.startswith(" [markdown]"):
+                lines = cell.splitlines()[1:]
+                parts.append("\n".join(line[2:] for line in lines if line.startswith("#")))
+    if not parts:  # en: no lesson sources here | de: hier keine Lektionsquellen
+        parts = [m.__doc__ or "" for m in (utils.bench, utils.chips, checkpoint, throughput)]
+    return "\n\n".join(parts)
+
+
+corpus = course_text()
+chars = sorted(set(corpus))
+stoi = {c: i for i, c in enumerate(chars)}
+data = torch.tensor([stoi[c] for c in corpus], dtype=torch.long)
+split = int(0.9 * len(data))
+train_data, val_data = data[:split], data[split:]
+say(
+    "{n:,} characters, {v} different ones; {t:,} for training, {e:,} held out",
+    "{n:,} Zeichen, davon {v} verschiedene; {t:,} zum Trainieren, {e:,} zurückgehalten",
+    n=len(data),
+    v=len(chars),
+    t=len(train_data),
+    e=len(val_data),
+)
+print(repr(corpus[2000:2160]))
+
+# %% [markdown] lang="en"
+# The training examples are windows of `block` characters; the target is the same window shifted
+# by one. A `Dataset` cuts the text into windows, and a *sampler* decides their order: a fresh
+# shuffle each epoch, drawn from a generator seeded with the epoch. Because the order depends only
+# on (seed, epoch), "where am I in the data?" is two numbers, epoch and batch, which is what a
+# checkpoint will need in section 6.
+
+# %% [markdown] lang="de"
+# Die Trainingsbeispiele sind Fenster aus `block` Zeichen; das Ziel ist dasselbe Fenster, um eins
+# verschoben. Ein `Dataset` schneidet den Text in Fenster, und ein *Sampler* bestimmt ihre
+# Reihenfolge: in jeder Epoche neu gemischt, gezogen aus einem Generator, dessen Seed die Epoche
+# enthält. Weil die Reihenfolge nur von (Seed, Epoche) abhängt, ist „wo bin ich in den Daten?“ ein
+# Paar aus zwei Zahlen, Epoche und Batch, und genau das braucht ein Checkpoint in Abschnitt 6.
+
+
+# %%
+class Windows(torch.utils.data.Dataset):
+    def __init__(self, tokens, block):
+        self.tokens, self.block = tokens, block
+
+    def __len__(self):
+        return (len(self.tokens) - 1) // self.block
+
+    def __getitem__(self, i):
+        chunk = self.tokens[i * self.block : (i + 1) * self.block + 1]
+        return chunk[:-1], chunk[1:]
+
+
+class EpochSampler(torch.utils.data.Sampler):
+    # en: batches of indices in an order fixed by (seed, epoch); can start mid-epoch
+    # de: Index-Batches in einer Reihenfolge aus (Seed, Epoche); Start mitten in der Epoche möglich
+
+    def __init__(self, n, batch_size, seed=0):
+        self.n, self.batch_size, self.seed = n, batch_size, seed
+        self.epoch, self.start = 0, 0  # en: the data position | de: die Position in den Daten
+
+    def __len__(self):
+        return self.n // self.batch_size
+
+    def __iter__(self):
+        g = torch.Generator().manual_seed(self.seed * 100_003 + self.epoch)
+        order = torch.randperm(self.n, generator=g)
+        for b in range(self.start, len(self)):
+            yield order[b * self.batch_size : (b + 1) * self.batch_size].tolist()
+
+
+size = profile.pick(
+    cpu=dict(block=64, d=64, layers=2, heads=4, batch=16, steps=150),
+    cuda=dict(block=256, d=384, layers=6, heads=6, batch=64, steps=600),
+)
+BLOCK = size["block"]
+train_set = Windows(train_data, BLOCK)
+PIN = device.type == "cuda"
+WORKERS = profile.pick(cpu=0, cuda=2)
+
+
+def loader(batch_size, seed=0, workers=WORKERS):
+    sampler = EpochSampler(len(train_set), batch_size, seed)
+    dl = torch.utils.data.DataLoader(
+        train_set, batch_sampler=sampler, num_workers=workers, pin_memory=PIN
+    )
+    return dl, sampler
+
+
+dl, sampler = loader(size["batch"])
+x, y = next(iter(dl))
+say(
+    "{n:,} windows of {b} characters; a batch is {shape}; workers {w}, pinned memory {p}",
+    "{n:,} Fenster aus {b} Zeichen; ein Batch hat die Form {shape}; "
+    "Worker {w}, gepinnter Speicher {p}",
+    n=len(train_set),
+    b=BLOCK,
+    shape=tuple(x.shape),
+    w=WORKERS,
+    p=PIN,
+)
+
+# %% [markdown] lang="en"
+# `num_workers > 0` loads batches in background processes while the GPU computes;
+# `pin_memory=True` puts them in page-locked memory, so that `.to(device, non_blocking=True)` can
+# copy while the GPU keeps working (lesson 02). On the CPU profile there is nothing to overlap
+# with, so the notebook uses no workers there.
+#
+# ## 2. A small GPT
+#
+# The model is the decoder of a GPT: token and position embeddings, `layers` blocks of causal
+# self-attention and an MLP with layer norms and residual connections, and a head that gives a
+# score per character. Attention uses `F.scaled_dot_product_attention`, which picks a fused kernel
+# (FlashAttention where the GPU has it).
+
+# %% [markdown] lang="de"
+# `num_workers > 0` lädt Batches in Hintergrundprozessen, während die GPU rechnet; `pin_memory=True`
+# legt sie in gepinnten Speicher, sodass `.to(device, non_blocking=True)` kopieren kann, während die
+# GPU weiterarbeitet (Lektion 02). Im CPU-Profil gibt es nichts, womit sich das überlappen ließe,
+# deshalb nutzt das Notebook dort keine Worker.
+#
+# ## 2. Ein kleines GPT
+#
+# Das Modell ist der Decoder eines GPT: Token- und Positions-Embeddings, `layers` Blöcke aus kausaler
+# Self-Attention und einem MLP mit Layer-Norms und Residualverbindungen, und ein Kopf, der pro Zeichen
+# eine Bewertung liefert. Die Attention nutzt `F.scaled_dot_product_attention`, das einen fusionierten
+# Kernel wählt (FlashAttention, wo die GPU ihn hat).
+
+
+# %%
+class Block(nn.Module):
+    def __init__(self, d, heads, dropout):
+        super().__init__()
+        self.heads, self.dropout = heads, dropout
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        p = self.dropout if self.training else 0.0
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)
+        x = x + self.drop(self.proj(a.transpose(1, 2).reshape(b, t, d)))
+        return x + self.drop(self.mlp(self.ln2(x)))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab, block, d, layers, heads, dropout=0.1, checkpointing=False):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(block, d)
+        self.blocks = nn.ModuleList(Block(d, heads, dropout) for _ in range(layers))
+        self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+        self.checkpointing = checkpointing  # en: section 5 | de: Abschnitt 5
+
+    def forward(self, idx, targets=None):
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
+        for block in self.blocks:
+            if self.checkpointing and self.training:
+                x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+            else:
+                x = block(x)
+        logits = self.head(self.ln(x))
+        if targets is None:
+            return logits
+        return F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten())
+
+
+def make_model(seed=0, **changes):
+    torch.manual_seed(seed)
+    cfg = {k: size[k] for k in ("block", "d", "layers", "heads")} | changes
+    return GPT(len(chars), **cfg).to(device)
+
+
+model = make_model()
+n_params = throughput.count_params(model, exclude=(model.pos,))
+fpt = throughput.flops_per_token(
+    n_params, n_layers=size["layers"], d_model=size["d"], seq_len=BLOCK
+)
+say(
+    "{n:,} parameters (without the position table); {f:,.0f} FLOPs per trained token",
+    "{n:,} Parameter (ohne Positionstabelle); {f:,.0f} FLOPs pro trainiertem Token",
+    n=n_params,
+    f=fpt,
+)
+
+# %% [markdown] lang="en"
+# The FLOPs per token follow nanoGPT and the PaLM paper's appendix B: each weight takes part in one
+# multiply-add forward (2 FLOPs) and two backward (4 FLOPs), so 6·N; attention's scores and
+# weighted sum add 12·L·d·T, which grows with the context T.
+#
+# ## 3. The training loop
+#
+# A step: take a batch, copy it to the device, forward, loss, backward, clip the gradient, let the
+# optimizer (AdamW) step and the scheduler set the next learning rate (warm-up, then cosine). The
+# loop shows a `tqdm` progress bar and redraws the loss curve every few steps in place (in CI only
+# once, at the end).
+
+# %% [markdown] lang="de"
+# Die FLOPs pro Token folgen nanoGPT und Anhang B des PaLM-Papers: Jedes Gewicht nimmt vorwärts an
+# einem Multiplizieren-Addieren teil (2 FLOPs) und rückwärts an zweien (4 FLOPs), also 6·N; die Scores
+# und die gewichtete Summe der Attention kommen mit 12·L·d·T dazu, das mit dem Kontext T wächst.
+#
+# ## 3. Die Trainingsschleife
+#
+# Ein Schritt: einen Batch nehmen, aufs Gerät kopieren, Forward, Loss, Backward, den Gradienten
+# begrenzen, den Optimizer (AdamW) einen Schritt machen und den Scheduler die nächste Lernrate setzen
+# lassen (Aufwärmen, dann Kosinus). Die Schleife zeigt einen `tqdm`-Fortschrittsbalken und zeichnet die
+# Loss-Kurve alle paar Schritte an derselben Stelle neu (in CI nur einmal, am Ende).
+
+
+# %%
+def make_training(model, steps, lr=3e-3, scaler_on=False):
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.1)
+    warm = max(1, steps // 10)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt,
+        lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)),
+    )
+    scaler = torch.amp.GradScaler(
+        device.type if device.type == "cuda" else "cpu", enabled=scaler_on
+    )
+    return opt, sched, scaler
+
+
+def train_step(model, opt, sched, scaler, x, y, amp_dtype=None, accumulate=1):
+    # en: one optimizer step over `accumulate` micro-batches of (x, y)
+    # de: ein Optimizer-Schritt über `accumulate` Micro-Batches von (x, y)
+    opt.zero_grad(set_to_none=True)
+    total = 0.0
+    for xs, ys in zip(x.chunk(accumulate), y.chunk(accumulate), strict=True):
+        with torch.autocast(
+            device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None
+        ):
+            loss = model(xs, ys) / accumulate
+        scaler.scale(loss).backward()
+        total += loss.detach()
+    scaler.unscale_(opt)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(opt)
+    scaler.update()
+    sched.step()
+    return total
+
+
+def batches(dl, sampler):
+    # en: endless batches, epoch after epoch, moved to the device
+    # de: endlos Batches, Epoche für Epoche, aufs Gerät kopiert
+    while True:
+        for x, y in dl:
+            sampler.start += 1
+            yield x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        sampler.epoch, sampler.start = sampler.epoch + 1, 0
+
+
+@torch.no_grad()
+def val_loss(model, n=8):
+    model.eval()
+    xs = torch.stack([val_data[i : i + BLOCK] for i in range(0, n * BLOCK, BLOCK)]).to(device)
+    ys = torch.stack([val_data[i + 1 : i + BLOCK + 1] for i in range(0, n * BLOCK, BLOCK)]).to(
+        device
+    )
+    loss = model(xs, ys).item()
+    model.train()
+    return loss
+
+
+steps = size["steps"]
+model = make_model()
+opt, sched, scaler = make_training(model, steps)
+dl, sampler = loader(size["batch"])
+data_iter = batches(dl, sampler)
+meter = throughput.Meter(fpt, throughput.peak_tflops(device, "float32"))
+losses = []
+fig, ax = plt.subplots(figsize=(7, 3))
+handle = None if CI else display(fig, display_id=True)
+plt.close(fig)
+
+
+def draw():
+    ax.clear()
+    ax.plot(losses, lw=1)
+    ax.set(
+        xlabel=text("training step", "Trainingsschritt"),
+        ylabel="loss",
+        title=text("Training loss", "Trainings-Loss"),
+    )
+    if handle is not None:
+        handle.update(fig)
+
+
+start_loss = val_loss(model)
+for step in tqdm(range(steps), desc=text("training", "Training")):
+    x, y = next(data_iter)
+    t0 = time.perf_counter()
+    loss = train_step(model, opt, sched, scaler, x, y)
+    losses.append(loss.item())  # en: .item() waits for the device | de: .item() wartet aufs Gerät
+    meter.add(x.numel(), time.perf_counter() - t0)
+    if step % 25 == 0 or step == steps - 1:
+        draw()
+if handle is None:
+    draw()
+    display(fig)
+end_loss = val_loss(model)
+say(
+    "held-out loss {a:.2f} → {b:.2f} (a uniform guess over {v} characters gives {u:.2f})",
+    "zurückgehaltener Loss {a:.2f} → {b:.2f} "
+    "(gleichverteiltes Raten über {v} Zeichen ergibt {u:.2f})",
+    a=start_loss,
+    b=end_loss,
+    v=len(chars),
+    u=math.log(len(chars)),
+)
+print(meter)
+
+# %% [markdown] lang="en"
+# The held-out loss falls well below uniform guessing: the model has learnt which characters
+# follow which. A few characters generated from it show how far it got (on the CPU: word-like
+# shapes and spaces; after a T4's 600 steps of the larger model, recognisable words in both
+# languages).
+
+# %% [markdown] lang="de"
+# Der zurückgehaltene Loss fällt deutlich unter gleichverteiltes Raten: Das Modell hat gelernt, welche
+# Zeichen auf welche folgen. Ein paar Zeichen, die es erzeugt, zeigen, wie weit es gekommen ist (auf
+# der CPU: wortähnliche Formen und Leerzeichen; nach 600 Schritten des größeren Modells auf einer T4
+# erkennbare Wörter in beiden Sprachen).
+
+
+# %%
+@torch.no_grad()
+def generate(model, prompt, n=120, temperature=0.8):
+    model.eval()
+    idx = torch.tensor([[stoi.get(c, 0) for c in prompt]], device=device)
+    for _ in range(n):
+        logits = model(idx[:, -BLOCK:])[:, -1] / temperature
+        idx = torch.cat([idx, torch.multinomial(F.softmax(logits, -1), 1)], dim=1)
+    model.train()
+    return "".join(chars[i] for i in idx[0].tolist())
+
+
+torch.manual_seed(1)
+print(generate(model, text("The GPU ", "Die GPU ")))
+
+# %% [markdown] lang="en"
+# ## 4. Throughput and MFU, per dtype
+#
+# Tokens/s is what you pay for; MFU says how much of the device that is. nanoGPT's `estimate_mfu`
+# divides by an A100's 312 TFLOP/s on any device, so on a T4 it reports a share of a chip you do
+# not have. Here the peak is the detected device's, for the dtype the matmuls run in
+# (`utils.throughput.peak_tflops`, from the data-sheet table in `utils/chips.py`; for a CPU an
+# estimate from its cores, clock and vector width). Mixed precision runs the matmuls in bf16 or
+# fp16 under `torch.autocast` while the weights stay fp32; fp16 needs a `GradScaler` (its range is
+# small, lesson 03), bf16 does not. bf16 is fast from compute capability 8.0 (A100, L4, H100) and
+# on CPUs with AVX512-BF16; on a T4 it is emulated and slow, and on a CPU fp16 is very slow
+# (docs/facts.md §2).
+
+# %% [markdown] lang="de"
+# ## 4. Durchsatz und MFU je Zahlenformat
+#
+# Tokens/s bezahlst du; die MFU sagt, wie viel vom Gerät das ist. nanoGPTs `estimate_mfu` teilt auf
+# jedem Gerät durch die 312 TFLOP/s einer A100, auf einer T4 meldet es also einen Anteil an einem Chip,
+# den du gar nicht hast. Hier ist die Spitzenleistung die des erkannten Geräts, im Zahlenformat, in dem
+# die Matmuls laufen (`utils.throughput.peak_tflops`, aus der Datenblatt-Tabelle in `utils/chips.py`;
+# für eine CPU eine Schätzung aus Kernen, Takt und Vektorbreite). Gemischte Genauigkeit rechnet die
+# Matmuls unter `torch.autocast` in bf16 oder fp16, die Gewichte bleiben fp32; fp16 braucht einen
+# `GradScaler` (sein Wertebereich ist klein, Lektion 03), bf16 nicht. bf16 ist schnell ab Compute
+# Capability 8.0 (A100, L4, H100) und auf CPUs mit AVX512-BF16; auf einer T4 wird es emuliert und ist
+# langsam, und auf einer CPU ist fp16 sehr langsam (docs/facts.md §2).
+
+
+# %%
+def dtypes_here():
+    # en: (name, autocast dtype or None, needs a GradScaler) for the formats worth trying here
+    # de: (Name, Autocast-Datentyp oder None, GradScaler nötig) für die Formate, die sich hier lohnen
+    found = [("float32", None, False)]
+    if device.type == "cuda":
+        found.append(("float16", torch.float16, True))
+        if hw.gpus and hw.gpus[0].has_fast_bf16:
+            found.append(("bfloat16", torch.bfloat16, False))
+    elif device.type == "cpu" and hw.cpu.has_fast_bf16:
+        found.append(("bfloat16", torch.bfloat16, False))
+    return found
+
+
+def run_steps(model, n, batch, amp_dtype=None, scaler_on=False, accumulate=1):
+    # en: train n steps; a Meter over them (the first ones are warm-up, not counted)
+    # de: n Schritte trainieren; ein Meter darüber (die ersten sind Aufwärmen, zählen nicht)
+    opt, sched, scaler = make_training(model, 1000, scaler_on=scaler_on)
+    dl, sampler = loader(batch, workers=0)
+    it = batches(dl, sampler)
+    name = str(amp_dtype or torch.float32).replace("torch.", "")
+    m = throughput.Meter(fpt, throughput.peak_tflops(device, name), skip=2)
+    for _ in range(n):
+        x, y = next(it)
+        sync(None)
+        t0 = time.perf_counter()
+        train_step(model, opt, sched, scaler, x, y, amp_dtype, accumulate)
+        sync(None)
+        m.add(x.numel(), time.perf_counter() - t0)
+    return m
+
+
+N_MEASURE = profile.pick(cpu=12, cuda=30)
+by_dtype = {}
+for name, amp, needs_scaler in dtypes_here():
+    m = run_steps(make_model(), N_MEASURE, size["batch"], amp, needs_scaler)
+    by_dtype[name] = m
+    say("{name:>9}: {m}", "{name:>9}: {m}", name=name, m=m)
+if device.type == "cpu" and not hw.cpu.has_fast_bf16:
+    say(
+        "This CPU has no fast bf16 (no AVX512-BF16/AMX): only float32 is measured.",
+        "Diese CPU hat kein schnelles bf16 (kein AVX512-BF16/AMX): Gemessen wird nur float32.",
+    )
+if device.type == "cpu":
+    say(
+        "float16 is skipped on the CPU: it runs about 80× slower than float32 there.",
+        "float16 wird auf der CPU übersprungen: Es läuft dort etwa 80-mal langsamer als float32.",
+    )
+
+# %% [markdown] lang="en"
+# A small model has a low MFU on any device: its matmuls are small (d = 64 on the CPU), and
+# layer norms, softmax, dropout and the optimizer move memory rather than compute. The larger the
+# model and the batch, the closer MFU gets to a good matmul's share (lesson 01).
+#
+# ## 5. Where the time goes
+#
+# `torch.profiler` records every operation; `record_function` puts a named range around each
+# phase of the step. On a GPU the work is asynchronous, so the profiled step synchronises at the
+# end of each phase: otherwise the time of a kernel shows up in whichever phase happens to wait
+# for it. The table gives the total per phase over the profiled steps.
+
+# %% [markdown] lang="de"
+# Ein kleines Modell hat auf jedem Gerät eine niedrige MFU: Seine Matmuls sind klein (d = 64 auf der
+# CPU), und Layer-Norms, Softmax, Dropout und der Optimizer bewegen Speicher, statt zu rechnen. Je
+# größer Modell und Batch, desto näher kommt die MFU dem Anteil einer guten Matmul (Lektion 01).
+#
+# ## 5. Wohin die Zeit geht
+#
+# `torch.profiler` zeichnet jede Operation auf; `record_function` legt einen benannten Bereich um jede
+# Phase des Schritts. Auf einer GPU läuft die Arbeit asynchron, deshalb synchronisiert der profilierte
+# Schritt am Ende jeder Phase: Sonst landet die Zeit eines Kernels in der Phase, die gerade zufällig
+# auf ihn wartet. Die Tabelle zeigt die Summe je Phase über die profilierten Schritte.
+
+# %%
+from torch.profiler import ProfilerActivity, record_function
+from torch.profiler import profile as torch_profile
+
+PHASES = ("data", "forward", "backward", "optimizer")
+model = make_model()
+opt, sched, scaler = make_training(model, 1000)
+dl, sampler = loader(size["batch"])
+it = iter(dl)
+activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+with torch_profile(activities=activities) as prof:
+    for _ in range(profile.pick(cpu=8, cuda=20)):
+        with record_function("data"):
+            x, y = next(it)
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+            sync(None)
+        with record_function("forward"):
+            loss = model(x, y)
+            sync(None)
+        with record_function("backward"):
+            loss.backward()
+            sync(None)
+        with record_function("optimizer"):
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            sync(None)
+rows = {e.key: e for e in prof.key_averages() if e.key in PHASES}
+phase_ms = {p: rows[p].cpu_time_total / 1e3 for p in PHASES}
+total = sum(phase_ms.values())
+say("{a:>10} {b:>9} {c:>6}", a="", b="ms", c="%")
+for p in PHASES:
+    say("{p:>10} {ms:9.1f} {s:6.1f}", p=p, ms=phase_ms[p], s=100 * phase_ms[p] / total)
+bottleneck = max(phase_ms, key=phase_ms.get)
+say(
+    "The largest share: {p} ({s:.0f}% of the step).",
+    "Der größte Anteil: {p} ({s:.0f} % des Schritts).",
+    p=bottleneck,
+    s=100 * phase_ms[bottleneck] / total,
+)
+fig, ax = plt.subplots(figsize=(7, 1.8))
+left = 0.0
+for p in PHASES:
+    ax.barh([0], [phase_ms[p]], left=left, label=p)
+    left += phase_ms[p]
+ax.set(
+    yticks=[],
+    xlabel=text(
+        "milliseconds over the profiled steps", "Millisekunden über die profilierten Schritte"
+    ),
+)
+ax.set_title(
+    text("Where a training step's time goes", "Wohin die Zeit eines Trainingsschritts geht")
+)
+ax.legend(ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.6))
+plt.show()
+
+# %% [markdown] lang="en"
+# Backward usually costs about twice the forward (it computes gradients for inputs *and* weights).
+# If "data" were the largest share, the GPU would be waiting for the loader: that is when
+# `num_workers`, `pin_memory` and `non_blocking` pay off. On a T4 with two workers the data phase
+# of this text shrinks to copying a few kilobytes; the optimizer's share grows with the number of
+# parameters, not with the batch.
+#
+# ## 6. Batch size, mixed precision and `torch.compile` side by side
+
+# %% [markdown] lang="de"
+# Backward kostet meist etwa doppelt so viel wie Forward (es berechnet Gradienten für Eingaben *und*
+# Gewichte). Wäre „data“ der größte Anteil, würde die GPU auf den Loader warten: Dann lohnen sich
+# `num_workers`, `pin_memory` und `non_blocking`. Auf einer T4 mit zwei Workern schrumpft die
+# Datenphase bei diesem Text auf das Kopieren weniger Kilobytes; der Anteil des Optimizers wächst mit
+# der Zahl der Parameter, nicht mit dem Batch.
+#
+# ## 6. Batchgröße, gemischte Genauigkeit und `torch.compile` nebeneinander
+
+# %%
+results = []  # (label, tokens/s, MFU or None)
+for batch in profile.pick(cpu=(8, 16, 32), cuda=(16, 64, 128)):
+    for name, amp, needs_scaler in dtypes_here():
+        m = run_steps(make_model(), N_MEASURE, batch, amp, needs_scaler)
+        results.append((f"B={batch} {name}", m.tokens_per_s, m.mfu))
+
+if device.type == "cuda":
+    compiled = torch.compile(make_model())
+    t0 = time.perf_counter()
+    run_steps(compiled, 2, size["batch"])  # en: compiles | de: kompiliert
+    compile_s = time.perf_counter() - t0
+    m = run_steps(compiled, N_MEASURE, size["batch"])
+    results.append((f"B={size['batch']} float32 compile", m.tokens_per_s, m.mfu))
+    say(
+        "torch.compile took {s:.1f} s to compile.",
+        "torch.compile brauchte {s:.1f} s zum Kompilieren.",
+        s=compile_s,
+    )
+else:
+    say(
+        "torch.compile is left out here: on this CPU compiling takes longer than the whole "
+        "lesson's budget in CI. benchmarks/bench_training.py measures it on the CPU; "
+        "on a GPU this cell runs it.",
+        "torch.compile fehlt hier: Auf dieser CPU dauert das Kompilieren länger, als die "
+        "ganze Lektion in CI brauchen darf. benchmarks/bench_training.py misst es auf der "
+        "CPU; auf einer GPU führt diese Zelle es aus.",
+    )
+for label, tps, u in results:
+    if u is None:
+        say(
+            "{label:>24}: {t:>10,.0f} tokens/s",
+            "{label:>24}: {t:>10,.0f} Tokens/s",
+            label=label,
+            t=tps,
+        )
+    else:
+        say(
+            "{label:>24}: {t:>10,.0f} tokens/s, MFU {u:.2f}%",
+            "{label:>24}: {t:>10,.0f} Tokens/s, MFU {u:.2f} %",
+            label=label,
+            t=tps,
+            u=100 * u,
+        )
+fig, ax = plt.subplots(figsize=(7, 0.35 * len(results) + 1))
+ax.barh([r[0] for r in results], [r[1] for r in results])
+ax.set(
+    xlabel=text("tokens per second", "Tokens pro Sekunde"),
+    title=text("Throughput side by side", "Durchsatz nebeneinander"),
+)
+plt.show()
+
+# %% [markdown] lang="en"
+# A larger batch raises tokens/s until the device is busy, then it levels off (and at some point
+# the batch no longer fits). On a T4, fp16 with autocast is usually much faster than fp32 (its
+# tensor cores have 65 TFLOP/s fp16 against 8.1 fp32 on the data sheet), and `torch.compile` adds
+# a further gain for a small model by fusing the many small elementwise kernels, after a compile
+# that takes tens of seconds.
+#
+# ## 7. A batch that does not fit: gradient accumulation
+#
+# The loss is a mean over the batch, so the gradient of a batch of B equals the mean of the
+# gradients of k micro-batches of B/k: run backward k times with `loss / k`, step once. The cell
+# checks the equality, then measures the memory the step keeps for backward (the activations: the
+# bytes autograd saves, counted with `saved_tensors_hooks`, on any device) and the time.
+
+# %% [markdown] lang="de"
+# Ein größerer Batch erhöht die Tokens/s, bis das Gerät ausgelastet ist, dann flacht es ab (und
+# irgendwann passt der Batch nicht mehr). Auf einer T4 ist fp16 mit Autocast meist deutlich schneller
+# als fp32 (laut Datenblatt haben die Tensor Cores 65 TFLOP/s in fp16 gegen 8,1 in fp32), und
+# `torch.compile` bringt bei einem kleinen Modell noch einmal etwas, weil es die vielen kleinen
+# elementweisen Kernel fusioniert, nach einem Kompilieren, das Dutzende Sekunden dauert.
+#
+# ## 7. Ein Batch, der nicht passt: Gradientenakkumulation
+#
+# Der Loss ist ein Mittelwert über den Batch, also gleicht der Gradient eines Batches aus B Beispielen
+# dem Mittel der Gradienten von k Micro-Batches aus B/k: k-mal Backward mit `loss / k`, einmal ein
+# Schritt. Die Zelle prüft die Gleichheit und misst dann den Speicher, den der Schritt für Backward
+# aufhebt (die Aktivierungen: die Bytes, die Autograd speichert, gezählt mit `saved_tensors_hooks`,
+# auf jedem Gerät), und die Zeit.
+
+
+# %%
+def saved_bytes(model, fn):
+    # en: bytes autograd keeps for backward while fn() runs (weights not counted: they stay anyway)
+    # de: Bytes, die Autograd für Backward aufhebt, während fn() läuft (ohne Gewichte)
+    weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    seen, total = set(), 0
+
+    def pack(t):
+        nonlocal total
+        key = t.untyped_storage().data_ptr()
+        if key not in seen and key not in weights:
+            seen.add(key)
+            total += t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn()
+    return total
+
+
+def grads(model, x, y, k):
+    model.zero_grad(set_to_none=True)
+    for xs, ys in zip(x.chunk(k), y.chunk(k), strict=True):
+        (model(xs, ys) / k).backward()
+    return [p.grad.clone() for p in model.parameters()]
+
+
+model_for_bytes = make_model()
+model_for_bytes.eval()  # en: no dropout, so both ways see the same network | de: ohne Dropout
+big = 4 * size["batch"]
+dl, sampler = loader(big, workers=0)
+xb, yb = (t.to(device) for t in next(iter(dl)))
+g1, g4 = grads(model_for_bytes, xb, yb, 1), grads(model_for_bytes, xb, yb, 4)
+diff = max((a - b).abs().max().item() for a, b in zip(g1, g4, strict=True))
+say(
+    "batch of {b} at once vs. 4 micro-batches of {m}: max gradient difference {d:.1e}",
+    "Batch aus {b} auf einmal gegen 4 Micro-Batches aus {m}: größte Gradientendifferenz {d:.1e}",
+    b=big,
+    m=big // 4,
+    d=diff,
+)
+assert diff < 1e-5, (
+    diff
+)  # en: the same gradient, up to rounding | de: derselbe Gradient, bis aufs Runden
+model_for_bytes.train()
+accum = {}
+for k in (1, 2, 4):
+    mb = saved_bytes(
+        model_for_bytes, lambda k=k: model_for_bytes(xb[: big // k], yb[: big // k]).backward()
+    )
+    m = run_steps(make_model(), N_MEASURE, big, accumulate=k)
+    accum[k] = (mb, m.tokens_per_s)
+    say(
+        "k={k}: micro-batch {m:>3}, activations {mib:6.1f} MiB, {t:>9,.0f} tokens/s",
+        "k={k}: Micro-Batch {m:>3}, Aktivierungen {mib:6.1f} MiB, {t:>9,.0f} Tokens/s",
+        k=k,
+        m=big // k,
+        mib=mb / 2**20,
+        t=m.tokens_per_s,
+    )
+
+# %% [markdown] lang="en"
+# Accumulating over k micro-batches divides the activation memory by k and leaves the gradient as
+# it was; the price is k smaller, less efficient passes (on a GPU the loss in tokens/s is larger
+# the smaller the micro-batch gets).
+#
+# ### Activation checkpointing
+#
+# The other lever: keep only each block's input and recompute the inside during backward
+# (`torch.utils.checkpoint.checkpoint`, with `use_reentrant=False` as PyTorch recommends). It
+# saves the activations inside the blocks and costs one more forward of them.
+
+# %% [markdown] lang="de"
+# Akkumulieren über k Micro-Batches teilt den Speicher der Aktivierungen durch k und lässt den
+# Gradienten, wie er war; der Preis sind k kleinere, weniger effiziente Durchläufe (auf einer GPU ist
+# der Verlust an Tokens/s umso größer, je kleiner der Micro-Batch wird).
+#
+# ### Activation Checkpointing
+#
+# Der andere Hebel: Nur den Eingang jedes Blocks behalten und das Innere beim Backward neu berechnen
+# (`torch.utils.checkpoint.checkpoint`, mit `use_reentrant=False`, wie PyTorch es empfiehlt). Das spart
+# die Aktivierungen in den Blöcken und kostet einen zusätzlichen Forward durch sie.
+
+# %%
+ckpt = {}
+for on in (False, True):
+    model_for_bytes = make_model(checkpointing=on)
+    mb = saved_bytes(model_for_bytes, lambda m=model_for_bytes: m(xb, yb).backward())
+    peak = None
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    m = run_steps(make_model(checkpointing=on), N_MEASURE, big)
+    if device.type == "cuda":
+        peak = torch.cuda.max_memory_allocated()
+    ckpt[on] = (mb, m.tokens_per_s, peak)
+    say(
+        "checkpointing {on!s:>5}: activations {mib:6.1f} MiB, {t:>9,.0f} tokens/s",
+        "Checkpointing {on!s:>5}: Aktivierungen {mib:6.1f} MiB, {t:>9,.0f} Tokens/s",
+        on=on,
+        mib=mb / 2**20,
+        t=m.tokens_per_s,
+    )
+    if peak is not None:
+        say("  peak GPU memory {g:.2f} GiB", "  höchster GPU-Speicher {g:.2f} GiB", g=peak / 2**30)
+say(
+    "Checkpointing keeps {r:.0f}% of the activations and runs at {s:.0f}% of the speed.",
+    "Checkpointing behält {r:.0f} % der Aktivierungen und läuft mit {s:.0f} % des Tempos.",
+    r=100 * ckpt[True][0] / ckpt[False][0],
+    s=100 * ckpt[True][1] / ckpt[False][1],
+)
+
+# %% [markdown] lang="en"
+# ## 8. Checkpoint and resume after a disconnect
+#
+# Colab ends idle sessions and takes the GPU back after about an hour of heavy use; Kaggle stops a
+# session after 9 hours (docs/facts.md §1). A run that survives saves checkpoints and, when one
+# exists, picks up from it automatically. For the resumed run to be *the same run*, a checkpoint
+# needs everything that decides the next step:
+#
+# | what | why |
+# |---|---|
+# | model | the weights |
+# | optimizer | AdamW's two moments per weight and its step count |
+# | scheduler | where the learning rate is on its curve |
+# | GradScaler | the current loss scale (fp16) |
+# | RNG states (Python, numpy, torch, CUDA) | dropout, sampling, augmentation |
+# | data position and step | which batch comes next; not re-reading consumed ones |
+#
+# `utils/checkpoint.py` does it in one page: it writes to a temporary file in the same folder,
+# flushes it to disk, and renames it over the final name, so a write cut off by a disconnect never
+# leaves a half checkpoint under the real name. It keeps the last k. Where it writes depends on
+# the platform:
+
+# %% [markdown] lang="de"
+# ## 8. Checkpoint und Fortsetzen nach einem Verbindungsabbruch
+#
+# Colab beendet untätige Sitzungen und nimmt die GPU nach etwa einer Stunde harter Nutzung zurück;
+# Kaggle beendet eine Sitzung nach 9 Stunden (docs/facts.md §1). Ein Lauf, der das übersteht, speichert
+# Checkpoints und macht, wenn einer da ist, automatisch dort weiter. Damit der fortgesetzte Lauf
+# *derselbe Lauf* ist, braucht ein Checkpoint alles, was den nächsten Schritt bestimmt:
+#
+# | was | warum |
+# |---|---|
+# | Modell | die Gewichte |
+# | Optimizer | die zwei Momente von AdamW je Gewicht und sein Schrittzähler |
+# | Scheduler | wo die Lernrate auf ihrer Kurve steht |
+# | GradScaler | der aktuelle Loss-Skalierungsfaktor (fp16) |
+# | Zufallszustände (Python, numpy, torch, CUDA) | Dropout, Sampling, Augmentierung |
+# | Datenposition und Schritt | welcher Batch als Nächstes kommt; keine schon verbrauchten noch einmal |
+#
+# `utils/checkpoint.py` erledigt das auf einer Seite: Es schreibt in eine temporäre Datei im selben
+# Ordner, schreibt sie auf die Platte und benennt sie dann in den endgültigen Namen um, sodass ein
+# Schreibvorgang, den ein Abbruch unterbricht, nie einen halben Checkpoint unter dem echten Namen
+# hinterlässt. Es behält die letzten k. Wohin es schreibt, hängt von der Plattform ab:
+
+# %%
+USE_DRIVE = False  # en: Colab: set True after mounting Google Drive yourself | de: Colab: auf True setzen, nachdem du Google Drive selbst eingebunden hast
+for where in ("kaggle", "colab", "local"):
+    print(f"{where:>7}: {checkpoint.default_dir(where)}")
+print(f"{'colab':>7} + Drive: {checkpoint.default_dir('colab', drive=True)}")
+say(
+    "Here ({p}) checkpoints would go to {d}.",
+    "Hier ({p}) kämen Checkpoints nach {d}.",
+    p=runtime.platform_name(platform),
+    d=checkpoint.default_dir(platform, drive=USE_DRIVE),
+)
+
+# %% [markdown] lang="en"
+# On Kaggle `/kaggle/working` is kept as the notebook's output; on Colab `/content` is lost with
+# the session, so a run that must outlive a disconnect needs Drive, which the notebook uses only if
+# you mount it and opt in. (The demonstration below writes to a temporary folder.)
+#
+# Now the experiment (it repeats a measurement made for this course on CPU in November 2026; users hit the same bug in transformers#34053, the_well#77 and fairseq2#1346): one run of 40 steps without
+# a break; the same run interrupted after 17 steps in the middle of an epoch, with everything
+# thrown away except the checkpoint, then resumed automatically; and the same interruption with
+# only model and optimizer saved, as nanoGPT and many tutorials do. It runs on the CPU with the
+# tiny model on every profile: on a GPU some kernels add in a varying order (atomic adds), so
+# bit-equality there also needs `torch.use_deterministic_algorithms(True)`.
+
+# %% [markdown] lang="de"
+# Auf Kaggle bleibt `/kaggle/working` als Ausgabe des Notebooks erhalten; auf Colab geht `/content` mit
+# der Sitzung verloren, ein Lauf, der einen Abbruch überstehen soll, braucht also Drive, und das
+# Notebook nutzt es nur, wenn du es einbindest und dich dafür entscheidest. (Die Vorführung unten
+# schreibt in einen temporären Ordner.)
+#
+# Jetzt das Experiment (es wiederholt eine Messung, die für diesen Kurs im November 2026 auf der CPU gemacht wurde; denselben Fehler melden transformers#34053, the_well#77 und fairseq2#1346): ein Lauf über 40 Schritte ohne
+# Pause; derselbe Lauf, nach 17 Schritten mitten in einer Epoche unterbrochen, wobei alles außer dem
+# Checkpoint weggeworfen und dann automatisch fortgesetzt wird; und dieselbe Unterbrechung, bei der nur
+# Modell und Optimizer gespeichert werden, wie es nanoGPT und viele Tutorials tun. Das läuft auf jedem
+# Profil auf der CPU mit dem winzigen Modell: Auf einer GPU addieren manche Kernel in wechselnder
+# Reihenfolge (Atomic Adds), Bit-Gleichheit braucht dort zusätzlich
+# `torch.use_deterministic_algorithms(True)`.
+
+# %%
+CPU = torch.device("cpu")
+small = Windows(train_data[:40_000], 32)
+TOTAL, CUT = 40, 17
+
+
+def fresh(seed=0):
+    # en: model, optimizer, scheduler, scaler and data as a new session would create them
+    # de: Modell, Optimizer, Scheduler, Scaler und Daten, wie eine neue Sitzung sie anlegt
+    torch.manual_seed(seed)
+    m = GPT(len(chars), block=32, d=32, layers=2, heads=2, dropout=0.2)
+    o = torch.optim.AdamW(m.parameters(), lr=3e-3)
+    s = torch.optim.lr_scheduler.CosineAnnealingLR(o, TOTAL)
+    sc = torch.amp.GradScaler("cpu", enabled=False)
+    smp = EpochSampler(len(small), 16, seed=1)
+    return m, o, s, sc, smp
+
+
+def run(folder, stop_at=None, full_state=True):
+    # en: train to TOTAL steps; resume from the folder's latest checkpoint; stop early at stop_at
+    # de: bis TOTAL trainieren; beim neuesten Checkpoint fortsetzen; bei stop_at aufhören
+    m, o, s, sc, smp = fresh()
+    step, losses = 0, []
+    found = checkpoint.latest(folder)
+    if found is not None:
+        if full_state:
+            state = checkpoint.load(found, model=m, optimizer=o, scheduler=s, scaler=sc)
+            smp.epoch, smp.start = state["extra"]["epoch"], state["extra"]["batch"]
+        else:  # en: what many tutorials save | de: was viele Tutorials speichern
+            state = checkpoint.load(found, model=m, optimizer=o, restore_rng=False)
+        step, losses = state["step"], state["extra"]["losses"]
+        say("resumed at step {s}", "fortgesetzt bei Schritt {s}", s=step)
+    while step < TOTAL:
+        for idx in smp:
+            x, y = torch.stack([small[i][0] for i in idx]), torch.stack([small[i][1] for i in idx])
+            smp.start += 1
+            o.zero_grad(set_to_none=True)
+            loss = m(x, y)
+            sc.scale(loss).backward()
+            sc.step(o)
+            sc.update()
+            s.step()
+            losses.append(loss.item())
+            step += 1
+            if (
+                step == stop_at
+            ):  # en: save, then the "disconnect" | de: speichern, dann der „Abbruch“
+                extra = {"epoch": smp.epoch, "batch": smp.start, "losses": losses}
+                checkpoint.save(
+                    folder, step, model=m, optimizer=o, scheduler=s, scaler=sc, extra=extra
+                )
+                return None
+            if step == TOTAL:
+                break
+        smp.epoch, smp.start = smp.epoch + 1, 0
+    return m, losses
+
+
+with tempfile.TemporaryDirectory() as root:
+    root = Path(root)
+    straight, straight_losses = run(root / "none")
+    assert run(root / "full", stop_at=CUT) is None
+    (
+        random.seed(123),
+        np.random.seed(123),
+        torch.manual_seed(123),
+    )  # en: a new session | de: eine neue Sitzung
+    resumed, resumed_losses = run(root / "full")
+    assert run(root / "partial", stop_at=CUT, full_state=False) is None
+    torch.manual_seed(123)
+    partial, partial_losses = run(root / "partial", full_state=False)
+
+    def max_diff(a, b):
+        return max(
+            (p - q).abs().max().item() for p, q in zip(a.parameters(), b.parameters(), strict=True)
+        )
+
+    say(
+        "full checkpoint:        max weight difference {d:.1e}, last loss {a:.6f} vs {b:.6f}",
+        "vollständiger Checkpoint: größte Gewichtsdifferenz {d:.1e}, "
+        "letzter Loss {a:.6f} gegen {b:.6f}",
+        d=max_diff(straight, resumed),
+        a=straight_losses[-1],
+        b=resumed_losses[-1],
+    )
+    say(
+        "model + optimizer only: max weight difference {d:.1e}, last loss {a:.6f} vs {b:.6f}",
+        "nur Modell + Optimizer:   größte Gewichtsdifferenz {d:.1e}, "
+        "letzter Loss {a:.6f} gegen {b:.6f}",
+        d=max_diff(straight, partial),
+        a=straight_losses[-1],
+        b=partial_losses[-1],
+    )
+    # en: the resumed run IS the uninterrupted one: every weight and every loss, bit for bit
+    # de: der fortgesetzte Lauf IST der ununterbrochene: jedes Gewicht und jeder Loss, Bit für Bit
+    assert all(
+        torch.equal(p, q) for p, q in zip(straight.parameters(), resumed.parameters(), strict=True)
+    )
+    assert resumed_losses == straight_losses
+    # en: model + optimizer alone is a different run
+    # de: nur Modell + Optimizer ergibt einen anderen Lauf
+    assert max_diff(straight, partial) > 0 and partial_losses != straight_losses
+
+# %% [markdown] lang="en"
+# Without the rest, three things go wrong at once: the scheduler starts its cosine again at the
+# highest learning rate, the sampler starts the epoch from the top (consumed batches are read
+# again), and dropout draws different masks. Each alone makes a different run.
+#
+# ### A write cut off, a damaged file
+#
+# What if the disconnect comes *during* a save? With the atomic write the real name only ever
+# points at a complete file. A file damaged some other way (a copy cut short, a disk error) is
+# recognised when it is read: `checkpoint.latest` reports it and takes the previous one.
+
+# %% [markdown] lang="de"
+# Ohne den Rest geht dreierlei auf einmal schief: Der Scheduler beginnt seinen Kosinus wieder bei der
+# höchsten Lernrate, der Sampler fängt die Epoche von vorn an (schon verbrauchte Batches werden
+# erneut gelesen), und Dropout zieht andere Masken. Jedes davon allein ergibt schon einen anderen Lauf.
+#
+# ### Ein abgebrochener Schreibvorgang, eine beschädigte Datei
+#
+# Was, wenn der Abbruch *während* des Speicherns kommt? Mit dem atomaren Schreiben zeigt der echte Name
+# immer nur auf eine vollständige Datei. Eine Datei, die anders beschädigt wurde (eine abgebrochene
+# Kopie, ein Plattenfehler), fällt beim Lesen auf: `checkpoint.latest` meldet sie und nimmt die vorige.
+
+# %%
+with tempfile.TemporaryDirectory() as folder:
+    m, o, s, sc, _ = fresh()
+    for step in (10, 20):
+        checkpoint.save(folder, step, model=m, optimizer=o, scheduler=s, scaler=sc)
+    newest = checkpoint.checkpoints(folder)[-1]
+    newest.write_bytes(
+        newest.read_bytes()[: newest.stat().st_size // 2]
+    )  # en: cut in half | de: halbiert
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = checkpoint.latest(folder)
+    for w in caught:
+        print(w.message)
+    say("resuming from {f}", "fortgesetzt wird mit {f}", f=found.name)
+    assert found.name == "step_00000010.pt" and caught
+
+# %% [markdown] lang="en"
+# ## What you should see
+#
+# | profile | model in this notebook | throughput and MFU | profiler | checkpoint |
+# |---|---|---|---|---|
+# | CPU (CI: 2 cores, one thread) | d = 64, 2 layers, context 64 | a few ten thousand tokens/s; MFU of a few % of the estimated CPU peak; bf16 faster than fp32 where the CPU has AVX512-BF16 | backward about twice forward; optimizer visible for so small a model | bit-equal resume; the partial one differs |
+# | Colab T4 | d = 384, 6 layers, context 256 (nanoGPT's shakespeare-char size) | fp16 with GradScaler clearly faster than fp32; no fast bf16 (emulated); MFU against the T4's 65 TFLOP/s fp16, which it sustains only partly under its 70 W cap | data small with 2 workers and pinned memory | the same (demo on the CPU) |
+# | Kaggle T4 x2 | as Colab T4, on the first GPU (both at once: lesson 08) | as Colab T4 | as Colab T4 | in /kaggle/working |
+# | Colab / Kaggle TPU | PyTorch runs on the TPU host's CPU here (no torch_xla in this lesson): the CPU row | | | |
+# | NVIDIA A100/H100, local | the T4 size; bf16 fast | an A100 sits near the MFU nanoGPT reports; a larger model gets higher | | |
+#
+# On a TPU the training step belongs in JAX: lesson 04 trains with `jax.jit` and `grad`, and its
+# step is what runs fast on a v5e. The figures are from November 2026: the T4's data sheet
+# (utils/chips.py); a published anchor: LLMs-from-scratch (ch05, appendix) reports 142,156
+# tokens/s for GPT-2 124M on one A100. The CPU row is measured in this notebook; run
+# `benchmarks/bench_training.py` for the same figures with `torch.compile`.
+
+# %% [markdown] lang="de"
+# ## Was du sehen solltest
+#
+# | Profil | Modell in diesem Notebook | Durchsatz und MFU | Profiler | Checkpoint |
+# |---|---|---|---|---|
+# | CPU (CI: 2 Kerne, ein Thread) | d = 64, 2 Schichten, Kontext 64 | einige zehntausend Tokens/s; MFU von wenigen Prozent der geschätzten CPU-Spitzenleistung; bf16 schneller als fp32, wo die CPU AVX512-BF16 hat | Backward etwa doppelt so lang wie Forward; der Optimizer fällt bei so kleinem Modell auf | Bit-gleiches Fortsetzen; das unvollständige weicht ab |
+# | Colab T4 | d = 384, 6 Schichten, Kontext 256 (die Größe von nanoGPTs shakespeare-char) | fp16 mit GradScaler deutlich schneller als fp32; kein schnelles bf16 (emuliert); MFU gemessen an den 65 TFLOP/s fp16 der T4, die sie unter ihrer 70-W-Grenze nur teilweise hält | Daten klein mit 2 Workern und gepinntem Speicher | genauso (Vorführung auf der CPU) |
+# | Kaggle T4 x2 | wie Colab T4, auf der ersten GPU (beide zugleich: Lektion 08) | wie Colab T4 | wie Colab T4 | in /kaggle/working |
+# | Colab / Kaggle TPU | PyTorch läuft hier auf der CPU des TPU-Hosts (kein torch_xla in dieser Lektion): die CPU-Zeile | | | |
+# | NVIDIA A100/H100, lokal | die T4-Größe; bf16 schnell | eine A100 liegt nahe an der MFU, die nanoGPT meldet; ein größeres Modell kommt höher | | |
+#
+# Auf einer TPU gehört der Trainingsschritt in JAX: Lektion 04 trainiert mit `jax.jit` und `grad`, und
+# dieser Schritt läuft auf einer v5e schnell. Stand der Angaben: November 2026, das Datenblatt der T4
+# (utils/chips.py); ein veröffentlichter Vergleichswert: LLMs-from-scratch (Kapitel 5, Anhang)
+# meldet 142.156 Tokens/s für GPT-2 124M auf einer A100. Die CPU-Zeile misst dieses Notebook;
+# `benchmarks/bench_training.py` liefert dieselben Zahlen mit `torch.compile`.
+
+# %% [markdown] lang="en"
+# ## Check yourself
+#
+# <details><summary>1. Your run reaches 50,000 tokens/s on a T4 in fp16 with 6·N + attention = 1.2e8 FLOPs per token. What is its MFU?</summary>
+#
+# 5e4 × 1.2e8 = 6e12 FLOP/s; against the T4's 65 TFLOP/s fp16 that is about 9 %. Against an A100's
+# 312 (what nanoGPT divides by) it would look like 2 %.
+# </details>
+#
+# <details><summary>2. The profiler shows "data" as the largest phase. What do you change first?</summary>
+#
+# The loader: `num_workers` > 0 so batches are prepared while the GPU computes, `pin_memory=True`
+# and `.to(device, non_blocking=True)` so the copy overlaps. A faster GPU would not help.
+# </details>
+#
+# <details><summary>3. You want a batch of 256, but only 48 fit. Which accumulation do you choose?</summary>
+#
+# The smallest k that divides 256 with 256/k ≤ 48: k = 8, micro-batches of 32. (k = 6 would need
+# micro-batches of 42.67.)
+# </details>
+#
+# <details><summary>4. You saved model, optimizer and step, and the resumed run's loss jumps up. What is missing?</summary>
+#
+# Most likely the scheduler: it restarts at the peak learning rate (after warm-up). Then the scaler
+# (fp16: the scale starts again at 65,536 and overflows), the RNG states and the data position.
+# </details>
+#
+# ## Summary
+#
+# - A training step is data → forward → backward → optimizer; measure each with the profiler, and
+#   synchronise on a GPU before you read a clock.
+# - Throughput in tokens/s; MFU = tokens/s × (6·N + 12·L·d·T) ÷ the peak of *your* device and dtype.
+# - Mixed precision: autocast with bf16 where it is fast, fp16 with a GradScaler otherwise.
+#   `torch.compile` pays off on a GPU after its compile time.
+# - Gradient accumulation divides activation memory by k at the same gradient; activation
+#   checkpointing trades a second forward for memory.
+# - A checkpoint that resumes the same run holds model, optimizer, scheduler, scaler, all RNG
+#   states, the data position and the step, written atomically; keep the last few, and resume
+#   automatically.
+#
+# **Glossary:** tokens/s, MFU, autocast, GradScaler, gradient accumulation, activation checkpointing,
+# checkpoint, atomic write, data position.
+#
+# **Next:** lab 05 (MFU from a measurement, the bottleneck from a profiler table, a checkpoint that
+# resumes the same run, the accumulation steps for a target batch), then lesson 06, quantization
+# (in preparation).
+
+# %% [markdown] lang="de"
+# ## Teste dich selbst
+#
+# <details><summary>1. Dein Lauf schafft auf einer T4 in fp16 50.000 Tokens/s bei 6·N + Attention = 1,2e8 FLOPs pro Token. Wie hoch ist seine MFU?</summary>
+#
+# 5e4 × 1,2e8 = 6e12 FLOP/s; gemessen an den 65 TFLOP/s fp16 der T4 sind das etwa 9 %. Gemessen an den
+# 312 einer A100 (durch die nanoGPT teilt) sähe es nach 2 % aus.
+# </details>
+#
+# <details><summary>2. Der Profiler zeigt „data“ als größte Phase. Was änderst du zuerst?</summary>
+#
+# Den Loader: `num_workers` > 0, damit Batches vorbereitet werden, während die GPU rechnet,
+# `pin_memory=True` und `.to(device, non_blocking=True)`, damit die Kopie überlappt. Eine schnellere GPU
+# würde nicht helfen.
+# </details>
+#
+# <details><summary>3. Du willst einen Batch aus 256, aber nur 48 passen. Welche Akkumulation wählst du?</summary>
+#
+# Das kleinste k, das 256 teilt, mit 256/k ≤ 48: k = 8, Micro-Batches aus 32. (k = 6 bräuchte
+# Micro-Batches aus 42,67.)
+# </details>
+#
+# <details><summary>4. Du hast Modell, Optimizer und Schritt gespeichert, und der Loss des fortgesetzten Laufs springt nach oben. Was fehlt?</summary>
+#
+# Am wahrscheinlichsten der Scheduler: Er beginnt wieder bei der höchsten Lernrate (nach dem
+# Aufwärmen). Dann der Scaler (fp16: die Skalierung beginnt wieder bei 65.536 und läuft über), die
+# Zufallszustände und die Datenposition.
+# </details>
+#
+# ## Zusammenfassung
+#
+# - Ein Trainingsschritt ist Daten → Forward → Backward → Optimizer; miss jede Phase mit dem Profiler
+#   und synchronisiere auf einer GPU, bevor du eine Uhr abliest.
+# - Durchsatz in Tokens/s; MFU = Tokens/s × (6·N + 12·L·d·T) ÷ die Spitzenleistung *deines* Geräts und
+#   Zahlenformats.
+# - Gemischte Genauigkeit: Autocast mit bf16, wo es schnell ist, sonst fp16 mit GradScaler.
+#   `torch.compile` lohnt sich auf einer GPU nach seiner Kompilierzeit.
+# - Gradientenakkumulation teilt den Speicher der Aktivierungen durch k bei gleichem Gradienten;
+#   Activation Checkpointing tauscht einen zweiten Forward gegen Speicher.
+# - Ein Checkpoint, der denselben Lauf fortsetzt, enthält Modell, Optimizer, Scheduler, Scaler, alle
+#   Zufallszustände, die Datenposition und den Schritt, atomar geschrieben; behalte die letzten paar
+#   und setze automatisch fort.
+#
+# **Glossar:** Tokens/s, MFU, Autocast, GradScaler, Gradientenakkumulation, Activation Checkpointing,
+# Checkpoint, atomares Schreiben, Datenposition.
+#
+# **Weiter:** Lab 05 (MFU aus einer Messung, der Engpass aus einer Profiler-Tabelle, ein Checkpoint,
+# der denselben Lauf fortsetzt, die Akkumulationsschritte für einen Ziel-Batch), dann Lektion 06,
+# Quantisierung (in Vorbereitung).
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+assert end_loss < start_loss - 0.5, (start_loss, end_loss)
+assert set(phase_ms) == set(PHASES) and all(v > 0 for v in phase_ms.values())
+assert meter.tokens_per_s > 0 and all(m.tokens_per_s > 0 for m in by_dtype.values())
+assert accum[4][0] < accum[1][0] and ckpt[True][0] < ckpt[False][0]
