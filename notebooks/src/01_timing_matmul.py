@@ -56,6 +56,7 @@
 # - und deine erste Profiler-Tabelle lesen.
 
 # %%
+import re
 import time
 
 import jax
@@ -66,7 +67,7 @@ import torch
 
 from utils import bench, hardware, profiles, runtime, units
 from utils.chips import CHIPS, chip_for, cpu_estimate
-from utils.i18n import say, text
+from utils.i18n import get_language, say, text
 
 hw = hardware.detect()
 profile = profiles.hardware_profile(runtime.detect_platform(), hw)
@@ -1188,7 +1189,12 @@ with profile_run(activities=activities) as prof, record_function("five_matmuls")
         prof_out = prof_a @ prof_a
     if device.type == "cuda":
         torch.cuda.synchronize()
-print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=6))
+profile_table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=6)
+if get_language() == "de":
+    # en: torch prints 1.78%; the German notebook writes 1,78 %
+    # de: torch schreibt 1.78%; das deutsche Notebook schreibt 1,78 %
+    profile_table = re.sub(r"(\d)\.(\d)", r"\1,\2", profile_table).replace("%", " %")
+print(profile_table)
 
 events = {e.key: e for e in prof.key_averages()}
 region, mm = events["five_matmuls"], events["aten::mm"]

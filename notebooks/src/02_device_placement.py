@@ -72,6 +72,7 @@
 # %%
 import inspect
 import math
+import re
 import time
 
 import torch
@@ -89,7 +90,7 @@ from utils import (
     units,
 )
 from utils.chips import CHIPS, LINK_SOURCE
-from utils.i18n import say, text
+from utils.i18n import get_language, say, text
 from utils.sync import synchronizer
 
 hw = hardware.detect()
@@ -620,7 +621,12 @@ with profile_run(activities=activities) as prof:
         moved = move(host_batch)
     if device.type == "cuda":
         torch.cuda.synchronize()
-print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=6))
+profile_table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=6)
+if get_language() == "de":
+    # en: torch prints 1.78%; the German notebook writes 1,78 %
+    # de: torch schreibt 1.78%; das deutsche Notebook schreibt 1,78 %
+    profile_table = re.sub(r"(\d)\.(\d)", r"\1,\2", profile_table).replace("%", " %")
+print(profile_table)
 copy_events = {e.key: e for e in prof.key_averages()}
 say(
     "aten::copy_ ran {k} times, {t} per copy of {size}: {gbs:.1f} GB/s as the profiler sees it",
