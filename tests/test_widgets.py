@@ -29,3 +29,9 @@ def test_bad_controls_are_rejected():
         widgets.explore(print, {}, n=[1])
     with pytest.raises(ValueError, match="not one of its choices"):
         widgets.explore(print, {"n": 3}, n=[1, 2])
+
+
+def test_the_button_can_say_what_it_does():
+    pytest.importorskip("ipywidgets")
+    panel = widgets.explore(lambda n: None, {"n": 1}, button_label="Compute", n=[1, 2])
+    assert panel.manual_button.description == "Compute"

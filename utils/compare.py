@@ -13,6 +13,7 @@ Nothing here imports torch or jax: arrays are converted by looking at what they 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -53,7 +54,7 @@ def as_number(value: Any, what: Text = ("the result", "das Ergebnis")) -> int | 
 def _not_a_number(value: Any, what: Text) -> Wrong:
     shape = getattr(value, "shape", None)
     kind = type(value).__name__ + (f" of shape {tuple(shape)}" if shape is not None else "")
-    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    shown = textwrap.shorten(repr(value), 60, placeholder=" ...")  # cut between words
     return Wrong(
         "not_a_number",
         text(

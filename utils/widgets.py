@@ -15,8 +15,16 @@ from typing import Any
 from .i18n import say, text
 
 
-def explore(fn: Callable[..., Any], defaults: dict[str, Any], **choices: list[Any]) -> Any:
-    """Run fn(**defaults) once, then show a control per keyword with its list of choices."""
+def explore(
+    fn: Callable[..., Any],
+    defaults: dict[str, Any],
+    *,
+    button_label: str | None = None,
+    **choices: list[Any],
+) -> Any:
+    """Run fn(**defaults) once, then show a control per keyword with its list of choices.
+
+    The button says "Measure" unless `button_label` names what it does (e.g. "Compute")."""
     unknown = set(choices) - set(defaults)
     if unknown:
         raise ValueError(
@@ -54,7 +62,9 @@ def explore(fn: Callable[..., Any], defaults: dict[str, Any], **choices: list[An
         for name, options in choices.items()
     }
     panel = ipywidgets.interactive(
-        fn, {"manual": True, "manual_name": text("Measure", "Messen")}, **controls
+        fn,
+        {"manual": True, "manual_name": button_label or text("Measure", "Messen")},
+        **controls,
     )
     display(panel)
     return panel

@@ -774,14 +774,13 @@ def link_budget(gpu, batch_mib, dtype):
 panel = explore(
     link_budget,
     {"gpu": "T4", "batch_mib": 256, "dtype": "float32"},
+    button_label=text(
+        "Compute", "Berechnen"
+    ),  # en: a calculator, not a measurement | de: ein Rechner, keine Messung
     gpu=["T4", "L4", "A100", "H100"],
     batch_mib=[16, 64, 256, 1024],
     dtype=["float32", "float16"],
 )
-if panel is not None:
-    # en: a calculator, not a measurement: the button says so
-    # de: ein Rechner, keine Messung: Das sagt auch der Knopf
-    panel.manual_button.description = text("Compute", "Berechnen")
 
 # %% [markdown] lang="en"
 # ## 5. Asynchronous execution: a timing that lies
