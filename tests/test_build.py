@@ -15,7 +15,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import build  # noqa: E402
-
 from utils import sources  # noqa: E402
 from utils.sources import read_cells  # noqa: E402
 
@@ -161,7 +160,7 @@ def same_code(en: ast.AST, de: ast.AST, pairs: set[tuple[str, str]]) -> bool:
                 return False
             return type(a) is type(b) and all(same(getattr(a, f), getattr(b, f)) for f in a._fields)
         if isinstance(a, list) and isinstance(b, list):
-            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
         return type(a) is type(b) and a == b
 
     return same(en, de)
