@@ -1,15 +1,24 @@
 # ---
 # jupyter:
 #   course:
-#     title:
-#       en: "JAX on TPU: compile, shard, parallelise"
-#       de: "JAX und TPU: kompilieren, verteilen, parallelisieren"
+#     duration:
+#       cpu: 40
+#       t4: 40
 #     level: 2
-#     duration: {t4: 40, cpu: 40}
-#     profiles: [CPU, Colab T4, Kaggle T4 x2, Colab TPU, Kaggle TPU, NVIDIA, MPS]
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: 'JAX und TPU: kompilieren, verteilen, parallelisieren'
+#       en: 'JAX on TPU: compile, shard, parallelise'
 #   jupytext:
 #     formats: py:percent
-#     notebook_metadata_filter: course
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
