@@ -38,3 +38,15 @@ def test_bad_inputs_say_what_is_allowed():
         fit.fit(N, "float32", "training")
     with pytest.raises(ValueError, match="T4"):
         fit.fit(N, device="V100-ish")
+
+
+def test_step_temporaries_follow_the_optimizer_path():
+    """Foreach AdamW (CUDA) holds one more copy of all parameters; per tensor (the CPU) only
+    temporaries of the largest tensor, one more for a tied embedding's summed gradients."""
+    shape = fit.Shape(10**8, 30, 576, 1536, 9, 3, 49152, tied=True)
+    cuda = fit.fit(shape, "float32", "full", device=16 * GIB, foreach=True)
+    cpu = fit.fit(shape, "float32", "full", device="cpu")
+    assert cuda.parts["step_temporaries"] == 4 * 10**8
+    assert cpu.parts["step_temporaries"] == 3 * 49152 * 576 * 4
+    untied = fit.fit(fit.Shape(10**8, 30, 576, 1536, 9, 3, 49152), "float32", "full", device="cpu")
+    assert untied.parts["step_temporaries"] == 2 * 49152 * 576 * 4

@@ -8,7 +8,7 @@ Modes: "inference" (weights, KV cache, the largest activations of one forward pa
 (AdamW on every parameter), "lora" (a frozen 16-bit base plus trained adapters) and "qlora" (a
 frozen 4-bit NF4 base plus adapters).  `mixed=True` is mixed precision as torch.autocast does it:
 fp32 master weights, gradients and Adam moments, plus the 16-bit copies of the weights.
-The rules of thumb (docs/facts.md §5) come out of these parts; nothing here is measured.
+The rules of thumb (docs/facts.md §5) come out of these parts; utils.peakmem measures peaks.
 """
 
 from __future__ import annotations
@@ -40,6 +40,12 @@ class Shape:
     heads: int
     kv_heads: int
     vocab: int
+    tied: bool = False  # the input embedding is also the output head
+
+    @property
+    def largest(self) -> int:
+        """The largest parameter tensor: the embedding, or an MLP matrix."""
+        return max(self.vocab * self.hidden, self.hidden * self.intermediate)
 
     @property
     def kv_width(self) -> int:
@@ -66,11 +72,11 @@ def shape_of(model: Any) -> Shape:
     layers, vocab = config.num_hidden_layers, config.vocab_size
     inter = getattr(config, "intermediate_size", 4 * hidden)
     kv = getattr(config, "num_key_value_heads", None) or heads
+    tied = bool(getattr(config, "tie_word_embeddings", False))
     if n is None:  # a config only: count the parameters from the layout
         block = sum(a * b for a, b in Shape(0, 1, hidden, inter, heads, kv, 1).linear_shapes)
-        tied = getattr(config, "tie_word_embeddings", False)
         n = layers * (block + 2 * hidden) + vocab * hidden * (1 if tied else 2) + hidden
-    return Shape(n, layers, hidden, inter, heads, kv, vocab)
+    return Shape(n, layers, hidden, inter, heads, kv, vocab, tied)
 
 
 def activation_bytes(shape: Shape, batch: int, seq: int, mode: str, b: float) -> float:
@@ -120,7 +126,7 @@ class Fit:
         return max(self.phases.values())
 
     @property
-    def fits(self) -> bool | None:
+    def fits(self) -> bool | None:  # None: no device memory to hold it against
         return None if self.capacity is None else self.total <= self.capacity
 
     def per_param(self, n_params: int) -> float:
@@ -131,19 +137,17 @@ class Fit:
     def __str__(self) -> str:
         lines = []
         for part, size in self.parts.items():
-            name = text(*PART_NAMES.get(part, (part, part)))
-            lines.append(f"{name:<24} {format_bytes(size):>11}")
+            lines.append(f"{text(*PART_NAMES.get(part, (part,) * 2)):<28} {format_bytes(size):>11}")
         for phase, size in self.phases.items():
             label = text("peak ({phase})", "Spitze ({phase})", phase=text(*PHASE_NAMES[phase]))
-            lines.append(f"{label:<24} {format_bytes(size):>11}")
+            lines.append(f"{label:<28} {format_bytes(size):>11}")
         if self.capacity is not None:
+            verdict = text("fits", "passt") if self.fits else text("does NOT fit", "passt NICHT")
             lines.append(
                 text(
                     "{verdict} on {device} ({capacity}: {share:.0f}% of it)",
                     "{verdict} auf {device} ({capacity}: {share:.0f} % davon)",
-                    verdict=text("fits", "passt")
-                    if self.fits
-                    else text("does NOT fit", "passt NICHT"),
+                    verdict=verdict,
                     device=self.device,
                     capacity=format_bytes(self.capacity),
                     share=100 * self.total / self.capacity,
@@ -153,11 +157,8 @@ class Fit:
 
 
 _TRANSIENT = ("activations", "gradients", "step_temporaries")
-PHASE_NAMES = {
-    "forward": ("forward", "Vorwärts"),
-    "backward": ("backward", "Rückwärts"),
-    "step": ("optimizer step", "Optimiererschritt"),
-}
+PHASE_NAMES = {"forward": ("forward", "Vorwärts"), "backward": ("backward", "Rückwärts")}
+PHASE_NAMES["step"] = ("optimizer step", "Optimiererschritt")
 PART_NAMES = {
     "weights": ("weights", "Gewichte"),
     "weight_copies": ("16-bit weight copies", "16-Bit-Kopien der Gewichte"),
@@ -205,8 +206,10 @@ def fit(
     mixed: bool = False,
     rank: int = 16,
     checkpointing: bool = False,
+    foreach: bool | None = None,
 ) -> Fit:
-    """Memory by part for `model` (a model, a config, a Shape or a parameter count)."""
+    """Memory by part for `model` (a model, a config, a Shape or a parameter count).  `foreach`:
+    AdamW updates all parameters at once (torch's default on CUDA; None: not on "cpu")."""
     if mode not in MODES or dtype not in BYTES:
         raise ValueError(
             text(
@@ -220,15 +223,20 @@ def fit(
     n, b = shape.n_params, BYTES[dtype]
     capacity, name = _capacity(device)
     report = Fit(mode, dtype, capacity=capacity, device=name)
-    # torch's foreach AdamW computes sqrt(v) for all parameters at once: one more gradient
+    foreach = name != "cpu" if foreach is None else foreach
     if mode == "inference":
         report.parts["weights"] = n * b
-    elif mode == "full" and mixed:  # autocast: fp32 master weights, grads and moments
-        report.parts.update(weights=4.0 * n, weight_copies=b * n, optimizer=8.0 * n)
-        report.parts.update(gradients=4.0 * n, step_temporaries=4.0 * n)
-    elif mode == "full":  # AdamW keeps its moments in the parameters' dtype
-        report.parts.update(weights=n * b, optimizer=2 * n * b)
-        report.parts.update(gradients=n * b, step_temporaries=n * b)
+    elif mode == "full":  # AdamW; autocast (mixed): fp32 master weights, gradients and moments
+        m = 4.0 if mixed else b
+        report.parts["weights"] = m * n
+        if mixed:
+            report.parts["weight_copies"] = b * n
+        report.parts.update(optimizer=2 * m * n, gradients=m * n)
+        # the step: foreach AdamW computes √v of all parameters at once, one more copy of them;
+        # per tensor (torch on the CPU) √v and √v / c of the largest tensor, and a tied
+        # embedding's two gradients summed into a third
+        temporaries = n if foreach else (2 + shape.tied) * shape.largest
+        report.parts["step_temporaries"] = m * temporaries
     else:
         b = 2.0  # LoRA computes in 16 bits; QLoRA de-quantizes to them
         report.parts["weights"] = n * (2.0 if mode == "lora" else NF4_BYTES)
@@ -240,65 +248,3 @@ def fit(
     if name not in ("cpu",) and not name.startswith("TPU"):
         report.parts["context"] = CUDA_CONTEXT
     return report
-
-
-# --- measuring it: a fresh process, so nothing else this kernel holds counts -----------------
-
-_CHILD = """
-import ctypes, gc, json, sys, torch
-from transformers import LlamaForCausalLM
-from utils.fit import _hwm
-from utils.memory import process_rss
-from utils.models import load_smollm2
-for mode, dtype, batch, seq, device, steps in json.loads(sys.argv[1]):
-    torch.manual_seed(0)
-    gc.collect()
-    ctypes.CDLL("libc.so.6").malloc_trim(0)  # give freed memory back, so the next run counts
-    base = process_rss()
-    model = load_smollm2(dtype=getattr(torch, dtype), device=device)[0]
-    if device == "cuda":
-        torch.cuda.reset_peak_memory_stats()
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")  # reset the high-water mark to what is held now
-    ids = torch.randint(0, model.config.vocab_size, (batch, seq), device=device)
-    if mode == "inference":
-        with torch.no_grad():
-            model(ids)
-    else:
-        model.train()
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
-        for _ in range(steps):  # a second step runs with Adam's moments already there
-            model(ids, labels=ids).loss.backward()
-            opt.step()
-            opt.zero_grad()
-    peak = torch.cuda.max_memory_allocated() if device == "cuda" else _hwm() - base
-    print(json.dumps(peak), flush=True)
-    del model, ids
-    opt = None
-"""
-
-
-def _hwm() -> int:
-    with open("/proc/self/status") as status:
-        line = next(line for line in status if line.startswith("VmHWM"))
-    return int(line.split()[1]) * 1024
-
-
-def measure_peak(runs: list[tuple], device: str = "cpu", steps: int = 2) -> list[int]:
-    """Peak bytes of (mode, dtype, batch, seq) runs of the packaged SmolLM2-135M, one after the
-    other in a fresh process: on the CPU the rise of the resident memory's high-water mark over
-    the process before the model was loaded (Linux), on CUDA torch.cuda.max_memory_allocated
-    (without the CUDA context).  `steps` training steps per run."""
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
-    todo = json.dumps([[*run, device, steps] for run in runs])
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, todo], capture_output=True, text=True, env=env, check=True
-    )
-    return [int(line) for line in done.stdout.split()]

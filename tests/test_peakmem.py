@@ -1,0 +1,32 @@
+"""utils.peakmem: the helper process and its forked children measure what a run holds."""
+
+import pytest
+
+from utils import peakmem
+
+
+def test_rss_and_status_read_this_process():
+    if not peakmem.exact_peaks():
+        pytest.skip("needs Linux /proc and fork")
+    assert peakmem._status("VmHWM") >= peakmem._status("VmRSS") > 10 * 2**20
+    assert peakmem._rss() == pytest.approx(peakmem._status("VmRSS"), rel=0.2)
+
+
+def hold(size, *_):
+    """A stand-in run: hold `size` MiB for a moment (module level, so the pool can pickle it)."""
+    base = peakmem._status("VmRSS")
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+    block = bytearray(size * 2**20)  # touched: bytearray zero-fills
+    del block
+    return peakmem._status("VmHWM") - base
+
+
+def test_forked_children_report_their_own_peaks(monkeypatch):
+    """Children forked from one process: a run that holds 64 MiB more shows 64 MiB more."""
+    if not peakmem.exact_peaks():
+        pytest.skip("needs Linux /proc and fork")
+
+    monkeypatch.setattr(peakmem, "run_one", hold)
+    small, big = peakmem._forked([[8, 0], [72, 0]], workers=2)
+    assert 60 * 2**20 < big - small < 68 * 2**20
