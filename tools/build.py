@@ -285,13 +285,16 @@ def ruff_formatted(notebooks: dict[Path, str]) -> dict[Path, str]:
         names = {path: Path(folder) / f"{i:03d}.ipynb" for i, path in enumerate(notebooks)}
         for path, name in names.items():
             name.write_text(notebooks[path])
-        ruff = [sys.executable, "-m", "ruff"]
+        ruff = [sys.executable, "-m", "ruff", "check", "--quiet", "--no-cache", "--fix-only"]
         lessons = [str(names[p]) for p in names if p.parent.parent.name == "notebooks"]
-        if lessons:
-            unused = ["check", "--quiet", "--no-cache", "--fix-only", "--select", "F401"]
-            subprocess.run([*ruff, *unused, "--isolated", *lessons], check=True)
+        labs = [str(names[p]) for p in names if str(names[p]) not in lessons]
+        # Imports in order with their blank line, no doubled brackets; in lessons no import
+        # left over from the other language.
+        for files, rules in ((lessons, "F401,I001,UP034"), (labs, "I001,UP034")):
+            if files:
+                subprocess.run([*ruff, "--isolated", "--select", rules, *files], check=True)
         layout = ["format", "--quiet", "--no-cache", "--line-length", "100"]
-        subprocess.run([*ruff, *layout, folder], check=True)
+        subprocess.run([sys.executable, "-m", "ruff", *layout, folder], check=True)
         return {
             path: nbformat.writes(nbformat.reads(name.read_text(), as_version=4)) + "\n"
             for path, name in names.items()

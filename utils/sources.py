@@ -109,10 +109,10 @@ def _resolve_messages(code: str, lang: str) -> str:
         if len(call.args) == 2 and not call.keywords:  # no values: the call becomes the string
             start, end = span(keep)
             literal = code[start:end]
-            if "\n" in literal:
-                literal = f"({literal})"
             if call.func.id == "say":
                 literal = f"print({literal})"
+            elif "\n" in literal:  # implicit concatenation over lines needs its brackets
+                literal = f"({literal})"
             edits.append((*span(call), literal))
         elif lang == "en":  # drop ", <de>"
             edits.append((span(en)[1], span(de)[1], ""))
