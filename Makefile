@@ -3,6 +3,7 @@
 #   make test   install everything and run all tests
 # Others: make notebooks (rebuild .ipynb from sources), make retarget REPO=owner/name BRANCH=main,
 #         make test-compat (Colab's library versions; Python 3.13), make preflight, make clean.
+#         make test-browser (JupyterLab, widgets and a lab in headless Chromium).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -19,6 +20,7 @@ ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL := --nbval-lax --nbval-current-env -p no:cacheprovider -p tests.nbval_holes
 
 .PHONY: lab test notebooks retarget test-compat preflight bench gpu-check clean
+.PHONY: slides site kaggle-dataset
 
 $(BIN)/.installed-%: pyproject.toml $(CONSTRAINTS) requirements-models.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +43,14 @@ test: $(BIN)/.installed-test
 	$(THREADS) $(BIN)/python -m pytest -n 2 tests
 	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
 
+# The course in Debian's Chromium (never a downloaded browser), driven by Playwright: start page,
+# a double-clicked source, every lesson widget in both languages, a lab (tests/browser/).
+.PHONY: test-browser
+test-browser: export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = 1
+test-browser: $(BIN)/.installed-browser
+	test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
+	$(THREADS) $(BIN)/python tests/browser/run_browser.py
+
 notebooks: $(BIN)/.installed-test
 	$(BIN)/python tools/build.py
 
@@ -58,6 +68,18 @@ gpu-check: $(BIN)/.installed-test
 
 preflight: $(BIN)/.installed-lab
 	$(BIN)/python -m utils.preflight
+
+# The workshop kit (docs/trainer.md).  Decks and pages show the outputs `make site` executed
+# (build/executed/, reused while a notebook is unchanged); a deck built before shows code only.
+slides: $(BIN)/.installed-site
+	$(BIN)/python tools/slides.py
+
+site: $(BIN)/.installed-site
+	$(BIN)/python tools/site.py
+
+# The archive and dataset-metadata.json to upload as a Kaggle dataset (rooms without internet).
+kaggle-dataset:
+	$(PYTHON) tools/kaggle_dataset.py $(if $(KAGGLE_OWNER),--owner $(KAGGLE_OWNER))
 
 # Colab's versions (constraints-colab.txt) in a second environment, and utils under Python 3.13.
 test-compat:

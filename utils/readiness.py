@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import hardware, runtime
 from .i18n import text
@@ -37,10 +38,42 @@ class Check:
         return f"{line}  →  {self.fix}" if self.fix else line
 
 
+COURSE = Path(__file__).resolve().parents[1]
+
+
+def pin(package: str, constraints: str) -> str | None:
+    """The version constraints-colab.txt / constraints.txt pins for a package, if any."""
+    path = COURSE / constraints
+    if not path.is_file():
+        return None
+    for line in path.read_text().splitlines():
+        name, _, version = line.split("#", 1)[0].strip().partition("==")
+        if name.lower() == package.lower() and version:
+            return version.strip()
+    return None
+
+
 def install_command(package: str, platform: str) -> str:
+    """How to install a missing package: always a pinned version, never a bare `pip install`."""
+    if runtime.is_hosted(platform):  # in a notebook cell on Colab/Kaggle: Colab's versions
+        version = pin(package, "constraints-colab.txt")
+        return f"%pip install {package}=={version}" if version else f"%pip install {package}"
+    # Locally the course's environment is .venv, with every version pinned.
+    return text(
+        "make lab (installs the course's pinned versions into .venv), or: {python} -m pip install "
+        "-c constraints.txt --group lab",
+        "make lab (installiert die festgelegten Versionen des Kurses in .venv), oder: {python} -m "
+        "pip install -c constraints.txt --group lab",
+        python=sys.executable,
+    )
+
+
+def reinstall_command(package: str, platform: str) -> str:
     if runtime.is_hosted(platform):
-        return f"%pip install {package}"  # in a notebook cell on Colab/Kaggle
-    return f"{sys.executable} -m pip install {package}"
+        version = pin(package, "constraints-colab.txt")
+        spec = f"{package}=={version}" if version else package
+        return f"%pip install --force-reinstall {spec}"
+    return f"{sys.executable} -m pip install --force-reinstall -c constraints.txt {package}"
 
 
 def check_python(version: tuple[int, int]) -> Check:
@@ -83,7 +116,7 @@ def check_packages(
                     text(
                         "restart the runtime/kernel; if it stays, reinstall: {command}",
                         "Starte Laufzeit/Kernel neu; hilft das nicht, installiere neu: {command}",
-                        command=install_command(f"--force-reinstall {name}", platform),
+                        command=reinstall_command(name, platform),
                     ),
                 )
             )
@@ -157,19 +190,30 @@ def check_accelerator(platform: str, hw: hardware.Hardware) -> list[Check]:
 
 
 def check_dtype(dtype: str, hw: hardware.Hardware) -> Check:
-    """Is the requested low-precision dtype fast on this device?"""
+    """Is the requested dtype a good idea on this device?  "Fast" only where the course measured
+    it or the hardware is documented to have units for it; otherwise the line says so."""
     item = f"dtype {dtype}"
-    if dtype == "bfloat16":
-        slow = [g for g in hw.gpus if not g.has_fast_bf16]
-        if slow:
-            cc = ".".join(map(str, slow[0].compute_capability or ("?",)))
+    if dtype not in ("float32", "float16", "bfloat16"):
+        raise ValueError(
+            text(
+                "dtype must be float32, float16 or bfloat16, not {dtype!r}",
+                "dtype muss float32, float16 oder bfloat16 sein, nicht {dtype!r}",
+                dtype=dtype,
+            )
+        )
+    if dtype == "float32":
+        return Check("OK", item, text("the reference precision", "die Referenzgenauigkeit"))
+    if hw.gpus:
+        gpu = hw.gpus[0]
+        cc = ".".join(map(str, gpu.compute_capability or ("?",)))
+        if dtype == "bfloat16" and not gpu.has_fast_bf16:
             return Check(
                 "WARN",
                 item,
                 text(
                     "{name} (compute capability {cc}) only emulates bf16: slower than fp32",
                     "{name} (Compute Capability {cc}) emuliert bf16 nur: langsamer als fp32",
-                    name=slow[0].name,
+                    name=gpu.name,
                     cc=cc,
                 ),
                 text(
@@ -177,17 +221,25 @@ def check_dtype(dtype: str, hw: hardware.Hardware) -> Check:
                     "Nimm auf dieser GPU float16 (mit Loss Scaling)",
                 ),
             )
-        if hw.accelerator == "cpu" and not hw.cpu.has_fast_bf16:
+        known = gpu.compute_capability is not None and gpu.compute_capability >= (7, 0)
+        if known:  # tensor cores: fp16 from 7.0 (V100, T4), bf16 from 8.0 (A100 on)
             return Check(
-                "WARN",
+                "OK",
                 item,
                 text(
-                    "this CPU has no bf16 instructions (AVX512-BF16/AMX)",
-                    "diese CPU hat keine bf16-Befehle (AVX512-BF16/AMX)",
+                    "{name} has tensor cores for it (compute capability {cc})",
+                    "{name} hat Tensor Cores dafür (Compute Capability {cc})",
+                    name=gpu.name,
+                    cc=cc,
                 ),
-                text("use float32 on this CPU", "Nimm auf dieser CPU float32"),
             )
-    elif dtype == "float16" and hw.accelerator == "cpu":
+    elif hw.tpu and dtype == "bfloat16":
+        return Check(
+            "OK",
+            item,
+            text("TPUs multiply in bf16 natively", "TPUs multiplizieren nativ in bf16"),
+        )
+    elif hw.accelerator == "cpu" and dtype == "float16":
         return Check(
             "WARN",
             item,
@@ -196,19 +248,140 @@ def check_dtype(dtype: str, hw: hardware.Hardware) -> Check:
                 "eine float16-Matmul ist auf der CPU um ein Vielfaches langsamer als float32",
             ),
             text(
-                "use bfloat16 (if the CPU has it) or float32",
-                "Nimm bfloat16 (falls die CPU es kann) oder float32",
+                "use float32 on the CPU (bfloat16 only where you measured it)",
+                "Nimm auf der CPU float32 (bfloat16 nur, wo du es gemessen hast)",
             ),
         )
-    elif dtype not in ("float32", "float16", "bfloat16"):
-        raise ValueError(
+    elif hw.accelerator == "cpu" and not hw.cpu.has_fast_bf16:
+        return Check(
+            "WARN",
+            item,
             text(
-                "dtype must be float32, float16 or bfloat16, not {dtype!r}",
-                "dtype muss float32, float16 oder bfloat16 sein, nicht {dtype!r}",
-                dtype=dtype,
-            )
+                "this CPU has no bf16 instructions (AVX512-BF16/AMX)",
+                "diese CPU hat keine bf16-Befehle (AVX512-BF16/AMX)",
+            ),
+            text("use float32 on this CPU", "Nimm auf dieser CPU float32"),
         )
-    return Check("OK", item, text("fast on this device", "auf diesem Gerät schnell"))
+    elif hw.accelerator == "cpu":
+        # docs/facts.md §7: torch's bf16 matmul beat fp32 on such a CPU, JAX's did not (lesson 04).
+        return Check(
+            "WARN",
+            item,
+            text(
+                "this CPU has bf16 instructions, but it depends on the library: lesson 04 "
+                "measured JAX's bf16 matmul at 0.6–0.75× fp32 on such a CPU",
+                "diese CPU hat bf16-Befehle, aber es hängt von der Bibliothek ab: Lektion 04 maß "
+                "JAX' bf16-Matmul auf so einer CPU mit 0,6–0,75× fp32",
+            ),
+            text(
+                "measure before you rely on it (lessons 03 and 04), or use float32",
+                "Miss, bevor du dich darauf verlässt (Lektionen 03 und 04), oder nimm float32",
+            ),
+        )
+    return Check(
+        "OK",
+        item,
+        text(
+            "not measured on this device: time it against float32 (lesson 03)",
+            "auf diesem Gerät nicht gemessen: miss es gegen float32 (Lektion 03)",
+        ),
+    )
+
+
+def check_accelerator_known(versions: dict[str, str | None], import_errors: dict[str, str]):
+    """Without a working torch the pre-flight cannot see a GPU: it says so instead of "none"."""
+    if versions.get("torch") and "torch" not in import_errors:
+        return None
+    return Check(
+        "WARN",
+        text("accelerator", "Beschleuniger"),
+        text(
+            "unknown: without torch the pre-flight cannot tell whether there is a GPU",
+            "unbekannt: ohne torch kann der Pre-Flight-Check nicht erkennen, ob es eine GPU gibt",
+        ),
+        text(
+            "install the course's environment (make lab), then run the pre-flight again",
+            "Installiere die Umgebung des Kurses (make lab) und führ den Check noch einmal aus",
+        ),
+    )
+
+
+def check_environment(platform: str, python: str, course_python: str | None) -> Check | None:
+    """Locally: is this the course's .venv?  A bare Python misses the pinned versions."""
+    if runtime.is_hosted(platform) or course_python is None or python == course_python:
+        return None
+    return Check(
+        "WARN",
+        "Python",
+        text(
+            "{python} is not the course's environment ({venv})",
+            "{python} ist nicht die Umgebung des Kurses ({venv})",
+            python=python,
+            venv=course_python,
+        ),
+        text(
+            "run make preflight, or {venv} -m utils.preflight",
+            "Führ make preflight aus oder {venv} -m utils.preflight",
+            venv=course_python,
+        ),
+    )
+
+
+def check_git(git_version: str | None, platform: str) -> Check:
+    """The setup cell clones the course with git on Colab and Kaggle."""
+    if git_version:
+        return Check("OK", "git", git_version.removeprefix("git version ").strip())
+    if runtime.is_hosted(platform):
+        return Check(
+            "FAIL",
+            "git",
+            text("not found", "nicht gefunden"),
+            text(
+                "the setup cell needs git to load the course: restart the runtime",
+                "Die Setup-Zelle braucht git, um den Kurs zu laden: Starte die Laufzeit neu",
+            ),
+        )
+    return Check(
+        "WARN",
+        "git",
+        text("not found", "nicht gefunden"),
+        text(
+            "install git to clone and update the course (git pull)",
+            "Installiere git, um den Kurs zu klonen und zu aktualisieren (git pull)",
+        ),
+    )
+
+
+def check_remote(remote: tuple[bool, str, str] | None, platform: str) -> Check | None:
+    """remote: (reachable, url, what git said), or None when it was not checked."""
+    if remote is None:
+        return None
+    reachable, url, said = remote
+    item = text("course repository", "Kurs-Repository")
+    if reachable:
+        return Check("OK", item, text("{url} reachable", "{url} erreichbar", url=url))
+    detail = text(
+        "{url} not reachable: {said}", "{url} nicht erreichbar: {said}", url=url, said=said
+    )
+    if platform == "kaggle":
+        fix = text(
+            "turn on Session options → Internet (phone-verified account), or attach the course "
+            "as a dataset (Add Input; make kaggle-dataset)",
+            "Schalte Session options → Internet ein (Konto per Telefon verifiziert) oder häng "
+            "den Kurs als Dataset an (Add Input; make kaggle-dataset)",
+        )
+        return Check("FAIL", item, detail, fix)
+    if platform == "colab":
+        fix = text(
+            "check the internet connection and the repository in course.toml",
+            "Prüf die Internetverbindung und das Repository in course.toml",
+        )
+        return Check("FAIL", item, detail, fix)
+    fix = text(
+        "only Colab and Kaggle clone it; a room without internet needs make kaggle-dataset",
+        "Nur Colab und Kaggle klonen es; ein Raum ohne Internet braucht make kaggle-dataset",
+    )
+    return Check("WARN", item, detail, fix)
 
 
 def check_disk(free_bytes: int) -> Check:
@@ -236,14 +409,33 @@ def run_checks(
     python: tuple[int, int],
     free_bytes: int,
     dtype: str | None = None,
+    *,
+    git_version: str | None | bool = False,
+    remote: tuple[bool, str, str] | None = None,
+    executable: str | None = None,
+    course_python: str | None = None,
 ) -> list[Check]:
+    """Every verdict.  git_version: `git --version`'s words, None if git is missing, False if not
+    asked; remote: see check_remote; executable/course_python: this Python and the course's."""
     checks = [
         Check("OK", text("platform", "Plattform"), runtime.platform_name(platform)),
         check_python(python),
     ]
+    environment = check_environment(platform, executable or "", course_python)
+    if environment and executable:
+        checks.append(environment)
     checks += check_packages(versions, import_errors, platform)
-    checks += check_accelerator(platform, hw)
+    unknown = check_accelerator_known(versions, import_errors)
+    if unknown and hw.accelerator == "cpu":
+        checks.append(unknown)
+    else:
+        checks += check_accelerator(platform, hw)
     if dtype:
         checks.append(check_dtype(dtype, hw))
+    if git_version is not False:
+        checks.append(check_git(git_version, platform))
+    reached = check_remote(remote, platform)
+    if reached:
+        checks.append(reached)
     checks.append(check_disk(free_bytes))
     return checks

@@ -1,0 +1,76 @@
+"""`make site`: the static course website, built for ONE small lesson (00) in both languages to
+prove the pipeline (execute once, render with Sphinx + myst-nb, offline).  The full site, every
+lesson executed, is `make site` and no part of `make test`."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sphinx")
+pytest.importorskip("myst_nb")
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSON = "00_what_hardware"
+REMOTE_SCRIPT = re.compile(r'<script[^>]+src="(https?:)?//[^"]*"', re.I)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("site")
+    command = [
+        sys.executable,
+        "tools/site.py",
+        "--lessons",
+        "00",
+        "--out",
+        str(work / "site"),
+        "--executed",
+        str(work / "executed"),
+    ]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    # Run again: the executed copies are current, so nothing executes twice.
+    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "executing" not in again.stdout, again.stdout
+    assert f"current: executed/de/{LESSON}.ipynb" in again.stdout
+    return work / "site"
+
+
+def page(site: Path, lang: str, name: str = LESSON) -> str:
+    return (site / lang / f"{name}.html").read_text()
+
+
+def test_pages_in_both_languages_with_executed_outputs(site):
+    english, german = page(site, "en"), page(site, "de")
+    assert "What hardware do I have?" in english and "Welche Hardware habe ich?" in german
+    # The setup cell's one line of output, without its code; the pre-flight's lines.
+    assert "Platform: local" in english and "Plattform: lokal" in german
+    assert "COURSE_REPO" not in english + german
+    assert re.search(r"OK +Python", english) and re.search(r"OK +Python", german)
+
+
+def test_language_switch_on_every_page(site):
+    assert f'href="../de/{LESSON}.html"' in page(site, "en")
+    assert f'href="../en/{LESSON}.html"' in page(site, "de")
+    assert 'href="../de/index.html"' in page(site, "en", "index")
+
+
+def test_lesson_table_on_the_index_pages(site):
+    english, german = page(site, "en", "index"), page(site, "de", "index")
+    assert f'href="{LESSON}.html"' in english and f'href="{LESSON}.html"' in german
+    assert "in preparation" in english and "in Vorbereitung" in german  # lessons 01-09 here
+    top = (site / "index.html").read_text()
+    assert 'href="en/index.html"' in top and 'href="de/index.html"' in top
+
+
+def test_pages_load_no_script_from_the_internet(site):
+    for lang in ("en", "de"):
+        for name in (LESSON, "index"):
+            html = page(site, lang, name)
+            assert not REMOTE_SCRIPT.search(html), REMOTE_SCRIPT.search(html).group(0)
+            assert "widget-view+json" not in html

@@ -1,0 +1,106 @@
+"""`make slides`: a reveal.js deck per lesson and language, its structure set from the headings at
+build time (the sources carry no slide tags), opening without internet."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pytest.importorskip("nbconvert")
+pytest.importorskip("sphinx_revealjs")  # ships reveal.js (dependency group `site`)
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+SPEC = importlib.util.spec_from_file_location("slides", ROOT / "tools/slides.py")
+slides = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(slides)
+
+LESSON = "00_what_hardware"
+REMOTE_ASSET = re.compile(r'<(script|link|img)[^>]+(src|href)="(https?:)?//', re.I)
+
+
+def md(source, **meta):
+    return nbformat.v4.new_markdown_cell(source, metadata=meta)
+
+
+def test_slide_types_follow_the_headings():
+    assert slides.slide_type(md("# 00 · Title\n\nbadges")) == "slide"
+    assert slides.slide_type(md("## 2. CPU, GPU, TPU\n\ntext")) == "slide"
+    assert slides.slide_type(md("### A detail")) == "subslide"
+    assert slides.slide_type(md("More text under the heading.")) == "-"
+    assert slides.slide_type(nbformat.v4.new_code_cell("x = 1")) == "subslide"
+    for tag in ("setup", "guard"):
+        cell = nbformat.v4.new_code_cell("assert x", metadata={"tags": [tag]})
+        assert slides.slide_type(cell) == "skip"
+
+
+def test_sources_carry_no_slide_tags():
+    for source in (ROOT / "notebooks/src").glob("*.py"):
+        assert "slideshow" not in source.read_text(), source
+
+
+@pytest.fixture(scope="module")
+def decks(tmp_path_factory):
+    """Lesson 00 in both languages; the English one from an 'executed' copy with two outputs."""
+    out = tmp_path_factory.mktemp("slides")
+    executed = tmp_path_factory.mktemp("executed")
+    nb_path = ROOT / "notebooks/en" / f"{LESSON}.ipynb"
+    nb = nbformat.read(nb_path, as_version=4)
+    code = next(
+        c for c in nb.cells if c.cell_type == "code" and "setup" not in c.metadata.get("tags", [])
+    )
+    code.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="MEASURED-OUTPUT 42\n"),
+        nbformat.v4.new_output(
+            "display_data",
+            data={slides.WIDGET_MIME: {"model_id": "x"}, "text/plain": "WIDGET-REPR"},
+        ),
+    ]
+    nb.metadata.setdefault("course", {})["executed_from"] = slides.fingerprint(nb_path)
+    (executed / "en").mkdir()
+    nbformat.write(nb, executed / "en" / f"{LESSON}.ipynb")
+    slides.copy_reveal(out)
+    built = {lang: slides.build_deck(LESSON, lang, out, executed=executed) for lang in ("en", "de")}
+    return out, built
+
+
+def test_decks_exist_where_the_makefile_says(decks):
+    out, built = decks
+    assert built == {lang: out / lang / "00.slides.html" for lang in ("en", "de")}
+
+
+def test_deck_opens_offline(decks):
+    out, built = decks
+    for deck in built.values():
+        html = deck.read_text()
+        assert not REMOTE_ASSET.search(html), REMOTE_ASSET.search(html).group(0)
+        assert "require.js" not in html and "unpkg.com" not in html
+        for asset in re.findall(r'(?:src|href)="(\.\./reveal\.js/[^"]+)"', html):
+            assert (deck.parent / asset).resolve().is_file(), asset
+        assert '<script src="../reveal.js/dist/reveal.js">' in html
+
+
+def test_one_slide_per_heading_and_no_setup_or_guard(decks):
+    _, built = decks
+    for lang, deck in built.items():
+        nb = nbformat.read(ROOT / f"notebooks/{lang}/{LESSON}.ipynb", as_version=4)
+        headings = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("## ")]
+        html = deck.read_text()
+        # nbconvert nests: <section> per slide around a <section> per sub-slide.
+        top = len(re.findall(r"<section>\s*<section>", html))
+        assert top == len(headings) + 1  # the title slide, then one per `## ` heading
+        assert "COURSE_REPO" not in html  # the setup cell
+        assert headings[0].source.split("\n")[0][3:] in html
+
+
+def test_outputs_of_the_executed_copy_without_widgets(decks):
+    _, built = decks
+    english, german = (built[lang].read_text() for lang in ("en", "de"))
+    assert "MEASURED-OUTPUT 42" in english and "WIDGET-REPR" not in english
+    assert "MEASURED-OUTPUT" not in german  # no executed copy: code only
+    assert "Welche Hardware habe ich?" in german and 'lang="de"' in german

@@ -1,0 +1,330 @@
+"""Build the course website: every lesson in both languages, with executed outputs, offline.
+
+    python tools/site.py                   # execute what is not current, then build build/site/
+    python tools/site.py --lessons 00      # one lesson (what tests/test_site.py builds)
+    python tools/site.py --no-execute      # pages from the executed copies there are (or none)
+    make site                              # the same, in the course's environment
+
+Two steps:
+
+1. Execute.  Each built lesson notebook (notebooks/{en,de}/NN_slug.ipynb) runs once, in its own
+   folder, with single-threaded BLAS and the Hugging Face hub switched off (as `make test` runs
+   them), into build/executed/{lang}/NN_slug.ipynb.  The copy records the hash of the notebook
+   it ran; while that notebook is unchanged the copy is reused, so a second `make site` executes
+   nothing.  `--force` executes again (after a change in utils/, for instance).  `make slides`
+   shows the same outputs.
+2. Render.  Sphinx with myst-nb (execution off: step 1 did it) turns the executed copies into
+   build/site/{en,de}/NN_slug.html, with an index page per language holding the lesson table,
+   and a language switch on every page.  Widgets are dropped from the outputs: a static page
+   has no kernel, and the text each `explore` prints first is their static fallback.  The setup
+   cell shows only its one line of output, and the course's own checks (tag `guard`) not at all.
+
+Nothing is fetched from the internet at build time; the pages need none either, except the
+Colab/Kaggle badges and MathJax for formulas.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import slides  # noqa: E402  (tools/slides.py: the fingerprint and the widget filter)
+
+ROOT = Path(__file__).resolve().parents[1]
+LANGS = ("en", "de")
+EXECUTED = ROOT / "build/executed"
+STAGING = ROOT / "build/site-src"
+OUT = ROOT / "build/site"
+THREADS = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "HF_HUB_OFFLINE": "1",
+}
+LEVELS = {
+    "en": {1: "Foundations", 2: "Intermediate", 3: "Advanced"},
+    "de": {1: "Grundlagen", 2: "Fortgeschritten", 3: "Experte"},
+}
+WORDS = {
+    "en": {
+        "title": "GPU & TPU in Practice",
+        "intro": "Every lesson with the outputs of one run on a CPU. "
+        "To run them yourself, open them in Colab or Kaggle, or run `make lab`.",
+        "head": "| # | level | lesson | T4 / CPU | hardware | open | lab |",
+        "planned": "in preparation",
+        "other": "Deutsch",
+    },
+    "de": {
+        "title": "GPU & TPU in der Praxis",
+        "intro": "Jede Lektion mit den Ausgaben eines Laufs auf einer CPU. "
+        "Selbst ausführen: in Colab oder Kaggle öffnen oder `make lab`.",
+        "head": "| # | Stufe | Lektion | T4 / CPU | Hardware | öffnen | Lab |",
+        "planned": "in Vorbereitung",
+        "other": "English",
+    },
+}
+
+CONF = '''"""Sphinx settings of the course website (written by tools/site.py)."""
+
+project = "GPU & TPU in Practice"
+extensions = ["myst_nb"]
+nb_execution_mode = "off"  # tools/site.py executed every notebook once, into build/executed
+nb_output_stderr = "show"
+myst_enable_extensions = ["dollarmath"]
+html_theme = "alabaster"
+html_theme_options = {"page_width": "1200px", "sidebar_width": "240px"}
+html_title = "GPU & TPU in Practice · GPU & TPU in der Praxis"
+html_static_path = ["_static"]
+html_css_files = ["course.css"]
+templates_path = ["_templates"]
+html_show_sourcelink = False
+html_copy_source = False
+exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+# Links into the repository (labs, docs) are not pages of the site.
+suppress_warnings = ["myst.xref_missing", "myst.header", "misc.highlighting_failure", "toc.not_included"]
+'''
+
+LAYOUT = """{% extends "!layout.html" %}
+{% block document %}
+{%- set parts = pagename.split('/') -%}
+{%- if parts[0] in ('en', 'de') %}
+<div class="lang-switch">
+  {%- set other = 'de' if parts[0] == 'en' else 'en' %}
+  <a href="{{ pathto(other ~ '/' ~ (parts[1:] | join('/'))) }}" hreflang="{{ other }}">
+    {{- 'Deutsch' if other == 'de' else 'English' -}}</a>
+</div>
+{%- endif %}
+{{ super() }}
+{% endblock %}
+"""
+
+CSS = """.lang-switch { float: right; font-weight: bold; padding: 0.2em 0.6em;
+  border: 1px solid #bbb; border-radius: 4px; }
+div.body { max-width: none; }
+"""
+
+
+# --- step 1: execute -----------------------------------------------------------------------------
+
+
+def lesson_stems(numbers: list[str] | None = None) -> list[str]:
+    return slides.lessons(ROOT, numbers)
+
+
+def execute(nb_path: Path, target: Path, timeout: int) -> float:
+    """Run one notebook in its folder, as `make test` does, and keep the outputs in target."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(nb_path, as_version=4)
+    saved = {k: os.environ.get(k) for k in THREADS}
+    os.environ.update(THREADS)
+    start = time.perf_counter()
+    try:
+        NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(nb_path.parent)}},
+        ).execute()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    nb.metadata.setdefault("course", {})["executed_from"] = slides.fingerprint(nb_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target)
+    return time.perf_counter() - start
+
+
+def execute_all(stems, langs, executed: Path, force: bool, timeout: int) -> list[str]:
+    """Execute what is not current; a notebook that fails is reported and shown without
+    outputs (its old copy, no longer current, is not used), and the others go on."""
+    from nbclient.exceptions import CellExecutionError, DeadKernelError
+
+    failed = []
+    for stem in stems:
+        for lang in langs:
+            nb_path = ROOT / "notebooks" / lang / f"{stem}.ipynb"
+            if not force and slides.executed_copy(nb_path, executed):
+                print(f"current: {executed.name}/{lang}/{stem}.ipynb")
+                continue
+            print(f"executing notebooks/{lang}/{stem}.ipynb ...", flush=True)
+            try:
+                seconds = execute(nb_path, executed / lang / f"{stem}.ipynb", timeout)
+            except (CellExecutionError, DeadKernelError, TimeoutError) as err:
+                said = re.sub(r"\x1b\[[0-9;]*m", "", str(err))
+                last = [line for line in said.splitlines() if line.strip()][-1:]
+                print(f"  FAILED: {type(err).__name__} {' '.join(last)[:300]}", flush=True)
+                failed.append(f"notebooks/{lang}/{stem}.ipynb")
+                continue
+            print(f"  done in {seconds:.0f} s", flush=True)
+    return failed
+
+
+# --- step 2: render --------------------------------------------------------------------------
+
+
+def page_notebook(nb_path: Path, executed: Path):
+    """The notebook a page shows: its executed copy if current, with what a page can't show out."""
+    source = slides.executed_copy(nb_path, executed) or nb_path
+    nb = nbformat.read(source, as_version=4)
+    for cell in nb.cells:
+        tags = cell.metadata.setdefault("tags", [])
+        if "setup" in tags:  # its printed line, not the value start() returns as well
+            tags.append("remove-input")
+            cell.outputs = [o for o in cell.get("outputs", []) if o.output_type == "stream"]
+        if "guard" in tags:
+            tags.append("remove-cell")
+        if cell.cell_type == "code":
+            cell.outputs = slides.static_outputs(cell.get("outputs", []))
+    nb.metadata.pop("widgets", None)
+    return nb
+
+
+def lesson_table(lang: str, stems: list[str]) -> list[str]:
+    """The lesson table of a language's index page: pages that exist, the rest as planned."""
+    words = WORDS[lang]
+    course = tomllib.loads((ROOT / "course.toml").read_text())
+    github = course["github"]
+    blob = f"github/{github['repo']}/blob/{github['branch']}"
+    built = {s[:2]: s for s in stems}
+    labs = {p.stem[:2]: p.stem for p in (ROOT / "labs/src").glob("[0-9][0-9]_*.py")}
+    rows = [words["head"], "|---|---|---|---|---|---|---|"]
+    for entry in course.get("lesson", []):
+        number = entry["number"]
+        level = LEVELS[lang][entry["level"]]
+        lab = labs.get(number)
+        lab_cell = (
+            f"[Lab {number}](https://colab.research.google.com/{blob}/labs/{lang}/{lab}.ipynb)"
+            if lab
+            else "–"
+        )
+        stem = built.get(number)
+        if not stem:
+            rows.append(
+                f"| {number} | {level} | {entry[lang]} | – | – | *{words['planned']}* | {lab_cell} |"
+            )
+            continue
+        meta = jupytext.read(ROOT / "notebooks/src" / f"{stem}.py").metadata["course"]
+        colab = f"https://colab.research.google.com/{blob}/notebooks/{lang}/{stem}.ipynb"
+        kaggle = (
+            "https://kaggle.com/kernels/welcome?src=https://github.com/"
+            f"{github['repo']}/blob/{github['branch']}/notebooks/{lang}/{stem}.ipynb"
+        )
+        rows.append(
+            f"| {number} | {level} | [{meta['title'][lang]}]({stem}.ipynb) | "
+            f"{meta['duration']['t4']} / {meta['duration']['cpu']} min | "
+            f"{', '.join(meta['profiles'])} | [Colab]({colab}) · [Kaggle]({kaggle}) | {lab_cell} |"
+        )
+    return rows
+
+
+def stage(stems: list[str], langs, executed: Path, staging: Path) -> None:
+    """The Sphinx project: conf.py, templates, an index per language and the notebooks."""
+    if staging.exists():
+        shutil.rmtree(staging)
+    (staging / "_templates").mkdir(parents=True)
+    (staging / "_static").mkdir()
+    (staging / "conf.py").write_text(CONF)
+    (staging / "_templates/layout.html").write_text(LAYOUT)
+    (staging / "_static/course.css").write_text(CSS)
+    top = [
+        "# GPU & TPU in Practice · GPU & TPU in der Praxis",
+        "",
+        "- [English](en/index.md)",
+        "- [Deutsch](de/index.md)",
+        "",
+        "```{toctree}",
+        ":hidden:",
+        "",
+        *[f"{lang}/index" for lang in langs],
+        "```",
+        "",
+    ]
+    (staging / "index.md").write_text("\n".join(top))
+    for lang in langs:
+        folder = staging / lang
+        folder.mkdir()
+        for stem in stems:
+            nb = page_notebook(ROOT / "notebooks" / lang / f"{stem}.ipynb", executed)
+            nbformat.write(nb, folder / f"{stem}.ipynb")
+        words = WORDS[lang]
+        index = [
+            f"# {words['title']}",
+            "",
+            words["intro"],
+            "",
+            *lesson_table(lang, stems),
+            "",
+            "```{toctree}",
+            ":hidden:",
+            ":maxdepth: 1",
+            "",
+            *stems,
+            "```",
+            "",
+        ]
+        (folder / "index.md").write_text("\n".join(index))
+
+
+def render(staging: Path, out: Path) -> None:
+    if out.exists():
+        shutil.rmtree(out)
+    command = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        "html",
+        "-q",
+        "-j",
+        "1",
+        str(staging),
+        str(out),
+    ]
+    subprocess.run(command, check=True, cwd=ROOT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python tools/site.py", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--lessons", nargs="*", metavar="NN", help="only these lessons (00 01 …)")
+    parser.add_argument("--lang", choices=LANGS, action="append", help="only this language")
+    parser.add_argument("--out", type=Path, default=OUT, help="the site (default build/site)")
+    parser.add_argument(
+        "--executed", type=Path, default=EXECUTED, help="executed copies (build/executed)"
+    )
+    parser.add_argument("--no-execute", action="store_true", help="render what was executed")
+    parser.add_argument("--force", action="store_true", help="execute even current copies")
+    parser.add_argument("--timeout", type=int, default=1800, help="seconds per cell (1800)")
+    args = parser.parse_args(argv)
+    stems = lesson_stems(args.lessons)
+    langs = tuple(args.lang or LANGS)
+    failed = []
+    if not args.no_execute:
+        failed = execute_all(stems, langs, args.executed, args.force, args.timeout)
+    staging = args.out.parent / (args.out.name + "-src")
+    stage(stems, langs, args.executed, staging)
+    render(staging, args.out)
+    print(f"wrote {args.out / 'index.html'}")
+    for path in failed:
+        print(f"not executed (shown without outputs): {path}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
