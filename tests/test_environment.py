@@ -43,7 +43,7 @@ def pins(path: str) -> dict[str, str]:
 
 
 def test_environment_yml_matches_test_group():
-    assert sorted(environment_pip()) == sorted(flatten("test"))
+    assert sorted(environment_pip()) == sorted(set(flatten("test")))  # groups may share packages
 
 
 def test_constraints_pin_every_package():
