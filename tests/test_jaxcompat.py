@@ -1,4 +1,4 @@
-"""utils.jaxcompat: simulated devices before and after JAX starts, the choice of mesh devices, the
+"""utils.jaxdevices and utils.sharding (utils.jaxcompat re-exports both): simulated devices before and after JAX starts, the choice of mesh devices, the
 text picture of a layout, and the collectives found in compiled code.
 
 JAX fixes its device count once per process, so everything that needs a fresh JAX runs in a child
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from utils import i18n, jaxcompat
+from utils import i18n, jaxcompat, jaxdevices, sharding
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("jax")
@@ -42,11 +42,11 @@ def run_fresh(code: str, lang: str = "en") -> dict:
 
 def test_fresh_jax_gets_eight_cpu_devices():
     got = run_fresh("""
-        from utils import jaxcompat
+        from utils import jaxdevices, sharding
         import jax  # importing is fine: the backends start at the first computation
-        count = jaxcompat.simulate_cpu_devices(8)
-        again = jaxcompat.simulate_cpu_devices(8)  # running the cell twice changes nothing
-        devices = jaxcompat.mesh_devices(8)
+        count = jaxdevices.simulate_cpu_devices(8)
+        again = jaxdevices.simulate_cpu_devices(8)  # running the cell twice changes nothing
+        devices = jaxdevices.mesh_devices(8)
         import json
         print(json.dumps({"count": count, "again": again, "cpus": len(jax.devices("cpu")),
                           "mesh": [[d.platform, d.id] for d in devices]}))
@@ -64,10 +64,10 @@ def test_too_late_is_explained_not_raised(lang, words):
         """
         import jax, jax.numpy as jnp
         jnp.ones(3)  # a computation: JAX starts its backends with one CPU device
-        from utils import jaxcompat
-        count = jaxcompat.simulate_cpu_devices(8)
+        from utils import jaxdevices, sharding
+        count = jaxdevices.simulate_cpu_devices(8)
         try:
-            jaxcompat.mesh_devices(8)
+            jaxdevices.mesh_devices(8)
             error = ""
         except RuntimeError as err:
             error = str(err)
@@ -83,7 +83,7 @@ def test_too_late_is_explained_not_raised(lang, words):
 
 def test_count_is_validated():
     with pytest.raises(ValueError, match="whole number"):
-        jaxcompat.simulate_cpu_devices(0)
+        jaxdevices.simulate_cpu_devices(0)
 
 
 # --- which devices a mesh gets ---------------------------------------------------------------------
@@ -104,25 +104,25 @@ def fake_jax(monkeypatch, default: list, cpus: list) -> None:
 def test_a_tpu_with_eight_devices_is_used(monkeypatch):  # Kaggle's TPU v5e-8
     tpus = [FakeDevice("tpu", i) for i in range(8)]
     fake_jax(monkeypatch, tpus, [FakeDevice("cpu", i) for i in range(8)])
-    assert jaxcompat.mesh_devices(8) == tpus
+    assert jaxdevices.mesh_devices(8) == tpus
 
 
 def test_a_one_device_tpu_falls_back_to_simulated_cpus(monkeypatch):  # Colab's TPU v5e-1
     cpus = [FakeDevice("cpu", i) for i in range(8)]
     fake_jax(monkeypatch, [FakeDevice("tpu", 0)], cpus)
-    assert jaxcompat.mesh_devices(8) == cpus
+    assert jaxdevices.mesh_devices(8) == cpus
     fake_jax(monkeypatch, [FakeDevice("gpu", 0), FakeDevice("gpu", 1)], cpus)  # Kaggle T4 x2
-    assert jaxcompat.mesh_devices(8) == cpus
+    assert jaxdevices.mesh_devices(8) == cpus
 
 
 def test_too_few_devices_anywhere_says_how_to_restart(monkeypatch):
     fake_jax(monkeypatch, [FakeDevice("tpu", 0)], [FakeDevice("cpu", 0)])
     with pytest.raises(RuntimeError, match=r"needs 8 JAX devices.*1 TPU and 1 CPU.*Restart"):
-        jaxcompat.mesh_devices(8)
+        jaxdevices.mesh_devices(8)
 
 
 def test_device_label_reads_attributes_not_names():
-    assert jaxcompat.device_label(FakeDevice("cpu", 3)) == "CPU 3"
+    assert jaxdevices.device_label(FakeDevice("cpu", 3)) == "CPU 3"
 
 
 # --- the layout picture ----------------------------------------------------------------------------
@@ -149,7 +149,7 @@ def test_layout_of_a_grid_names_each_blocks_device():
     d = [FakeDevice("cpu", i) for i in range(4)]
     rows, cols = (slice(0, 2), slice(2, 4)), (slice(0, 3), slice(3, 6))
     blocks = {d[2 * r + c]: (rows[r], cols[c]) for r in range(2) for c in range(2)}
-    picture = jaxcompat.layout(fake_array((4, 6), blocks, (2, 3)))
+    picture = sharding.layout(fake_array((4, 6), blocks, (2, 3)))
     lines = picture.splitlines()
     assert lines[0] == "shape (4, 6), one block (2, 3):"
     assert "0:3" in lines[1] and "3:6" in lines[1]
@@ -162,23 +162,23 @@ def test_layout_lists_every_device_of_a_replicated_block():
     d = [FakeDevice("tpu", i) for i in range(4)]
     halves = (slice(0, 4), slice(4, 8))
     blocks = {d[i]: (halves[i % 2],) for i in (3, 0, 1, 2)}  # any order in, sorted out
-    picture = jaxcompat.layout(fake_array((8,), blocks, (4,)))
+    picture = sharding.layout(fake_array((8,), blocks, (4,)))
     assert "TPU 0,2" in picture and "TPU 1,3" in picture
 
 
 def test_layout_in_german_and_for_other_ranks():
     i18n.set_language("de")
     d = FakeDevice("cpu", 0)
-    picture = jaxcompat.layout(fake_array((2,), {d: (slice(None),)}, (2,)))
+    picture = sharding.layout(fake_array((2,), {d: (slice(None),)}, (2,)))
     assert picture.startswith("Form (2,), ein Block (2,):")
     with pytest.raises(ValueError, match="Forme es"):
-        jaxcompat.layout(fake_array((2, 2, 2), {}, (2, 2, 2)))
+        sharding.layout(fake_array((2, 2, 2), {}, (2, 2, 2)))
 
 
 def test_show_layout_without_rich_prints_text(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "rich", None)  # `import rich` raises ImportError
     d = FakeDevice("cpu", 0)
-    jaxcompat.show_layout(fake_array((2,), {d: (slice(None),)}, (2,)))
+    sharding.show_layout(fake_array((2,), {d: (slice(None),)}, (2,)))
     assert "CPU 0" in capsys.readouterr().out
 
 
@@ -188,7 +188,7 @@ def test_show_layout_with_rich_uses_jax(monkeypatch):
     drawn = []
     monkeypatch.setitem(sys.modules, "rich", types.ModuleType("rich"))
     monkeypatch.setattr(jax.debug, "visualize_array_sharding", drawn.append)
-    jaxcompat.show_layout("the array")
+    sharding.show_layout("the array")
     assert drawn == ["the array"]
 
 
@@ -207,20 +207,20 @@ ENTRY %main {
 
 
 def test_collectives_counts_each_operation_once():
-    assert jaxcompat.collectives(HLO) == {"all-reduce": 1, "all-gather": 1, "reduce-scatter": 1}
-    assert jaxcompat.collectives("%x = f32[4] add(%a, %b)") == {}
-    assert jaxcompat.collectives(types.SimpleNamespace(as_text=lambda: HLO))["all-reduce"] == 1
+    assert sharding.collectives(HLO) == {"all-reduce": 1, "all-gather": 1, "reduce-scatter": 1}
+    assert sharding.collectives("%x = f32[4] add(%a, %b)") == {}
+    assert sharding.collectives(types.SimpleNamespace(as_text=lambda: HLO))["all-reduce"] == 1
 
 
 def test_real_programs_on_eight_devices_in_both_jax_versions():
     """What lesson 04 asserts, in a fresh JAX: the layout picture and the communication of the
     three sharded matmuls."""
     got = run_fresh("""
-        from utils import jaxcompat
-        jaxcompat.simulate_cpu_devices(8)
+        from utils import jaxdevices, sharding
+        jaxdevices.simulate_cpu_devices(8)
         import json, jax, jax.numpy as jnp
         from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
-        devices = jaxcompat.mesh_devices(8)
+        devices = jaxdevices.mesh_devices(8)
         grid = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto,) * 2, devices=devices)
         line = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,), devices=devices)
         m = jax.device_put(jnp.zeros((16, 8)), NamedSharding(grid, P("data", None)))
@@ -228,10 +228,15 @@ def test_real_programs_on_eight_devices_in_both_jax_versions():
         found = []
         for sa, sb in ((P("x", None), P()), (P(None, "x"), P("x", None)), (P("x", None), P(None, "x"))):
             args = (jax.device_put(a, NamedSharding(line, sa)), jax.device_put(b, NamedSharding(line, sb)))
-            found.append(jaxcompat.collectives(jax.jit(jnp.matmul).lower(*args).compile()))
-        print(json.dumps({"layout": jaxcompat.layout(m), "found": found}))
+            found.append(sharding.collectives(jax.jit(jnp.matmul).lower(*args).compile()))
+        print(json.dumps({"layout": sharding.layout(m), "found": found}))
     """)
     assert got["layout"].splitlines()[3] == "  0:4 | CPU 0,1 |"
     assert got["layout"].count("CPU") == 4
     rows, inner, gather = got["found"]
     assert rows == {} and "all-reduce" in inner and "all-gather" in gather
+
+
+def test_jaxcompat_still_reexports_both():
+    assert jaxcompat.mesh_devices is jaxdevices.mesh_devices
+    assert jaxcompat.collectives is sharding.collectives
