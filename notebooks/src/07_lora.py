@@ -1257,10 +1257,9 @@ for name, s in T4_MODELS.items():
     cells = "".join(
         f"{format_bytes(r.total) + (' ✓' if r.fits else ' ✗'):>14}" for r in runs.values()
     )
-    # en: German writes 1,7 for 1.7, also in a model's size
-    # de: Deutsch schreibt 1,7 für 1.7, auch bei der Größe eines Modells
-    shown = name if text("en", "de") == "en" else name.replace("1.7B", "1,7B")
-    print(f"{shown:<16}{cells}")
+    # en: a model's name keeps its spelling (1.7B) in German too
+    # de: Ein Modellname behält seine Schreibweise (1.7B) auch im Deutschen
+    print(f"{name:<16}{cells}")
 
 # %% [markdown] lang="en"
 # The pattern matches the rules of thumb (docs/facts.md §5): on a T4, full fine-tuning ends below a
