@@ -12,6 +12,8 @@ notebook imports it and calls `start()`.  One purpose per module:
 - `chips`       data-sheet peaks and host links of common accelerators, with sources; a CPU estimate
 - `nvsmi`       `nvidia-smi`, run safely and parsed
 - `readiness`   the pre-flight verdicts, one per item, pure functions of what was detected
+- `accelerator_checks` the verdicts on the accelerator and the dtypes fast on it
+- `verdict`     one pre-flight line: OK, WARN or FAIL, the item, the fix
 - `preflight`   is this machine ready?  (`python -m utils.preflight`)
 - `sync`        waiting for a backend's work: CUDA, MPS, JAX, XLA
 - `bench`       timing done right: warm-up, sync per backend, median and IQR
@@ -26,6 +28,12 @@ notebook imports it and calls `start()`.  One purpose per module:
                 devices, the layout of a sharded array, the collectives in compiled code
 - `widgets`     interactive controls with a static fallback
 - `models`      real pretrained models (SmolLM2, MiniLM): packaged offline, from the hub where reachable
+- `fit`         does a model fit? memory by part for inference, full fine-tuning, LoRA, QLoRA
+- `peakmem`     the peak memory of a run, measured in a clean child process
+- `quality`     perplexity, top-1 agreement and embedding cosine of a (quantized) model
+- `checkpoint`  atomic, RNG-complete checkpoints: save, load, the latest that is intact
+- `throughput`  tokens/s and MFU against the detected device's peak
+- `prices`      the dated price files (GPUs by the hour, APIs), and a warning when they are old
 - `blank`       the blank `____` a learner replaces by code
 - `sources`     reading the notebook sources: one language of two, a lab's solution blocks
 - `answers`     calling the learner's code; a wrong answer; the learner's error explained
