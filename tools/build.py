@@ -128,10 +128,13 @@ def title_cell(source: Source, meta: dict, lang: str, variant: str, location: Lo
     other_path = source.outputs(OTHER[lang])[variant]
     other_name = "Deutsche Fassung" if lang == "en" else "English version"
     duration = meta["duration"]
+    # A TPU lesson says how long it takes on a TPU, not on a T4.
+    on_tpu = meta.get("accelerator") == "TPU" and "tpu" in duration
+    device, minutes = ("TPU", duration["tpu"]) if on_tpu else ("T4", duration["t4"])
     if lang == "de":
-        timing = f"ca. {duration['t4']} min auf einer T4 · ca. {duration['cpu']} min auf der CPU"
+        timing = f"ca. {minutes} min auf einer {device} · ca. {duration['cpu']} min auf der CPU"
     else:
-        timing = f"about {duration['t4']} min on a T4 · about {duration['cpu']} min on a CPU"
+        timing = f"about {minutes} min on a {device} · about {duration['cpu']} min on a CPU"
     return "\n".join(
         [
             heading,

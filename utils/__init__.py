@@ -24,8 +24,9 @@ notebook imports it and calls `start()`.  One purpose per module:
 - `memsim`      a pretend device memory, for practising out-of-memory on a CPU
 - `asyncsim`    a pretend accelerator that queues work like CUDA, and a virtual clock, for
                 exercises on a CPU
-- `jaxcompat`   JAX the same way on every version and machine: simulated CPU devices, mesh
-                devices, the layout of a sharded array, the collectives in compiled code
+- `jaxdevices`  JAX the same way on every version and machine: simulated CPU devices, mesh devices
+- `sharding`    the layout of a sharded array, the collectives in compiled code
+- `ddp_demo`    the script lesson 08 runs with torchrun: DDP and FSDP2 equal to one process
 - `widgets`     interactive controls with a static fallback
 - `models`      real pretrained models (SmolLM2, MiniLM): packaged offline, from the hub where reachable
 - `fit`         does a model fit? memory by part for inference, full fine-tuning, LoRA, QLoRA

@@ -3,8 +3,9 @@
 #   course:
 #     accelerator: TPU
 #     duration:
-#       cpu: 45
-#       t4: 45
+#       cpu: 30
+#       t4: 30
+#       tpu: 30
 #     level: 2
 #     profiles:
 #     - CPU
@@ -15,8 +16,8 @@
 #     - NVIDIA
 #     - MPS
 #     title:
-#       de: "JAX und TPU: jit, Ger\xE4te und Sharding"
-#       en: 'JAX on TPU: jit, devices and sharding'
+#       de: "JAX und TPU: jit, Kompilieren und Ger\xE4te"
+#       en: 'JAX on TPU: jit, compiling and devices'
 #   jupytext:
 #     formats: py:percent
 #     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
@@ -28,24 +29,25 @@
 
 # %% [markdown] lang="en"
 # TPUs are programmed mostly through **JAX**: NumPy's interface, compiled by XLA for CPUs, GPUs and
-# TPUs. This lesson teaches JAX the way it is used on TPUs today, and it runs everywhere: on a laptop,
-# on Colab's one-device TPU v5e-1 and on Kaggle's eight-device TPU v5e-8. You will
+# TPUs. This lesson teaches JAX on **one** accelerator the way it is used on TPUs today, and it runs
+# everywhere: on a laptop, on Colab's one-device TPU v5e-1 and on Kaggle's eight-device TPU v5e-8.
+# You will
 #
 # - learn JAX in one page if you know PyTorch: `jax.numpy`, pure functions, explicit random keys,
 #   `jit`, `grad`, `vmap`;
 # - measure compile time and run time separately, watch a new shape trigger a recompile, and meet the
 #   asynchronous-dispatch trap again;
 # - list devices and place arrays on them;
-# - split arrays over **8 devices** with a mesh, `NamedSharding` and `PartitionSpec`, see the layout,
-#   find the communication a sharded matmul needs, train data-parallel and write one `shard_map`;
 # - see why TPUs like bf16 and large, fixed shapes, and time the same matmul in JAX and PyTorch.
 #
-# Run the setup cell, then the code cell of section 0, **before anything else**: it decides how many
-# devices JAX will have.
+# Splitting one array over several devices (meshes, `NamedSharding`, `shard_map`) is lesson 08's
+# topic. Run the setup cell, then the code cell of section 0, **before anything else**: it decides
+# how many CPU devices JAX will have.
 
 # %% [markdown] lang="de"
 # TPUs programmiert man vor allem mit **JAX**: die Schnittstelle von NumPy, von XLA übersetzt für CPUs,
-# GPUs und TPUs. Diese Lektion zeigt JAX so, wie man es heute auf TPUs einsetzt, und sie läuft
+# GPUs und TPUs. Diese Lektion zeigt JAX auf **einem** Beschleuniger so, wie man es heute auf TPUs
+# einsetzt, und sie läuft
 # überall: auf dem Laptop, auf Colabs TPU v5e-1 mit einem Gerät und auf Kaggles TPU v5e-8 mit acht
 # Geräten. Du wirst
 #
@@ -54,67 +56,45 @@
 # - Kompilierzeit und Laufzeit getrennt messen, zusehen, wie eine neue Form neu kompiliert wird, und
 #   der Falle des asynchronen Dispatchings wieder begegnen;
 # - Geräte auflisten und Arrays darauf ablegen;
-# - Arrays mit einem Mesh, `NamedSharding` und `PartitionSpec` auf **8 Geräte** verteilen, die
-#   Aufteilung ansehen, die Kommunikation einer verteilten Matrixmultiplikation finden,
-#   datenparallel trainieren und ein `shard_map` schreiben;
 # - sehen, warum TPUs bf16 und große, feste Formen mögen, und dieselbe Matrixmultiplikation in JAX
 #   und PyTorch messen.
 #
-# Führe die Setup-Zelle aus und gleich danach die Code-Zelle von Abschnitt 0, **vor allem anderen**:
-# Sie legt fest, wie viele Geräte JAX haben wird.
+# Ein Array auf mehrere Geräte aufzuteilen (Meshes, `NamedSharding`, `shard_map`) ist das Thema von
+# Lektion 08. Führe die Setup-Zelle aus und gleich danach die Code-Zelle von Abschnitt 0, **vor allem
+# anderen**: Sie legt fest, wie viele CPU-Geräte JAX haben wird.
 
 # %% [markdown] lang="en"
-# ## 0. Eight devices, before JAX starts
+# ## 0. Two CPU devices, before JAX starts
 #
-# Sharding needs several devices. A laptop and the CI machines have one CPU, Colab's TPU has one
-# device, Kaggle's TPU has eight. JAX can split the CPU into **simulated devices**: each behaves like
-# a separate chip with its own memory, and the compiler inserts the same communication it would
-# insert between real chips. Only the speed is not real.
-#
-# JAX reads the number **once**, when it starts its backends: at the first array, the first
-# `jax.devices()` call or the first computation. Importing jax does not start them. So the order is:
-#
-# 1. the setup cell: it makes `utils` importable and never imports jax;
-# 2. this cell: `jaxcompat.simulate_cpu_devices(8)` runs
-#    `jax.config.update("jax_num_cpu_devices", 8)` (open `utils/jaxcompat.py` to read it);
-# 3. everything else.
-#
-# Ran a JAX computation earlier in this kernel? Then JAX has already started with one CPU device and
-# keeps it until the kernel restarts; the cell tells you so, and how to restart. On a GPU or TPU
-# machine the accelerator stays JAX's default device; the simulated devices are the CPU backend's,
-# `jax.devices("cpu")`.
+# Section 3 moves arrays between devices, so it needs two. A laptop and the CI machines have one
+# CPU, but JAX can split it into **simulated devices**, each with its own memory. JAX reads their
+# number **once**, when it starts its backends (at the first array, the first `jax.devices()` call
+# or computation); importing jax does not start them. So this cell comes first:
+# `jaxdevices.simulate_cpu_devices(2)` runs `jax.config.update("jax_num_cpu_devices", 2)` (open
+# `utils/jaxdevices.py` to read it). Computed with JAX earlier in this kernel? The cell says so and
+# how to restart. On a GPU or TPU the accelerator stays JAX's default device.
 
 # %% [markdown] lang="de"
-# ## 0. Acht Geräte, bevor JAX startet
+# ## 0. Zwei CPU-Geräte, bevor JAX startet
 #
-# Sharding braucht mehrere Geräte. Ein Laptop und die CI-Maschinen haben eine CPU, Colabs TPU hat ein
-# Gerät, Kaggles TPU hat acht. JAX kann die CPU in **simulierte Geräte** aufteilen: Jedes verhält sich
-# wie ein eigener Chip mit eigenem Speicher, und der Compiler fügt dieselbe Kommunikation ein, die er
-# zwischen echten Chips einfügen würde. Nur die Geschwindigkeit ist nicht echt.
-#
-# JAX liest die Anzahl **ein einziges Mal**, wenn es seine Backends startet: beim ersten Array, beim
-# ersten Aufruf von `jax.devices()` oder bei der ersten Rechnung. `import jax` allein startet sie
-# nicht. Die Reihenfolge ist also:
-#
-# 1. die Setup-Zelle: Sie macht `utils` importierbar und importiert jax nie;
-# 2. diese Zelle: `jaxcompat.simulate_cpu_devices(8)` führt
-#    `jax.config.update("jax_num_cpu_devices", 8)` aus (öffne `utils/jaxcompat.py`, um es zu lesen);
-# 3. alles andere.
-#
-# Hast du in diesem Kernel schon vorher mit JAX gerechnet? Dann ist JAX bereits mit einem
-# CPU-Gerät gestartet und bleibt dabei, bis der Kernel neu startet; die Zelle sagt dir das und wie du
-# neu startest. Auf einer Maschine mit GPU oder TPU bleibt der Beschleuniger das Standardgerät von
-# JAX; die simulierten Geräte gehören zum CPU-Backend, `jax.devices("cpu")`.
+# Abschnitt 3 verschiebt Arrays zwischen Geräten, braucht also zwei. Ein Laptop und die
+# CI-Maschinen haben eine CPU, aber JAX kann sie in **simulierte Geräte** aufteilen, jedes mit
+# eigenem Speicher. JAX liest ihre Anzahl **ein einziges Mal**, wenn es seine Backends startet (beim
+# ersten Array, beim ersten Aufruf von `jax.devices()` oder bei der ersten Rechnung); `import jax`
+# allein startet sie nicht. Deshalb kommt diese Zelle zuerst: `jaxdevices.simulate_cpu_devices(2)`
+# führt `jax.config.update("jax_num_cpu_devices", 2)` aus (öffne `utils/jaxdevices.py`, um es zu
+# lesen). Hast du in diesem Kernel schon mit JAX gerechnet? Dann sagt dir die Zelle das und wie du
+# neu startest. Auf einer GPU oder TPU bleibt der Beschleuniger das Standardgerät von JAX.
 
 # %%
 import jax
 
-from utils import jaxcompat
+from utils import jaxdevices
 from utils.i18n import say, text
 
 # en: before any JAX array exists
 # de: bevor es ein JAX-Array gibt
-cpu_count = jaxcompat.simulate_cpu_devices(8)
+cpu_count = jaxdevices.simulate_cpu_devices(2)
 
 import time
 
@@ -139,11 +119,11 @@ say(
 
 
 # en: How close two float32 results must be. On a CPU they differ only by the order of the
-# en: additions; a TPU's default matmul precision uses bf16 passes (section 6), recent NVIDIA GPUs
+# en: additions; a TPU's default matmul precision uses bf16 passes (section 4), recent NVIDIA GPUs
 # en: use TF32.
 # de: Wie nah zwei float32-Ergebnisse beieinander liegen müssen. Auf einer CPU unterscheiden sie
 # de: sich nur durch die Reihenfolge der Additionen; die Standardgenauigkeit einer TPU rechnet
-# de: Matmuls in bf16-Durchgängen (Abschnitt 6), neuere NVIDIA-GPUs nutzen TF32.
+# de: Matmuls in bf16-Durchgängen (Abschnitt 4), neuere NVIDIA-GPUs nutzen TF32.
 def tolerance(platform: str) -> dict:
     return {"rtol": 1e-4, "atol": 1e-4} if platform == "cpu" else {"rtol": 2e-2, "atol": 2e-2}
 
@@ -411,7 +391,7 @@ assert traced_shapes == [(1000,), (1001,), (1002,)]
 # %% [markdown] lang="en"
 # Three lengths, three compilations: each costs milliseconds on a CPU and can cost seconds for a
 # large model on a TPU. Batches of varying length (sentences, the last smaller batch of an epoch)
-# recompile again and again. Section 6 shows the cure: pad to a few fixed sizes.
+# recompile again and again. Section 4 shows the cure: pad to a few fixed sizes.
 #
 # ### The asynchronous-dispatch trap, once more
 #
@@ -422,7 +402,7 @@ assert traced_shapes == [(1000,), (1001,), (1002,)]
 # %% [markdown] lang="de"
 # Drei Längen, drei Kompilierungen: Jede kostet auf einer CPU Millisekunden und kann bei einem großen
 # Modell auf einer TPU Sekunden kosten. Batches wechselnder Länge (Sätze, der kleinere letzte Batch
-# einer Epoche) kompilieren wieder und wieder. Abschnitt 6 zeigt das Gegenmittel: auf wenige feste
+# einer Epoche) kompilieren wieder und wieder. Abschnitt 4 zeigt das Gegenmittel: auf wenige feste
 # Größen auffüllen (Padding).
 #
 # ### Die Falle des asynchronen Dispatchings, noch einmal
@@ -500,33 +480,33 @@ assert len(cpus) == cpu_count and all(d.platform == "cpu" for d in cpus)
 
 # %%
 a = jnp.arange(4.0)  # en: on the default device | de: auf dem Standardgerät
-b = jax.device_put(a, cpus[3])  # en: a copy, committed to CPU 3 | de: eine Kopie, an CPU 3 gebunden
+b = jax.device_put(a, cpus[1])  # en: a copy, committed to CPU 1 | de: eine Kopie, an CPU 1 gebunden
 doubled = b * 2  # en: runs where b lives | de: läuft dort, wo b liegt
 say(
     "a lives on {a} | b * 2 was computed on {b}",
     "a liegt auf {a} | b * 2 wurde berechnet auf {b}",
-    a=[jaxcompat.device_label(d) for d in a.devices()],
-    b=[jaxcompat.device_label(d) for d in doubled.devices()],
+    a=[jaxdevices.device_label(d) for d in a.devices()],
+    b=[jaxdevices.device_label(d) for d in doubled.devices()],
 )
 try:
-    b + jax.device_put(a, cpus[5])
+    b + jax.device_put(a, cpus[0])
     mixed = True
 except ValueError as err:
     mixed = False
-    print("CPU 3 + CPU 5:", str(err)[:90], "...")
-assert doubled.devices() == {cpus[3]} and not mixed
+    print("CPU 1 + CPU 0:", str(err)[:90], "...")
+assert doubled.devices() == {cpus[1]} and not mixed
 
 # %% [markdown] lang="en"
 # ### What you should see
 #
-# | profile | `jax.default_backend()` | `jax.devices()` | `device_kind` | sharding below runs on |
-# |---|---|---|---|---|
-# | CPU (laptop, CI) | `cpu` | 8 × `CpuDevice` (simulated) | `cpu` | the 8 simulated CPU devices |
-# | Colab T4 | `gpu` | 1 × `CudaDevice` | `Tesla T4` | 8 simulated CPU devices |
-# | Kaggle T4 x2 | `gpu` | 2 × `CudaDevice` | `Tesla T4` | 8 simulated CPU devices |
-# | Colab TPU v5e-1 | `tpu` | 1 × `TpuDevice` | `TPU v5 lite` | 8 simulated CPU devices: **one TPU device cannot show sharding** |
-# | Kaggle TPU v5e-8 | `tpu` | 8 × `TpuDevice` | `TPU v5 lite` | the 8 real TPU devices, linked chip to chip |
-# | Mac (MPS) | `cpu` | 8 × `CpuDevice` | `cpu` | 8 simulated CPU devices (JAX has no MPS backend by default) |
+# | profile | `jax.default_backend()` | `jax.devices()` | `device_kind` |
+# |---|---|---|---|
+# | CPU (laptop, CI) | `cpu` | 2 × `CpuDevice` (simulated) | `cpu` |
+# | Colab T4 | `gpu` | 1 × `CudaDevice` | `Tesla T4` |
+# | Kaggle T4 x2 | `gpu` | 2 × `CudaDevice` | `Tesla T4` |
+# | Colab TPU v5e-1 | `tpu` | 1 × `TpuDevice` | `TPU v5 lite` |
+# | Kaggle TPU v5e-8 | `tpu` | 8 × `TpuDevice` (8 chips, linked chip to chip: lesson 08) | `TPU v5 lite` |
+# | Mac (MPS) | `cpu` | 2 × `CpuDevice` (JAX has no MPS backend by default) | `cpu` |
 #
 # *As of November 2026. Sources: Colab's package lists (googlecolab/backend-info: jax 0.7.2 with its
 # CUDA plugin on GPU runtimes), googlecolab/colabtools#5566 (TPU v5e-1 replaced the v2-8 in September
@@ -536,14 +516,14 @@ assert doubled.devices() == {cpus[3]} and not mixed
 # %% [markdown] lang="de"
 # ### Was du sehen solltest
 #
-# | Profil | `jax.default_backend()` | `jax.devices()` | `device_kind` | Sharding unten läuft auf |
-# |---|---|---|---|---|
-# | CPU (Laptop, CI) | `cpu` | 8 × `CpuDevice` (simuliert) | `cpu` | den 8 simulierten CPU-Geräten |
-# | Colab T4 | `gpu` | 1 × `CudaDevice` | `Tesla T4` | 8 simulierten CPU-Geräten |
-# | Kaggle T4 x2 | `gpu` | 2 × `CudaDevice` | `Tesla T4` | 8 simulierten CPU-Geräten |
-# | Colab TPU v5e-1 | `tpu` | 1 × `TpuDevice` | `TPU v5 lite` | 8 simulierten CPU-Geräten: **ein TPU-Gerät kann kein Sharding zeigen** |
-# | Kaggle TPU v5e-8 | `tpu` | 8 × `TpuDevice` | `TPU v5 lite` | den 8 echten TPU-Geräten, direkt von Chip zu Chip verbunden |
-# | Mac (MPS) | `cpu` | 8 × `CpuDevice` | `cpu` | 8 simulierten CPU-Geräten (JAX hat standardmäßig kein MPS-Backend) |
+# | Profil | `jax.default_backend()` | `jax.devices()` | `device_kind` |
+# |---|---|---|---|
+# | CPU (Laptop, CI) | `cpu` | 2 × `CpuDevice` (simuliert) | `cpu` |
+# | Colab T4 | `gpu` | 1 × `CudaDevice` | `Tesla T4` |
+# | Kaggle T4 x2 | `gpu` | 2 × `CudaDevice` | `Tesla T4` |
+# | Colab TPU v5e-1 | `tpu` | 1 × `TpuDevice` | `TPU v5 lite` |
+# | Kaggle TPU v5e-8 | `tpu` | 8 × `TpuDevice` (8 Chips, direkt verbunden: Lektion 08) | `TPU v5 lite` |
+# | Mac (MPS) | `cpu` | 2 × `CpuDevice` (JAX hat standardmäßig kein MPS-Backend) | `cpu` |
 #
 # *Stand: November 2026. Quellen: Colabs Paketlisten (googlecolab/backend-info: jax 0.7.2 mit
 # CUDA-Plugin auf GPU-Laufzeiten), googlecolab/colabtools#5566 (TPU v5e-1 ersetzt seit September 2025
@@ -551,457 +531,7 @@ assert doubled.devices() == {cpus[3]} and not mixed
 # einen v5e-Chip als „TPU v5 lite“ (marin-community/marin#2195).*
 
 # %% [markdown] lang="en"
-# ## 4. Sharding: one array, eight devices
-#
-# A **mesh** arranges devices in a grid with named axes, say 4 × 2 with axes `data` and `model`. A
-# **`PartitionSpec`** (`P`) says, for each dimension of an array, which mesh axis splits it (`None`:
-# not split); a **`NamedSharding`** joins the two. JAX then keeps one block per device and compiles
-# every computation on sharded arrays into one program per device, with the communication between
-# them: "single program, multiple data" (SPMD).
-#
-# `jax.make_mesh` also takes the **axis types**. `Auto` lets the compiler choose how intermediate
-# results are split; `Explicit` makes the split part of each array's type, so JAX can tell you about
-# it and refuse ambiguous cases; `Manual` is what the inside of `shard_map` sees. Always pass them:
-# the default changed from `Auto` to `Explicit` in JAX 0.9, and Colab runs 0.7.2.
-
-# %% [markdown] lang="de"
-# ## 4. Sharding: ein Array, acht Geräte
-#
-# Ein **Mesh** ordnet Geräte in einem Gitter mit benannten Achsen an, etwa 4 × 2 mit den Achsen
-# `data` und `model`. Eine **`PartitionSpec`** (`P`) sagt für jede Dimension eines Arrays, welche
-# Mesh-Achse sie aufteilt (`None`: nicht aufgeteilt); ein **`NamedSharding`** verbindet beides. JAX
-# hält dann einen Block pro Gerät und übersetzt jede Rechnung mit verteilten Arrays in ein Programm
-# pro Gerät, samt der Kommunikation dazwischen: „single program, multiple data“ (SPMD).
-#
-# `jax.make_mesh` nimmt auch die **Achsentypen** (axis types). `Auto` lässt den Compiler wählen, wie
-# Zwischenergebnisse aufgeteilt werden; `Explicit` macht die Aufteilung zum Teil des Typs jedes
-# Arrays, sodass JAX sie dir zeigen und mehrdeutige Fälle ablehnen kann; `Manual` gilt im Inneren
-# von `shard_map`. Gib sie immer an: Der Standard hat sich in JAX 0.9 von `Auto` zu `Explicit` geändert,
-# und Colab verwendet 0.7.2.
-
-# %%
-from jax.sharding import AxisType, NamedSharding
-from jax.sharding import PartitionSpec as P
-
-# en: the TPU's devices if it has 8, else the simulated CPU devices
-# de: die Geräte der TPU, wenn sie 8 hat, sonst die simulierten CPU-Geräte
-devices = jaxcompat.mesh_devices(8)
-mesh = jax.make_mesh(
-    (4, 2), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto), devices=devices
-)
-MESH_TOL = tolerance(devices[0].platform)
-print(mesh)
-ids = np.vectorize(lambda d: d.id)(mesh.devices).tolist()
-say("device ids in the mesh: {ids}", "Geräte-IDs im Mesh: {ids}", ids=ids)
-if devices[0].platform == "cpu" and backend != "cpu":
-    say(
-        "This machine's {b} has {n} device(s): the mesh uses 8 simulated CPU devices. "
-        "On Kaggle's TPU v5e-8 the same code uses the 8 TPU devices.",
-        "Die {b} dieser Maschine hat {n} Gerät(e): Das Mesh nimmt 8 simulierte CPU-Geräte. "
-        "Auf Kaggles TPU v5e-8 nimmt derselbe Code die 8 TPU-Geräte.",
-        b=backend.upper(),
-        n=len(jax.devices()),
-    )
-
-# %% tags=["guard"] jupyter={"source_hidden": true}
-assert mesh.devices.shape == (4, 2) and len({d.id for d in mesh.devices.flat}) == 8
-
-# %% [markdown] lang="en"
-# Now split a 16 × 8 matrix: rows over `data` (4 ways), columns over `model` (2 ways). Each device
-# holds one 4 × 4 block. The picture comes from `jax.debug.visualize_array_sharding` where the `rich`
-# package is installed (Colab has it), otherwise from a plain-text version in `utils/jaxcompat.py`:
-
-# %% [markdown] lang="de"
-# Jetzt teilen wir eine 16 × 8-Matrix auf: die Zeilen über `data` (4 Teile), die Spalten über `model`
-# (2 Teile). Jedes Gerät hält einen 4 × 4-Block. Das Bild kommt von
-# `jax.debug.visualize_array_sharding`, wo das Paket `rich` installiert ist (Colab hat es), sonst von
-# einer Textfassung in `utils/jaxcompat.py`:
-
-# %%
-M = jnp.arange(16 * 8, dtype=jnp.float32).reshape(16, 8)
-M_sharded = jax.device_put(M, NamedSharding(mesh, P("data", "model")))
-jaxcompat.show_layout(M_sharded)
-
-shards = M_sharded.addressable_shards
-for shard in shards[:3]:
-    rows, cols = (f"{s.start}:{s.stop}" for s in shard.index)
-    say(
-        "{d} holds rows {rows} and columns {cols} -> {shape}",
-        "{d} hält Zeilen {rows} und Spalten {cols} -> {shape}",
-        d=jaxcompat.device_label(shard.device),
-        rows=rows,
-        cols=cols,
-        shape=shard.data.shape,
-    )
-rebuilt = np.zeros(M.shape, np.float32)
-for shard in shards:
-    rebuilt[shard.index] = np.asarray(shard.data)
-assert len(shards) == 8 and {s.device for s in shards} == set(devices)
-assert {s.data.shape for s in shards} == {(4, 4)}
-assert np.array_equal(rebuilt, M) and np.array_equal(np.asarray(M_sharded), M)
-
-# %% [markdown] lang="en"
-# Other specs split differently. A mesh axis that a spec does not name **replicates**: with
-# `P("data", None)` the two devices along `model` hold the same block. The table counts, for each
-# spec, the block shape, the number of different blocks and the copies of each:
-
-# %% [markdown] lang="de"
-# Andere PartitionSpecs teilen anders auf. Eine Mesh-Achse, die eine PartitionSpec nicht nennt,
-# **repliziert**: Bei
-# `P("data", None)` halten die beiden Geräte entlang `model` denselben Block. Die Tabelle zählt für
-# jede PartitionSpec die Blockform, die Zahl verschiedener Blöcke und die Kopien von jedem:
-
-
-# %%
-# en: P('data', None) in every JAX version (0.7 prints PartitionSpec(...))
-# de: P('data', None) in jeder JAX-Version (0.7 gibt PartitionSpec(...) aus)
-def spec_text(spec) -> str:
-    return "P(" + ", ".join(repr(entry) for entry in spec) + ")"
-
-
-# en: PartitionSpec -> (block shape, different blocks)
-# de: PartitionSpec -> (Blockform, verschiedene Blöcke)
-expected = {
-    P("data", "model"): ((4, 4), 8),
-    P("data", None): ((4, 8), 4),
-    P(None, "model"): ((16, 4), 2),
-    P(("data", "model"), None): ((2, 8), 8),
-    P(): ((16, 8), 1),
-}
-columns = text("PartitionSpec block blocks copies", "PartitionSpec Block Blöcke Kopien").split()
-print("{:28} {:9} {:7} {}".format(*columns))
-for spec, (block, different) in expected.items():
-    placed = jax.device_put(M, NamedSharding(mesh, spec))
-    spans = {tuple((s.start, s.stop) for s in shard.index) for shard in placed.addressable_shards}
-    copies = len(placed.addressable_shards) // len(spans)
-    shape = str(placed.sharding.shard_shape(M.shape))
-    print(f"{spec_text(spec):28} {shape:9} {len(spans):<7} {copies}")
-    assert {s.data.shape for s in placed.addressable_shards} == {block} and len(spans) == different
-    assert len(spans) * copies == 8 and np.array_equal(np.asarray(placed), M)
-jaxcompat.show_layout(jax.device_put(M, NamedSharding(mesh, P("data", None))))
-
-# %% [markdown] lang="en"
-# ### A sharded matmul, and the communication it needs
-#
-# Take C = A·B with A of shape (m, k) and B of shape (k, n) on a line of 8 devices (one mesh axis,
-# `x`). How A and B are split decides what the devices must exchange:
-#
-# 1. **rows of A** split, B whole on every device: each device computes its rows of C. No
-#    communication.
-# 2. **the inner dimension k** split in both: each device multiplies its slice of k and holds a
-#    *partial sum* of all of C. Adding the 8 partial sums is an **all-reduce**.
-# 3. **rows of A and columns of B** split: to compute its rows of C, a device needs all of B, so the
-#    pieces are collected first: an **all-gather**.
-#
-# The compiled program says what XLA decided: `jaxcompat.collectives` counts the collective
-# operations in `compiled.as_text()`.
-
-# %% [markdown] lang="de"
-# ### Eine verteilte Matrixmultiplikation, und die Kommunikation, die sie braucht
-#
-# Nimm C = A·B mit A der Form (m, k) und B der Form (k, n) auf einer Reihe von 8 Geräten (eine
-# Mesh-Achse, `x`). Wie A und B aufgeteilt sind, entscheidet, was die Geräte austauschen müssen:
-#
-# 1. **Zeilen von A** aufgeteilt, B ganz auf jedem Gerät: Jedes Gerät rechnet seine Zeilen von C.
-#    Keine Kommunikation.
-# 2. **die innere Dimension k** in beiden aufgeteilt: Jedes Gerät multipliziert seinen Teil von k und
-#    hält eine *Teilsumme* des ganzen C. Die 8 Teilsummen zu addieren ist ein **All-Reduce**.
-# 3. **Zeilen von A und Spalten von B** aufgeteilt: Um seine Zeilen von C zu rechnen, braucht ein
-#    Gerät das ganze B; die Teile werden also erst eingesammelt: ein **All-Gather**.
-#
-# Das kompilierte Programm verrät, was XLA entschieden hat: `jaxcompat.collectives` zählt die
-# kollektiven Operationen in `compiled.as_text()`.
-
-# %%
-line = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,), devices=devices)
-m, k, n_out = 512, 256, 128
-A = jax.random.normal(jax.random.key(7), (m, k))
-B = jax.random.normal(jax.random.key(8), (k, n_out))
-# en: one device
-# de: ein Gerät
-C_single = jnp.matmul(jax.device_put(A, devices[0]), jax.device_put(B, devices[0]))
-
-cases = {
-    text("1 rows of A", "1 Zeilen von A"): (P("x", None), P(None, None)),
-    text("2 inner dimension k", "2 innere Dimension k"): (P(None, "x"), P("x", None)),
-    text("3 rows of A, cols of B", "3 Zeilen von A, Spalten von B"): (P("x", None), P(None, "x")),
-}
-none = text("none", "keine")
-found = {}
-for name, (spec_a, spec_b) in cases.items():
-    a_placed = jax.device_put(A, NamedSharding(line, spec_a))
-    b_placed = jax.device_put(B, NamedSharding(line, spec_b))
-    compiled_mm = jax.jit(jnp.matmul).lower(a_placed, b_placed).compile()
-    C = compiled_mm(a_placed, b_placed)
-    found[name] = jaxcompat.collectives(compiled_mm)
-    say(
-        "{name:30} communication: {found}; C {spec}",
-        "{name:30} Kommunikation: {found}; C {spec}",
-        name=name,
-        found=found[name] or none,
-        spec=spec_text(C.sharding.spec),
-    )
-    assert np.allclose(C, C_single, **MESH_TOL) and len(C.sharding.device_set) == 8
-rows, inner, gather = found.values()
-# en: each device had everything it needed
-# de: Jedes Gerät hatte alles, was es brauchte
-assert rows == {}
-# en: the partial sums had to be added
-# de: Die Teilsummen mussten addiert werden
-assert {"all-reduce", "reduce-scatter"} & set(inner)
-assert gather  # en: something had to be collected | de: Etwas musste eingesammelt werden
-
-partial_bytes = m * n_out * 4
-say(
-    "Case 2: every device holds a {m}×{n} float32 partial sum ({kib:.0f} KiB); "
-    "a ring all-reduce sends 2·(8−1)/8 of it per device: {sent:.0f} KiB.",
-    "Fall 2: Jedes Gerät hält eine {m}×{n}-Teilsumme in float32 ({kib:.0f} KiB); "
-    "ein Ring-All-Reduce sendet davon 2·(8−1)/8 pro Gerät: {sent:.0f} KiB.",
-    m=m,
-    n=n_out,
-    kib=partial_bytes / 2**10,
-    sent=2 * 7 / 8 * partial_bytes / 2**10,
-)
-
-# %% [markdown] lang="en"
-# On the simulated CPU devices "sending" is a memory copy. Between TPU chips it travels over the
-# inter-chip interconnect (ICI), much slower than the chip's own memory: a good sharding keeps the
-# big arrays where they are used and communicates the small ones. Case 1 is why data parallelism is
-# the first thing everybody shards: the batch splits without any communication in the forward pass.
-#
-# With **explicit** axis types, the sharding is part of the array's type, which `jax.typeof` shows
-# as `float32[512@x,256]` (dimension 0 split over `x`). For case 2 JAX refuses to guess where the
-# result should live and asks you to say it with `out_sharding`:
-
-# %% [markdown] lang="de"
-# Auf den simulierten CPU-Geräten ist „Senden“ eine Kopie im Speicher. Zwischen TPU-Chips läuft es
-# über die Chip-zu-Chip-Verbindung (ICI), viel langsamer als der eigene Speicher des Chips: Ein gutes
-# Sharding lässt die großen Arrays dort, wo sie gebraucht werden, und verschickt die kleinen. Fall 1
-# ist der Grund, warum alle zuerst die Daten aufteilen: Der Batch lässt sich im Vorwärtsdurchlauf ganz
-# ohne Kommunikation verteilen.
-#
-# Mit **expliziten** Achsentypen gehört die Aufteilung zum Typ des Arrays; `jax.typeof` zeigt sie als
-# `float32[512@x,256]` (Dimension 0 über `x` aufgeteilt). In Fall 2 weigert sich JAX zu raten, wo das
-# Ergebnis liegen soll, und verlangt, dass du es mit `out_sharding` sagst:
-
-# %%
-explicit = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,), devices=devices)
-a_rows = jax.device_put(A, NamedSharding(explicit, P("x", None)))
-b_whole = jax.device_put(B, NamedSharding(explicit, P()))
-print("A:", jax.typeof(a_rows), "| A·B:", jax.typeof(a_rows @ b_whole))
-
-a_inner = jax.device_put(A, NamedSharding(explicit, P(None, "x")))
-b_inner = jax.device_put(B, NamedSharding(explicit, P("x", None)))
-try:
-    a_inner @ b_inner
-    refused = False
-# en: a ShardingTypeError, a subclass of ValueError
-# de: ein ShardingTypeError, eine Unterklasse von ValueError
-except Exception as err:
-    refused = "out_sharding" in str(err)
-    say("refused: {e} ...", "abgelehnt: {e} ...", e=str(err).splitlines()[0][:110])
-C_explicit = jnp.matmul(a_inner, b_inner, out_sharding=NamedSharding(explicit, P("x", None)))
-say("with out_sharding: {t}", "mit out_sharding: {t}", t=jax.typeof(C_explicit))
-assert refused and C_explicit.sharding.spec == P("x", None)
-
-# %% tags=["guard"] jupyter={"source_hidden": true}
-assert np.allclose(C_explicit, C_single, **MESH_TOL)
-
-# %% [markdown] lang="en"
-# ### A data-parallel training step
-#
-# Data parallelism in JAX is a placement, not a different program: put the **batch** split over the
-# devices and the **parameters** replicated on all of them, and `jax.jit` compiles the ordinary
-# training step for that layout. Every device computes the gradient of its share of the batch; the
-# compiler adds the all-reduce that averages them. The step below is written exactly as for one
-# device:
-
-# %% [markdown] lang="de"
-# ### Ein datenparalleler Trainingsschritt
-#
-# Datenparallelität ist in JAX eine Platzierung, kein anderes Programm: Leg den **Batch** auf die
-# Geräte verteilt und die **Parameter** auf allen repliziert ab, und `jax.jit` kompiliert den
-# gewöhnlichen Trainingsschritt für diese Aufteilung. Jedes Gerät rechnet den Gradienten seines Teils
-# des Batches; der Compiler fügt das All-Reduce ein, das sie mittelt. Der Schritt unten ist genau so
-# geschrieben wie für ein Gerät:
-
-
-# %%
-def init_params(key, features=16, hidden=32, outputs=4):
-    key_1, key_2 = jax.random.split(key)
-    return {
-        "w1": jax.random.normal(key_1, (features, hidden)) / np.sqrt(features),
-        "w2": jax.random.normal(key_2, (hidden, outputs)) / np.sqrt(hidden),
-    }
-
-
-def loss_fn(params, x, y):
-    prediction = jnp.tanh(x @ params["w1"]) @ params["w2"]
-    return jnp.mean((prediction - y) ** 2)
-
-
-def train_step(params, x, y, learning_rate=0.1):
-    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-    params = jax.tree.map(lambda p, g: p - learning_rate * g, params, grads)
-    return params, loss, grads
-
-
-batch_size = 256
-data_mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,), devices=devices)
-# en: every device has all of it
-# de: jedes Gerät hat alles
-replicated = NamedSharding(data_mesh, P())
-split_batch = NamedSharding(data_mesh, P("data"))  # en: rows split 8 ways | de: Zeilen in 8 Teilen
-
-params = init_params(jax.random.key(9))
-teacher = init_params(jax.random.key(10))
-x_train = jax.random.normal(jax.random.key(11), (batch_size, 16))
-# en: a target the model can learn
-# de: ein Ziel, das das Modell lernen kann
-y_train = jnp.tanh(x_train @ teacher["w1"]) @ teacher["w2"]
-
-parallel_step = jax.jit(
-    train_step,
-    in_shardings=(replicated, split_batch, split_batch),
-    out_shardings=(replicated, replicated, replicated),
-)
-single_step = jax.jit(train_step)
-
-on_one = [jax.device_put(t, devices[0]) for t in (params, x_train, y_train)]
-p_single, loss_single, grads_single = single_step(*on_one)
-p_parallel, loss_parallel, grads_parallel = parallel_step(params, x_train, y_train)
-communication = jaxcompat.collectives(parallel_step.lower(params, x_train, y_train).compile())
-x_placed = jax.device_put(x_train, split_batch)
-
-w1_sharding = grads_parallel["w1"].sharding
-say(
-    "per-device batch: {shape} | w1: {spec} on {n} devices | communication: {comm}",
-    "Batch pro Gerät: {shape} | w1: {spec} auf {n} Geräten | Kommunikation: {comm}",
-    shape=x_placed.addressable_shards[0].data.shape,
-    spec=w1_sharding.spec,
-    n=len(w1_sharding.device_set),
-    comm=communication,
-)
-for name in params:
-    difference = float(
-        np.abs(np.asarray(grads_parallel[name]) - np.asarray(grads_single[name])).max()
-    )
-    say(
-        "gradient {name}: largest difference to one device {d:.1e}",
-        "Gradient {name}: größte Abweichung zum Ergebnis auf einem Gerät {d:.1e}",
-        name=name,
-        d=difference,
-    )
-    assert np.allclose(grads_parallel[name], grads_single[name], **MESH_TOL)
-    assert grads_parallel[name].sharding.is_fully_replicated
-    assert len(grads_parallel[name].sharding.device_set) == 8
-assert x_placed.addressable_shards[0].data.shape == (batch_size // 8, 16)
-assert np.allclose(loss_parallel, loss_single, **MESH_TOL)
-# en: the gradients were summed across devices
-# de: Die Gradienten wurden über die Geräte summiert
-assert communication
-
-# %% [markdown] lang="en"
-# The gradients agree with the single-device step up to the order in which floats were added. Train a
-# few steps both ways: the parameters stay together and the loss falls.
-
-# %% [markdown] lang="de"
-# Die Gradienten stimmen mit dem Schritt auf einem Gerät überein, bis auf die Reihenfolge, in der
-# Gleitkommazahlen addiert wurden. Trainiere ein paar Schritte auf beide Arten: Die Parameter bleiben
-# beieinander, und der Verlust sinkt.
-
-# %%
-p_parallel, p_single = params, on_one[0]
-losses = []
-for _ in range(30):
-    p_parallel, loss, _ = parallel_step(p_parallel, x_train, y_train)
-    p_single, _, _ = single_step(p_single, on_one[1], on_one[2])
-    losses.append(float(loss))
-say("loss: {a:.4f} -> {b:.4f}", "Verlust: {a:.4f} -> {b:.4f}", a=losses[0], b=losses[-1])
-assert losses[-1] < losses[0]
-for name in params:
-    assert np.allclose(p_parallel[name], p_single[name], **MESH_TOL)
-
-# %% [markdown] lang="en"
-# ### `shard_map`: writing the per-device program yourself
-#
-# `jax.jit` with shardings lets the compiler plan the communication. `jax.shard_map` hands you the
-# per-device view instead: your function receives **one device's block** and says itself when to
-# communicate, with collectives such as `jax.lax.psum` (sum over a mesh axis). Here is case 2 by
-# hand: multiply the local slices, then all-reduce the partial sums.
-
-# %% [markdown] lang="de"
-# ### `shard_map`: das Programm pro Gerät selbst schreiben
-#
-# `jax.jit` mit Shardings lässt den Compiler die Kommunikation planen. `jax.shard_map` gibt dir
-# stattdessen die Sicht eines Geräts: Deine Funktion bekommt **den Block eines Geräts** und sagt
-# selbst, wann kommuniziert wird, mit kollektiven Operationen wie `jax.lax.psum` (Summe über eine
-# Mesh-Achse). Hier ist Fall 2 von Hand: die lokalen Teile multiplizieren, dann die Teilsummen per
-# All-Reduce addieren.
-
-# %%
-seen_blocks = []
-
-
-def partial_matmul(a_block, b_block):
-    # en: while tracing: one device's view
-    # de: beim Tracen: die Sicht eines Geräts
-    seen_blocks.append((a_block.shape, b_block.shape))
-    # en: this device's share of the sum over k
-    # de: der Anteil dieses Geräts an der Summe über k
-    partial = a_block @ b_block
-    # en: add the 8 partial sums: an all-reduce
-    # de: die 8 Teilsummen addieren: ein All-Reduce
-    return jax.lax.psum(partial, "x")
-
-
-by_hand = jax.jit(
-    jax.shard_map(partial_matmul, mesh=line, in_specs=(P(None, "x"), P("x", None)), out_specs=P())
-)
-a_inner = jax.device_put(A, NamedSharding(line, P(None, "x")))
-b_inner = jax.device_put(B, NamedSharding(line, P("x", None)))
-C_by_hand = by_hand(a_inner, b_inner)
-say(
-    "one device sees {blocks} | communication: {comm}",
-    "ein Gerät sieht {blocks} | Kommunikation: {comm}",
-    blocks=seen_blocks[0],
-    comm=jaxcompat.collectives(by_hand.lower(a_inner, b_inner).compile()),
-)
-assert seen_blocks[0] == ((m, k // 8), (k // 8, n_out))
-assert np.allclose(C_by_hand, C_single, **MESH_TOL)
-
-# %% [markdown] lang="en"
-# Use `shard_map` where you know better than the compiler (custom communication patterns, a kernel
-# per device) and `jit` with shardings everywhere else.
-#
-# ## 5. Why not `pmap`?
-#
-# Older tutorials use `jax.pmap`: it maps a function over the leading axis of the data, one slice per
-# device, and you write the communication yourself. Splitting over more than one axis needed nested
-# `pmap`s, its results carried their own kind of sharding that mixed poorly with `jit`, and moving
-# data needed its own helpers. Since JAX 0.8.0 (October 2025) `pmap` is in **maintenance mode** and
-# is itself implemented with `jit` and `shard_map`; JAX 0.9.2 removed the option to get the old one
-# back (JAX changelog and the guide "Migrating to the new jax.pmap", docs.jax.dev). New code uses
-# what this section showed: meshes, `NamedSharding` with `jit`, and `shard_map` where you need the
-# per-device view.
-
-# %% [markdown] lang="de"
-# Nimm `shard_map` dort, wo du es besser weißt als der Compiler (eigene Kommunikationsmuster, ein
-# Kernel pro Gerät), und überall sonst `jit` mit Shardings.
-#
-# ## 5. Warum nicht `pmap`?
-#
-# Ältere Tutorials verwenden `jax.pmap`: Es bildet eine Funktion über die führende Achse der Daten ab,
-# ein Stück pro Gerät, und du schreibst die Kommunikation selbst. Für mehr als eine Achse brauchte es
-# verschachtelte `pmap`s, seine Ergebnisse hatten ihre eigene Art von Sharding, die sich schlecht mit
-# `jit` vertrug, und zum Verschieben von Daten gab es eigene Hilfsfunktionen. Seit JAX 0.8.0 (Oktober
-# 2025) ist `pmap` im **Wartungsmodus** und selbst mit `jit` und `shard_map` umgesetzt; JAX 0.9.2 hat
-# die Möglichkeit entfernt, das alte zurückzuholen (JAX-Changelog und die Anleitung „Migrating to the
-# new jax.pmap“, docs.jax.dev). Neuer Code nimmt, was dieser Abschnitt gezeigt hat: Meshes,
-# `NamedSharding` mit `jit` und `shard_map`, wo du die Sicht eines Geräts brauchst.
-
-# %% [markdown] lang="en"
-# ## 6. What a TPU likes: bf16 and large, fixed shapes
+# ## 4. What a TPU likes: bf16 and large, fixed shapes
 #
 # A TPU's matrix unit (MXU) is a systolic array that multiplies **bf16** numbers and adds them up in
 # float32. Its data sheet has no float32 peak at all. A float32 matmul still works: at JAX's default
@@ -1010,7 +540,7 @@ assert np.allclose(C_by_hand, C_single, **MESH_TOL)
 # of each variant against a float64 reference on this machine:
 
 # %% [markdown] lang="de"
-# ## 6. Was eine TPU mag: bf16 und große, feste Formen
+# ## 4. Was eine TPU mag: bf16 und große, feste Formen
 #
 # Die Matrixeinheit einer TPU (MXU) ist ein systolisches Array, das **bf16**-Zahlen multipliziert und
 # in float32 aufsummiert. Ihr Datenblatt nennt gar keinen float32-Spitzenwert. Eine
@@ -1175,7 +705,7 @@ assert compiles["bucketed"] == len({bucket(length) for length in lengths}) <= 5
 assert np.allclose(exact_means, padded_means, rtol=1e-4, atol=1e-5)
 
 # %% [markdown] lang="en"
-# ## 7. The same matmul in JAX and in PyTorch
+# ## 5. The same matmul in JAX and in PyTorch
 #
 # Both frameworks end up calling the device's matrix routines, so on the same device and dtype they
 # should be close. The cell picks a device both can use in this one process:
@@ -1189,7 +719,7 @@ assert np.allclose(exact_means, padded_means, rtol=1e-4, atol=1e-5)
 # - otherwise the CPU.
 
 # %% [markdown] lang="de"
-# ## 7. Dieselbe Matrixmultiplikation in JAX und in PyTorch
+# ## 5. Dieselbe Matrixmultiplikation in JAX und in PyTorch
 #
 # Beide Frameworks rufen am Ende die Matrixroutinen des Geräts auf; auf demselben Gerät mit demselben
 # Datentyp sollten sie also nah beieinander liegen. Die Zelle wählt ein Gerät, das beide in diesem
@@ -1264,20 +794,20 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 # %% [markdown] lang="en"
 # ### What you should see
 #
-# | profile | sharding | compile vs. run | bf16 vs. float32 | JAX vs. PyTorch |
-# |---|---|---|---|---|
-# | CPU (laptop, CI) | 8 simulated CPU devices, all asserts on them | compiling ≈ 20–40 runs of the 256-wide MLP (2-core CI machine) | bf16 about as fast as float32 or slower (XLA's CPU backend) | on the CPU; the ratio follows the threads |
-# | Colab T4 | 8 simulated CPU devices | compiling costs many runs of the 2048-wide MLP | bf16 slower: a T4 has no fast bf16 (lesson 03) | on the GPU, both through cuBLAS |
-# | Kaggle T4 x2 | 8 simulated CPU devices | as Colab T4 | as Colab T4 | on GPU 0 |
-# | Colab TPU v5e-1 | 8 simulated CPU devices (the TPU has one) | compiling costs many runs | default float32 error near bf16's; bf16 faster than float32 | on the CPU: JAX holds the TPU |
-# | Kaggle TPU v5e-8 | the 8 TPU devices | as v5e-1 | as v5e-1 | as v5e-1 |
+# | profile | compile vs. run | bf16 vs. float32 | JAX vs. PyTorch |
+# |---|---|---|---|
+# | CPU (laptop, CI) | compiling ≈ 20–40 runs of the 256-wide MLP (2-core CI machine) | bf16 about as fast as float32 or slower (XLA's CPU backend) | on the CPU; the ratio follows the threads |
+# | Colab T4 | compiling costs many runs of the 2048-wide MLP | bf16 slower: a T4 has no fast bf16 (lesson 03) | on the GPU, both through cuBLAS |
+# | Kaggle T4 x2 | as Colab T4 (JAX uses GPU 0) | as Colab T4 | on GPU 0 |
+# | Colab TPU v5e-1 | compiling costs many runs | default float32 error near bf16's; bf16 faster than float32 | on the CPU: JAX holds the TPU |
+# | Kaggle TPU v5e-8 | as v5e-1 (one of its 8 devices) | as v5e-1 | as v5e-1 |
 #
-# *Hardware facts as of November 2026 (sources in sections 3, 5 and 6). Times differ between runs;
+# *Hardware facts as of November 2026 (sources in sections 3 and 4). Times differ between runs;
 # the asserts in this notebook check structure and numbers, never speed.*
 #
 # ## Check yourself
 #
-# <details><summary>1. You call <code>jax.numpy.ones(3)</code>, then <code>jax.config.update("jax_num_cpu_devices", 8)</code>. How many CPU devices does JAX have?</summary>
+# <details><summary>1. You call <code>jax.numpy.ones(3)</code>, then <code>jax.config.update("jax_num_cpu_devices", 2)</code>. How many CPU devices does JAX have?</summary>
 #
 # One. The first array started the backends; the update raises a `RuntimeError` and changes nothing.
 # Restart the kernel and set the number before any JAX computation.
@@ -1288,22 +818,16 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 # Twice: once for 32, once for 31. Pad the last batch to 32 and mask it, and it compiles once.
 # </details>
 #
-# <details><summary>3. A has shape (1024, 4096), sharded as <code>P(None, "x")</code> on 8 devices; B is sharded <code>P("x", None)</code>. What does each device compute, and which collective follows?</summary>
+# <details><summary>3. You time <code>y = f(x)</code> for a jitted <code>f</code> and get 0.05 ms for a matmul that should take 50 ms. What happened?</summary>
 #
-# Each device multiplies its 512 columns of A by its 512 rows of B: a full-size partial sum of C.
-# An all-reduce (or a reduce-scatter, if C may stay split) adds the 8 partial sums.
+# The call returned when the work was queued (asynchronous dispatch). Call `y.block_until_ready()`
+# before reading the clock, and time a warm call, not the first one, which also compiles.
 # </details>
 #
-# <details><summary>4. Why does the data-parallel step need no change to <code>train_step</code>?</summary>
+# <details><summary>4. Why pad sequence lengths to multiples of 128 on a TPU?</summary>
 #
-# The shardings of the inputs decide the parallelism. `jit` compiles the same function for split
-# batches and replicated parameters, and inserts the all-reduce of the gradients itself.
-# </details>
-#
-# <details><summary>5. On Colab's TPU v5e-1 the sharding cells run on CPU devices. Why, and where would they use the TPU?</summary>
-#
-# One TPU device cannot be split: sharding needs several devices. On Kaggle's TPU v5e-8 (eight
-# devices) `jaxcompat.mesh_devices(8)` returns the TPU devices and the same cells use them.
+# Twice the benefit: a few fixed shapes mean a few compilations instead of one per length, and the
+# TPU lays data out in 8 × 128 tiles, so it pads odd sizes anyway and computes on the zeros.
 # </details>
 #
 # ## Summary
@@ -1312,36 +836,33 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 #   functions.
 # - `jit` traces once per shape and dtype; time compile (`lower().compile()`) and run
 #   (`block_until_ready`, the course's timer) separately; pad to buckets to avoid recompiles.
-# - A mesh names the devices' axes; `PartitionSpec` maps array dimensions to mesh axes; the layout
-#   decides the communication: none, all-reduce, all-gather.
-# - Data parallelism = batch split, parameters replicated, the same step under `jit`. `shard_map`
-#   is the per-device view for when you want to write the communication yourself.
-# - TPUs compute in bf16 and like large shapes in multiples of 8 and 128. `pmap` is legacy.
+# - Devices are compared by `platform` and `id`; an array committed to a device computes there.
+# - TPUs compute in bf16 and like large shapes in multiples of 8 and 128.
 #
-# **Glossary:** tracing, jaxpr, XLA, compile time, asynchronous dispatch, PRNG key, device, mesh,
-# mesh axis, axis type, PartitionSpec, NamedSharding, shard, replication, SPMD, collective,
-# all-reduce, all-gather, reduce-scatter, data parallelism, shard_map, bf16, padding, bucket.
+# **Glossary:** tracing, jaxpr, XLA, compile time, asynchronous dispatch, PRNG key, device,
+# committed array, bf16, padding, bucket.
 #
-# **Next:** lab 04 (compile vs. run time, shard shapes, a data-parallel step, `vmap`), then lesson 05:
-# training on an accelerator end to end.
+# **Next:** lab 04 (compile vs. run time, `vmap`), then
+# lesson 05: training on an accelerator end to end. Meshes and sharding over
+# 8 devices follow in lesson 08.
 
 # %% [markdown] lang="de"
 # ### Was du sehen solltest
 #
-# | Profil | Sharding | Kompilieren vs. Laufen | bf16 vs. float32 | JAX vs. PyTorch |
-# |---|---|---|---|---|
-# | CPU (Laptop, CI) | 8 simulierte CPU-Geräte, alle Asserts darauf | Kompilieren ≈ 20–40 Läufe des MLP mit Breite 256 (CI-Maschine mit 2 Kernen) | bf16 etwa so schnell wie float32 oder langsamer (CPU-Backend von XLA) | auf der CPU; das Verhältnis folgt den Threads |
-# | Colab T4 | 8 simulierte CPU-Geräte | Kompilieren kostet viele Läufe des MLP mit Breite 2048 | bf16 langsamer: Eine T4 hat kein schnelles bf16 (Lektion 03) | auf der GPU, beide über cuBLAS |
-# | Kaggle T4 x2 | 8 simulierte CPU-Geräte | wie Colab T4 | wie Colab T4 | auf GPU 0 |
-# | Colab TPU v5e-1 | 8 simulierte CPU-Geräte (die TPU hat eins) | Kompilieren kostet viele Läufe | Fehler von float32 (Standard) nahe bei bf16; bf16 schneller als float32 | auf der CPU: JAX hält die TPU |
-# | Kaggle TPU v5e-8 | die 8 TPU-Geräte | wie v5e-1 | wie v5e-1 | wie v5e-1 |
+# | Profil | Kompilieren vs. Laufen | bf16 vs. float32 | JAX vs. PyTorch |
+# |---|---|---|---|
+# | CPU (Laptop, CI) | Kompilieren ≈ 20–40 Läufe des MLP mit Breite 256 (CI-Maschine mit 2 Kernen) | bf16 etwa so schnell wie float32 oder langsamer (CPU-Backend von XLA) | auf der CPU; das Verhältnis folgt den Threads |
+# | Colab T4 | Kompilieren kostet viele Läufe des MLP mit Breite 2048 | bf16 langsamer: Eine T4 hat kein schnelles bf16 (Lektion 03) | auf der GPU, beide über cuBLAS |
+# | Kaggle T4 x2 | wie Colab T4 (JAX nimmt GPU 0) | wie Colab T4 | auf GPU 0 |
+# | Colab TPU v5e-1 | Kompilieren kostet viele Läufe | Fehler von float32 (Standard) nahe bei bf16; bf16 schneller als float32 | auf der CPU: JAX hält die TPU |
+# | Kaggle TPU v5e-8 | wie v5e-1 (eines ihrer 8 Geräte) | wie v5e-1 | wie v5e-1 |
 #
-# *Hardware-Angaben mit Stand November 2026 (Quellen in den Abschnitten 3, 5 und 6). Zeiten schwanken
+# *Hardware-Angaben mit Stand November 2026 (Quellen in den Abschnitten 3 und 4). Zeiten schwanken
 # von Lauf zu Lauf; die Asserts in diesem Notebook prüfen Struktur und Zahlen, nie Tempo.*
 #
 # ## Teste dich selbst
 #
-# <details><summary>1. Du rufst <code>jax.numpy.ones(3)</code> auf, danach <code>jax.config.update("jax_num_cpu_devices", 8)</code>. Wie viele CPU-Geräte hat JAX?</summary>
+# <details><summary>1. Du rufst <code>jax.numpy.ones(3)</code> auf, danach <code>jax.config.update("jax_num_cpu_devices", 2)</code>. Wie viele CPU-Geräte hat JAX?</summary>
 #
 # Eins. Das erste Array hat die Backends gestartet; das Update wirft einen `RuntimeError` und ändert
 # nichts. Starte den Kernel neu und setze die Zahl vor der ersten JAX-Rechnung.
@@ -1353,24 +874,18 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 # kompiliert sie einmal.
 # </details>
 #
-# <details><summary>3. A hat die Form (1024, 4096) und ist als <code>P(None, "x")</code> auf 8 Geräte verteilt; B ist als <code>P("x", None)</code> verteilt. Was rechnet jedes Gerät, und welche kollektive Operation folgt?</summary>
+# <details><summary>3. Du misst <code>y = f(x)</code> für ein gejittetes <code>f</code> und bekommst 0,05 ms für eine Matmul, die 50 ms dauern sollte. Was ist passiert?</summary>
 #
-# Jedes Gerät multipliziert seine 512 Spalten von A mit seinen 512 Zeilen von B: eine Teilsumme von C
-# in voller Größe. Ein All-Reduce (oder ein Reduce-Scatter, wenn C verteilt bleiben darf) addiert die
-# 8 Teilsummen.
+# Der Aufruf kehrte zurück, als die Arbeit eingereiht war (asynchrones Dispatching). Ruf
+# `y.block_until_ready()` auf, bevor du die Uhr abliest, und miss einen warmen Aufruf, nicht den
+# ersten, der auch kompiliert.
 # </details>
 #
-# <details><summary>4. Warum muss <code>train_step</code> für den datenparallelen Schritt nicht geändert werden?</summary>
+# <details><summary>4. Warum füllt man Sequenzlängen auf einer TPU auf Vielfache von 128 auf?</summary>
 #
-# Die Shardings der Eingaben bestimmen die Parallelität. `jit` kompiliert dieselbe Funktion für
-# aufgeteilte Batches und replizierte Parameter und fügt das All-Reduce der Gradienten selbst ein.
-# </details>
-#
-# <details><summary>5. Auf Colabs TPU v5e-1 laufen die Sharding-Zellen auf CPU-Geräten. Warum, und wo würden sie die TPU nutzen?</summary>
-#
-# Ein einzelnes TPU-Gerät lässt sich nicht aufteilen: Sharding braucht mehrere Geräte. Auf Kaggles TPU
-# v5e-8 (acht Geräte) liefert `jaxcompat.mesh_devices(8)` die TPU-Geräte, und dieselben Zellen nutzen
-# sie.
+# Doppelter Gewinn: Wenige feste Formen heißen wenige Kompilierungen statt einer pro Länge, und die
+# TPU legt Daten in 8 × 128-Kacheln ab; ungerade Größen füllt sie ohnehin auf und rechnet auf den
+# Nullen.
 # </details>
 #
 # ## Zusammenfassung
@@ -1380,16 +895,12 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 # - `jit` tract einmal pro Form und Datentyp; miss Kompilieren (`lower().compile()`) und Laufen
 #   (`block_until_ready`, der Timer des Kurses) getrennt; füll auf Buckets auf, um Neukompilieren zu
 #   vermeiden.
-# - Ein Mesh benennt die Achsen der Geräte; `PartitionSpec` ordnet Array-Dimensionen Mesh-Achsen zu;
-#   die Aufteilung bestimmt die Kommunikation: keine, All-Reduce, All-Gather.
-# - Datenparallelität = Batch aufgeteilt, Parameter repliziert, derselbe Schritt unter `jit`.
-#   `shard_map` ist die Sicht eines Geräts, wenn du die Kommunikation selbst schreiben willst.
-# - TPUs rechnen in bf16 und mögen große Formen in Vielfachen von 8 und 128. `pmap` ist ein Auslaufmodell.
+# - Geräte vergleicht man über `platform` und `id`; ein an ein Gerät gebundenes Array rechnet dort.
+# - TPUs rechnen in bf16 und mögen große Formen in Vielfachen von 8 und 128.
 #
 # **Glossar:** Tracing, Jaxpr, XLA, Kompilierzeit, asynchrones Dispatching, PRNG-Schlüssel, Gerät,
-# Mesh, Mesh-Achse, Achsentyp, PartitionSpec, NamedSharding, Shard, Replikation, SPMD, kollektive
-# Operation, All-Reduce, All-Gather, Reduce-Scatter, Datenparallelität, shard_map, bf16, Padding,
-# Bucket.
+# gebundenes Array, bf16, Padding, Bucket.
 #
-# **Weiter:** Lab 04 (Kompilier- vs. Laufzeit, Shard-Formen, ein datenparalleler Schritt, `vmap`),
-# dann Lektion 05: Training auf dem Beschleuniger, von Anfang bis Ende.
+# **Weiter:** Lab 04 (Kompilier- vs. Laufzeit, `vmap`), dann
+# Lektion 05: Training auf dem Beschleuniger, von Anfang bis Ende. Meshes und
+# Sharding über 8 Geräte folgen in Lektion 08.

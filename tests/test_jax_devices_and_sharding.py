@@ -1,4 +1,4 @@
-"""utils.jaxdevices and utils.sharding (utils.jaxcompat re-exports both): simulated devices before and after JAX starts, the choice of mesh devices, the
+"""utils.jaxdevices and utils.sharding: simulated devices before and after JAX starts, the choice of mesh devices, the
 text picture of a layout, and the collectives found in compiled code.
 
 JAX fixes its device count once per process, so everything that needs a fresh JAX runs in a child
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from utils import i18n, jaxcompat, jaxdevices, sharding
+from utils import i18n, jaxdevices, sharding
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("jax")
@@ -235,8 +235,3 @@ def test_real_programs_on_eight_devices_in_both_jax_versions():
     assert got["layout"].count("CPU") == 4
     rows, inner, gather = got["found"]
     assert rows == {} and "all-reduce" in inner and "all-gather" in gather
-
-
-def test_jaxcompat_still_reexports_both():
-    assert jaxcompat.mesh_devices is jaxdevices.mesh_devices
-    assert jaxcompat.collectives is sharding.collectives

@@ -1,0 +1,675 @@
+"""Checks of lab 08 (beyond one device): the bytes a ring all-reduce sends per device, a DDP step
+simulated rank by rank in one process whose gradients equal the full-batch ones, the shape of one
+shard of an array on a JAX mesh, and a data-parallel gradient on a mesh of 8 devices.
+
+q2 checks the mechanism as well as the numbers: the model factory notes the seed each rank built
+its model with and the batch each forward pass saw, so the full batch on every rank or a seed per
+rank fails even where the numbers would come out right.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from utils import jaxdevices
+from utils.checks import Lab, Wrong, allclose, as_number, call, diagnose, matching, to_numpy
+from utils.i18n import text
+
+with contextlib.suppress(RuntimeError):  # before JAX starts: 8 simulated CPU devices
+    jax.config.update("jax_num_cpu_devices", 8)
+
+lab = Lab("08")
+
+
+def _mesh_devices():
+    """The 8 devices the checks shard over; a clear message (no traceback) if there are fewer."""
+    try:
+        return jaxdevices.mesh_devices(8)
+    except RuntimeError as err:
+        raise Wrong("few_devices", str(err)) from None
+
+
+# --- q1: the bytes of a ring all-reduce ----------------------------------------------------------
+@lab.exercise(
+    "ring_bytes",
+    title=("The bytes of a ring all-reduce", "Die Bytes eines Ring-All-Reduce"),
+    points=2,
+    hint=(
+        "A ring all-reduce has two phases, reduce-scatter and all-gather. In each, a device sends "
+        "N−1 chunks of size/N bytes. Together: 2·(N−1)/N · size. One device sends nothing.",
+        "Ein Ring-All-Reduce hat zwei Phasen, Reduce-Scatter und All-Gather. In jeder sendet ein "
+        "Gerät N−1 Stücke von size/N Bytes. Zusammen: 2·(N−1)/N · size. Ein Gerät sendet nichts.",
+    ),
+)
+def q1(ring_allreduce_bytes, rng):
+    size = rng.choice([1, 3, 7]) * 2 ** rng.randint(20, 30)
+    # one device, two (the fraction is 1), a ring of 8, a large odd one
+    cases = [(size, 1), (size, 2), (size, 8), (size, rng.choice([3, 5, 64, 1000]))]
+    for n_bytes, devices in cases:
+        got = as_number(call(ring_allreduce_bytes, n_bytes, devices), ("the bytes", "die Bytes"))
+        want = 2 * (devices - 1) / devices * n_bytes
+        v = dict(size=n_bytes, n=devices, got=got, want=want)
+        if math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-6):
+            continue
+        if devices > 1 and math.isclose(got, want / 2, rel_tol=1e-6):
+            key = "one_phase"
+            msg = (
+                "For {size:,} bytes on {n} devices you return {got:,.0f}: half of it, one phase. "
+                "An all-reduce is a reduce-scatter and then an all-gather, each (N−1)/N · size.",
+                "Für {size:,} Bytes auf {n} Geräten gibst du {got:,.0f} zurück: die Hälfte, eine "
+                "Phase. Ein All-Reduce ist ein Reduce-Scatter und danach ein All-Gather, jedes "
+                "(N−1)/N · size.",
+            )
+        elif devices > 1 and math.isclose(got, want * 8, rel_tol=1e-6):
+            key = "bits"
+            msg = (
+                "For {size:,} bytes on {n} devices you return {got:,.0f}: 8 times too many. That is "
+                "bits; return bytes.",
+                "Für {size:,} Bytes auf {n} Geräten gibst du {got:,.0f} zurück: 8-mal zu viel. Das "
+                "sind Bits; gib Bytes zurück.",
+            )
+        elif devices > 1 and math.isclose(got, (devices - 1) * n_bytes, rel_tol=1e-6):
+            key = "naive"
+            msg = (
+                "You return (N−1) · size = {got:,.0f}: every device sending its whole array to "
+                "every other. The ring sends chunks of size/N: 2·(N−1)/N · size = {want:,.0f} for "
+                "{n} devices.",
+                "Du gibst (N−1) · size = {got:,.0f} zurück: Jedes Gerät schickt sein ganzes Array "
+                "an jedes andere. Der Ring schickt Stücke von size/N: 2·(N−1)/N · size = "
+                "{want:,.0f} für {n} Geräte.",
+            )
+        elif devices == 1:
+            key = "one_device"
+            msg = (
+                "With one device there is nothing to exchange: 0 bytes, not {got:,.0f}.",
+                "Mit einem Gerät gibt es nichts auszutauschen: 0 Bytes, nicht {got:,.0f}.",
+            )
+        elif math.isclose(got, 2 * n_bytes, rel_tol=1e-6):
+            key = "no_fraction"
+            msg = (
+                "You return 2 · size = {got:,.0f} for {n} devices: the limit for many devices. "
+                "Each device sends N−1 chunks of size/N per phase: {want:,.0f}.",
+                "Du gibst 2 · size = {got:,.0f} für {n} Geräte zurück: die Grenze für viele "
+                "Geräte. Jedes Gerät sendet pro Phase N−1 Stücke von size/N: {want:,.0f}.",
+            )
+        else:
+            key = "wrong"
+            msg = (
+                "For {size:,} bytes on {n} devices a ring all-reduce sends {want:,.0f} bytes per "
+                "device; you return {got:,.0f}.",
+                "Für {size:,} Bytes auf {n} Geräten sendet ein Ring-All-Reduce {want:,.0f} Bytes "
+                "pro Gerät; du gibst {got:,.0f} zurück.",
+            )
+        raise Wrong(key, text(*msg, **v))
+    return text(
+        "Correct! On 8 devices each sends {f:.2f}× the gradients' size, on many almost 2×: the "
+        "cost per device hardly grows with the number of devices.",
+        "Richtig! Auf 8 Geräten sendet jedes das {f:.2f}-Fache der Gradientengröße, auf vielen "
+        "fast das 2-Fache: Die Kosten pro Gerät wachsen kaum mit der Zahl der Geräte.",
+        f=2 * 7 / 8,
+    )
+
+
+# --- q2: a DDP step, rank by rank ---------------------------------------------------------------
+class _Factory:
+    """make_model(seed): a small MLP, built after torch.manual_seed(seed); notes every seed and
+    every batch its models see."""
+
+    def __init__(self, features: int, hidden: int, outputs: int):
+        self.shape = (features, hidden, outputs)
+        self.seeds: list[int] = []
+        self.batches: list[int] = []
+
+    def __call__(self, seed: int = 0) -> torch.nn.Module:
+        self.seeds.append(int(seed))
+        torch.manual_seed(int(seed))
+        f, h, o = self.shape
+        model = torch.nn.Sequential(torch.nn.Linear(f, h), torch.nn.Tanh(), torch.nn.Linear(h, o))
+        model.register_forward_pre_hook(lambda _m, args: self.batches.append(len(args[0])))
+        return model
+
+
+def _full_batch_grads(factory, x, y):
+    model = factory(0)
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    return [p.grad.detach().clone() for p in model.parameters()]
+
+
+@lab.exercise(
+    "ddp_step",
+    title=("A DDP step, rank by rank", "Ein DDP-Schritt, Rang für Rang"),
+    points=3,
+    hint=(
+        "For rank r in range(world): model = make_model(0) (the same seed on every rank), take "
+        "rows r·B/world to (r+1)·B/world of x and y, mse_loss(model(x_r), y_r).backward(). Then "
+        "average: for each parameter, the sum of the ranks' .grad divided by world.",
+        "Für Rang r in range(world): model = make_model(0) (derselbe Seed auf jedem Rang), nimm "
+        "die Zeilen r·B/world bis (r+1)·B/world von x und y, mse_loss(model(x_r), y_r).backward(). "
+        "Dann mitteln: für jeden Parameter die Summe der .grad aller Ränge geteilt durch world.",
+    ),
+)
+def q2(ddp_gradients, rng):
+    world = rng.choice([2, 4])
+    features, hidden, outputs = rng.randint(3, 6), rng.randint(4, 8), rng.randint(1, 3)
+    batch = world * rng.choice([1, rng.randint(2, 5)])  # one row per rank: the smallest split
+    generator = torch.Generator().manual_seed(rng.randrange(2**31))
+    x = torch.randn(batch, features, generator=generator)
+    y = torch.randn(batch, outputs, generator=generator)
+    want = _full_batch_grads(_Factory(features, hidden, outputs), x, y)
+    factory = _Factory(features, hidden, outputs)
+    got = call(ddp_gradients, factory, x, y, world)
+    v = dict(world=world, batch=batch, rows=batch // world)
+    try:
+        got = [torch.as_tensor(to_numpy(g), dtype=torch.float32) for g in got]
+    except Exception:
+        got = None
+    if (
+        got is None
+        or len(got) != len(want)
+        or any(g.shape != w.shape for g, w in zip(got, want, strict=True))
+    ):
+        raise Wrong(
+            "structure",
+            text(
+                "Return a list with one averaged gradient per parameter, in the order of "
+                "model.parameters(): {n} tensors with the parameters' shapes.",
+                "Gib eine Liste mit einem gemittelten Gradienten pro Parameter zurück, in der "
+                "Reihenfolge von model.parameters(): {n} Tensoren in den Formen der Parameter.",
+                n=len(want),
+            ),
+        )
+    if len(set(factory.seeds)) > 1:
+        raise Wrong(
+            "seed_per_rank",
+            text(
+                "Your ranks built their models with different seeds, {seeds}: they start from "
+                "different weights, and averaging their gradients means nothing. DDP needs the "
+                "same initial weights on every rank (it even broadcasts rank 0's at the start): "
+                "make_model(0) on each.",
+                "Deine Ränge haben ihre Modelle mit verschiedenen Seeds gebaut, {seeds}: Sie "
+                "starten mit verschiedenen Gewichten, und ihre Gradienten zu mitteln ergibt "
+                "nichts. DDP braucht auf jedem Rang dieselben Anfangsgewichte (es sendet sogar "
+                "die von Rang 0 am Anfang an alle): make_model(0) auf jedem.",
+                seeds=sorted(set(factory.seeds)),
+            ),
+        )
+    close = all(allclose(g, w, rtol=1e-4, atol=1e-6) for g, w in zip(got, want, strict=True))
+    if not close and all(
+        allclose(g, world * w, rtol=1e-4, atol=1e-6) for g, w in zip(got, want, strict=True)
+    ):
+        raise Wrong(
+            "summed",
+            text(
+                "Your gradients are {world} times too large: you summed the ranks' gradients. "
+                "Each rank's loss is already a mean over its rows; DDP averages the gradients "
+                "(the all-reduce sums, then divides by the world size {world}).",
+                "Deine Gradienten sind {world}-mal zu groß: Du hast die Gradienten der Ränge "
+                "summiert. Der Verlust jedes Rangs ist schon ein Mittelwert über seine Zeilen; "
+                "DDP mittelt die Gradienten (das All-Reduce summiert, dann wird durch die Zahl "
+                "der Ränge {world} geteilt).",
+                **v,
+            ),
+        )
+    if not close:
+        raise Wrong(
+            "wrong_gradients",
+            text(
+                "Your averaged gradients differ from the full-batch gradient of the {batch} "
+                "rows. Each of the {world} ranks computes mse_loss on its {rows} rows; the mean "
+                "of their gradients equals the full-batch one.",
+                "Deine gemittelten Gradienten weichen vom Gradienten des ganzen Batches mit "
+                "{batch} Zeilen ab. Jeder der {world} Ränge rechnet mse_loss auf seinen {rows} "
+                "Zeilen; der Mittelwert ihrer Gradienten ist gleich dem des ganzen Batches.",
+                **v,
+            ),
+        )
+    if len(factory.seeds) != world or sorted(factory.batches) != [batch // world] * world:
+        raise Wrong(
+            "not_split",
+            text(
+                "Right numbers, but the ranks did not split the batch: {world} ranks should "
+                "build {world} models and each see {rows} of the {batch} rows; yours built "
+                "{models} and saw batches of {seen}.",
+                "Richtige Zahlen, aber die Ränge haben den Batch nicht aufgeteilt: {world} Ränge "
+                "sollten {world} Modelle bauen und je {rows} der {batch} Zeilen sehen; deine "
+                "haben {models} gebaut und Batches von {seen} gesehen.",
+                models=len(factory.seeds),
+                seen=factory.batches,
+                **v,
+            ),
+        )
+    return text(
+        "Correct! {world} ranks, {rows} rows each, the same initial weights: the mean of their "
+        "gradients is the full-batch gradient. That is what DDP's all-reduce computes.",
+        "Richtig! {world} Ränge, je {rows} Zeilen, dieselben Anfangsgewichte: Der Mittelwert "
+        "ihrer Gradienten ist der Gradient des ganzen Batches. Genau das rechnet das All-Reduce "
+        "von DDP.",
+        **v,
+    )
+
+
+# --- q3: the shape of one shard ------------------------------------------------------------------
+MESHES = {
+    (4, 2): ("data", "model"),
+    (2, 4): ("data", "model"),
+    (8,): ("x",),
+    (2, 2, 2): ("a", "b", "c"),
+}
+
+
+def _axes(entry):
+    return () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+
+
+def _block(shape, spec, mesh_shape, divide=None):
+    """Each dimension divided by the product of the sizes of the mesh axes its spec entry names."""
+    divide = divide or (lambda size, axes: size // math.prod(mesh_shape[a] for a in axes))
+    entries = list(spec) + [None] * (len(shape) - len(spec))
+    return tuple(
+        divide(size, _axes(entry)) if _axes(entry) else size
+        for size, entry in zip(shape, entries, strict=True)
+    )
+
+
+def _q3_cases(rng):
+    """Seven layouts each time: both axes, one axis, tuples of axes (on a 2-D and a 3-D mesh), a
+    spec shorter than the array, a 1-D mesh, and the smallest blocks (each split dimension exactly
+    as large as its axes)."""
+    two = rng.choice([(4, 2), (2, 4)])
+    d, m = MESHES[two]
+    layouts = [
+        (two, 2, (d, m), False),
+        (two, 2, (None, d), False),
+        (two, 2, ((d, m), None), False),
+        ((2, 2, 2), 2, (("a", "c"), "b"), False),
+        (two, 3, (m,), False),
+        ((8,), 2, (None, "x"), False),
+        (two, 2, (m, d), True),
+    ]
+    for mesh_shape, ndim, spec, smallest in layouts:
+        sizes = dict(zip(MESHES[mesh_shape], mesh_shape, strict=True))
+        entries = list(spec) + [None] * (ndim - len(spec))
+        shape = tuple(
+            math.prod(sizes[a] for a in _axes(e)) * _factor(rng, e, smallest) for e in entries
+        )
+        yield shape, spec, sizes, mesh_shape
+
+
+def _factor(rng, entry, smallest):
+    """How many blocks' worth a dimension holds: 1 at the smallest; at least 3 for a tuple of
+    axes, so that adding the sizes instead of multiplying them always shows."""
+    if smallest and _axes(entry):
+        return 1
+    if len(_axes(entry)) > 1:
+        return rng.randint(3, 6)
+    return rng.randint(1, 6) * rng.choice([1, 2, 3])
+
+
+def _confirm(shape, spec, mesh_shape, want):
+    """JAX agrees on 8 real (or simulated) devices; skipped in a kernel that has fewer."""
+    try:
+        devices = jaxdevices.mesh_devices(8)
+    except RuntimeError:
+        return None
+    mesh = jax.make_mesh(
+        mesh_shape,
+        MESHES[mesh_shape],
+        axis_types=(AxisType.Auto,) * len(mesh_shape),
+        devices=devices,
+    )
+    sharding = NamedSharding(mesh, P(*spec))
+    if tuple(sharding.shard_shape(shape)) != want:  # a bug in the check, not the learner's
+        raise AssertionError(f"lab 04 q2: expected {want}, JAX says {sharding.shard_shape(shape)}")
+    return shape, tuple(want)
+
+
+def _shard_message(key, shape, spec, mesh, got, want):
+    messages = {
+        "global_shape": (
+            "you returned the whole array's shape. Each device holds only a block: divide each "
+            "dimension by the size of the mesh axis its spec entry names.",
+            "Du hast die Form des ganzen Arrays zurückgegeben. Jedes Gerät hält nur einen Block: "
+            "Teile jede Dimension durch die Größe der Mesh-Achse, die ihr Spec-Eintrag nennt.",
+        ),
+        "all_devices": (
+            "you divided by all 8 devices. A dimension is split only over the mesh axes its own "
+            "spec entry names (mesh_shape[name]); the other axes hold copies.",
+            "Du hast durch alle 8 Geräte geteilt. Eine Dimension wird nur über die Mesh-Achsen "
+            "aufgeteilt, die ihr eigener Spec-Eintrag nennt (mesh_shape[name]); die anderen "
+            "Achsen halten Kopien.",
+        ),
+        "first_axis_only": (
+            "a spec entry can be a tuple of axes, such as ('data', 'model'): the dimension is "
+            "then split over all of them, the product of their sizes. You used only the first.",
+            "Ein Spec-Eintrag kann ein Tupel von Achsen sein, etwa ('data', 'model'): Die "
+            "Dimension wird dann über alle aufgeteilt, das Produkt ihrer Größen. Du hast nur die "
+            "erste genommen.",
+        ),
+        "by_position": (
+            "you divided dimension i by the size of mesh axis i. The spec names the axis: divide "
+            "by mesh_shape[name] of the names in that dimension's entry.",
+            "Du hast Dimension i durch die Größe der Mesh-Achse i geteilt. Die Spec nennt die "
+            "Achse: Teile durch mesh_shape[name] der Namen im Eintrag dieser Dimension.",
+        ),
+        "added_sizes": (
+            "a dimension split over a tuple of axes is split into the product of their sizes, "
+            "not the sum.",
+            "Eine Dimension, die über ein Tupel von Achsen aufgeteilt wird, zerfällt in so viele "
+            "Teile, wie das Produkt ihrer Größen angibt, nicht die Summe.",
+        ),
+        "multiplied": (
+            "your block is bigger than the array: divide by the axis size, don't multiply.",
+            "Dein Block ist größer als das Array: Teile durch die Achsengröße, statt zu "
+            "multiplizieren.",
+        ),
+        "wrong": (
+            "each device holds a block of shape {want}, not {got}.",
+            "Jedes Gerät hält einen Block der Form {want}, nicht {got}.",
+        ),
+    }
+    values = dict(shape=shape, spec=spec, mesh=mesh, got=got, want=want)
+    return text(
+        "For shape {shape}, spec {spec} on mesh {mesh}: ",
+        "Für die Form {shape}, Spec {spec} auf dem Mesh {mesh}: ",
+        **values,
+    ) + text(*messages[key], **values)
+
+
+def _by_position(shape, spec, sizes):
+    names = list(sizes)
+    entries = list(spec) + [None] * (len(shape) - len(spec))
+    return tuple(
+        size // sizes[names[i]] if _axes(e) and i < len(names) else size
+        for i, (size, e) in enumerate(zip(shape, entries, strict=True))
+    )
+
+
+@lab.exercise(
+    "shard_shape",
+    title=("Predict the shard shape", "Die Shard-Form vorhersagen"),
+    points=3,
+    hint=(
+        "Go through the dimensions: the spec entry of a dimension is None (whole), an axis name, "
+        "or a tuple of names; divide the size by the product of mesh_shape[name] over those "
+        "names. A spec shorter than the shape leaves the remaining dimensions whole.",
+        "Geh die Dimensionen durch: Der Spec-Eintrag einer Dimension ist None (ganz), ein "
+        "Achsenname oder ein Tupel von Namen; teile die Größe durch das Produkt von "
+        "mesh_shape[name] über diese Namen. Eine Spec, die kürzer als die Form ist, lässt die "
+        "übrigen Dimensionen ganz.",
+    ),
+)
+def q3(shard_shape, rng):
+    failures = []
+    confirmed = None
+    for shape, spec, sizes, mesh_shape in _q3_cases(rng):
+        got = call(shard_shape, shape, spec, dict(sizes))
+        want = _block(shape, spec, sizes)
+        if not isinstance(got, tuple | list) or not all(
+            isinstance(v, int | np.integer | float | np.floating) and not isinstance(v, bool)
+            for v in got
+        ):
+            raise Wrong(
+                "not_a_shape",
+                text(
+                    "Return the shape as a tuple of whole numbers, such as {want}; you returned "
+                    "{got} ({kind}).",
+                    "Gib die Form als Tupel ganzer Zahlen zurück, etwa {want}; du hast {got} "
+                    "({kind}) zurückgegeben.",
+                    want=want,
+                    got=repr(got)[:60],
+                    kind=type(got).__name__,
+                ),
+            )
+        if len(got) != len(shape):
+            raise Wrong(
+                "dims",
+                text(
+                    "For shape {shape} and spec {spec} you returned {k} dimension(s), but a block "
+                    "has as many dimensions as the array. Dimensions the spec does not mention "
+                    "(it may be shorter) stay whole.",
+                    "Für die Form {shape} und Spec {spec} hast du {k} Dimension(en) "
+                    "zurückgegeben, ein Block hat aber so viele Dimensionen wie das Array. "
+                    "Dimensionen, die die Spec nicht erwähnt (sie darf kürzer sein), bleiben ganz.",
+                    shape=shape,
+                    spec=spec,
+                    k=len(got),
+                ),
+            )
+        if any(isinstance(v, float | np.floating) for v in got):
+            raise Wrong(
+                "not_integers",
+                text(
+                    "Shapes are whole numbers, but you returned {got}: use // instead of / (the "
+                    "sizes here always divide evenly).",
+                    "Formen sind ganze Zahlen, du hast aber {got} zurückgegeben: Nimm // statt / "
+                    "(die Größen hier gehen immer glatt auf).",
+                    got=tuple(float(v) for v in got),
+                ),
+            )
+        got = tuple(int(v) for v in got)
+        placed = _confirm(shape, spec, mesh_shape, want)
+        if confirmed is None:
+            confirmed = placed
+        if got != want:
+            mistakes = {
+                "global_shape": tuple(shape),
+                "all_devices": _block(shape, spec, sizes, lambda size, axes: size // 8),
+                "first_axis_only": _block(
+                    shape, spec, sizes, lambda size, axes, s=sizes: size // s[axes[0]]
+                ),
+                "by_position": _by_position(shape, spec, sizes),
+                "added_sizes": _block(
+                    shape, spec, sizes, lambda size, axes, s=sizes: size // sum(s[a] for a in axes)
+                ),
+                "multiplied": _block(
+                    shape,
+                    spec,
+                    sizes,
+                    lambda size, axes, s=sizes: size * math.prod(s[a] for a in axes),
+                ),
+            }
+            failures.append(
+                (
+                    matching(got, mistakes),
+                    dict(shape=shape, spec=spec, mesh=dict(sizes), got=got, want=want),
+                )
+            )
+    if failures:
+        diagnose(failures, _shard_message)
+    if confirmed is None:
+        return text(
+            "Correct! You predict every shard shape.", "Richtig! Du sagst jede Shard-Form voraus."
+        )
+    return text(
+        "Correct! You predict every shard shape, and JAX's NamedSharding on this machine's 8 "
+        "devices agrees, e.g. blocks of {block} for shape {shape}.",
+        "Richtig! Du sagst jede Shard-Form voraus, und JAXs NamedSharding auf den 8 Geräten "
+        "dieser Maschine stimmt zu, z. B. Blöcke der Form {block} für die Form {shape}.",
+        shape=confirmed[0],
+        block=confirmed[1],
+    )
+
+
+# --- q4: a data-parallel gradient ----------------------------------------------------------------
+def _q4_inputs(rng):
+    features = rng.choice([3, 5, 6, 7])  # not multiples of 8: only the batch can split
+    outputs = rng.choice([2, 3])
+    batch = 8 * rng.choice([1, rng.randint(2, 6)])  # 8 rows: the smallest batch, one per device
+    keys = jax.random.split(jax.random.key(rng.randrange(2**31)), 4)
+    params = {
+        "w": jax.random.normal(keys[0], (features, outputs)),
+        "b": jax.random.normal(keys[1], (outputs,)),
+    }
+    x = jax.random.normal(keys[2], (batch, features))
+    y = jax.random.normal(keys[3], (batch, outputs))
+    return params, x, y
+
+
+def _mse(params, x, y):
+    return jnp.mean((x @ params["w"] + params["b"] - y) ** 2)
+
+
+def _mse_grads(params, x, y):
+    """The gradient of _mse by hand, in float64 numpy: the single-device answer, exactly."""
+    w, b, x, y = (np.asarray(a, np.float64) for a in (params["w"], params["b"], x, y))
+    error = 2 * (x @ w + b - y) / y.size
+    return {"w": x.T @ error, "b": error.sum(axis=0)}
+
+
+def _layout_wrong(name, shape, sharding, shard_size):
+    """The key and message if `name` (x or y) did not arrive in loss_fn split 8 ways, else None."""
+    rows = sharding.shard_shape(shape)[0]
+    v = dict(name=name, n=shape[0], rows=rows, want=shard_size)
+    if len(sharding.device_set) == 1:
+        return "one_device", text(
+            "Right gradients, but all on one device: {name} arrived in loss_fn whole, on a single "
+            "device. Put x and y split over the mesh, NamedSharding(mesh, P('data')), and params "
+            "replicated, NamedSharding(mesh, P()).",
+            "Richtige Gradienten, aber alle auf einem Gerät: {name} kam ganz und auf einem "
+            "einzigen Gerät in loss_fn an. Leg x und y über das Mesh verteilt ab, "
+            "NamedSharding(mesh, P('data')), und params repliziert, NamedSharding(mesh, P()).",
+            **v,
+        )
+    if rows == shape[0]:
+        return "batch_replicated", text(
+            "Right gradients, but every device got all {n} rows of {name}: it was copied to the 8 "
+            "devices, not split. Split its first dimension: P('data').",
+            "Richtige Gradienten, aber jedes Gerät bekam alle {n} Zeilen von {name}: Es wurde auf "
+            "die 8 Geräte kopiert, nicht aufgeteilt. Teile seine erste Dimension: P('data').",
+            **v,
+        )
+    if rows != shard_size:
+        return "not_all_devices", text(
+            "Right gradients, but each device got {rows} of the {n} rows of {name} instead of "
+            "{want}: split the batch over all 8 devices of the mesh.",
+            "Richtige Gradienten, aber jedes Gerät bekam {rows} der {n} Zeilen von {name} statt "
+            "{want}: Teile den Batch über alle 8 Geräte des Meshs auf.",
+            **v,
+        )
+    return None
+
+
+@lab.exercise(
+    "data_parallel",
+    title=("A data-parallel gradient", "Ein datenparalleler Gradient"),
+    points=3,
+    hint=(
+        "Two shardings on the mesh: NamedSharding(mesh, P('data')) for x and y (rows split 8 "
+        "ways) and NamedSharding(mesh, P()) for params (a copy on every device). jax.device_put "
+        "each, then return jax.jit(jax.grad(loss_fn))(params, x, y).",
+        "Zwei Shardings auf dem Mesh: NamedSharding(mesh, P('data')) für x und y (Zeilen in 8 "
+        "Teile) und NamedSharding(mesh, P()) für params (eine Kopie auf jedem Gerät). Leg jedes "
+        "mit jax.device_put ab und gib dann jax.jit(jax.grad(loss_fn))(params, x, y) zurück.",
+    ),
+)
+def q4(dp_grads, rng):
+    devices = _mesh_devices()
+    mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,), devices=devices)
+    params, x, y = _q4_inputs(rng)
+    seen = {"x": [], "y": []}
+
+    def loss_fn(params, x, y):  # the model's loss; it also notes how x and y are laid out
+        for name, array in (("x", x), ("y", y)):
+            jax.debug.inspect_array_sharding(
+                array, callback=lambda s, n=name, a=array: seen[n].append((a.shape, s))
+            )
+        return _mse(params, x, y)
+
+    with jax.default_matmul_precision("float32"):  # a TPU's default would round to bf16
+        got = call(dp_grads, loss_fn, params, x, y, mesh)
+    want = _mse_grads(params, x, y)
+    shard_size = x.shape[0] // 8
+    one_shard = _mse_grads(params, x[:shard_size], y[:shard_size])
+    if not (isinstance(got, dict) and set(got) == set(params)):
+        raise Wrong(
+            "structure",
+            text(
+                "Return the gradients as a dict with the keys of params, {keys}, like "
+                "jax.grad(loss_fn) does; you returned {kind}.",
+                "Gib die Gradienten als dict mit den Schlüsseln von params zurück, {keys}, wie "
+                "jax.grad(loss_fn) es tut; du hast {kind} zurückgegeben.",
+                keys=sorted(params),
+                kind=type(got).__name__,
+            ),
+        )
+    for k in params:
+        if getattr(to_numpy(got[k]), "shape", None) != want[k].shape:
+            raise Wrong(
+                "structure",
+                text(
+                    "The gradient for {k} should have the shape of params[{k!r}], {want}; yours "
+                    "has {shape}.",
+                    "Der Gradient für {k} sollte die Form von params[{k!r}] haben, {want}; deiner "
+                    "hat {shape}.",
+                    k=k,
+                    want=want[k].shape,
+                    shape=getattr(to_numpy(got[k]), "shape", None),
+                ),
+            )
+    tol = {"rtol": 1e-4, "atol": 1e-5}
+    if not all(allclose(got[k], want[k], **tol) for k in params):
+        if all(allclose(got[k], 8 * want[k], **tol) for k in params):
+            raise Wrong(
+                "summed",
+                text(
+                    "Your gradients are 8 times too large: they were summed over the 8 devices "
+                    "instead of averaged. (Inside shard_map, jax.grad of a replicated parameter "
+                    "already sums over the devices.) jax.jit with shardings gets the mean right "
+                    "by itself.",
+                    "Deine Gradienten sind 8-mal zu groß: Sie wurden über die 8 Geräte summiert "
+                    "statt gemittelt. (In shard_map summiert jax.grad eines replizierten "
+                    "Parameters schon über die Geräte.) jax.jit mit Shardings bildet den "
+                    "Mittelwert von selbst richtig.",
+                ),
+            )
+        if shard_size < x.shape[0] and all(allclose(got[k], one_shard[k], **tol) for k in params):
+            raise Wrong(
+                "one_shard",
+                text(
+                    "Your gradients are those of one device's share of the batch only. The "
+                    "gradient of the mean loss needs every example: let jit combine the shards.",
+                    "Deine Gradienten gehören nur zum Anteil eines Geräts am Batch. Der Gradient "
+                    "des mittleren Verlusts braucht jedes Beispiel: Lass jit die Teile "
+                    "zusammenführen.",
+                ),
+            )
+        raise Wrong(
+            "wrong_gradients",
+            text(
+                "Your gradients differ from those of the same loss on one device. Compute "
+                "jax.grad(loss_fn)(params, x, y), only with x and y split over the mesh.",
+                "Deine Gradienten weichen von denen desselben Verlusts auf einem Gerät ab. Rechne "
+                "jax.grad(loss_fn)(params, x, y), nur mit x und y über das Mesh verteilt.",
+            ),
+        )
+    if not seen["x"]:
+        raise Wrong(
+            "loss_not_called",
+            text(
+                "Right numbers, but not from loss_fn: compute the gradient of the loss_fn you "
+                "are given, jax.grad(loss_fn), so the check can see how x arrives there.",
+                "Richtige Zahlen, aber nicht aus loss_fn: Rechne den Gradienten des übergebenen "
+                "loss_fn, jax.grad(loss_fn), damit die Prüfung sieht, wie x dort ankommt.",
+            ),
+        )
+    for name in ("x", "y"):
+        shape, sharding = seen[name][-1]
+        wrong = _layout_wrong(name, shape, sharding, shard_size)
+        if wrong is not None:
+            raise Wrong(*wrong)
+    return text(
+        "Correct! x and y arrived in loss_fn split over the 8 devices, {rows} of the {n} rows "
+        "each, and the gradient equals the single-device one.",
+        "Richtig! x und y kamen auf die 8 Geräte verteilt in loss_fn an, je {rows} der {n} "
+        "Zeilen, und der Gradient ist gleich dem auf einem Gerät.",
+        rows=shard_size,
+        n=x.shape[0],
+    )

@@ -1,0 +1,267 @@
+# ---
+# jupyter:
+#   course:
+#     duration:
+#       cpu: 35
+#       t4: 35
+#     level: 3
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - Colab TPU
+#     - Kaggle TPU
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: 'Mehr als eine GPU: All-Reduce, DDP und Sharding'
+#       en: 'Beyond one GPU: all-reduce, DDP and sharding'
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# Four exercises on lesson 08: the bytes a ring all-reduce sends, a DDP step simulated rank by rank
+# in one process, the shape of one shard on a JAX mesh, and a data-parallel gradient on 8 devices.
+# The JAX checks run on the **8 simulated CPU devices** of lesson 08 (or the 8 TPU devices on
+# Kaggle's TPU v5e-8).
+#
+# Replace each `____` by your code and run the cell. `qN.hint()` and `qN.solution()` help; the last
+# cell shows your score. Run the setup cell and the two cells below it first, **before anything else
+# uses JAX**: the first one asks JAX for its 8 devices.
+
+# %% [markdown] lang="de"
+# Vier Aufgaben zu Lektion 08: die Bytes, die ein Ring-All-Reduce sendet, ein DDP-Schritt, Rang für
+# Rang in einem Prozess simuliert, die Form eines Shards auf einem JAX-Mesh und ein datenparalleler
+# Gradient auf 8 Geräten. Die JAX-Prüfungen laufen auf den **8 simulierten CPU-Geräten** aus
+# Lektion 08 (oder den 8 TPU-Geräten auf Kaggles TPU v5e-8).
+#
+# Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
+# helfen; die letzte Zelle zeigt deine Punkte. Führe zuerst die Setup-Zelle und die beiden Zellen
+# darunter aus, **bevor irgendetwas anderes JAX benutzt**: Die erste verlangt von JAX seine 8 Geräte.
+
+# %%
+import jax
+
+from utils import jaxdevices, sharding
+from utils.i18n import say
+
+jaxdevices.simulate_cpu_devices(
+    8
+)  # en: first: JAX fixes its device count | de: zuerst: JAX legt die Gerätezahl fest
+
+import jax.numpy as jnp
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from utils.checks import ____  # noqa: F401  # en: the blank you replace | de: die Lücke, die du ersetzt
+
+say(
+    "jax {version} | {backend} | {n} CPU devices",
+    "jax {version} | {backend} | {n} CPU-Geräte",
+    version=jax.__version__,
+    backend=jax.default_backend(),
+    n=len(jax.devices("cpu")),
+)
+
+# %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
+# en: @title Checks (run me)
+# de: @title Prüfungen (ausführen)
+from labs.checks.lab08 import lab, q1, q2, q3, q4
+
+lab.ready()
+
+# %% [markdown] lang="en"
+# ## 1. The bytes of a ring all-reduce
+#
+# Write `ring_allreduce_bytes(n_bytes, devices)`: how many bytes **each** device sends when
+# `devices` devices all-reduce an array of `n_bytes` bytes with the ring algorithm (lesson 08,
+# section 1). One device sends nothing.
+
+# %% [markdown] lang="de"
+# ## 1. Die Bytes eines Ring-All-Reduce
+#
+# Schreib `ring_allreduce_bytes(n_bytes, devices)`: wie viele Bytes **jedes** Gerät sendet, wenn
+# `devices` Geräte ein Array von `n_bytes` Bytes mit dem Ring-Algorithmus per All-Reduce addieren
+# (Lektion 08, Abschnitt 1). Ein einzelnes Gerät sendet nichts.
+
+
+# %%
+def ring_allreduce_bytes(n_bytes, devices):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    # en: reduce-scatter + all-gather, each N-1 chunks of n_bytes/N
+    # de: Reduce-Scatter + All-Gather, je N-1 Stücke von n_bytes/N
+    return 2 * (devices - 1) / devices * n_bytes
+    ### END SOLUTION
+
+
+q1.check(ring_allreduce_bytes)
+
+# %%
+# q1.hint()
+# q1.solution()
+
+# %% [markdown] lang="en"
+# ## 2. A DDP step, rank by rank
+#
+# DDP runs one process per device; here you play all of them in one process. Write
+# `ddp_gradients(make_model, x, y, world)`: for each of the `world` ranks, build the model with
+# `make_model(seed)`, compute `torch.nn.functional.mse_loss` on **that rank's share** of the rows of
+# `x` and `y` (contiguous, equal parts) and call `.backward()`; then return what DDP's all-reduce
+# produces: for each parameter (in the order of `model.parameters()`) the gradient averaged over the
+# ranks. It must equal the gradient of the whole batch in one process.
+
+# %% [markdown] lang="de"
+# ## 2. Ein DDP-Schritt, Rang für Rang
+#
+# DDP startet einen Prozess pro Gerät; hier spielst du alle in einem Prozess. Schreib
+# `ddp_gradients(make_model, x, y, world)`: Baue für jeden der `world` Ränge das Modell mit
+# `make_model(seed)`, rechne `torch.nn.functional.mse_loss` auf **dem Anteil dieses Rangs** an den
+# Zeilen von `x` und `y` (zusammenhängende, gleich große Teile) und ruf `.backward()` auf; gib dann
+# zurück, was das All-Reduce von DDP liefert: für jeden Parameter (in der Reihenfolge von
+# `model.parameters()`) den über die Ränge gemittelten Gradienten. Er muss gleich dem Gradienten des
+# ganzen Batches in einem Prozess sein.
+
+
+# %%
+import torch
+
+
+def ddp_gradients(make_model, x, y, world):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    rows = len(x) // world
+    grads = []
+    for rank in range(world):
+        model = make_model(0)  # en: the same seed on every rank | de: derselbe Seed auf jedem Rang
+        part = slice(rank * rows, (rank + 1) * rows)
+        torch.nn.functional.mse_loss(model(x[part]), y[part]).backward()
+        grads.append([p.grad for p in model.parameters()])
+    # en: the all-reduce: sum over the ranks, divided by their number
+    # de: das All-Reduce: Summe über die Ränge, geteilt durch ihre Zahl
+    return [sum(per_rank) / world for per_rank in zip(*grads, strict=True)]
+    ### END SOLUTION
+
+
+q2.check(ddp_gradients)
+
+# %%
+# q2.hint()
+# q2.solution()
+
+# %% [markdown] lang="en"
+# ## 3. Predict the shard shape
+#
+# Write `shard_shape(shape, spec, mesh_shape)`: the shape of the block each device holds when an
+# array of `shape` is placed with `NamedSharding(mesh, P(*spec))`. `spec` is a tuple with one entry
+# per dimension, `None`, an axis name or a tuple of axis names, and may be shorter than `shape`;
+# `mesh_shape` maps axis names to sizes, e.g. `{"data": 4, "model": 2}`. Work it out from the numbers
+# (the sizes always divide evenly); the check then asks JAX on the 8 devices. Try it:
+
+# %% [markdown] lang="de"
+# ## 3. Die Shard-Form vorhersagen
+#
+# Schreib `shard_shape(shape, spec, mesh_shape)`: die Form des Blocks, den jedes Gerät hält, wenn ein
+# Array der Form `shape` mit `NamedSharding(mesh, P(*spec))` abgelegt wird. `spec` ist ein Tupel mit
+# einem Eintrag pro Dimension, `None`, ein Achsenname oder ein Tupel von Achsennamen, und darf kürzer
+# als `shape` sein; `mesh_shape` ordnet Achsennamen Größen zu, z. B. `{"data": 4, "model": 2}`.
+# Rechne es aus den Zahlen aus (die Größen gehen immer glatt auf); die Prüfung fragt danach JAX auf den
+# 8 Geräten. Probier es aus:
+
+# %%
+example_mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto),
+                             devices=jaxdevices.mesh_devices(8))  # fmt: skip
+example = jax.device_put(jnp.zeros((16, 6)), NamedSharding(example_mesh, P(("data", "model"))))
+sharding.show_layout(example)
+
+
+# %%
+import math
+
+
+def shard_shape(shape, spec, mesh_shape):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    block = []
+    for i, size in enumerate(shape):
+        entry = spec[i] if i < len(spec) else None
+        if entry is None:
+            block.append(size)  # en: not split | de: nicht aufgeteilt
+            continue
+        axes = (entry,) if isinstance(entry, str) else entry
+        block.append(size // math.prod(mesh_shape[a] for a in axes))
+    return tuple(block)
+    ### END SOLUTION
+
+
+q3.check(shard_shape)
+
+# %%
+# q3.hint()
+# q3.solution()
+
+# %% [markdown] lang="en"
+# ## 4. A data-parallel gradient
+#
+# Write `dp_grads(loss_fn, params, x, y, mesh)`: the gradient of `loss_fn(params, x, y)` with respect
+# to `params` (a dict of arrays), computed **data-parallel** on `mesh`, a line of 8 devices with the
+# axis `"data"`: the rows of `x` and `y` split over the devices, `params` replicated. It must equal the
+# gradient on one device. The check looks inside `loss_fn` to see how `x` arrives there.
+
+# %% [markdown] lang="de"
+# ## 4. Ein datenparalleler Gradient
+#
+# Schreib `dp_grads(loss_fn, params, x, y, mesh)`: den Gradienten von `loss_fn(params, x, y)` nach
+# `params` (ein dict von Arrays), **datenparallel** gerechnet auf `mesh`, einer Reihe von 8 Geräten
+# mit der Achse `"data"`: die Zeilen von `x` und `y` über die Geräte verteilt, `params` repliziert. Er
+# muss gleich dem Gradienten auf einem Gerät sein. Die Prüfung schaut in `loss_fn` hinein, wie `x` dort
+# ankommt.
+
+
+# %%
+import jax
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+
+def dp_grads(loss_fn, params, x, y, mesh):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    batch = NamedSharding(mesh, P("data"))  # en: rows split 8 ways | de: Zeilen in 8 Teile
+    replicated = NamedSharding(mesh, P())  # en: a copy on every device | de: eine Kopie je Gerät
+    params = jax.device_put(params, replicated)
+    x, y = jax.device_put(x, batch), jax.device_put(y, batch)
+    return jax.jit(jax.grad(loss_fn))(params, x, y)
+    ### END SOLUTION
+
+
+q4.check(dp_grads)
+
+# %%
+# q4.hint()
+# q4.solution()
+
+# %% [markdown] lang="en"
+# ## Your score
+#
+# Run the cell below. A trainer grades the same way: `python -m utils.grade` runs your notebook from
+# top to bottom and reads this table (see `labs/README.md`).
+#
+# **Next:** lesson 09 weighs what the devices of this lesson cost.
+
+# %% [markdown] lang="de"
+# ## Deine Punkte
+#
+# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso: `python -m utils.grade` führt
+# dein Notebook von oben nach unten aus und liest diese Tabelle (siehe `labs/README.md`).
+#
+# **Weiter:** Lektion 09 wägt ab, was die Geräte dieser Lektion kosten.
+
+# %%
+lab.score()
