@@ -48,6 +48,15 @@ STATUS_NAMES: dict[str, Text] = {
 }
 
 
+def status_line(result: Result) -> str:
+    """The mark and the status in words, then the message: "❌ not yet: You double x".  The word
+    keeps the line readable where no emoji font is installed (the mark is an empty box there)."""
+    if result.status == NOT_ATTEMPTED:  # its message says so: "Not attempted yet: ..."
+        return f"{SYMBOLS[result.status]} {result.message}"
+    word = text(*STATUS_NAMES[result.status])
+    return f"{SYMBOLS[result.status]} {word}: {result.message}"
+
+
 @dataclass(frozen=True)
 class Result:
     status: str  # PASSED, WRONG, NOT_ATTEMPTED or ERROR
@@ -122,7 +131,7 @@ class Exercise:
     def check(self, answer: Any) -> None:
         """Check the answer on fresh random inputs, record the result and print feedback."""
         self.result = self.evaluate(answer)
-        lines = [f"{SYMBOLS[self.result.status]} {self.result.message}"]
+        lines = [status_line(self.result)]
         if self.result.status in (WRONG, ERROR):
             lines.append(
                 text(
