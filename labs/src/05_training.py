@@ -20,7 +20,7 @@
 #     formats: py:percent
 #     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---

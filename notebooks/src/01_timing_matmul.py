@@ -21,7 +21,7 @@
 #     formats: py:percent
 #     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -1419,6 +1419,39 @@ panel = explore(
 # arithmetische Intensität, Roofline, Knickpunkt.
 #
 # **Weiter:** Lab 01, dann Lektion 02: Wo liegen Tensoren, und was kostet es, sie zu bewegen?
+
+# %% [markdown] lang="en"
+# **Class results (optional).** To add this run's figures to your group's comparison, set
+# `SAVE_RESULTS = True` below and run the cell (or start Jupyter with `COURSE_RESULTS=folder`). It
+# writes a small anonymous file to `results/` for your trainer to collect: the hardware, the
+# library versions, the best float32 matmul FLOP/s on the CPU, the best on the accelerator, the
+# size from which the accelerator wins and the threads; no names, no paths. Nothing is sent
+# anywhere.
+
+# %% [markdown] lang="de"
+# **Ergebnisse der Gruppe (freiwillig).** Um die Zahlen dieses Laufs zum Vergleich deiner Gruppe
+# beizusteuern, setz unten `SAVE_RESULTS = True` und führe die Zelle aus (oder starte Jupyter mit
+# `COURSE_RESULTS=Ordner`). Sie schreibt eine kleine anonyme Datei nach `results/`, die deine
+# Trainerin oder dein Trainer einsammelt: Hardware, Bibliotheksversionen, die besten
+# float32-Matmul-FLOP/s auf der CPU, die besten auf dem Beschleuniger, die Größe, ab der der
+# Beschleuniger gewinnt, und die Threads; keine Namen, keine Pfade. Es wird nichts verschickt.
+
+# %%
+# en: True saves this run's figures to results/, anonymously (see above)
+# de: True speichert die Zahlen dieses Laufs anonym nach results/ (siehe oben)
+SAVE_RESULTS = False
+from utils.results import record
+
+rates = {label: max(m.flops_per_second for m in s.values()) for label, s in sweep.items()}
+on_cpu = [r for label, r in rates.items() if "float32 (CPU)" in label]
+on_accelerator = [r for label, r in rates.items() if "(CPU)" not in label]
+figures = {
+    "cpu_fp32_best_gflops": max(on_cpu) / 1e9,
+    "accel_best_gflops": max(on_accelerator) / 1e9 if on_accelerator else None,
+    "crossover_n": only_matmul if accelerated else None,
+    "threads": threads_used,
+}
+record("01", figures, save=SAVE_RESULTS, hw=hw)
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 # en: Checks of the course itself (not part of the lesson): the cells above measured what they show.

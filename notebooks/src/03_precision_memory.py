@@ -21,7 +21,7 @@
 #     formats: py:percent
 #     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -729,3 +729,27 @@ explore(
 #
 # **Weiter:** Lab 03 (Bytes pro Datentyp, exakte Ganzzahlen, Loss Scaling, LoRA-Speicher, der
 # Autocast-Datentyp), dann Lektion 04, JAX und TPU, wo bf16 das eigene Format ist.
+
+# %% [markdown] lang="en"
+# **Class results (optional).** To add this run's figures to your group's comparison, set
+# `SAVE_RESULTS = True` below and run the cell (or start Jupyter with `COURSE_RESULTS=folder`). It
+# writes a small anonymous file to `results/` for your trainer to collect: the hardware, the
+# library versions and the matmul GFLOP/s of each number format; no names, no paths. Nothing is
+# sent anywhere.
+
+# %% [markdown] lang="de"
+# **Ergebnisse der Gruppe (freiwillig).** Um die Zahlen dieses Laufs zum Vergleich deiner Gruppe
+# beizusteuern, setz unten `SAVE_RESULTS = True` und führe die Zelle aus (oder starte Jupyter mit
+# `COURSE_RESULTS=Ordner`). Sie schreibt eine kleine anonyme Datei nach `results/`, die deine
+# Trainerin oder dein Trainer einsammelt: Hardware, Bibliotheksversionen und die Matmul-GFLOP/s
+# jedes Zahlenformats; keine Namen, keine Pfade. Es wird nichts verschickt.
+
+# %%
+# en: True saves this run's figures to results/, anonymously (see above)
+# de: True speichert die Zahlen dieses Laufs anonym nach results/ (siehe oben)
+SAVE_RESULTS = False
+from utils.results import record
+
+figures = {f"{name}_gflops": rate / 1e9 for name, rate in speed.items()}
+figures["matmul_n"] = n
+record("03", figures, save=SAVE_RESULTS, hw=hw)

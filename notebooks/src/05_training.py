@@ -21,7 +21,7 @@
 #     formats: py:percent
 #     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -1186,6 +1186,35 @@ with tempfile.TemporaryDirectory() as folder:
 # **Weiter:** Lab 05 (MFU aus einer Messung, der Engpass aus einer Profiler-Tabelle, ein Checkpoint,
 # der denselben Lauf fortsetzt, die Akkumulationsschritte für einen Ziel-Batch), dann Lektion 06,
 # Quantisierung (in Vorbereitung).
+
+# %% [markdown] lang="en"
+# **Class results (optional).** To add this run's figures to your group's comparison, set
+# `SAVE_RESULTS = True` below and run the cell (or start Jupyter with `COURSE_RESULTS=folder`). It
+# writes a small anonymous file to `results/` for your trainer to collect: the hardware, the
+# library versions and tokens/s, MFU, the best variant's tokens/s and the final loss; no names, no
+# paths. Nothing is sent anywhere.
+
+# %% [markdown] lang="de"
+# **Ergebnisse der Gruppe (freiwillig).** Um die Zahlen dieses Laufs zum Vergleich deiner Gruppe
+# beizusteuern, setz unten `SAVE_RESULTS = True` und führe die Zelle aus (oder starte Jupyter mit
+# `COURSE_RESULTS=Ordner`). Sie schreibt eine kleine anonyme Datei nach `results/`, die deine
+# Trainerin oder dein Trainer einsammelt: Hardware, Bibliotheksversionen und Tokens/s, MFU, die
+# Tokens/s der besten Variante und der Loss am Ende; keine Namen, keine Pfade. Es wird nichts
+# verschickt.
+
+# %%
+# en: True saves this run's figures to results/, anonymously (see above)
+# de: True speichert die Zahlen dieses Laufs anonym nach results/ (siehe oben)
+SAVE_RESULTS = False
+from utils.results import record
+
+figures = {
+    "tokens_per_s": meter.tokens_per_s,
+    "mfu_percent": 100 * meter.mfu if meter.mfu else None,
+    "best_tokens_per_s": max(tokens for _, tokens, _ in results),
+    "val_loss_end": end_loss,
+}
+record("05", figures, save=SAVE_RESULTS, hw=hw)
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert end_loss < start_loss - 0.5, (start_loss, end_loss)

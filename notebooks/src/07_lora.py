@@ -21,7 +21,7 @@
 #     formats: py:percent
 #     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -1405,6 +1405,35 @@ for name, s in T4_MODELS.items():
 #
 # **Weiter:** [Lab 07](../../labs/de/07_lora.ipynb), dann Lektion 08, Mehr als eine GPU (in
 # Vorbereitung).
+
+# %% [markdown] lang="en"
+# **Class results (optional).** To add this run's figures to your group's comparison, set
+# `SAVE_RESULTS = True` below and run the cell (or start Jupyter with `COURSE_RESULTS=folder`). It
+# writes a small anonymous file to `results/` for your trainer to collect: the hardware, the
+# library versions and the step time, the held-out loss before and after training and the
+# adapter's size; no names, no paths. Nothing is sent anywhere.
+
+# %% [markdown] lang="de"
+# **Ergebnisse der Gruppe (freiwillig).** Um die Zahlen dieses Laufs zum Vergleich deiner Gruppe
+# beizusteuern, setz unten `SAVE_RESULTS = True` und führe die Zelle aus (oder starte Jupyter mit
+# `COURSE_RESULTS=Ordner`). Sie schreibt eine kleine anonyme Datei nach `results/`, die deine
+# Trainerin oder dein Trainer einsammelt: Hardware, Bibliotheksversionen und die Schrittzeit, der
+# Loss auf den zurückgehaltenen Daten vor und nach dem Training und die Größe des Adapters; keine
+# Namen, keine Pfade. Es wird nichts verschickt.
+
+# %%
+# en: True saves this run's figures to results/, anonymously (see above)
+# de: True speichert die Zahlen dieses Laufs anonym nach results/ (siehe oben)
+SAVE_RESULTS = False
+from utils.results import record
+
+figures = {
+    "step_seconds": step_time,
+    "loss_before": loss_before,
+    "loss_after": loss_after,
+    "adapter_mib": adapter_mb,
+}
+record("07", figures, save=SAVE_RESULTS, hw=hw)
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 # en: Checks of the course itself (not part of the lesson): the cells above measured what they show.
