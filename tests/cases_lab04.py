@@ -101,11 +101,6 @@ def run_timed_first(f, x):  # times the first call as "run", then compiles a cac
     return time.perf_counter() - start, run_seconds
 
 
-def swapped(f, x):  # the right timings, returned the wrong way round
-    compile_seconds, run_seconds = aot(f, x)
-    return run_seconds, compile_seconds
-
-
 def in_milliseconds(f, x):
     compile_seconds, run_seconds = aot(f, x)
     return compile_seconds * 1e3, run_seconds * 1e3
@@ -147,7 +142,6 @@ CASES = {
             (clock_not_restarted, "includes_compile"),
             (jit_is_lazy, "compile_too_short"),
             (run_timed_first, "compile_too_short"),
-            (swapped, "swapped"),
             (first_call, "compile_includes_run"),  # the old check passed it
             (ten_runs_undivided, "run_too_long"),  # the old check passed it
             (sleep_and_constants, "not_compiled"),  # the old check passed it

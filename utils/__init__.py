@@ -35,6 +35,7 @@ notebook imports it and calls `start()`.  One purpose per module:
 - `checkpoint`  atomic, RNG-complete checkpoints: save, load, the latest that is intact
 - `throughput`  tokens/s and MFU against the detected device's peak
 - `prices`      the dated price files (GPUs by the hour, APIs), and a warning when they are old
+- `results`     a room's measured figures: saved on opt-in, anonymous, summarised in a table
 - `blank`       the blank `____` a learner replaces by code
 - `sources`     reading the notebook sources: one language of two, a lab's solution blocks
 - `answers`     calling the learner's code; a wrong answer; the learner's error explained
