@@ -700,7 +700,7 @@ fig, ax = plt.subplots(figsize=(8, 5))
 for r in rows:
     marker = {"torch": "s", "bitsandbytes": "^", "torchao": "D"}.get(r["lib"], "o")
     ax.scatter(r["MiB"], r["ppl"], marker=marker, s=60)
-    ax.annotate(f"{r['format']} ({r['library']})", (r["MiB"], r["ppl"]), fontsize=8,
+    ax.annotate(f"{r['format']} ({r['lib']})", (r["MiB"], r["ppl"]), fontsize=8,
                 xytext=(4, 4), textcoords="offset points")  # fmt: skip
 ax.set_xlabel(text("model memory (MiB)", "Modellspeicher (MiB)"))
 ax.set_ylabel(text("perplexity on the course text", "Perplexität auf dem Kurstext"))
