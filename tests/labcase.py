@@ -13,3 +13,4 @@ class Case:
     raising: Any  # an answer that raises on the way
     raising_line: str  # the learner's line the explanation must show
     timing: bool = False  # the check times the answer: its verdicts are also tested under load
+    rounds_under_load: int = 3  # fewer where each check times real work (seconds per round)

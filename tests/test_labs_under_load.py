@@ -47,7 +47,7 @@ def test_some_exercises_are_timed():
 def test_timing_verdicts_hold_with_every_core_busy(stem, name, busy_cores):
     ex = labs.exercise(stem, name)
     case = labs.CASES[stem, name]
-    for _ in range(ROUNDS):
+    for _ in range(min(ROUNDS, case.rounds_under_load)):
         for seed in labs.SEEDS:
             for answer in case.right:
                 result = ex.evaluate(answer, seed=seed)

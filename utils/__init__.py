@@ -22,6 +22,7 @@ notebook imports it and calls `start()`.  One purpose per module:
 - `transfers`   host↔device links and copies, timed
 - `memory`      sizes of tensors and models, memory counters, out-of-memory and a batch-size finder
 - `memsim`      a pretend device memory, for practising out-of-memory on a CPU
+- `clocks`      the clocks a learner's timer reads: swapped, or logged to tell what a number timed
 - `asyncsim`    a pretend accelerator that queues work like CUDA, and a virtual clock, for
                 exercises on a CPU
 - `jaxdevices`  JAX the same way on every version and machine: simulated CPU devices, mesh devices

@@ -20,17 +20,11 @@ a timer reads (`time.perf_counter`, `time.time`, `time.monotonic`, their `_ns` f
 from __future__ import annotations
 
 import contextlib
-import time
-import timeit
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-_REAL = {
-    name: getattr(time, name)
-    for name in ("perf_counter", "time", "monotonic", "perf_counter_ns", "time_ns", "monotonic_ns")
-}
-_REAL_SLEEP = time.sleep
+from .clocks import REAL, REAL_SLEEP, swapped_clocks
 
 
 @dataclass
@@ -64,25 +58,8 @@ def virtual_time(clock: VirtualClock, *functions: Any) -> Iterator[VirtualClock]
         "monotonic_ns": lambda: int(clock.read() * 1e9),
         "sleep": clock.sleep,
     }
-    real = {**_REAL, "sleep": _REAL_SLEEP}
-    swapped: list[tuple[dict[str, Any], str, Any]] = []
-    # timeit.default_timer is the real perf_counter too (and timeit.repeat reads it).
-    for namespace in [vars(time), vars(timeit), *(_globals(f) for f in functions)]:
-        for name, value in list(namespace.items()):
-            for clock_name, original in real.items():
-                if value is original:
-                    swapped.append((namespace, name, value))
-                    namespace[name] = fakes[clock_name]
-    try:
+    with swapped_clocks(fakes, *functions):
         yield clock
-    finally:
-        for namespace, name, value in reversed(swapped):
-            namespace[name] = value
-
-
-def _globals(function: Any) -> dict[str, Any]:
-    function = getattr(function, "__func__", function)  # a bound method
-    return getattr(function, "__globals__", {})
 
 
 @dataclass
@@ -97,13 +74,13 @@ class SimulatedAccelerator:
     _compiled: bool = field(default=False, repr=False)
 
     def _now(self) -> float:
-        return self.clock.read() if self.clock is not None else _REAL["perf_counter"]()
+        return self.clock.read() if self.clock is not None else REAL["perf_counter"]()
 
     def _wait(self, seconds: float) -> None:
         if self.clock is not None:
             self.clock.advance(seconds)
         elif seconds > 0:
-            _REAL_SLEEP(seconds)
+            REAL_SLEEP(seconds)
 
     def matmul(self, *args: Any) -> SimulatedAccelerator:
         """Queue one call and return immediately (the result is only a handle)."""

@@ -1,19 +1,23 @@
 """Checks of lab 04 (JAX on one accelerator): compile time and run time of a jitted function, and
 batching with vmap. (The sharding exercises moved to lab 08.)
 
-q1 judges the learner's timer by what happened while it ran, not by how fast this machine is: the
-check's function records when it is traced, JAX reports when the compile ended, so the compile
-time must cover exactly that (a run inside it, about 60 ms, shows); the run time is bracketed on
-both sides by the median of runs measured right before and after, under the same load.
+q1 judges the learner's timer by what its numbers measured, never by how fast this machine is
+now: while the learner's function runs, every clock read it makes is noted (utils.clocks), so
+each number is traced back to the stretch of time between two reads it is the difference of (or
+a mean of such). The check's `f` notes when it is traced, JAX reports when the compile ended, and
+a clock of the work done (CPU time on the CPU, which other programs can't stretch) says how many
+runs' worth of work each stretch held: the compile stretch must hold a trace and its compile and
+no run, the run stretch no compile and as many runs as the number was divided by.
 q2 checks the mechanism: `predict` must be traced by vmap (its argument is a batching tracer).
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import statistics
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -29,33 +33,53 @@ from utils.checks import (
     call,
     to_numpy,
 )
+from utils.clocks import REAL, REAL_SLEEP, Stretch, logged_clocks, stretches
 from utils.i18n import text
 
 lab = Lab("04")
 
 
 # --- q1: compile time and run time ---------------------------------------------------------------
-_REAL_CLOCK = time.perf_counter
-_REAL_SLEEP = time.sleep
-_RUN_TARGET = 0.06  # seconds of compute per run: far above the cost of a clock read or a dispatch
+_REAL_CLOCK = REAL["perf_counter"]
+_RUN_TARGET = 0.03  # seconds of work per run: far above the cost of a clock read or a dispatch
+
+
+def _work_clock() -> Callable[[], float]:
+    """A clock of the work done, which load can't stretch: on the CPU the process's CPU time
+    (other programs take turns with it, they add none), on an accelerator the wall clock (the
+    device isn't shared; the host's load doesn't slow it)."""
+    return time.process_time if jax.default_backend() == "cpu" else _REAL_CLOCK
 
 
 def _body(i, y):
     return jnp.tanh(y @ y)  # one matmul per step; tanh keeps the numbers bounded
 
 
+@dataclass(frozen=True)
+class _Moment:
+    at: float  # perf_counter
+    work: float  # the work clock
+
+
 class _Recorder:
     """What happened while the learner's function ran: when the check's `f` was traced (it
     sleeps while it is) and when JAX finished compiling (JAX's own monitoring event)."""
 
-    def __init__(self):
-        self.active = False
-        self.traces: list[tuple[float, float]] = []
-        self.compiled: list[float] = []
+    def __init__(self, work: Callable[[], float]):
+        self.work, self.active = work, False
+        self.traces: list[tuple[_Moment, _Moment]] = []
+        self.compiled: list[_Moment] = []
 
-    @staticmethod
-    def now() -> float:
-        return _REAL_CLOCK()
+    def now(self) -> _Moment:
+        return _Moment(_REAL_CLOCK(), self.work())
+
+    def compiles(self) -> list[tuple[_Moment, _Moment]]:
+        """(trace start, compile end) of each trace: the least that tracing and compiling took."""
+        spans = []
+        for start, traced in self.traces:
+            done = [c for c in self.compiled if c.at >= start.at]
+            spans.append((start, done[0] if done else traced))
+        return spans
 
 
 _RECORDER: _Recorder | None = None
@@ -72,36 +96,28 @@ _STATE: dict[str, Any] = {}
 
 
 def _warm() -> tuple[int, Any]:
-    """(steps, loop): a loop of 128×128 matmuls that runs at least 60 ms here, compiled once."""
+    """(steps, loop): a loop of 128×128 matmuls that does about 30 ms of work, compiled once."""
     if "steps" not in _STATE:
         loop = jax.jit(lambda x, count: jax.lax.fori_loop(0, count, _body, x))
         x = jnp.full((128, 128), 0.01)
         steps = 8
         loop(x, steps).block_until_ready()
-        while (elapsed := _fastest_run(loop, x, steps, 3)) < 0.01 and steps < 2**24:
+        while (work := min(_runs(loop, x, steps, 3)[1])) < 0.01 and steps < 2**24:
             steps *= 4
-        _STATE["steps"] = max(1, round(steps * _RUN_TARGET / elapsed))
+        _STATE["steps"] = max(1, round(steps * _RUN_TARGET / work))
         _STATE["loop"] = loop
-        _STATE["fastest"] = math.inf
     return _STATE["steps"], _STATE["loop"]
 
 
-def _runs(loop, x, steps, count) -> list[float]:
-    times = []
+def _runs(loop, x, steps, count) -> tuple[list[float], list[float]]:
+    """(wall seconds, work seconds) of `count` synced runs."""
+    walls, works, work = [], [], _work_clock()
     for _ in range(count):
-        start = _REAL_CLOCK()
+        start, begun = _REAL_CLOCK(), work()
         loop(x, steps).block_until_ready()
-        times.append(_REAL_CLOCK() - start)
-    if (
-        "fastest" in _STATE
-    ):  # the fastest run ever seen: no run, however idle the machine, is faster
-        _STATE["fastest"] = min(_STATE["fastest"], *times)
-    return times
-
-
-def _fastest_run(loop, x, steps, count) -> float:
-    """The length of the work itself: other programs on the machine only ever add time."""
-    return min(_runs(loop, x, steps, count))
+        walls.append(_REAL_CLOCK() - start)
+        works.append(work() - begun)
+    return walls, works
 
 
 @contextlib.contextmanager
@@ -136,27 +152,40 @@ def _pair(got):
     )
 
 
-def _judge(compile_s, run_s, rec, run, total) -> str | None:
-    # Lower bound: the fastest run seen in this kernel (load only ever adds time). Upper bound:
-    # three runs as they take now (the median of five measured around the learner's function).
-    """The key of the first mistake in (compile_s, run_s), or None; see `q1`."""
-    trace_start = rec.traces[0][0]
-    done = [c for c in rec.compiled if c >= trace_start]
-    low = (done[0] if done else rec.traces[0][1]) - trace_start  # trace + compile: the least
-    if compile_s < low - 0.25 * run - 1e-6:
-        # A lazy jax.jit(f), a compile timed after a first call (cached), or the pair swapped:
-        # on a busy machine a run can take as long as compiling, so the values can't tell these
-        # apart, and the message names all three.
-        return "compile_too_short"
-    if compile_s > low + 0.5 * _STATE["fastest"]:  # a run's worth over: the fastest run, as load
-        return "compile_includes_run"  # inflates the runs around the answer, not the one inside it
-    if compile_s + run_s > total + 1e-6:
+# Each number is judged by the stretch of the learner's function it measured (found from the
+# clock reads it is a difference of), never by comparing durations: the compile stretch must hold
+# a trace and its compile, and no run's worth of work more; the run stretch must hold no compile,
+# and the work of as many runs as the number was divided by. Work is counted on the work clock.
+def _compile_mistake(s: Stretch, rec: _Recorder, run_work: float) -> str | None:
+    for start, done in rec.compiles():
+        if len(s.parts) == 1 and s.count == 1 and s.start <= start.at and done.at <= s.end:
+            extra = s.work - (done.work - start.work)
+            return "compile_includes_run" if extra > 0.5 * run_work else None
+    # A lazy jax.jit(f), a compile after a first call (cached), or the pair swapped.
+    return "compile_too_short"
+
+
+def _run_mistake(s: Stretch, rec: _Recorder, run_work: float) -> str | None:
+    spans = [(start.at, done.at) for start, done in rec.compiles()]
+    if any(a < done and start < b for a, b in s.parts for start, done in spans):
         return "includes_compile"
-    if run_s < 0.5 * _STATE["fastest"]:
-        return "no_sync"  # the clock stopped when the run was queued, far below any run
-    if run_s > 3 * run:
+    runs = s.work / run_work
+    if runs < 0.5:
+        return "no_sync"  # the clock stopped when the run was queued: its work came later
+    if runs / s.count > 1.8:
         return "run_too_long"
+    if runs / s.count < 0.5:
+        return "runs_miscounted"
     return None
+
+
+def _judged(value: float, reads, judge, rec, run_work) -> tuple[str | None, float]:
+    """(mistake, unit) of the best explanation of `value`; ("unexplained", 1) if there is none."""
+    found = stretches(reads, value)
+    for s in found:
+        if judge(s, rec, run_work) is None:
+            return None, s.unit
+    return (judge(found[0], rec, run_work), found[0].unit) if found else ("unexplained", 1.0)
 
 
 def _q1_message(key: str, **v: Any) -> str:
@@ -184,12 +213,12 @@ def _q1_message(key: str, **v: Any) -> str:
             "jax.jit(f).lower(x).compile().",
         ),
         "includes_compile": (
-            "Your compile time ({c:.1f} ms) and run time ({r:.1f} ms) add up to more than your "
-            "whole function took ({total:.1f} ms): the run time counts the compilation again. "
-            "Restart the clock after compiling.",
-            "Deine Kompilierzeit ({c:.1f} ms) und Laufzeit ({r:.1f} ms) ergeben zusammen mehr, als "
-            "deine ganze Funktion gedauert hat ({total:.1f} ms): Die Laufzeit zählt das "
-            "Kompilieren noch einmal mit. Starte die Uhr nach dem Kompilieren neu.",
+            "Your run time ({r:.1f} ms) was measured over a stretch that includes tracing and "
+            "compiling: restart the clock after compiling, and time a run of the compiled "
+            "program.",
+            "Deine Laufzeit ({r:.1f} ms) wurde über eine Strecke gemessen, die Tracen und "
+            "Kompilieren enthält: Starte die Uhr nach dem Kompilieren neu und miss einen Lauf des "
+            "kompilierten Programms.",
         ),
         "no_sync": (
             "Your run time is {r:.1f} ms, but one run takes about {run:.1f} ms here: the clock "
@@ -205,16 +234,34 @@ def _q1_message(key: str, **v: Any) -> str:
             "Deine Laufzeit ist {r:.1f} ms, ein Lauf dauert hier aber etwa {run:.1f} ms: Miss einen "
             "Lauf des kompilierten Programms (oder teile durch die Zahl der gemessenen Läufe).",
         ),
+        "runs_miscounted": (
+            "Your run time is {r:.1f} ms, but the stretch you timed held fewer runs than you "
+            "divided by (a run takes about {run:.1f} ms here): divide by the number of runs you "
+            "timed.",
+            "Deine Laufzeit ist {r:.1f} ms, die gemessene Strecke enthielt aber weniger Läufe, "
+            "als du geteilt hast (ein Lauf dauert hier etwa {run:.1f} ms): Teile durch die Zahl "
+            "der gemessenen Läufe.",
+        ),
+        "unexplained": (
+            "Your numbers ({got_c:.4g} and {got_r:.4g}) are not differences of clock readings taken in "
+            "your function: read time.perf_counter() (or time.monotonic(), time.time(), their "
+            "_ns forms, timeit) before and after what you time, and return the differences in "
+            "seconds (a mean of several runs is fine).",
+            "Deine Zahlen ({got_c:.4g} und {got_r:.4g}) sind keine Differenzen von Uhrzeiten, die in "
+            "deiner Funktion abgelesen wurden: Lies time.perf_counter() (oder time.monotonic(), "
+            "time.time(), ihre _ns-Formen, timeit) vor und nach dem, was du misst, und gib die "
+            "Differenzen in Sekunden zurück (ein Mittel über mehrere Läufe ist in Ordnung).",
+        ),
         "milliseconds": (
-            "You returned {c:.4g} and {r:.4g}: milliseconds. Return seconds (time.perf_counter() "
+            "You returned {got_c:.4g} and {got_r:.4g}: milliseconds. Return seconds (time.perf_counter() "
             "counts in seconds).",
-            "Du hast {c:.4g} und {r:.4g} zurückgegeben: Millisekunden. Gib Sekunden zurück "
+            "Du hast {got_c:.4g} und {got_r:.4g} zurückgegeben: Millisekunden. Gib Sekunden zurück "
             "(time.perf_counter() zählt in Sekunden).",
         ),
         "microseconds": (
-            "You returned {c:.4g} and {r:.4g}: microseconds. Return seconds (time.perf_counter() "
+            "You returned {got_c:.4g} and {got_r:.4g}: microseconds. Return seconds (time.perf_counter() "
             "counts in seconds).",
-            "Du hast {c:.4g} und {r:.4g} zurückgegeben: Mikrosekunden. Gib Sekunden zurück "
+            "Du hast {got_c:.4g} und {got_r:.4g} zurückgegeben: Mikrosekunden. Gib Sekunden zurück "
             "(time.perf_counter() zählt in Sekunden).",
         ),
     }
@@ -236,30 +283,25 @@ def _q1_message(key: str, **v: Any) -> str:
 )
 def q1(compile_and_run, rng):
     steps, loop = _warm()
-    sleep_s = rng.uniform(0.06, 0.12)
-    rec = _Recorder()
+    sleep_s = rng.uniform(0.02, 0.04)
+    rec = _Recorder(_work_clock())
 
     def f(x):
         start = rec.now()
-        _REAL_SLEEP(sleep_s)  # Python runs only while JAX traces: this is part of compiling
+        REAL_SLEEP(sleep_s)  # Python runs only while JAX traces: this is part of compiling
         rec.traces.append((start, rec.now()))
         return jax.lax.fori_loop(0, steps, _body, x)
 
     key = jax.random.key(rng.randrange(2**31))
     x = jnp.full((128, 128), 0.01) + 1e-3 * jax.random.normal(key, (128, 128))
-    before = _runs(loop, x, steps, 2)  # runs measured around the learner's: the load of now
-    if _STATE["fastest"] < 0.6 * _RUN_TARGET:  # calibrated under load: a run got short
-        steps = _STATE["steps"] = max(1, round(steps * _RUN_TARGET / _STATE["fastest"]))
-        _STATE["fastest"] = math.inf
-        before = _runs(loop, x, steps, 2)
-    with _recording(rec):
-        start = rec.now()
+    walls, works = _runs(loop, x, steps, 2)  # a run's wall time and work, now
+    with _recording(rec), logged_clocks(compile_and_run, work=rec.work) as reads:
         got = call(compile_and_run, f, x)
-        total = rec.now() - start
-    after = _runs(loop, x, steps, 3)
-    run = statistics.median(before + after)  # one run now, under the load of now
+    more_walls, more_works = _runs(loop, x, steps, 1)
+    run_work = statistics.median(works + more_works)
     compile_s, run_s = _pair(got)
-    values = dict(c=_ms(compile_s), r=_ms(run_s), run=_ms(run), total=_ms(total))
+    values = dict(got_c=compile_s, got_r=run_s, c=_ms(compile_s), r=_ms(run_s))
+    values.update(run=_ms(statistics.median(walls + more_walls)))
     if not rec.traces:
         raise Wrong(
             "not_compiled",
@@ -270,17 +312,16 @@ def q1(compile_and_run, rng):
                 "jax.jit(f).lower(x).compile() und einen Lauf des kompilierten Programms.",
             ),
         )
-    trace_start = rec.traces[0][0]
-    done = [c for c in rec.compiled if c >= trace_start]
-    values.update(low=_ms((done[0] if done else rec.traces[0][1]) - trace_start))
-    values.update(sleep=_ms(sleep_s))
-    mistake = _judge(compile_s, run_s, rec, run, total)
-    if mistake is not None:
-        low = values["low"] / 1e3
-        for unit, factor in (("milliseconds", 1e-3), ("microseconds", 1e-6)):
-            if 0.3 * low <= compile_s * factor <= 3 * (low + run) and run_s * factor <= 3 * run:
-                raise Wrong(unit, _q1_message(unit, **values))
-        raise Wrong(mistake, _q1_message(mistake, **values))
+    start, done = rec.compiles()[0]
+    values.update(low=_ms(done.at - start.at), sleep=_ms(sleep_s))
+    compile_mistake, compile_unit = _judged(compile_s, reads, _compile_mistake, rec, run_work)
+    run_mistake, run_unit = _judged(run_s, reads, _run_mistake, rec, run_work)
+    for mistake in (compile_mistake, run_mistake):
+        if mistake is not None:
+            raise Wrong(mistake, _q1_message(mistake, **values))
+    for unit, key in ((1e3, "milliseconds"), (1e6, "microseconds")):
+        if unit in (compile_unit, run_unit):
+            raise Wrong(key, _q1_message(key, **values))
     return text(
         "Correct! Compiling took {c:.1f} ms (of which {sleep:.1f} ms the check's deliberate "
         "sleep while tracing), one run {r:.1f} ms (a run takes about {run:.1f} ms here now).",

@@ -71,8 +71,10 @@ lab.ready()
 # Write `compile_and_run(f, x)`: return `(compile_seconds, run_seconds)`, the time to trace and
 # compile `jax.jit(f)` for `x`, and the time of one run of the compiled program. The check hands you a
 # function that sleeps a moment while it is traced (so compiling takes a known minimum) and then
-# computes for about 60 ms. Two traps wait: `jax.jit(f)` by itself compiles nothing, and a call
-# returns before its work is done.
+# computes for about 30 ms. Two traps wait: `jax.jit(f)` by itself compiles nothing, and a call
+# returns before its work is done. Time with `time.perf_counter()` (or `time.monotonic()`,
+# `time.time()`, their `_ns` forms, `timeit`): the check notes your clock readings and works out
+# which stretch of your function each number measured, so its verdict is the same on a busy machine.
 
 # %% [markdown] lang="de"
 # ## 1. Kompilierzeit und Laufzeit
@@ -80,9 +82,11 @@ lab.ready()
 # Schreib `compile_and_run(f, x)`: Gib `(compile_seconds, run_seconds)` zurück, die Zeit, um
 # `jax.jit(f)` für `x` zu tracen und zu kompilieren, und die Zeit eines Laufs des kompilierten
 # Programms. Die Prüfung gibt dir eine Funktion, die beim Tracing kurz schläft (Kompilieren dauert also
-# mindestens eine bekannte Zeit) und dann etwa 60 ms rechnet. Zwei Fallen warten: `jax.jit(f)` allein
-# kompiliert nichts, und ein Aufruf kehrt zurück, bevor seine Arbeit erledigt ist.
-
+# mindestens eine bekannte Zeit) und dann etwa 30 ms rechnet. Zwei Fallen warten: `jax.jit(f)` allein
+# kompiliert nichts, und ein Aufruf kehrt zurück, bevor seine Arbeit erledigt ist. Miss mit
+# `time.perf_counter()` (oder `time.monotonic()`, `time.time()`, ihren `_ns`-Formen, `timeit`): Die
+# Prüfung merkt sich, wann du die Uhr abliest, und ermittelt daraus, welche Strecke deiner Funktion
+# jede Zahl gemessen hat. So urteilt sie auf einem ausgelasteten Rechner genauso wie auf einem freien.
 
 # %%
 import time
