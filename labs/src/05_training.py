@@ -237,12 +237,12 @@ q4.check(accumulation_steps)
 # %% [markdown] lang="en"
 # ## Your score
 #
-# **Next:** lesson 06, quantization (in preparation).
+# **Next:** lesson 06, Quantization.
 
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# **Weiter:** Lektion 06, Quantisierung (in Vorbereitung).
+# **Weiter:** Lektion 06, Quantisierung.
 
 # %%
 lab.score()

@@ -227,12 +227,12 @@ q5.check(int4_bytes)
 # %% [markdown] lang="en"
 # ## Your score
 #
-# **Next:** lesson 07, LoRA fine-tuning (in preparation).
+# **Next:** lesson 07, LoRA fine-tuning.
 
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# **Weiter:** Lektion 07, LoRA-Feintuning (in Vorbereitung).
+# **Weiter:** Lektion 07, LoRA-Feintuning.
 
 # %%
 lab.score()

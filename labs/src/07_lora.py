@@ -261,12 +261,12 @@ q5.check(largest_rank)
 # %% [markdown] lang="en"
 # ## Your score
 #
-# **Next:** lesson 08, Beyond one GPU (in preparation).
+# **Next:** lesson 08, Beyond one GPU: DDP, FSDP and sharding.
 
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# **Weiter:** Lektion 08, Mehr als eine GPU (in Vorbereitung).
+# **Weiter:** Lektion 08, Mehr als eine GPU: DDP, FSDP und Sharding.
 
 # %%
 lab.score()

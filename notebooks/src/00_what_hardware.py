@@ -103,7 +103,8 @@ checks = preflight.preflight()
 # *As of November 2026. Sources: Google Cloud TPU documentation; Colab's runtime list
 # (googlecolab/colabtools#5566: the TPU v2-8 was replaced by v5e-1 in September 2025);
 # JAX AI stack (jax-ml/jax-ai-stack#242: Kaggle offers v5e-8). Free offers change often:
-# the lesson on costs and alternatives (in preparation) will show how to check them.*
+# lesson 09 (Costs and alternatives) lists each with the date it was read and its source, so you
+# can check them again.*
 
 # %% [markdown] lang="de"
 # ## 2. CPU, GPU, TPU: drei Arten von Prozessoren
@@ -136,7 +137,8 @@ checks = preflight.preflight()
 # *Stand: November 2026. Quellen: Google-Cloud-TPU-Dokumentation; Colabs Laufzeitliste
 # (googlecolab/colabtools#5566: Die TPU v2-8 wurde im September 2025 durch v5e-1 ersetzt);
 # JAX AI Stack (jax-ml/jax-ai-stack#242: Kaggle bietet v5e-8 an). Kostenlose Angebote ändern sich
-# oft: Die Lektion über Kosten und Alternativen (in Vorbereitung) wird zeigen, wie du sie prüfst.*
+# oft: Lektion 09 (Kosten und Alternativen) führt jedes mit dem Datum, an dem es gelesen wurde, und
+# seiner Quelle auf, damit du sie nachprüfen kannst.*
 
 # %% [markdown] lang="en"
 # The three side by side, as a block diagram (not to scale: a T4 has 40 streaming multiprocessors
@@ -532,14 +534,14 @@ say(
 # %% [markdown] lang="en"
 # On a TPU this still says `cpu`: PyTorch on TPUs goes through `torch_xla` (`torch_xla.device()`),
 # and this course uses JAX there (lesson 04). Which number format is fast is a matter of the
-# device, too: the lesson on precision and memory (in preparation) picks bf16 only where the
-# hardware supports it natively.
+# device, too: lesson 03 (Precision and memory) picks bf16 only where the hardware supports it
+# natively.
 
 # %% [markdown] lang="de"
 # Auf einer TPU steht hier trotzdem `cpu`: PyTorch erreicht TPUs über `torch_xla`
 # (`torch_xla.device()`), und dieser Kurs nutzt dort JAX (Lektion 04). Welches Zahlenformat schnell
-# ist, hängt ebenfalls vom Gerät ab: Die Lektion über Zahlenformate und Speicher (in Vorbereitung)
-# wählt bf16 nur dort, wo die Hardware es nativ unterstützt.
+# ist, hängt ebenfalls vom Gerät ab: Lektion 03 (Zahlenformate und Speicher) wählt bf16 nur dort,
+# wo die Hardware es nativ unterstützt.
 
 # %% [markdown] lang="en"
 # ## 8. The claims this course tests

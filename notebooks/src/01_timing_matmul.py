@@ -1151,7 +1151,9 @@ for k, cost in chain_costs.items():
 # %% [markdown] lang="en"
 # This is why claim C2 (models are mostly matrix multiplications, so accelerators help) holds
 # where it does: only operations with high arithmetic intensity can use the FLOP/s an accelerator
-# offers. The lessons on precision and on whole training steps (in preparation) come back to this.
+# offers. Lesson 03 (Precision and memory) comes back to this with the speed of each number
+# format, lesson 05 (Training on an accelerator) with the share of the peak a whole training step
+# uses (MFU).
 #
 # ## 9. A first profiler
 #
@@ -1162,8 +1164,9 @@ for k, cost in chain_costs.items():
 # %% [markdown] lang="de"
 # Deshalb gilt Behauptung C2 (Modelle sind vor allem Matrixmultiplikationen, also helfen
 # Beschleuniger) genau dort, wo sie gilt: Nur Operationen mit hoher arithmetischer Intensität
-# können die FLOP/s eines Beschleunigers nutzen. Die Lektionen über Zahlenformate und über ganze
-# Trainingsschritte (in Vorbereitung) kommen darauf zurück.
+# können die FLOP/s eines Beschleunigers nutzen. Lektion 03 (Zahlenformate und Speicher) kommt mit
+# dem Tempo jedes Zahlenformats darauf zurück, Lektion 05 (Training auf dem Beschleuniger) mit dem
+# Anteil an der Spitzenleistung, den ein ganzer Trainingsschritt nutzt (MFU).
 #
 # ## 9. Ein erster Profiler
 #

@@ -1220,8 +1220,8 @@ assert ran == (len(gpus) >= 2)
 # %% [markdown] lang="en"
 # Two more tools for several GPUs: the environment variable `CUDA_VISIBLE_DEVICES=1` (set before
 # `import torch`) shows a process only the second GPU, which then is its `cuda:0`; and
-# `torch.cuda.set_device(i)` changes what plain `cuda` means. The lesson on going beyond one GPU
-# (in preparation) will use both GPUs at once.
+# `torch.cuda.set_device(i)` changes what plain `cuda` means. Lesson 08 (Beyond one GPU: DDP, FSDP
+# and sharding) uses both GPUs at once.
 #
 # ## 8. `nvidia-smi` from code
 #
@@ -1232,8 +1232,8 @@ assert ran == (len(gpus) >= 2)
 # %% [markdown] lang="de"
 # Zwei weitere Werkzeuge für mehrere GPUs: Die Umgebungsvariable `CUDA_VISIBLE_DEVICES=1` (vor
 # `import torch` gesetzt) zeigt einem Prozess nur die zweite GPU, die dann sein `cuda:0` ist; und
-# `torch.cuda.set_device(i)` ändert, was ein schlichtes `cuda` meint. Die Lektion über mehr als eine
-# GPU (in Vorbereitung) wird beide GPUs gleichzeitig nutzen.
+# `torch.cuda.set_device(i)` ändert, was ein schlichtes `cuda` meint. Lektion 08 (Mehr als eine
+# GPU: DDP, FSDP und Sharding) nutzt beide GPUs gleichzeitig.
 #
 # ## 8. `nvidia-smi` aus Code
 #

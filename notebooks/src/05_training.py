@@ -1134,8 +1134,7 @@ with tempfile.TemporaryDirectory() as folder:
 # checkpoint, atomic write, data position.
 #
 # **Next:** lab 05 (MFU from a measurement, the bottleneck from a profiler table, a checkpoint that
-# resumes the same run, the accumulation steps for a target batch), then lesson 06, quantization
-# (in preparation).
+# resumes the same run, the accumulation steps for a target batch), then lesson 06, Quantization.
 
 # %% [markdown] lang="de"
 # ## Teste dich selbst
@@ -1185,7 +1184,7 @@ with tempfile.TemporaryDirectory() as folder:
 #
 # **Weiter:** Lab 05 (MFU aus einer Messung, der Engpass aus einer Profiler-Tabelle, ein Checkpoint,
 # der denselben Lauf fortsetzt, die Akkumulationsschritte für einen Ziel-Batch), dann Lektion 06,
-# Quantisierung (in Vorbereitung).
+# Quantisierung.
 
 # %% [markdown] lang="en"
 # **Class results (optional).** To add this run's figures to your group's comparison, set

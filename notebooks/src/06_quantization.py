@@ -1075,7 +1075,7 @@ else:
 # **Glossary:** quantization, absmax, zero-point, scale, per-channel, per-block, int8, int4, NF4,
 # double quantization, perplexity, top-1 agreement, dequantization, LoRA merge.
 #
-# **Next:** lab 06, then lesson 07, LoRA fine-tuning (in preparation).
+# **Next:** lab 06, then lesson 07, LoRA fine-tuning.
 
 # %% [markdown] lang="de"
 # Was passiert ist: (1) Auf einer CPU quantisiert peft beim Einrechnen in eine 4-Bit-Schicht von
@@ -1136,7 +1136,7 @@ else:
 # **Glossar:** Quantisierung, Absmax, Nullpunkt, Skala, pro Kanal, pro Block, int8, int4, NF4,
 # doppelte Quantisierung, Perplexität, Top-1-Übereinstimmung, Entquantisieren, LoRA einrechnen.
 #
-# **Weiter:** Lab 06, dann Lektion 07, LoRA-Feintuning (in Vorbereitung).
+# **Weiter:** Lab 06, dann Lektion 07, LoRA-Feintuning.
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 # en: Checks of the course itself (not part of the lesson): the cells above measured what they show.

@@ -1351,7 +1351,8 @@ for name, s in T4_MODELS.items():
 # **Glossary:** LoRA, rank, α, adapter, target modules, trainable parameters, frozen weights, merge,
 # chat template, held-out loss, QLoRA, NF4, gradient checkpointing, paged optimizer.
 #
-# **Next:** [lab 07](../../labs/en/07_lora.ipynb), then lesson 08, Beyond one GPU (in preparation).
+# **Next:** [lab 07](../../labs/en/07_lora.ipynb), then
+# [lesson 08, Beyond one GPU: DDP, FSDP and sharding](08_multi_device.ipynb).
 
 # %% [markdown] lang="de"
 # ## Teste dich selbst
@@ -1403,8 +1404,8 @@ for name, s in T4_MODELS.items():
 # einrechnen, Chat-Vorlage, Verlust auf zurückgehaltenen Daten, QLoRA, NF4, Gradient Checkpointing,
 # ausgelagerter Optimierer.
 #
-# **Weiter:** [Lab 07](../../labs/de/07_lora.ipynb), dann Lektion 08, Mehr als eine GPU (in
-# Vorbereitung).
+# **Weiter:** [Lab 07](../../labs/de/07_lora.ipynb), dann
+# [Lektion 08, Mehr als eine GPU: DDP, FSDP und Sharding](08_multi_device.ipynb).
 
 # %% [markdown] lang="en"
 # **Class results (optional).** To add this run's figures to your group's comparison, set
