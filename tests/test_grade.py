@@ -87,7 +87,9 @@ def test_json_bad_submissions_and_the_run_goes_on(bad):
     assert grades[2]["lab"] == "01" and grades[2]["score"] == 0
     assert "line" in grades[1]["verdict"]  # where the JSON breaks
     assert "while True" in grades[3]["verdict"]  # which cell ran too long
-    assert grades[3]["score"] is None
+    # After the time limit the kernel is interrupted and still re-checked: the score so far (this
+    # notebook answers nothing). It used to depend on the machine's load (a stale output poll).
+    assert grades[3]["score"] == 0 and "0/" in grades[3]["verdict"]
     tiny = grades[-1]
     assert (tiny["lab"], tiny["score"]) == ("01", 2) and tiny["max"] > 2
     assert [e["status"] for e in tiny["exercises"]][:2] == ["passed", "not_attempted"]

@@ -92,6 +92,10 @@ def execute(nb: Any, cwd: Path, timeout: float, cell_timeout: float, regrade: st
                 except CellTimeoutError:
                     run.stopped_at = index
                     run_sync(client.km.interrupt_kernel)()
+                    # A new client for the re-check: the interrupted cell's poll may still read
+                    # the old client's channels and would take the re-check's outputs.
+                    client.kc.stop_channels()
+                    run_sync(client.async_start_new_kernel_client)()
                     break
                 except DeadKernelError:
                     run.died_at = index
