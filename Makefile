@@ -47,9 +47,12 @@ test: $(BIN)/.installed-test
 # a double-clicked source, every lesson widget in both languages, a lab (tests/browser/).
 .PHONY: test-browser
 test-browser: export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = 1
-test-browser: $(BIN)/.installed-browser
-	test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
+test-browser: $(BIN)/.installed-browser chromium
 	$(THREADS) $(BIN)/python tests/browser/run_browser.py
+
+.PHONY: chromium
+chromium:
+	test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
 
 notebooks: $(BIN)/.installed-test
 	$(BIN)/python tools/build.py
@@ -86,6 +89,9 @@ test-compat:
 	$(MAKE) VENV=.venv-colab CONSTRAINTS=constraints-colab.txt .venv-colab/bin/.installed-test
 	$(THREADS) .venv-colab/bin/python -m pytest -n 2 tests
 	$(THREADS) .venv-colab/bin/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
+	# The widget lessons in the classic notebook, where Colab's ipywidgets 7.7.1 renders.
+	$(MAKE) VENV=.venv-colab CONSTRAINTS=constraints-colab.txt .venv-colab/bin/.installed-classic chromium
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(THREADS) .venv-colab/bin/python tests/browser/run_browser.py --classic
 	$(MAKE) VENV=.venv-py313 PYTHON=$(PY313) CONSTRAINTS=constraints-py313.txt .venv-py313/bin/.installed-core-tests
 	$(THREADS) .venv-py313/bin/python -m pytest -n 2 tests
 

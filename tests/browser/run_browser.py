@@ -11,7 +11,11 @@ Checks, on a scratch copy of the tree (so running and saving touch nothing here)
 4. lab 00: one answer wrong, then right; the feedback and the score table say so in words;
 5. no console error, except resources from outside 127.0.0.1 (the badges, offline).
 
-A failure keeps a screenshot in build/browser/ (printed at the end).  Not part of `make test`.
+`--classic` runs check 3 in the classic notebook instead (tests/browser/classic.py), where
+ipywidgets 7.7.1, Colab's version, renders: `make test-compat` does, in Colab's versions.
+
+A failure keeps a screenshot in build/browser/ (printed at the end).  `.ci/run` runs it after
+`make test`.
 """
 
 from __future__ import annotations
@@ -123,10 +127,14 @@ def start_lab(tree: Path, port: int, home: Path) -> subprocess.Popen:
     server = subprocess.Popen(
         command, cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
+    return wait_for_server(server, port, home)
+
+
+def wait_for_server(server: subprocess.Popen, port: int, home: Path) -> subprocess.Popen:
     deadline = time.monotonic() + START_S
     while True:
         if server.poll() is not None:
-            raise Failure("make lab exited:\n" + (home / "lab.log").read_text()[-3000:])
+            raise Failure("the server exited:\n" + (home / "lab.log").read_text()[-3000:])
         try:
             with urllib.request.urlopen(
                 f"http://127.0.0.1:{port}/api/status?token={TOKEN}", timeout=10
@@ -134,7 +142,7 @@ def start_lab(tree: Path, port: int, home: Path) -> subprocess.Popen:
                 return server
         except OSError:
             if time.monotonic() > deadline:
-                raise Failure(f"JupyterLab did not answer within {START_S} s") from None
+                raise Failure(f"the server did not answer within {START_S} s") from None
             time.sleep(0.5)
 
 
@@ -201,6 +209,10 @@ class Course:
             self.command("notebook:run-all-above")
         self.select(index)
         self.command("notebook:run-cell")
+        return self.ran(index, what)
+
+    def ran(self, index: int, what: str) -> dict:
+        """Wait until every code cell up to `index` has run; fail on an error output."""
 
         def done(s):
             codes = [c for c in s["cells"][: index + 1] if c["type"] == "code"]
@@ -304,7 +316,8 @@ def check_widget(course: Course, lang: str, stem: str) -> None:
     options = select.evaluate("s => [...s.options].map(o => o.value)")
     default = select.input_value()
     other = next(o for o in options if o != default)
-    output = box.locator(".widget-output").first
+    # ipywidgets 8 (JupyterLab) and 7 (the classic notebook) name the output area differently.
+    output = box.locator(".widget-output, .jupyter-widgets-output-area").first
     seen = output.inner_html()
     for value in (other, default):
         select.select_option(value)
@@ -375,10 +388,26 @@ def check_lab(course: Course) -> None:
         raise Failure(f"{LAB}: the score table on the page lacks 'passed':\n{shown}")
 
 
-def main() -> int:
+def checks_for(frontend: str, course: Course, tree: Path) -> list[tuple[str, object]]:
+    """JupyterLab: everything. The classic notebook: the widget lessons (what it is for)."""
+    checks = []
+    if frontend == "lab":
+        checks.append(("start page", lambda: check_start_page(course)))
+        checks.append(("double-clicked source", lambda: check_source(course, tree)))
+    for stem in widget_lessons():
+        for lang in ("en", "de"):
+            check = lambda s=stem, lg=lang: check_widget(course, lg, s)  # noqa: E731
+            checks.append((f"{frontend}: widget {lang}/{stem}", check))
+    if frontend == "lab":
+        checks.append(("lab 00", lambda: check_lab(course)))
+    return checks
+
+
+def main(argv: list[str]) -> int:
     os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
     from playwright.sync_api import sync_playwright
 
+    frontend = "classic" if "--classic" in argv else "lab"
     if not Path(CHROMIUM).is_file():
         print(f"{CHROMIUM} is missing: apt-get install -y chromium (make test-browser does)")
         return 2
@@ -389,7 +418,12 @@ def main() -> int:
         home = Path(scratch)
         tree = scratch_copy(home)
         port = free_port()
-        server = start_lab(tree, port, home)
+        if frontend == "classic":
+            from classic import ClassicCourse, start_classic
+
+            server, make_course = start_classic(tree, port, home), ClassicCourse
+        else:
+            server, make_course = start_lab(tree, port, home), Course
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch_persistent_context(
@@ -401,18 +435,8 @@ def main() -> int:
                 )
                 page = browser.pages[0] if browser.pages else browser.new_page()
                 page.set_default_timeout(STEP_S * 1000)
-                course = Course(page, f"http://127.0.0.1:{port}")
-                checks = [("start page", lambda: check_start_page(course))]
-                checks.append(("double-clicked source", lambda: check_source(course, tree)))
-                for stem in widget_lessons():
-                    for lang in ("en", "de"):
-                        checks.append(
-                            (
-                                f"widget {lang}/{stem}",
-                                lambda s=stem, lg=lang: check_widget(course, lg, s),
-                            )
-                        )
-                checks.append(("lab 00", lambda: check_lab(course)))
+                course = make_course(page, f"http://127.0.0.1:{port}")
+                checks = checks_for(frontend, course, tree)
                 only = os.environ.get("BROWSER_ONLY")  # a regex, to rerun some checks
                 checks = [c for c in checks if not only or re.search(only, c[0])]
                 for name, check in checks:
@@ -444,7 +468,9 @@ def main() -> int:
                 server.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(server.pid, signal.SIGKILL)
-    print(f"browser test: {len(failures)} failure(s) in {time.monotonic() - started:.0f} s")
+    print(
+        f"browser test ({frontend}): {len(failures)} failure(s) in {time.monotonic() - started:.0f} s"
+    )
     if failures:
         print("\n".join(failures))
         print(f"screenshots: {SHOTS}")
@@ -452,4 +478,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
