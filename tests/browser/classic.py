@@ -6,12 +6,11 @@ offline, so this is the closest local stand-in.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from run_browser import START_S, STEP_S, TOKEN, Course, wait_for_server
+from run_browser import START_S, STEP_S, TOKEN, Course, serve
 
 # JavaScript run in the page, on the classic notebook's `Jupyter` object: the same shape as
 # run_browser.JS_STATE, so the checks read both frontends alike.
@@ -33,13 +32,7 @@ JS_STATE = """() => {
 
 def start_classic(tree: Path, port: int, home: Path) -> subprocess.Popen:
     """`jupyter nbclassic` from this Python's environment, on the scratch tree."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(tree),
-        "JUPYTER_CONFIG_DIR": str(home / "jupyter-config"),
-        "OMP_NUM_THREADS": "1",
-        "HF_HUB_OFFLINE": "1",
-    }
+    env = {"PYTHONPATH": str(tree), "JUPYTER_CONFIG_DIR": str(home / "jupyter-config")}
     command = [
         sys.executable,
         "-m",
@@ -51,11 +44,7 @@ def start_classic(tree: Path, port: int, home: Path) -> subprocess.Popen:
         f"--ServerApp.root_dir={tree}",
         "--ServerApp.allow_root=True",
     ]
-    log = open(home / "lab.log", "w")  # noqa: SIM115 (lives as long as the server)
-    server = subprocess.Popen(
-        command, cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    return wait_for_server(server, port, home)
+    return serve(command, tree, port, home, env)
 
 
 class ClassicCourse(Course):

@@ -110,11 +110,8 @@ def start_lab(tree: Path, port: int, home: Path) -> subprocess.Popen:
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
         (settings / name).write_text(body)
     env = {
-        **os.environ,
         "JUPYTERLAB_SETTINGS_DIR": str(settings),
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
-        "OMP_NUM_THREADS": "1",
-        "HF_HUB_OFFLINE": "1",
     }
     command = [
         "make",
@@ -125,14 +122,16 @@ def start_lab(tree: Path, port: int, home: Path) -> subprocess.Popen:
         "lab",
         f"LAB_OPTIONS={options}",
     ]
+    return serve(command, tree, port, home, env)
+
+
+def serve(command: list[str], tree: Path, port: int, home: Path, env: dict) -> subprocess.Popen:
+    """Start a Jupyter server in `tree` (its log in home/lab.log) and wait until it answers."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **env}
     log = open(home / "lab.log", "w")  # noqa: SIM115 (lives as long as the server)
     server = subprocess.Popen(
         command, cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
-    return wait_for_server(server, port, home)
-
-
-def wait_for_server(server: subprocess.Popen, port: int, home: Path) -> subprocess.Popen:
     deadline = time.monotonic() + START_S
     while True:
         if server.poll() is not None:
