@@ -1274,7 +1274,7 @@ for name, s in T4_MODELS.items():
 # |---|---|---|---|---|
 # | CPU, 2 cores, 1 thread (this course's CI, 2026-12) | SmolLM2-135M fp32 (packaged) | 24 steps at about 1–3 s each; held-out loss clearly lower | 3 steps, slower than fp32 (de-quantizing) | about 2–3 min, of which loading about 5 s (first run: +20 s conversion) |
 # | Colab T4 (hub reachable) | SmolLM2-1.7B in fp16, chosen by the calculator | 120 steps, well under a second each (estimate) | paged AdamW8bit, fp16 compute | about 5–10 min with the download (estimate, not measured for this course) |
-# | Kaggle T4 x2 | as the T4, one GPU used | as the T4 | bitsandbytes preinstalled | as the T4 |
+# | Kaggle T4 x2 | as the T4, one GPU used | as the T4 | as the T4 (the install cell adds bitsandbytes where it is missing; internet on) | as the T4 |
 # | Colab / Kaggle TPU | SmolLM2-135M on the TPU VM's CPU | CPU figures | on the host CPU if installed | CPU figures |
 # | local NVIDIA (Ampere or newer) | SmolLM2-1.7B in bf16 | faster than a T4 | bf16 compute | minutes |
 # | MPS | SmolLM2-135M on the CPU | CPU figures | CPU backend | CPU figures |
@@ -1297,7 +1297,7 @@ for name, s in T4_MODELS.items():
 # |---|---|---|---|---|
 # | CPU, 2 Kerne, 1 Thread (die CI dieses Kurses, 2026-12) | SmolLM2-135M fp32 (mitgeliefert) | 24 Schritte zu je etwa 1–3 s; Verlust auf den zurückgehaltenen Paaren deutlich niedriger | 3 Schritte, langsamer als fp32 (Entquantisieren) | etwa 2–3 min, davon Laden etwa 5 s (erster Lauf: +20 s Umwandlung) |
 # | Colab T4 (Hub erreichbar) | SmolLM2-1.7B in fp16, vom Rechner gewählt | 120 Schritte, deutlich unter einer Sekunde je Schritt (Schätzung) | ausgelagerter AdamW8bit, Rechnen in fp16 | etwa 5–10 min mit dem Download (Schätzung, für diesen Kurs nicht gemessen) |
-# | Kaggle T4 x2 | wie die T4, eine GPU genutzt | wie die T4 | bitsandbytes vorinstalliert | wie die T4 |
+# | Kaggle T4 x2 | wie die T4, eine GPU genutzt | wie die T4 | wie die T4 (die Installationszelle ergänzt bitsandbytes, wo es fehlt; Internet an) | wie die T4 |
 # | Colab / Kaggle TPU | SmolLM2-135M auf der CPU der TPU-VM | CPU-Werte | auf der Host-CPU, falls installiert | CPU-Werte |
 # | lokale NVIDIA (Ampere oder neuer) | SmolLM2-1.7B in bf16 | schneller als eine T4 | Rechnen in bf16 | Minuten |
 # | MPS | SmolLM2-135M auf der CPU | CPU-Werte | CPU-Backend | CPU-Werte |
