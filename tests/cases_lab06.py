@@ -181,6 +181,83 @@ def bytes_raises(n, block, s):
     return n.bit_length() / block.size
 
 
+# q6: choose the block size
+def choose_right(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + 8 * w.itemsize / b <= budget]
+    return min(fitting) if fitting else None
+
+
+def choose_right_sorted_loop(w, candidates, budget):
+    for b in sorted(candidates):
+        if 4 * b + 8 * w.itemsize <= budget * b:  # the bits of one block
+            return b
+    return None
+
+
+def choose_right_numpy(w, candidates, budget):
+    blocks = np.array(candidates)
+    bits = 4 + np.finfo(np.asarray(w).dtype).bits / blocks
+    fitting = blocks[bits <= budget]
+    return fitting.min() if fitting.size else None
+
+
+def choose_right_torch(w, candidates, budget):
+    blocks = torch.tensor(candidates)
+    bits = 4 + torch.as_tensor(w).element_size() * 8 / blocks
+    fitting = blocks[bits <= budget]
+    return fitting.min() if fitting.numel() else None
+
+
+def choose_bytes(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + w.itemsize / b <= budget]
+    return min(fitting) if fitting else None
+
+
+def choose_no_overhead(w, candidates, budget):
+    fitting = [b for b in candidates if budget >= 4]  # the scales forgotten
+    return min(fitting) if fitting else None
+
+
+def choose_strict(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + 8 * w.itemsize / b < budget]
+    return min(fitting) if fitting else None
+
+
+def choose_largest(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + 8 * w.itemsize / b <= budget]
+    return max(fitting) if fitting else None
+
+
+def choose_assumes_sorted(w, candidates, budget):
+    for b in candidates:
+        if 4 + 8 * w.itemsize / b <= budget:
+            return b
+    return None
+
+
+def choose_fp16_always(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + 16 / b <= budget]
+    return min(fitting) if fitting else None
+
+
+def choose_fp32_always(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + 32 / b <= budget]
+    return min(fitting) if fitting else None
+
+
+def choose_no_fit_largest(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + 8 * w.itemsize / b <= budget]
+    return min(fitting) if fitting else max(candidates)
+
+
+def choose_no_fit_raises(w, candidates, budget):
+    return min(b for b in candidates if 4 + 8 * w.itemsize / b <= budget)
+
+
+def choose_raises(w, candidates, budget):
+    return candidates.sort(key=budget)
+
+
 CASES = {
     (LAB, "absmax_channel"): Case(
         right=[absmax_right, absmax_right_numpy],
@@ -221,5 +298,21 @@ CASES = {
         ],
         raising=bytes_raises,
         raising_line="return n.bit_length() / block.size",
+    ),
+    (LAB, "choose_block"): Case(
+        right=[choose_right, choose_right_sorted_loop, choose_right_numpy, choose_right_torch],
+        wrong=[
+            (choose_bytes, "bytes"),
+            (choose_no_overhead, "no_overhead"),
+            (choose_strict, "strict"),
+            (choose_largest, "largest"),
+            (choose_assumes_sorted, "sorted"),
+            (choose_fp16_always, "scale_dtype"),
+            (choose_fp32_always, "scale_dtype"),
+            (choose_no_fit_largest, "no_fit"),
+            (choose_no_fit_raises, "no_fit"),
+        ],
+        raising=choose_raises,
+        raising_line="return candidates.sort(key=budget)",
     ),
 }

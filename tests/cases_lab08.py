@@ -174,6 +174,110 @@ def dp_raising(loss_fn, params, x, y, mesh):
     return jax.grad(loss_fn)(params, x, y)
 
 
+# --- q5: which parallelism? -----------------------------------------------------------------------
+def choose_ints(n_params, bytes_per_param, gpu_memory, gpus):
+    state = n_params * bytes_per_param
+    if state <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if state <= gpus * gpu_memory else "none"
+
+
+def choose_gib(n_params, bytes_per_param, gpu_memory, gpus):  # both in GiB, the share as a float
+    state_gib, memory_gib = n_params * bytes_per_param / 2**30, gpu_memory / 2**30
+    if gpus == 1:
+        return "single" if state_gib <= memory_gib else "none"
+    if state_gib <= memory_gib:
+        return "ddp"
+    return "fsdp" if state_gib / gpus <= memory_gib else "none"
+
+
+def choose_numpy(n_params, bytes_per_param, gpu_memory, gpus):  # the share per GPU, in numpy
+    state = np.int64(n_params) * np.int64(bytes_per_param)
+    per_gpu = np.array([state, state / gpus])  # a full copy, one shard
+    fits = per_gpu <= np.float64(gpu_memory)
+    return np.str_("single" if gpus == 1 else "ddp") if fits[0] else ["none", "fsdp"][int(fits[1])]
+
+
+def choose_torch(n_params, bytes_per_param, gpu_memory, gpus):
+    state = torch.tensor(n_params, dtype=torch.int64) * bytes_per_param
+    if bool(state <= gpu_memory):
+        return "ddp" if gpus > 1 else "single"
+    return "fsdp" if bool(state <= gpus * torch.tensor(gpu_memory)) else "none"
+
+
+def choose_float32(n_params, bytes_per_param, gpu_memory, gpus):  # rounds away the last bytes
+    state = torch.tensor(n_params * bytes_per_param, dtype=torch.float32)
+    if state <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if state / gpus <= gpu_memory else "none"
+
+
+def choose_floor(n_params, bytes_per_param, gpu_memory, gpus):  # the smallest shard
+    if n_params * bytes_per_param <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if n_params // gpus * bytes_per_param <= gpu_memory else "none"
+
+
+def choose_with(fits=lambda need, have: need <= have, share=lambda state, gpus: state / gpus,
+                copy=lambda state, gpus: state, bpp=None, one_gpu="single"):  # fmt: skip
+    def choose(n_params, bytes_per_param, gpu_memory, gpus):
+        state = n_params * (bpp or bytes_per_param)
+        if fits(copy(state, gpus), gpu_memory):
+            return one_gpu if gpus == 1 else "ddp"
+        return "fsdp" if fits(share(state, gpus), gpu_memory) else "none"
+
+    return choose
+
+
+def choose_fsdp_first(n_params, bytes_per_param, gpu_memory, gpus):
+    state = n_params * bytes_per_param
+    if gpus > 1 and state / gpus <= gpu_memory:
+        return "fsdp"
+    return "single" if state <= gpu_memory else "none"
+
+
+def choose_ddp_when_several(n_params, bytes_per_param, gpu_memory, gpus):
+    if gpus > 1:
+        return "ddp"
+    return "single" if n_params * bytes_per_param <= gpu_memory else "none"
+
+
+def choose_no_last_check(n_params, bytes_per_param, gpu_memory, gpus):
+    state = n_params * bytes_per_param
+    if state <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if gpus > 1 else "none"
+
+
+def choose_single_fits(n_params, bytes_per_param, gpu_memory, gpus):  # ignores the count
+    state = n_params * bytes_per_param
+    if state <= gpu_memory:
+        return "single"
+    return "fsdp" if state / gpus <= gpu_memory else "none"
+
+
+def choose_always_fits_one(n_params, bytes_per_param, gpu_memory, gpus):
+    if gpus == 1:
+        return "single"
+    return choose_ints(n_params, bytes_per_param, gpu_memory, gpus)
+
+
+def choose_raising(n_params, bytes_per_param, gpu_memory, gpus):
+    shard = n_params * bytes_per_param / (gpus - 1)
+    return "fsdp" if shard <= gpu_memory else "none"
+
+
+def choose_strict_shard(n_params, bytes_per_param, gpu_memory, gpus):  # `<` for the shard only
+    state = n_params * bytes_per_param
+    if state <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if state / gpus < gpu_memory else "none"
+
+
+def lt(need, have):
+    return need < have
+
+
 CASES = {
     (LAB, "ring_bytes"): Case(
         right=[ring_fraction, ring_chunks],
@@ -245,5 +349,31 @@ CASES = {
         ],
         raising=dp_raising,
         raising_line='params = jax.device_put(params, NamedSharding(mesh, P("data")))',
+    ),
+    (LAB, "which_parallelism"): Case(
+        right=[choose_ints, choose_gib, choose_numpy, choose_torch],
+        wrong=[
+            (choose_with(fits=lt), "strict"),
+            (choose_strict_shard, "strict"),
+            # GB for GiB, either way round: the state in GB against the memory in GiB, and back
+            (choose_with(fits=lambda need, have: need / 1e9 <= have / 2**30), "gb_gib"),
+            (choose_with(fits=lambda need, have: need / 2**30 <= have / 1e9), "gb_gib"),
+            (choose_with(share=lambda s, g: s), "fsdp_not_divided"),
+            (choose_with(copy=lambda s, g: s / g), "ddp_divided"),
+            (choose_ddp_when_several, "ddp_too_big"),
+            (choose_fsdp_first, "fsdp_fits"),
+            (choose_no_last_check, "fsdp_too_big"),
+            (choose_with(one_gpu="ddp"), "one_gpu"),
+            (choose_single_fits, "several_gpus"),
+            (choose_with(bpp=16), "fixed_bytes"),
+            (choose_float32, "one_more"),
+            (choose_floor, "one_more"),
+            (choose_always_fits_one, "wrong"),
+            (lambda n, b, m, g: None, "not_an_answer"),
+            (lambda n, b, m, g: choose_ints(n, b, m, g).upper(), "not_an_answer"),
+            (lambda n, b, m, g: (choose_ints(n, b, m, g),), "not_an_answer"),
+        ],
+        raising=choose_raising,
+        raising_line="shard = n_params * bytes_per_param / (gpus - 1)",
     ),
 }

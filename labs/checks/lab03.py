@@ -5,14 +5,24 @@ seed); q2 the largest integer a float format holds exactly, for random mantissa 
 fp16's 10 and bf16's 7); q3 a loss-scaling step on gradients that underflow in fp16 (the result
 must be an fp32 tensor, unscaled); q4 GiB of full fine-tuning vs. LoRA (optimizer states,
 gradients, GB vs. GiB each get their own message); q5 the autocast dtype for a device, with
-compute capability 7.5, exactly 8.0 and the CPU on every seed.
+compute capability 7.5, exactly 8.0 and the CPU on every seed; q6 a 16-bit sum of a large value and
+thousands of terms just below half its gap (float16 and bfloat16 on every seed), within 2 eps of
+the exact float64 sum and a number of the input's format (a running or sorted 16-bit total, the
+mean, no final rounding and the other 16-bit format each get their own message); q7 unscaling and
+clipping one mixed-precision step like GradScaler.unscale_ + clip_grad_norm_, on gradients below
+max_norm but not once scaled, above it (scale 2^16, the bias alone below), tiny, and with inf and
+with nan (clipping first, no or double unscaling, no clipping, per-tensor or summed norms, and each
+wrong skip get their own message).
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import torch
 
-from utils.checks import Lab, Wrong, as_number, call, close, diagnose, matching
+from utils.checks import Lab, Wrong, as_number, call, close, diagnose, matching, to_numpy
 from utils.i18n import text
 
 lab = Lab("03")
@@ -314,3 +324,431 @@ def q5(autocast_dtype, rng):
         "Correct! fp16 on a T4, bf16 from Ampere on and on the CPU.",
         "Richtig! fp16 auf der T4, bf16 ab Ampere und auf der CPU.",
     )
+
+
+# --- q6: a 16-bit sum that keeps its small terms -------------------------------------------------
+
+_MANTISSA = {torch.float16: 10, torch.bfloat16: 7}
+_OTHER = {torch.float16: torch.bfloat16, torch.bfloat16: torch.float16}
+
+
+def _round_to(x: float, dtype: torch.dtype) -> float:
+    """x rounded once to dtype (from float64), as a Python float."""
+    return torch.tensor(x, dtype=torch.float64).to(dtype).item()
+
+
+def _holds(x: float, dtype: torch.dtype) -> bool:
+    """True if dtype holds x exactly."""
+    return math.isfinite(x) and _round_to(x, dtype) == x
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _stalling(rng, dtype):
+    """A large value, then thousands of small ones, each just below half the gap above the large
+    one: a running 16-bit total never moves, and even sorted the small ones stall on their own
+    (together they are 2 to 3 times the large one).  The exact sum S lies in the low fifth of its
+    binade and is placed so that no slip can look right: S and its float32 sum are no 16-bit
+    numbers, and for float16 inputs rounding S to bfloat16 misses it by more than 3 eps · S."""
+    m = _MANTISSA[dtype]
+    target = 2.0 ** rng.randint(8, 12) * rng.uniform(1.02, 1.15)
+    big = _round_to(target / (1 + rng.uniform(2.0, 3.0)), dtype)
+    gap = 2.0 ** (math.floor(math.log2(big)) - m)  # en: the gap above big | de: Lücke über big
+    below_half = torch.nextafter(torch.tensor(gap / 2, dtype=dtype), torch.zeros((), dtype=dtype))
+    g = torch.Generator().manual_seed(rng.randrange(10**6))
+    n = int((target - big) / (0.395 * gap))
+    small = (gap * (0.3 + 0.19 * torch.rand(n + 400, generator=g, dtype=torch.float64))).to(dtype)
+    small = torch.minimum(small, below_half)
+    small[:3] = below_half  # en: the boundary: just below half a gap | de: die Grenze
+    eps = 2.0**-m
+    for count in range(n, n + 400):
+        values = torch.cat([torch.tensor([big], dtype=dtype), small[:count]])
+        exact = values.double().sum().item()
+        other = _round_to(exact, _OTHER[dtype])
+        if (
+            not _holds(exact, dtype)
+            and not _holds(values.float().sum().item(), dtype)
+            and not _holds(exact, _OTHER[dtype])
+            and (dtype == torch.bfloat16 or abs(other - exact) > 3 * eps * exact)
+            and (dtype == torch.float16 or not _holds(other, dtype))
+        ):
+            return values
+    raise AssertionError("no stalling input found")  # pragma: no cover
+
+
+def _running(values):
+    total = torch.zeros((), dtype=values.dtype)
+    for v in values:
+        total = total + v
+    return total.item()
+
+
+@lab.exercise(
+    "careful_sum",
+    title=("Which sum loses precision?", "Welche Summe verliert Genauigkeit?"),
+    points=2,
+    hint=(
+        "Let a float32 total collect the terms (values.float().sum(), or a loop with a float32 "
+        "accumulator) and convert it to values.dtype once, at the end. A 16-bit running total "
+        "rounds every small term away, sorted or not.",
+        "Lass eine float32-Summe die Terme sammeln (values.float().sum() oder eine Schleife mit "
+        "einem float32-Akkumulator) und wandle sie einmal, am Ende, in values.dtype um. Eine "
+        "laufende 16-Bit-Summe rundet jeden kleinen Term weg, sortiert oder nicht.",
+    ),
+)
+def q6(careful_sum, rng):
+    cases = [_stalling(rng, torch.float16), _stalling(rng, torch.bfloat16)]
+    cases.append(torch.tensor([rng.uniform(-100, 100)]).to(rng.choice(list(_MANTISSA))))
+    failures = []
+    for values in cases:
+        dtype, name, other = values.dtype, _name(values.dtype), _name(_OTHER[values.dtype])
+        result = call(careful_sum, values.clone())
+        got = as_number(result, ("the sum", "die Summe"))
+        kind = getattr(result, "dtype", None)
+        if isinstance(kind, torch.dtype) and kind != dtype:
+            key = "wrong_format" if kind == _OTHER[dtype] else "not_rounded"
+            raise Wrong(
+                key,
+                text(
+                    "For {dt} values your sum is a {kind} tensor: convert the total to "
+                    "values.dtype ({dt}) once, at the end.",
+                    "Für {dt}-Werte ist deine Summe ein {kind}-Tensor: Wandle die Summe einmal, "
+                    "am Ende, in values.dtype ({dt}) um.",
+                    dt=name,
+                    kind=_name(kind),
+                ),
+            )
+        exact = values.double().sum().item()
+        eps = torch.finfo(dtype).eps
+        tol = 2 * eps * values.double().abs().sum().item()
+        if abs(got - exact) <= tol:
+            if not _holds(got, dtype):
+                raise Wrong(
+                    "wrong_format" if _holds(got, _OTHER[dtype]) else "not_rounded",
+                    text(
+                        "Your sum {got:.10g} is close to the exact {want:.10g}, but it is no {dt} "
+                        "number: round the total once to values.dtype ({dt}) at the end.",
+                        "Deine Summe {got:.10g} liegt nah an der exakten {want:.10g}, ist aber "
+                        "keine {dt}-Zahl: Runde sie am Ende einmal auf values.dtype ({dt}).",
+                        got=got,
+                        want=exact,
+                        dt=name,
+                    ),
+                )
+            continue
+        mistakes = {
+            "running_16bit": _running(values),
+            "sorted": _running(torch.sort(values).values),
+            "mean": exact / len(values),
+            "wrong_format": _round_to(exact, _OTHER[dtype]),
+        }
+        keys = [
+            k for k, v in mistakes.items() if abs(got - v) <= (eps * abs(v) if k == "mean" else tol)
+        ]
+        failures.append(
+            (keys, dict(got=got, want=exact, tol=tol, n=len(values), big=values[0].item(),
+                        dt=name, other=other))
+        )  # fmt: skip
+    if failures:
+        diagnose(failures, _sum_message)
+    return text(
+        "Correct! One rounding at the end keeps the small terms. torch.sum on a 16-bit tensor "
+        "does the same: it accumulates in float32.",
+        "Richtig! Eine Rundung am Ende behält die kleinen Terme. torch.sum auf einem "
+        "16-Bit-Tensor macht es genauso: Es summiert in float32.",
+    )
+
+
+def _sum_message(key, got, want, tol, n, big, dt, other):
+    head = text(
+        "For {n} {dt} values (the first {big}) the exact sum is {want:.6g}, yours {got:.6g}. ",
+        "Für {n} {dt}-Werte (der erste {big}) ist die exakte Summe {want:.6g}, deine {got:.6g}. ",
+        n=n,
+        dt=dt,
+        big=big,
+        want=want,
+        got=got,
+    )
+    messages = {
+        "running_16bit": (
+            "A running total in {dt} rounds every small term away: each is below half the gap "
+            "between the total and its neighbour. Accumulate in float32, round once at the end.",
+            "Eine laufende Summe in {dt} rundet jeden kleinen Term weg: Jeder liegt unter der "
+            "halben Lücke zwischen der Summe und ihrem Nachbarn. Summiere in float32 und runde "
+            "einmal am Ende.",
+        ),
+        "sorted": (
+            "Sorting small to large helps only a little: in {dt} the small terms' own subtotal "
+            "stalls once each term is below half its gap. Accumulate in float32.",
+            "Von klein nach groß sortieren hilft nur wenig: In {dt} bleibt schon die Teilsumme "
+            "der kleinen Terme stehen, sobald jeder unter ihrer halben Lücke liegt. Summiere in "
+            "float32.",
+        ),
+        "mean": ("That is the mean, not the sum.", "Das ist der Mittelwert, nicht die Summe."),
+        "wrong_format": (
+            "You rounded to {other}: the result belongs in values.dtype ({dt}).",
+            "Du hast auf {other} gerundet: Das Ergebnis gehört in values.dtype ({dt}).",
+        ),
+        "wrong": (
+            "Allowed is ±{tol:.3g} (2 eps of {dt} times the sum of |values|).",
+            "Erlaubt sind ±{tol:.3g} (2 eps von {dt} mal die Summe der |Werte|).",
+        ),
+    }
+    return head + text(*messages[key], dt=dt, other=other, tol=tol)
+
+
+# --- q7: unscale, then clip ----------------------------------------------------------------------
+
+_SHAPES = [(8, 4), (8,), (3, 8)]  # en: a weight, a bias, a weight | de: Gewicht, Bias, Gewicht
+
+
+def _norm(grads) -> float:
+    return math.sqrt(sum(float((g.double() ** 2).sum()) for g in grads))
+
+
+def _clip(grads, max_norm, norm=None):
+    """What clip_grad_norm_ does to a list of finite tensors (its norm, or the one given)."""
+    norm = _norm(grads) if norm is None else norm
+    coef = min(1.0, max_norm / (norm + 1e-6))
+    return [g * coef for g in grads]
+
+
+def _gradients(gen, norm, bias_norm=None):
+    """Three fp32 gradients with a global L2 norm `norm`; the bias gets `bias_norm` if given, and
+    one weight entry dominates (scaled by 2^16 it is far above fp16's 65504, fine in fp32)."""
+    grads = [torch.randn(shape, generator=gen) for shape in _SHAPES]
+    grads[0][0, 0] = 5 * grads[0].abs().max()
+    if bias_norm is None:
+        return [g * (norm / _norm(grads)) for g in grads]
+    rest = math.sqrt(norm**2 - bias_norm**2) / _norm([grads[0], grads[2]])
+    return [grads[0] * rest, grads[1] * (bias_norm / _norm([grads[1]])), grads[2] * rest]
+
+
+def _flag(value, what):
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, torch.Tensor) and value.dtype == torch.bool and value.numel() == 1:
+        return bool(value)
+    raise Wrong(
+        "type",
+        text(
+            "{what} should be True or False, not {kind}.",
+            "{what} sollte True oder False sein, nicht {kind}.",
+            what=what,
+            kind=type(value).__name__,
+        ),
+    )
+
+
+def _grad_list(value, shapes):
+    if not isinstance(value, list | tuple) or len(value) != len(shapes):
+        raise Wrong(
+            "type",
+            text(
+                "grads should be a list of {n} tensors, one per gradient, not {kind}.",
+                "grads sollte eine Liste von {n} Tensoren sein, einer pro Gradient, nicht {kind}.",
+                n=len(shapes),
+                kind=type(value).__name__,
+            ),
+        )
+    out = []
+    for g, shape in zip(value, shapes, strict=True):
+        try:
+            array = torch.as_tensor(to_numpy(g), dtype=torch.float64)
+        except Exception:
+            array = None
+        if array is None or tuple(array.shape) != tuple(shape):
+            raise Wrong(
+                "type",
+                text(
+                    "Each gradient should be a tensor of its input's shape {shape}, not {kind}.",
+                    "Jeder Gradient sollte ein Tensor in der Form seiner Eingabe {shape} sein, "
+                    "nicht {kind}.",
+                    shape=tuple(shape),
+                    kind=type(g).__name__ + f" {tuple(getattr(g, 'shape', ()))}",
+                ),
+            )
+        out.append(array)
+    return out
+
+
+def _same_grads(got, want, rtol):
+    diff = math.sqrt(
+        sum(float(((a - b.double()) ** 2).sum()) for a, b in zip(got, want, strict=True))
+    )
+    return diff <= rtol * _norm(want)
+
+
+@lab.exercise(
+    "unscale_and_clip",
+    title=("Clip after unscaling", "Erst entskalieren, dann clippen"),
+    points=2,
+    hint=(
+        "First g / scale for every tensor. Then the global norm sqrt(Σ ‖g‖²) over all of them: "
+        "inf or nan means skip. Otherwise multiply all by max_norm / (norm + 1e-6) if that is "
+        "below 1.",
+        "Zuerst g / scale für jeden Tensor. Dann die globale Norm sqrt(Σ ‖g‖²) über alle: inf "
+        "oder nan heißt überspringen. Sonst multipliziere alle mit max_norm / (norm + 1e-6), "
+        "wenn das unter 1 liegt.",
+    ),
+)
+def q7(unscale_and_clip, rng):
+    gen = torch.Generator().manual_seed(rng.randrange(10**6))
+
+    def scale():
+        return 2.0 ** rng.randint(8, 15)
+
+    max_norm = rng.choice([1.0, 2.0, 5.0])
+    finite = []
+    # en: A: below max_norm, but not once scaled | de: A: unter max_norm, skaliert aber nicht
+    s = scale()
+    finite.append((_gradients(gen, rng.uniform(0.3, 0.7) * max_norm), s))
+    # en: B: above max_norm, the bias alone below | de: B: über max_norm, der Bias allein nicht
+    b = _gradients(gen, rng.uniform(2, 6) * max_norm, rng.uniform(0.3, 0.5) * max_norm)
+    finite.append((b, 2.0**16))
+    # en: C: tiny, even scaled below max_norm | de: C: winzig, auch skaliert unter max_norm
+    s = scale()
+    finite.append((_gradients(gen, rng.uniform(0.05, 0.4) * max_norm / s), s))
+    overflow = []
+    for bad in (math.inf, math.nan):
+        s = scale()
+        grads = [g * s for g in _gradients(gen, rng.uniform(0.3, 3) * max_norm)]
+        i = rng.randrange(len(grads))
+        grads[i].view(-1)[rng.randrange(grads[i].numel())] = rng.choice([1, -1]) * bad
+        overflow.append((grads, s))
+
+    def run(scaled, s):
+        result = call(unscale_and_clip, [g.clone() for g in scaled], s, max_norm)
+        if not isinstance(result, tuple | list) or len(result) != 2:
+            raise Wrong(
+                "type",
+                text(
+                    "Return a pair (grads, skip), not {kind}.",
+                    "Gib ein Paar (grads, skip) zurück, nicht {kind}.",
+                    kind=type(result).__name__,
+                ),
+            )
+        return result[0], _flag(result[1], "skip")
+
+    failures = []
+    for true, s in finite:
+        scaled = [g * s for g in true]  # en: exact: s is a power of two | de: exakt: Zweierpotenz
+        grads, skip = run(scaled, s)
+        if skip:
+            raise Wrong(
+                "skip_finite",
+                text(
+                    "You skipped a step whose gradients are all finite (the largest scaled one "
+                    "is {top:.4g}: too large for fp16, fine in fp32). Skip only on inf or nan.",
+                    "Du hast einen Schritt übersprungen, dessen Gradienten alle endlich sind (der "
+                    "größte skalierte ist {top:.4g}: zu groß für fp16, in fp32 kein Problem). "
+                    "Überspring nur bei inf oder nan.",
+                    top=max(float(g.abs().max()) for g in scaled),
+                ),
+            )
+        got = _grad_list(grads, [g.shape for g in true])
+        want = _clip(true, max_norm)
+        if _same_grads(got, want, 1e-4):
+            continue
+        unscaled = [g / s for g in scaled]
+        mistakes = {
+            "clip_first": [[g / s for g in _clip(scaled, max_norm)]],
+            "not_unscaled": [_clip(scaled, max_norm), scaled],
+            "unscaled_twice": [_clip([g / s for g in unscaled], max_norm)],
+            "no_clip": [unscaled],
+            "per_tensor": [[_clip([g], max_norm)[0] for g in unscaled]],
+            "sum_of_norms": [_clip(unscaled, max_norm, sum(_norm([g]) for g in unscaled))],
+        }
+        keys = [
+            key
+            for key, options in mistakes.items()
+            if any(_same_grads(got, option, 1e-3) for option in options)
+        ]
+        failures.append((keys, dict(got=_norm(got), want=_norm(want), norm=_norm(true), scale=s)))
+    if failures:
+        diagnose(failures, lambda key, **kw: _clip_message(key, max_norm=max_norm, **kw))
+    skipped = [run(scaled, s)[1] for scaled, s in overflow]
+    if not skipped[0]:
+        raise Wrong(
+            "no_skip",
+            text(
+                "A gradient holds {bad}: the scale was too large, this step's gradients are "
+                "useless. Return skip=True (GradScaler skips optimizer.step and halves the scale).",
+                "Ein Gradient enthält {bad}: Die Skala war zu groß, die Gradienten dieses Schritts "
+                "sind unbrauchbar. Gib skip=True zurück (GradScaler lässt optimizer.step aus und "
+                "halbiert die Skala).",
+                bad="inf",
+            ),
+        )
+    if not skipped[1]:
+        raise Wrong(
+            "nan_not_skipped",
+            text(
+                "You skip on inf but not on nan: test with torch.isfinite (nan is not inf).",
+                "Du überspringst bei inf, aber nicht bei nan: Prüfe mit torch.isfinite (nan ist "
+                "nicht inf).",
+            ),
+        )
+    return text(
+        "Correct! Unscale, then clip the global norm, and skip a step with inf or nan: what "
+        "scaler.unscale_(optimizer) + clip_grad_norm_ + scaler.step do.",
+        "Richtig! Erst entskalieren, dann die globale Norm clippen und einen Schritt mit inf "
+        "oder nan überspringen: Das machen scaler.unscale_(optimizer) + clip_grad_norm_ + "
+        "scaler.step.",
+    )
+
+
+def _clip_message(key, got, want, norm, scale, max_norm):
+    head = text(
+        "With scale {s:.0f} and max_norm {m:g} (the unscaled gradients' norm is {n:.4g}) the "
+        "result should have norm {want:.4g}, yours has {got:.4g}. ",
+        "Mit Skala {s:.0f} und max_norm {m:g} (die Norm der entskalierten Gradienten ist "
+        "{n:.4g}) sollte das Ergebnis die Norm {want:.4g} haben, deins hat {got:.4g}. ",
+        s=scale,
+        m=max_norm,
+        n=norm,
+        want=want,
+        got=got,
+    )
+    messages = {
+        "clip_first": (
+            "You clipped before unscaling: max_norm was compared with a norm {s:.0f} times too "
+            "large, so the clipping cut far too hard. Divide by the scale first, then clip.",
+            "Du hast vor dem Entskalieren geclippt: max_norm wurde mit einer {s:.0f}-mal zu "
+            "großen Norm verglichen, das Clipping hat also viel zu stark gekürzt. Teile zuerst "
+            "durch die Skala, dann clippe.",
+        ),
+        "not_unscaled": (
+            "Your gradients are still multiplied by the scale: divide each by {s:.0f} before "
+            "clipping.",
+            "Deine Gradienten sind noch mit der Skala multipliziert: Teile jeden durch {s:.0f}, "
+            "bevor du clippst.",
+        ),
+        "unscaled_twice": (
+            "You divided by the scale twice: the gradients come scaled once, by {s:.0f}.",
+            "Du hast zweimal durch die Skala geteilt: Die Gradienten sind einmal skaliert, mit "
+            "{s:.0f}.",
+        ),
+        "no_clip": (
+            "You unscaled but did not clip: the norm is above max_norm {m:g}. (clip_grad_norm_ "
+            "clips the .grad of parameters; given plain tensors it does nothing.)",
+            "Du hast entskaliert, aber nicht geclippt: Die Norm liegt über max_norm {m:g}. "
+            "(clip_grad_norm_ clippt das .grad von Parametern; mit bloßen Tensoren tut es nichts.)",
+        ),
+        "per_tensor": (
+            "You clipped each tensor on its own; clip_grad_norm_ takes one global norm over all "
+            "gradients and scales them all by the same factor.",
+            "Du hast jeden Tensor einzeln geclippt; clip_grad_norm_ nimmt eine globale Norm über "
+            "alle Gradienten und skaliert alle mit demselben Faktor.",
+        ),
+        "sum_of_norms": (
+            "You added the tensors' norms; the global norm is sqrt(Σ ‖g‖²), the norm of all "
+            "entries together.",
+            "Du hast die Normen der Tensoren addiert; die globale Norm ist sqrt(Σ ‖g‖²), die Norm "
+            "aller Einträge zusammen.",
+        ),
+        "wrong": ("", ""),
+    }
+    return (head + text(*messages[key], s=scale, m=max_norm)).strip()

@@ -7,16 +7,31 @@ with a zero-point (4 and 8 bits, a constant offset far from 0) and names a forgo
 the range 0 … 2^b; q3 quantizes per block (a block with an outlier on every seed) and names a
 per-tensor or per-row scale; q4 compares the 16 NF4 levels with their definition and names evenly
 spaced levels and a missing zero; q5 counts the bytes of an int4 model with its scales (a partial
-last block and odd parameter counts) and names free scales, bits for bytes and one byte per weight.
+last block and odd parameter counts) and names free scales, bits for bytes and one byte per weight;
+q6 picks the smallest block that fits a budget of bits per weight (torch and numpy weights in fp16
+and fp32, budgets exactly on a boundary, shuffled candidates, a budget nothing fits) and names the
+scale in bytes, a forgotten scale, `<` for `<=`, the largest block, a list taken as sorted, one
+scale dtype for all, and a missing None.
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 
 import torch
 
-from utils.checks import Lab, Wrong, as_number, call, close, diagnose, factor_slip, matching
+from utils.checks import (
+    Lab,
+    LearnerError,
+    Wrong,
+    as_number,
+    call,
+    close,
+    diagnose,
+    factor_slip,
+    matching,
+)
 from utils.i18n import text
 
 lab = Lab("06")
@@ -362,3 +377,200 @@ def q5(int4_bytes, rng):
         diagnose(failures, _bytes_message)
     return text("Correct! At block 64 with fp32 scales that is 4.5 bits per weight.",
                 "Richtig! Bei Block 64 mit fp32-Skalen sind das 4,5 Bit pro Gewicht.")  # fmt: skip
+
+
+# --- q6 ------------------------------------------------------------------------------------------
+
+CODE_BITS = 4
+SLIP_KEYS = ("bytes", "no_overhead", "strict", "largest", "sorted", "scale_dtype:16",
+             "scale_dtype:32")  # fmt: skip
+
+
+def _smallest_fit(candidates, budget, scale_bits, fits=lambda bpw, budget: bpw <= budget):
+    fitting = [b for b in candidates if fits(CODE_BITS + scale_bits / b, budget)]
+    return min(fitting) if fitting else None
+
+
+def _block_slips(candidates, budget, scale_bits):
+    """What each slip returns for one input (the candidates in the order the learner gets them)."""
+    fitting = [b for b in candidates if CODE_BITS + scale_bits / b <= budget]
+    return {
+        "bytes": _smallest_fit(candidates, budget, scale_bits / 8),
+        "no_overhead": min(candidates) if budget >= CODE_BITS else None,
+        "strict": _smallest_fit(candidates, budget, scale_bits, lambda bpw, budget: bpw < budget),
+        "largest": max(fitting) if fitting else None,
+        "sorted": fitting[0] if fitting else None,
+    }
+
+
+def _block_inputs(rng):
+    """Three budgets that something fits, then one that nothing fits; never a sorted list."""
+    g = torch.Generator().manual_seed(rng.randrange(10**6))
+    frameworks = ["torch", "numpy", "torch", "numpy"]
+    rng.shuffle(frameworks)
+    # fp16 on the first boundary and fp32 on the other two: a scale of a fixed 32 bits shows on
+    # the first, one of a fixed 16 bits on the second (see the profiles in q6)
+    dtypes = [16, 32, 32, rng.choice([16, 32])]
+
+    def candidates():
+        blocks = [16, 32, 64, 128, 256] + [b for b in (8, 512) if rng.random() < 0.5]
+        ordered = sorted(blocks)
+        rng.shuffle(blocks)
+        while blocks in (ordered, ordered[::-1]):
+            rng.shuffle(blocks)
+        return blocks
+
+    def weights(framework, bits):
+        w = torch.randn(rng.randrange(2, 9), 512, generator=g)  # a multiple of every block
+        w = w.to(torch.float16 if bits == 16 else torch.float32)
+        return w if framework == "torch" else w.numpy()
+
+    inputs = []
+    # exactly on the bits per weight of a block that is not the smallest (4.5: block 32, fp16)
+    blocks = candidates()
+    inputs.append((blocks, CODE_BITS + dtypes[0] / rng.choice(sorted(blocks)[1:])))
+    # exactly on the largest block's bits per weight: with `<` none fits
+    blocks = candidates()
+    inputs.append((blocks, CODE_BITS + dtypes[1] / max(blocks)))
+    # between two boundaries, at least three blocks fit, and the list starts with one that is
+    # neither the smallest nor the largest of them
+    blocks = candidates()
+    best = rng.choice(sorted(blocks)[:-2])
+    first = rng.choice([b for b in blocks if best < b < max(blocks)])
+    rest = [b for b in blocks if b != first]
+    rng.shuffle(rest)
+    budget = round(CODE_BITS + dtypes[2] / best * (1 + rng.uniform(0.2, 0.8)), 4)
+    inputs.append(([first, *rest], budget))
+    # below the largest block's bits per weight: none fits
+    blocks = candidates()
+    inputs.append((blocks, round(CODE_BITS + dtypes[3] / max(blocks) * rng.uniform(0.2, 0.8), 4)))
+    return [
+        (weights(framework, bits), blocks, budget, bits)
+        for framework, bits, (blocks, budget) in zip(frameworks, dtypes, inputs, strict=True)
+    ]
+
+
+def _block_result(value):
+    if value is None:
+        return None
+    return as_number(value, ("the block size (or None)", "die Blockgröße (oder None)"))
+
+
+_BLOCK_MESSAGES = {
+    "bytes": (
+        "w.itemsize is in bytes: a {s}-bit scale costs {s} bits per block, not {bytes}.",
+        "w.itemsize ist in Bytes: Eine {s}-Bit-Skala kostet {s} Bit pro Block, nicht {bytes}.",
+    ),
+    "no_overhead": (
+        "you left out the scale: each block also stores one {s}-bit scale, so a block of b costs "
+        "4 + {s}/b bits per weight.",
+        "du hast die Skala weggelassen: Jeder Block speichert auch eine {s}-Bit-Skala, ein Block "
+        "aus b kostet also 4 + {s}/b Bit pro Gewicht.",
+    ),
+    "strict": (
+        "block {want} needs exactly {bpw:g} bits per weight, which is the budget: exactly on the "
+        "budget fits (<=, not <).",
+        "Block {want} braucht genau {bpw:g} Bit pro Gewicht, also genau das Budget: Genau auf dem "
+        "Budget passt (<=, nicht <).",
+    ),
+    "largest": (
+        "that is the largest block that fits; the smallest one that fits was asked (its error is "
+        "the lowest).",
+        "das ist der größte passende Block; gefragt war der kleinste passende (sein Fehler ist am "
+        "kleinsten).",
+    ),
+    "sorted": (
+        "that is the first block in the list that fits, but the list is not sorted: take the "
+        "smallest that fits (min).",
+        "das ist der erste passende Block der Liste, aber die Liste ist nicht sortiert: Nimm den "
+        "kleinsten passenden (min).",
+    ),
+    "scale_dtype": (
+        "the scale is stored in w's dtype: {s} bits for this w (8 * w.itemsize), not one fixed "
+        "size for every w.",
+        "die Skala steht im dtype von w: bei diesem w sind das {s} Bit (8 * w.itemsize), keine "
+        "feste Größe für jedes w.",
+    ),
+    "wrong": ("", ""),
+}
+
+
+def _block_message(key, w, blocks, budget, bits, got, want):
+    head = text(
+        "For a float{s} w, budget={budget:g} bits and candidates {blocks} the answer is {want}, "
+        "you return {got}: ",
+        "Bei einem float{s}-w, budget={budget:g} Bit und den Kandidaten {blocks} ist die Antwort "
+        "{want}, du gibst {got} zurück: ",
+        s=bits, budget=budget, blocks=str(blocks), want=want, got="None" if got is None else got,
+    )  # fmt: skip
+    bpw = CODE_BITS + bits / want  # something fits each of these inputs
+    return (head + text(*_BLOCK_MESSAGES[key], s=bits, bytes=bits // 8, want=want, bpw=bpw)).rstrip(
+        ": "
+    )
+
+
+@lab.exercise(
+    "choose_block",
+    title=("Choose the block size", "Die Blockgröße wählen"),
+    points=2,
+    hint=(
+        "Bits per weight of block b: 4 + 8 * w.itemsize / b. Keep the b with bits <= budget, "
+        "return min() of them, or None if there are none.",
+        "Bit pro Gewicht bei Block b: 4 + 8 * w.itemsize / b. Behalte die b mit Bits <= budget, "
+        "gib deren min() zurück, oder None, wenn es keine gibt.",
+    ),
+)
+def q6(choose_block, rng):
+    *fit_inputs, no_fit = _block_inputs(rng)
+    # A slip is named when it gives the learner's answer on all three inputs, right or wrong.
+    # Their answers differ on every seed: on the fp32 boundary at the largest block (`<` gives
+    # None, bytes the block max/8, a forgotten scale the smallest block, a fixed fp16 scale
+    # max/2), or between the boundaries (largest: max; sorted: the middle block the list starts
+    # with), or on the fp16 boundary (a fixed fp32 scale: the next larger block).
+    profile = dict.fromkeys(SLIP_KEYS, True)
+    first_failure = None
+    for w, blocks, budget, bits in fit_inputs:
+        got = _block_result(call(choose_block, w, list(blocks), budget))
+        want = _smallest_fit(blocks, budget, bits)
+        slips = _block_slips(blocks, budget, bits)
+        slips["scale_dtype:16"] = _smallest_fit(blocks, budget, 16)  # whatever w's dtype
+        slips["scale_dtype:32"] = _smallest_fit(blocks, budget, 32)
+        for key, value in slips.items():
+            profile[key] &= got == value if value is not None else got is None
+        if got != want and first_failure is None:
+            first_failure = dict(w=w, blocks=blocks, budget=budget, bits=bits, got=got, want=want)
+    if first_failure is not None:
+        key = next((key for key, same in profile.items() if same), "wrong").split(":")[0]
+        raise Wrong(key, _block_message(key, **first_failure))
+    w, blocks, budget, bits = no_fit
+    try:
+        got = call(choose_block, w, list(blocks), budget)
+    except LearnerError as error:
+        raised = f"{type(error.error).__name__}: {error.error}"
+    else:
+        if got is None:
+            return text(
+                "Correct! The smallest block that fits buys the lowest error: at 4.5 bits that is "
+                "block 64 with fp32 scales, block 32 with fp16 ones.",
+                "Richtig! Der kleinste passende Block kauft den kleinsten Fehler: Bei 4,5 Bit ist "
+                "das Block 64 mit fp32-Skalen, Block 32 mit fp16-Skalen.",
+            )
+        raised = None
+    cheapest = CODE_BITS + bits / max(blocks)
+    if raised is not None:
+        raise Wrong("no_fit", text(
+            "For budget={budget:g} no block fits (even block {b} needs {c:g} bits per weight), and "
+            "your function raised an error ({e}). Return None then.",
+            "Bei budget={budget:g} passt kein Block (auch Block {b} braucht {c:g} Bit pro "
+            "Gewicht), und deine Funktion hat einen Fehler ausgelöst ({e}). Gib dann None zurück.",
+            budget=budget, b=max(blocks), c=cheapest, e=raised))  # fmt: skip
+    try:
+        shown = as_number(got)
+    except Wrong:
+        shown = textwrap.shorten(repr(got), 40, placeholder=" ...")
+    raise Wrong("no_fit", text(
+        "For budget={budget:g} no block fits (even block {b} needs {c:g} bits per weight), but you "
+        "return {got}. Return None then.",
+        "Bei budget={budget:g} passt kein Block (auch Block {b} braucht {c:g} Bit pro Gewicht), du "
+        "gibst aber {got} zurück. Gib dann None zurück.",
+        budget=budget, b=max(blocks), c=cheapest, got=shown))  # fmt: skip

@@ -1,10 +1,17 @@
 """Checks of lab 08 (beyond one device): the bytes a ring all-reduce sends per device, a DDP step
 simulated rank by rank in one process whose gradients equal the full-batch ones, the shape of one
-shard of an array on a JAX mesh, and a data-parallel gradient on a mesh of 8 devices.
+shard of an array on a JAX mesh, a data-parallel gradient on a mesh of 8 devices, and which
+parallelism (one GPU, DDP, FSDP or none) a model's training state allows.
 
 q2 checks the mechanism as well as the numbers: the model factory notes the seed each rank built
 its model with and the batch each forward pass saw, so the full batch on every rank or a seed per
 rank fails even where the numbers would come out right.
+
+q5 asks on every seed for states exactly as large as one GPU and as gpus GPUs (they fit), one
+parameter more (they do not), states within the 7 % between GB and GiB on both sides of both
+limits, one GPU, the lesson's 1.5B, 7B and 70B models on 80 GiB H100s, and 18 bytes per parameter
+once. Each slip is named from the cases it gets wrong: `<` for `<=`, GB for GiB, the whole state
+held against one GPU for FSDP, the state divided for DDP, DDP for a state that fits nowhere.
 """
 
 from __future__ import annotations
@@ -21,7 +28,9 @@ from jax.sharding import PartitionSpec as P
 
 from utils import jaxdevices
 from utils.checks import Lab, Wrong, allclose, as_number, call, diagnose, matching, to_numpy
+from utils.fit import DEVICE_MEMORY
 from utils.i18n import text
+from utils.units import GIB
 
 with contextlib.suppress(RuntimeError):  # before JAX starts: 8 simulated CPU devices
     jax.config.update("jax_num_cpu_devices", 8)
@@ -672,4 +681,377 @@ def q4(dp_grads, rng):
         "Zeilen, und der Gradient ist gleich dem auf einem Gerät.",
         rows=shard_size,
         n=x.shape[0],
+    )
+
+
+# --- q5: which parallelism? ----------------------------------------------------------------------
+CHOICES = ("single", "ddp", "fsdp", "none")
+GPU_NAMES = ("T4", "A100", "H100")  # 15, 40 and 80 GiB (utils.fit, lesson 03)
+LESSON_BYTES = 16  # AdamW in mixed precision: fp32 weights 4, gradients 4, two moments 8
+
+
+def _rule(state, memory, gpus, fits=lambda need, have: need <= have):
+    """The simplest way to train a state of `state` bytes on `gpus` GPUs of `memory` bytes."""
+    if fits(state, memory):
+        return "single" if gpus == 1 else "ddp"
+    if fits(state, gpus * memory):  # FSDP: each GPU holds state / gpus
+        return "fsdp"
+    return "none"
+
+
+class _Plan:
+    """One question: n_params at bpp bytes on gpus GPUs of memory bytes, the answer, and what the
+    slips would answer: `<` for `<=` (strict) and GB for GiB either way round (units). `near`: a
+    few bytes over a limit, where a rounded state (float32, GiB, floor division) goes wrong."""
+
+    def __init__(self, n_params: int, bpp: int, memory: int, gpus: int):
+        self.n_params, self.bpp, self.memory, self.gpus = int(n_params), bpp, memory, gpus
+        state = self.state = self.n_params * bpp
+        self.want = _rule(state, memory, gpus)
+        self.strict = _rule(state, memory, gpus, lambda need, have: need < have)
+        self.units = {_rule(state * f, memory, gpus) for f in (GIB / 1e9, 1e9 / GIB)}
+        self.boundary = self.strict != self.want  # exactly full: only `<` gets it wrong
+        self.unit_case = not self.boundary and self.units != {self.want}
+        self.regular = not self.boundary and not self.unit_case
+        over = min(abs(state - memory), abs(state - gpus * memory))
+        self.near = not self.boundary and over <= bpp * gpus
+
+    def values(self, got=None) -> dict:
+        return dict(
+            n=self.n_params,
+            bpp=self.bpp,
+            gpus=self.gpus,
+            state=self.state,
+            memory=self.memory,
+            share=self.state // self.gpus,
+            state_gib=self.state / GIB,
+            share_gib=self.state / self.gpus / GIB,
+            mem_gib=self.memory / GIB,
+            gb=self.state / 1e9,
+            mem_gb=self.memory / 1e9,
+            pct=(GIB / 1e9 - 1) * 100,
+            want=self.want,
+            got=got,
+        )
+
+
+def _q5_plans(rng):
+    """Every seed: each answer, the lesson's models, states exactly as large as one GPU and as
+    all of them (they fit) and one parameter more (they don't), states within the 7 % between GB
+    and GiB on both sides of both limits, one GPU, and 18 bytes per parameter once."""
+
+    def memory():
+        return DEVICE_MEMORY[rng.choice(GPU_NAMES)]
+
+    def sized(ratio, gpus, bpp=LESSON_BYTES):  # a state of ratio × one GPU's memory
+        m = memory()
+        return _Plan(round(ratio * m / bpp), bpp, m, gpus)
+
+    def several():
+        return rng.choice([2, 4, 8])
+
+    h100 = DEVICE_MEMORY["H100"]
+    plans = [
+        _Plan(1_500_000_000, 16, h100, 8),  # ddp
+        _Plan(7_000_000_000, 16, h100, 8),  # fsdp
+        _Plan(70_000_000_000, 16, h100, 8),  # none
+        _Plan(70_000_000_000, 16, h100, 64),  # fsdp
+        _Plan(7_000_000_000, 16, h100, 1),  # none
+        sized(rng.uniform(0.2, 0.85), 1),
+        sized(rng.uniform(0.2, 0.85), several()),
+        sized(2 * rng.uniform(0.6, 0.85), 2),
+        sized(rng.uniform(1.15, 4), 1),
+        sized(rng.uniform(1.09, 1.11), 1, bpp=18),  # with 16 bytes it would fit
+    ]
+    g = rng.choice([4, 8, 16])
+    plans.append(sized(g * rng.uniform(0.3, 0.85), g))
+    g = several()
+    plans.append(sized(g * rng.uniform(1.15, 3), g))
+    for gpus in (1, several()):  # exactly one GPU full, then one parameter more
+        m = memory()
+        plans += [_Plan(m // 16, 16, m, gpus), _Plan(m // 16 + 1, 16, m, gpus)]
+    g, m = rng.choice([2, 4, 8, 16]), memory()  # every GPU exactly full, then one more
+    plans += [_Plan(g * m // 16, 16, m, g), _Plan(g * m // 16 + 1, 16, m, g)]
+    g = rng.choice([4, 8])
+    for gpus, limit in ((1, 1), (several(), 1), (g, g)):  # just below, just above the limit
+        plans += [
+            sized(limit * rng.uniform(0.94, 0.965), gpus),
+            sized(limit * rng.uniform(1.03, 1.06), gpus),
+        ]
+    return plans
+
+
+def _q5_answer(got):
+    if isinstance(got, str) and got in CHOICES:
+        return got
+    v = dict(got=got, kind=type(got).__name__)
+    if got is None:
+        msg = (
+            "You returned None. Return one of the strings 'single', 'ddp', 'fsdp' or 'none': "
+            "'none' is a string too, not None.",
+            "Du hast None zurückgegeben. Gib einen der Strings 'single', 'ddp', 'fsdp' oder "
+            "'none' zurück: Auch 'none' ist ein String, nicht None.",
+        )
+    elif isinstance(got, str) and got.strip().lower() in CHOICES:
+        msg = (
+            "You returned {got!r}: write the answer exactly as one of 'single', 'ddp', 'fsdp' "
+            "or 'none', in lowercase, without spaces.",
+            "Du hast {got!r} zurückgegeben: Schreib die Antwort genau als 'single', 'ddp', "
+            "'fsdp' oder 'none', klein und ohne Leerzeichen.",
+        )
+    else:
+        msg = (
+            "Return one of the four strings 'single', 'ddp', 'fsdp' or 'none'; you returned "
+            "{got!r} ({kind}).",
+            "Gib einen der vier Strings 'single', 'ddp', 'fsdp' oder 'none' zurück; du hast "
+            "{got!r} ({kind}) zurückgegeben.",
+        )
+    raise Wrong("not_an_answer", text(*msg, **v))
+
+
+_Q5_SLIPS = {  # the cases that are no boundary: what each slip gets wrong there
+    "one_gpu": (
+        lambda p, got: p.gpus == 1 and got in ("ddp", "fsdp"),
+        "With one GPU there is nothing to copy and nothing to split, yet you return {got!r} for "
+        "gpus = 1. One GPU of {mem_gib:,.0f} GiB either holds the {state_gib:,.1f} GiB of "
+        "training state or it does not: {want!r}.",
+        "Mit einer GPU gibt es nichts zu kopieren und nichts aufzuteilen, trotzdem gibst du "
+        "{got!r} für gpus = 1 zurück. Eine GPU mit {mem_gib:,.0f} GiB fasst die "
+        "{state_gib:,.1f} GiB Trainingszustand, oder sie fasst sie nicht: {want!r}.",
+    ),
+    "several_gpus": (
+        lambda p, got: p.gpus > 1 and got == "single",
+        "You return 'single' for {gpus} GPUs, but 'single' is for one GPU only. {n:,} "
+        "parameters need {state_gib:,.1f} GiB, each GPU has {mem_gib:,.0f} GiB: {want!r}.",
+        "Du gibst 'single' für {gpus} GPUs zurück, aber 'single' gilt nur für eine GPU. {n:,} "
+        "Parameter brauchen {state_gib:,.1f} GiB, jede GPU hat {mem_gib:,.0f} GiB: {want!r}.",
+    ),
+    "ddp_too_big": (
+        lambda p, got: got == "ddp" and p.want == "none",
+        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'ddp'. DDP keeps "
+        "the whole training state, {state_gib:,.1f} GiB, on every GPU, and it does not fit on "
+        "one. Even split {gpus} ways it is {share_gib:,.1f} GiB per GPU, more than "
+        "{mem_gib:,.0f} GiB: 'none'.",
+        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'ddp' zurück. DDP "
+        "hält den ganzen Trainingszustand, {state_gib:,.1f} GiB, auf jeder GPU, und er passt "
+        "auf keine. Selbst in {gpus} Teile aufgeteilt sind es {share_gib:,.1f} GiB pro GPU, "
+        "mehr als {mem_gib:,.0f} GiB: 'none'.",
+    ),
+    "ddp_divided": (
+        lambda p, got: got == "ddp" and p.want == "fsdp",
+        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'ddp'. DDP splits "
+        "the batch, not the model: every GPU holds the whole {state_gib:,.1f} GiB, more than it "
+        "has. Only FSDP divides the state by the number of GPUs, {share_gib:,.1f} GiB each: "
+        "'fsdp'.",
+        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'ddp' zurück. DDP "
+        "teilt den Batch auf, nicht das Modell: Jede GPU hält die ganzen {state_gib:,.1f} GiB, "
+        "mehr als sie hat. Nur FSDP teilt den Zustand durch die Zahl der GPUs, je "
+        "{share_gib:,.1f} GiB: 'fsdp'.",
+    ),
+    "fsdp_not_divided": (
+        lambda p, got: got == "none" and p.want == "fsdp",
+        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'none'. FSDP "
+        "splits weights, gradients and optimizer states {gpus} ways: each GPU holds "
+        "{share_gib:,.1f} GiB of the {state_gib:,.1f} GiB, and that fits: 'fsdp'. Compare "
+        "state / gpus with the memory of one GPU.",
+        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'none' zurück. "
+        "FSDP teilt Gewichte, Gradienten und Optimizer-Zustände in {gpus} Teile: Jede GPU hält "
+        "{share_gib:,.1f} GiB der {state_gib:,.1f} GiB, und das passt: 'fsdp'. Vergleiche "
+        "Zustand / gpus mit dem Speicher einer GPU.",
+    ),
+    "fsdp_fits": (
+        lambda p, got: got == "fsdp" and p.want == "ddp",
+        "For {n:,} parameters ({state_gib:,.1f} GiB) on {gpus} GPUs of {mem_gib:,.0f} GiB you "
+        "return 'fsdp'. The whole state fits on one GPU, so nothing needs splitting: 'ddp' "
+        "keeps a full copy on each and sends only the gradients. Ask first whether it fits on "
+        "one GPU.",
+        "Für {n:,} Parameter ({state_gib:,.1f} GiB) auf {gpus} GPUs mit {mem_gib:,.0f} GiB "
+        "gibst du 'fsdp' zurück. Der ganze Zustand passt auf eine GPU, also muss nichts "
+        "aufgeteilt werden: 'ddp' hält auf jeder eine volle Kopie und sendet nur die "
+        "Gradienten. Frag zuerst, ob er auf eine GPU passt.",
+    ),
+    "fsdp_too_big": (
+        lambda p, got: got == "fsdp" and p.want == "none",
+        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'fsdp'. Even "
+        "split {gpus} ways the state of {state_gib:,.1f} GiB is {share_gib:,.1f} GiB per GPU, "
+        "more than {mem_gib:,.0f} GiB: 'none'. The shards must fit too.",
+        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'fsdp' zurück. "
+        "Selbst in {gpus} Teile aufgeteilt ist der Zustand von {state_gib:,.1f} GiB pro GPU "
+        "{share_gib:,.1f} GiB groß, mehr als {mem_gib:,.0f} GiB: 'none'. Auch die Teile müssen "
+        "passen.",
+    ),
+}
+
+
+def _split(p):
+    """The share per GPU in parentheses, on several GPUs; nothing on one."""
+    if p.gpus == 1:
+        return ""
+    return text(
+        " ({share_gib:,.2f} GiB per GPU when split)",
+        " ({share_gib:,.2f} GiB pro GPU, wenn aufgeteilt)",
+        share_gib=p.state / p.gpus / GIB,
+    )
+
+
+def _q5_verdict(results):
+    """Raise Wrong for the first slip the wrong answers show (None if all are right)."""
+    wrong = [(p, got) for p, got in results if got != p.want]
+    if not wrong:
+        return
+    regular = [(p, got) for p, got in wrong if p.regular]
+    if regular and all(
+        p.bpp != LESSON_BYTES and got == _rule(p.n_params * LESSON_BYTES, p.memory, p.gpus)
+        for p, got in regular
+    ):
+        p, got = regular[0]
+        raise Wrong(
+            "fixed_bytes",
+            text(
+                "For {n:,} parameters at {bpp} bytes each you return {got!r}: the answer for 16 "
+                "bytes per parameter. Use the bytes_per_param you are given: here the state is "
+                "{state_gib:,.1f} GiB and a GPU has {mem_gib:,.0f} GiB: {want!r}.",
+                "Für {n:,} Parameter mit je {bpp} Bytes gibst du {got!r} zurück: die Antwort für "
+                "16 Bytes pro Parameter. Nimm das übergebene bytes_per_param: Hier ist der "
+                "Zustand {state_gib:,.1f} GiB groß, und eine GPU hat {mem_gib:,.0f} GiB: {want!r}.",
+                **p.values(got),
+            ),
+        )
+    for key, (slip, *msg) in _Q5_SLIPS.items():
+        for p, got in regular:
+            if slip(p, got):
+                raise Wrong(key, text(*msg, **p.values(got)))
+    if regular:  # wrong far from every limit: none of the slips below
+        _q5_wrong(*regular[0])
+    for p, got in wrong:
+        if p.unit_case and not p.near and got in p.units:
+            raise Wrong(
+                "gb_gib",
+                text(
+                    "For {n:,} parameters × {bpp} bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB"
+                    "{split} on {gpus} GPU(s) of {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB you "
+                    "return {got!r}; the answer is {want!r}. That is a GB/GiB slip: 1 GB = 10⁹ "
+                    "bytes, 1 GiB = 2³⁰ bytes, {pct:.1f}% more. Both numbers come in bytes: "
+                    "compare them as they are.",
+                    "Für {n:,} Parameter × {bpp} Bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB"
+                    "{split} auf {gpus} GPU(s) mit {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB gibst "
+                    "du {got!r} zurück; die Antwort ist {want!r}. Das ist eine Verwechslung von "
+                    "GB und GiB: 1 GB = 10⁹ Bytes, 1 GiB = 2³⁰ Bytes, {pct:.1f} % mehr. Beide "
+                    "Zahlen kommen in Bytes: Vergleiche sie so, wie sie sind.",
+                    split=_split(p),
+                    **p.values(got),
+                ),
+            )
+    for p, got in wrong:
+        if p.boundary and got == p.strict:
+            if p.state == p.memory:
+                msg = (
+                    "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of "
+                    "{memory:,} bytes you return {got!r}. The state is exactly as large as one "
+                    "GPU's memory, and that still fits (<=, not <): {want!r}.",
+                    "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit "
+                    "{memory:,} Bytes gibst du {got!r} zurück. Der Zustand ist genau so groß "
+                    "wie der Speicher einer GPU, und das passt noch (<=, nicht <): {want!r}.",
+                )
+            else:
+                msg = (
+                    "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPUs of "
+                    "{memory:,} bytes you return {got!r}. Each GPU's share, {share:,} bytes, is "
+                    "exactly as large as its memory, and that still fits (<=, not <): {want!r}.",
+                    "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPUs mit "
+                    "{memory:,} Bytes gibst du {got!r} zurück. Der Anteil jeder GPU, {share:,} "
+                    "Bytes, ist genau so groß wie ihr Speicher, und das passt noch (<=, nicht "
+                    "<): {want!r}.",
+                )
+            raise Wrong("strict", text(*msg, **p.values(got)))
+    for p, got in wrong:
+        if p.near:
+            one = p.want == "fsdp" or p.gpus == 1  # over one GPU's memory, or over all of them
+            limit = p.memory if one else p.gpus * p.memory
+            what = (
+                text("one GPU's memory", "der Speicher einer GPU")
+                if one
+                else text("all {gpus} GPUs together", "alle {gpus} GPUs zusammen", gpus=p.gpus)
+            )
+            raise Wrong(
+                "one_more",
+                text(
+                    "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of "
+                    "{memory:,} bytes you return {got!r}; the answer is {want!r}. The state is "
+                    "{over:,} bytes more than {limit:,} bytes, {what}: one parameter too many, "
+                    "so it does not fit there. Compare the exact whole numbers; float32, "
+                    "rounding to GiB or n_params // gpus lose those bytes.",
+                    "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit "
+                    "{memory:,} Bytes gibst du {got!r} zurück; die Antwort ist {want!r}. Der "
+                    "Zustand ist {over:,} Bytes größer als {limit:,} Bytes, {what}: ein "
+                    "Parameter zu viel, also passt er dort nicht. Vergleiche die genauen ganzen "
+                    "Zahlen; float32, Runden auf GiB oder n_params // gpus verlieren diese "
+                    "Bytes.",
+                    over=p.state - limit,
+                    limit=limit,
+                    what=what,
+                    **p.values(got),
+                ),
+            )
+    _q5_wrong(*wrong[0])
+
+
+def _q5_wrong(p, got):
+    raise Wrong(
+        "wrong",
+        text(
+            "For n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} bytes "
+            "({mem_gib:,.0f} GiB) and gpus = {gpus} you return {got!r}; the answer is {want!r}. "
+            "The state is {state:,} bytes ({state_gib:,.2f} GiB), {share_gib:,.2f} GiB per GPU "
+            "when split {gpus} ways.",
+            "Für n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} Bytes "
+            "({mem_gib:,.0f} GiB) und gpus = {gpus} gibst du {got!r} zurück; die Antwort ist "
+            "{want!r}. Der Zustand ist {state:,} Bytes groß ({state_gib:,.2f} GiB), "
+            "{share_gib:,.2f} GiB pro GPU, wenn er in {gpus} Teile aufgeteilt wird.",
+            **p.values(got),
+        ),
+    )
+
+
+@lab.exercise(
+    "which_parallelism",
+    title=("Which parallelism?", "Welche Parallelität?"),
+    points=2,
+    hint=(
+        "state = n_params · bytes_per_param, in bytes like gpu_memory (no GB or GiB needed). If "
+        "state <= gpu_memory: 'single' for one GPU, 'ddp' for several. Otherwise, if each GPU's "
+        "shard fits, state / gpus <= gpu_memory: 'fsdp'. Otherwise 'none'. Exactly full still "
+        "fits: <=, not <.",
+        "state = n_params · bytes_per_param, in Bytes wie gpu_memory (kein GB oder GiB nötig). "
+        "Wenn state <= gpu_memory: 'single' für eine GPU, 'ddp' für mehrere. Sonst, wenn der "
+        "Teil jeder GPU passt, state / gpus <= gpu_memory: 'fsdp'. Sonst 'none'. Genau voll "
+        "passt noch: <=, nicht <.",
+    ),
+)
+def q5(choose, rng):
+    results = []
+    for p in _q5_plans(rng):
+        got = call(choose, p.n_params, p.bpp, p.memory, p.gpus)
+        results.append((p, _q5_answer(got)))
+    _q5_verdict(results)
+    sizes = {b: b * 1e9 * LESSON_BYTES / GIB for b in (1.5, 7, 70)}  # GiB of training state
+    return text(
+        "Correct! The lesson's models on H100s of {h:.0f} GiB: {b1:.1f}B parameters need "
+        "{a:,.0f} GiB, DDP on 8; {b2:.0f}B need {b:,.0f} GiB, FSDP with {c:,.0f} GiB per GPU on "
+        "8; {b3:.0f}B need {d:,.0f} GiB, {e:,.0f} GiB per GPU on 8 (no), {f:,.1f} GiB on 64 "
+        "(FSDP).",
+        "Richtig! Die Modelle der Lektion auf H100 mit {h:.0f} GiB: {b1:.1f} Mrd. Parameter "
+        "brauchen {a:,.0f} GiB, DDP auf 8; {b2:.0f} Mrd. brauchen {b:,.0f} GiB, FSDP mit "
+        "{c:,.0f} GiB pro GPU auf 8; {b3:.0f} Mrd. brauchen {d:,.0f} GiB, {e:,.0f} GiB pro GPU "
+        "auf 8 (nein), {f:,.1f} GiB auf 64 (FSDP).",
+        h=DEVICE_MEMORY["H100"] / GIB,
+        b1=1.5,
+        b2=7,
+        b3=70,
+        a=sizes[1.5],
+        b=sizes[7],
+        c=sizes[7] / 8,
+        d=sizes[70],
+        e=sizes[70] / 8,
+        f=sizes[70] / 64,
     )

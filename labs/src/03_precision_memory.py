@@ -2,8 +2,8 @@
 # jupyter:
 #   course:
 #     duration:
-#       cpu: 25
-#       t4: 25
+#       cpu: 40
+#       t4: 40
 #     level: 2
 #     profiles:
 #     - CPU
@@ -26,18 +26,21 @@
 # ---
 
 # %% [markdown] lang="en"
-# Five exercises on lesson 03: bytes per dtype, the largest integer a format holds exactly, a
-# loss-scaling step, the memory of full fine-tuning against LoRA, and the autocast dtype for a
-# device. Each check tries your code on fresh random inputs; a wrong answer gets its own message.
+# Seven exercises on lesson 03: bytes per dtype, the largest integer a format holds exactly, a
+# loss-scaling step, the memory of full fine-tuning against LoRA, the autocast dtype for a device,
+# a 16-bit sum that keeps its small terms, and unscaling before clipping (as in lesson 05's
+# training step). Each check tries your code on fresh random inputs; a wrong answer gets its own
+# message.
 #
 # Replace each `____` by your code and run the cell. `qN.hint()` and `qN.solution()` help; the last
 # cell shows your score.
 
 # %% [markdown] lang="de"
-# Fünf Aufgaben zu Lektion 03: Bytes pro Datentyp, die größte Ganzzahl, die ein Format exakt hält,
-# ein Schritt mit Loss Scaling, der Speicher von vollem Feintuning gegen LoRA und der
-# Autocast-Datentyp für ein Gerät. Jede Prüfung probiert deinen Code mit frischen Zufallseingaben
-# aus; jeder Fehler bekommt seine eigene Meldung.
+# Sieben Aufgaben zu Lektion 03: Bytes pro Datentyp, die größte Ganzzahl, die ein Format exakt
+# hält, ein Schritt mit Loss Scaling, der Speicher von vollem Feintuning gegen LoRA, der
+# Autocast-Datentyp für ein Gerät, eine 16-Bit-Summe, die ihre kleinen Terme behält, und
+# Entskalieren vor dem Clipping (wie im Trainingsschritt aus Lektion 05). Jede Prüfung probiert
+# deinen Code mit frischen Zufallseingaben aus; jeder Fehler bekommt seine eigene Meldung.
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
 # helfen; die letzte Zelle zeigt deine Punkte.
@@ -52,7 +55,7 @@ print(torch.finfo(torch.float16), torch.finfo(torch.bfloat16), sep="\n")
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab03 import lab, q1, q2, q3, q4, q5
+from labs.checks.lab03 import lab, q1, q2, q3, q4, q5, q6, q7
 
 lab.ready()
 
@@ -215,6 +218,91 @@ q5.check(autocast_dtype)
 # %%
 # q5.hint()
 # q5.solution()
+
+# %% [markdown] lang="en"
+# ## 6. Which sum loses precision?
+#
+# `values` is a 1-D tensor in float16 or bfloat16: one large number, then thousands of small ones,
+# each below half the gap between the large number and its next neighbour. Added one by one in 16
+# bits, as the 10,000 × 1e-4 of lesson 03, every small term rounds away. Write
+# `careful_sum(values)` that keeps them: return the sum as a number of `values.dtype`, as close to
+# the exact sum as one rounding allows.
+
+# %% [markdown] lang="de"
+# ## 6. Welche Summe verliert Genauigkeit?
+#
+# `values` ist ein 1-D-Tensor in float16 oder bfloat16: eine große Zahl, dann tausende kleine, jede
+# unter der halben Lücke zwischen der großen Zahl und ihrem nächsten Nachbarn. Addierst du sie
+# einzeln in 16 Bit, wie die 10.000 × 1e-4 aus Lektion 03, rundet jeder kleine Term weg. Schreib
+# `careful_sum(values)`, das sie behält: Gib die Summe als Zahl in `values.dtype` zurück, so nah an
+# der exakten Summe, wie eine einzige Rundung es erlaubt.
+
+
+# %%
+import torch
+
+
+def careful_sum(values):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    total = values.float().sum()  # en: accumulate in float32 | de: in float32 summieren
+    return total.to(values.dtype)  # en: round once, at the end | de: einmal runden, am Ende
+    ### END SOLUTION
+
+
+q6.check(careful_sum)
+
+# %%
+# q6.hint()
+# q6.solution()
+
+# %% [markdown] lang="en"
+# ## 7. Clip after unscaling
+#
+# With fp16 and a GradScaler, backward leaves every gradient multiplied by the loss scale. Write
+# `unscale_and_clip(grads, scale, max_norm)` for one step, as `scaler.unscale_(optimizer)`
+# followed by `torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)` does it (lesson 05's
+# training step): `grads` is a list of fp32 tensors, still scaled, and `scale` a power of two.
+# Return `(grads, skip)`: the unscaled gradients, clipped to a global L2 norm of at most
+# `max_norm`, and `skip=True` if a gradient holds inf or nan (then `scaler.step` skips the update
+# and the gradients don't matter).
+
+# %% [markdown] lang="de"
+# ## 7. Erst entskalieren, dann clippen
+#
+# Mit fp16 und einem GradScaler sind nach backward alle Gradienten mit der Loss-Skala
+# multipliziert. Schreib `unscale_and_clip(grads, scale, max_norm)` für einen Schritt, so wie
+# `scaler.unscale_(optimizer)` und danach
+# `torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)` es tun (der Trainingsschritt aus
+# Lektion 05): `grads` ist eine Liste von fp32-Tensoren, noch skaliert, und `scale` eine
+# Zweierpotenz. Gib `(grads, skip)` zurück: die entskalierten Gradienten, auf eine globale L2-Norm
+# von höchstens `max_norm` begrenzt, und `skip=True`, wenn ein Gradient inf oder nan enthält (dann
+# lässt `scaler.step` das Update aus, und die Gradienten sind egal).
+
+
+# %%
+import torch
+
+
+def unscale_and_clip(grads, scale, max_norm):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    grads = [g / scale for g in grads]  # en: unscale first | de: zuerst entskalieren
+    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+    if not torch.isfinite(norm):
+        return grads, True  # en: inf or nan: skip this step | de: inf oder nan: Schritt auslassen
+    coef = max_norm / (norm + 1e-6)  # en: as clip_grad_norm_ | de: wie clip_grad_norm_
+    if coef < 1:
+        grads = [g * coef for g in grads]
+    return grads, False
+    ### END SOLUTION
+
+
+q7.check(unscale_and_clip)
+
+# %%
+# q7.hint()
+# q7.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

@@ -2,8 +2,8 @@
 # jupyter:
 #   course:
 #     duration:
-#       cpu: 30
-#       t4: 30
+#       cpu: 35
+#       t4: 35
 #     level: 3
 #     profiles:
 #     - CPU
@@ -26,17 +26,19 @@
 # ---
 
 # %% [markdown] lang="en"
-# Five exercises on lesson 06: absmax int8 per channel, zero-point quantization with b bits,
-# per-block quantization, the 16 NF4 levels, and the bytes of a model in int4 with its block
-# scales. Each check tries your code on fresh random inputs; a plausible mistake gets its own
-# message. Replace each `____` by your code and run the cell; `qN.hint()` and `qN.solution()` help.
+# Six exercises on lesson 06: absmax int8 per channel, zero-point quantization with b bits,
+# per-block quantization, the 16 NF4 levels, the bytes of a model in int4 with its block scales,
+# and the block size that fits a budget of bits per weight. Each check tries your code on fresh
+# random inputs; a plausible mistake gets its own message. Replace each `____` by your code and
+# run the cell; `qN.hint()` and `qN.solution()` help.
 
 # %% [markdown] lang="de"
-# Fünf Aufgaben zu Lektion 06: Absmax-int8 pro Kanal, Quantisierung mit Nullpunkt und b Bit,
-# Quantisierung pro Block, die 16 NF4-Stufen und die Bytes eines Modells in int4 mit seinen
-# Blockskalen. Jede Prüfung probiert deinen Code mit frischen Zufallseingaben aus; ein typischer
-# Fehler bekommt seine eigene Meldung. Ersetze jedes `____` durch deinen Code und führe die Zelle
-# aus; `qN.hint()` und `qN.solution()` helfen.
+# Sechs Aufgaben zu Lektion 06: Absmax-int8 pro Kanal, Quantisierung mit Nullpunkt und b Bit,
+# Quantisierung pro Block, die 16 NF4-Stufen, die Bytes eines Modells in int4 mit seinen
+# Blockskalen und die Blockgröße, die in ein Budget an Bit pro Gewicht passt. Jede Prüfung
+# probiert deinen Code mit frischen Zufallseingaben aus; ein typischer Fehler bekommt seine eigene
+# Meldung. Ersetze jedes `____` durch deinen Code und führe die Zelle aus; `qN.hint()` und
+# `qN.solution()` helfen.
 
 # %%
 import torch
@@ -48,7 +50,7 @@ print(torch.__version__)
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab06 import lab, q1, q2, q3, q4, q5
+from labs.checks.lab06 import lab, q1, q2, q3, q4, q5, q6
 
 lab.ready()
 
@@ -223,6 +225,46 @@ q5.check(int4_bytes)
 # %%
 # q5.hint()
 # q5.solution()
+
+# %% [markdown] lang="en"
+# ## 6. Choose the block size
+#
+# Smaller blocks quantize more precisely (lesson 06, section 3), but each block stores a scale.
+# `w` (a torch tensor or a numpy array, float16 or float32) is to be quantized to 4 bits per
+# weight in blocks of `b` consecutive weights: each block holds `b` codes of 4 bits and one absmax
+# scale in `w`'s own dtype (`w.itemsize` is the size of one element in bytes, in torch and numpy
+# alike). The number of weights is a multiple of every block size. Return the smallest block from
+# `candidates` (in no particular order) whose bits per weight fit into `budget`; exactly on the
+# budget fits. Return `None` if no block fits.
+
+# %% [markdown] lang="de"
+# ## 6. Die Blockgröße wählen
+#
+# Kleinere Blöcke quantisieren genauer (Lektion 06, Abschnitt 3), aber jeder Block speichert eine
+# Skala. `w` (ein torch-Tensor oder ein numpy-Array, float16 oder float32) soll auf 4 Bit pro
+# Gewicht quantisiert werden, in Blöcken aus `b` aufeinanderfolgenden Gewichten: Jeder Block hält
+# `b` Codes zu 4 Bit und eine Absmax-Skala im dtype von `w` (`w.itemsize` ist die Größe eines
+# Elements in Bytes, bei torch wie bei numpy). Die Zahl der Gewichte ist ein Vielfaches jeder
+# Blockgröße. Gib den kleinsten Block aus `candidates` (in beliebiger Reihenfolge) zurück, dessen
+# Bit pro Gewicht in `budget` passen; genau auf dem Budget passt auch. Passt kein Block, gib `None`
+# zurück.
+
+
+# %%
+def choose_block(w, candidates, budget):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    scale_bits = 8 * w.itemsize
+    fitting = [b for b in candidates if 4 + scale_bits / b <= budget]
+    return min(fitting) if fitting else None
+    ### END SOLUTION
+
+
+q6.check(choose_block)
+
+# %%
+# q6.hint()
+# q6.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

@@ -2,8 +2,8 @@
 # jupyter:
 #   course:
 #     duration:
-#       cpu: 35
-#       t4: 35
+#       cpu: 45
+#       t4: 45
 #     level: 3
 #     profiles:
 #     - CPU
@@ -26,8 +26,9 @@
 # ---
 
 # %% [markdown] lang="en"
-# Four exercises on lesson 08: the bytes a ring all-reduce sends, a DDP step simulated rank by rank
-# in one process, the shape of one shard on a JAX mesh, and a data-parallel gradient on 8 devices.
+# Five exercises on lesson 08: the bytes a ring all-reduce sends, a DDP step simulated rank by rank
+# in one process, the shape of one shard on a JAX mesh, a data-parallel gradient on 8 devices, and
+# which parallelism a model's training state allows.
 # The JAX checks run on the **8 simulated CPU devices** of lesson 08 (or the 8 TPU devices on
 # Kaggle's TPU v5e-8).
 #
@@ -36,9 +37,10 @@
 # uses JAX**: the first one asks JAX for its 8 devices.
 
 # %% [markdown] lang="de"
-# Vier Aufgaben zu Lektion 08: die Bytes, die ein Ring-All-Reduce sendet, ein DDP-Schritt, Rang für
-# Rang in einem Prozess simuliert, die Form eines Shards auf einem JAX-Mesh und ein datenparalleler
-# Gradient auf 8 Geräten. Die JAX-Prüfungen laufen auf den **8 simulierten CPU-Geräten** aus
+# Fünf Aufgaben zu Lektion 08: die Bytes, die ein Ring-All-Reduce sendet, ein DDP-Schritt, Rang für
+# Rang in einem Prozess simuliert, die Form eines Shards auf einem JAX-Mesh, ein datenparalleler
+# Gradient auf 8 Geräten und welche Parallelität der Trainingszustand eines Modells zulässt. Die
+# JAX-Prüfungen laufen auf den **8 simulierten CPU-Geräten** aus
 # Lektion 08 (oder den 8 TPU-Geräten auf Kaggles TPU v5e-8).
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
@@ -72,7 +74,7 @@ say(
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab08 import lab, q1, q2, q3, q4
+from labs.checks.lab08 import lab, q1, q2, q3, q4, q5
 
 lab.ready()
 
@@ -246,6 +248,66 @@ q4.check(dp_grads)
 # %%
 # q4.hint()
 # q4.solution()
+
+# %% [markdown] lang="en"
+# ## 5. Which parallelism?
+#
+# Write `choose(n_params, bytes_per_param, gpu_memory, gpus)`: how to train a model of `n_params`
+# parameters on `gpus` equal GPUs with `gpu_memory` **bytes** each. Its training state takes
+# `n_params · bytes_per_param` bytes: 16 per parameter for AdamW in mixed precision (fp32 weights 4,
+# gradients 4, the two Adam moments 8; lesson 08, section 1). Ignore activations and the one layer
+# that FSDP gathers for a moment. Return one of four strings, the simplest that fits:
+#
+# - `"single"`: one GPU, and the whole state fits on it;
+# - `"ddp"`: several GPUs, and the whole state fits on one (DDP keeps a full copy on every GPU);
+# - `"fsdp"`: the state does not fit on one GPU, but its share `state / gpus` does (FSDP/ZeRO-3
+#   splits weights, gradients and optimizer states over the GPUs);
+# - `"none"`: not even that.
+#
+# "Fits" means at most `gpu_memory` bytes: a state exactly as large as the memory fits. Example: a
+# 7B model needs 112 GB = 104 GiB, more than an 80 GiB H100; on 8 of them each holds 13 GiB:
+# `choose(7_000_000_000, 16, 80 * 2**30, 8)` is `"fsdp"`.
+
+# %% [markdown] lang="de"
+# ## 5. Welche Parallelität?
+#
+# Schreib `choose(n_params, bytes_per_param, gpu_memory, gpus)`: wie man ein Modell mit `n_params`
+# Parametern auf `gpus` gleichen GPUs mit je `gpu_memory` **Bytes** trainiert. Sein
+# Trainingszustand belegt `n_params · bytes_per_param` Bytes: 16 pro Parameter für AdamW in Mixed
+# Precision (fp32-Gewichte 4, Gradienten 4, die beiden Adam-Momente 8; Lektion 08, Abschnitt 1).
+# Aktivierungen und die eine Schicht, die FSDP kurz einsammelt, lässt du weg. Gib einen von vier
+# Strings zurück, den einfachsten, der passt:
+#
+# - `"single"`: eine GPU, und der ganze Zustand passt darauf;
+# - `"ddp"`: mehrere GPUs, und der ganze Zustand passt auf eine (DDP hält auf jeder GPU eine volle
+#   Kopie);
+# - `"fsdp"`: Der Zustand passt nicht auf eine GPU, aber sein Anteil `state / gpus` schon
+#   (FSDP/ZeRO-3 teilt Gewichte, Gradienten und Optimizer-Zustände auf die GPUs auf);
+# - `"none"`: nicht einmal das.
+#
+# „Passt“ heißt: höchstens `gpu_memory` Bytes; ein Zustand, der genau so groß ist wie der Speicher,
+# passt. Beispiel: Ein 7B-Modell braucht 112 GB = 104 GiB, mehr als eine H100 mit 80 GiB hat; auf 8
+# davon hält jede 13 GiB: `choose(7_000_000_000, 16, 80 * 2**30, 8)` ist `"fsdp"`.
+
+
+# %%
+def choose(n_params, bytes_per_param, gpu_memory, gpus):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    state = n_params * bytes_per_param  # en: bytes, like gpu_memory | de: Bytes, wie gpu_memory
+    if state <= gpu_memory:  # en: a full copy fits | de: eine volle Kopie passt
+        return "single" if gpus == 1 else "ddp"
+    if state <= gpus * gpu_memory:  # en: state / gpus per GPU | de: state / gpus pro GPU
+        return "fsdp"
+    return "none"
+    ### END SOLUTION
+
+
+q5.check(choose)
+
+# %%
+# q5.hint()
+# q5.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

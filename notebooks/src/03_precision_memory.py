@@ -683,8 +683,9 @@ explore(
 # **Glossary:** mantissa, exponent, machine epsilon, subnormal, tensor core, tf32, autocast, master
 # weights, loss scaling, optimizer state, activations, activation checkpointing, LoRA, QLoRA, NF4.
 #
-# **Next:** lab 03 (bytes per dtype, exact integers, loss scaling, LoRA memory, the autocast dtype),
-# then lesson 04, JAX on TPU, where bf16 is the native format.
+# **Next:** lab 03 (bytes per dtype, exact integers, loss scaling, LoRA memory, the autocast dtype,
+# a 16-bit sum that keeps its small terms, clipping after unscaling), then lesson 04, JAX on TPU,
+# where bf16 is the native format.
 
 # %% [markdown] lang="de"
 # ## Teste dich selbst
@@ -728,7 +729,8 @@ explore(
 # Checkpointing, LoRA, QLoRA, NF4.
 #
 # **Weiter:** Lab 03 (Bytes pro Datentyp, exakte Ganzzahlen, Loss Scaling, LoRA-Speicher, der
-# Autocast-Datentyp), dann Lektion 04, JAX und TPU, wo bf16 das eigene Format ist.
+# Autocast-Datentyp, eine 16-Bit-Summe, die ihre kleinen Summanden behält, Clippen nach dem
+# Entskalieren), dann Lektion 04, JAX und TPU, wo bf16 das eigene Format ist.
 
 # %% [markdown] lang="en"
 # **Class results (optional).** To add this run's figures to your group's comparison, set
