@@ -52,3 +52,25 @@ def test_offline_setting_and_sizes(monkeypatch):
     assert models.hub_reachable() is False
     with pytest.raises(ValueError, match="size must be one of"):
         models.load_smollm2("7B")
+
+
+def test_peft_works_next_to_an_old_torchao(monkeypatch):
+    """Colab's torchao 0.10 makes peft >= 0.19 refuse every LoRA layer; peft_ready() lifts it."""
+    pytest.importorskip("peft")
+    import peft
+    import peft.tuners.lora.torchao as lora_torchao
+    import torch
+    from peft import import_utils
+
+    def refuses() -> bool:  # what peft's check does with torchao 0.10.0 installed
+        raise ImportError("Found an incompatible version of torchao. Found version 0.10.0")
+
+    monkeypatch.setattr(import_utils, "is_torchao_available", refuses)
+    monkeypatch.setattr(lora_torchao, "is_torchao_available", refuses)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+    config = peft.LoraConfig(r=2, target_modules=["0"])
+    with pytest.raises(ImportError, match="torchao"):
+        peft.get_peft_model(model, config)
+    assert models.peft_ready()
+    lora = peft.get_peft_model(torch.nn.Sequential(torch.nn.Linear(4, 4)), config)
+    assert lora(torch.ones(1, 4)).shape == (1, 4)

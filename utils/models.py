@@ -191,3 +191,35 @@ def load_minilm(device: Any = "cpu", offline: bool | None = None) -> tuple[Any, 
     model = transformers.AutoModel.from_pretrained(where)
     tokenizer = transformers.AutoTokenizer.from_pretrained(where)
     return model.to(device).eval(), tokenizer, source
+
+
+def peft_ready() -> bool:
+    """Whether `peft` is installed, made usable next to an old torchao first.
+
+    peft 0.19 and newer raise ImportError for *every* LoRA layer when torchao older than 0.16 is
+    installed, even where no torchao type is involved; Colab ships torchao 0.10.0 (docs/facts.md
+    §9). The course never gives peft a torchao-quantized layer, so peft is told torchao is
+    absent, in every peft module that imported its check."""
+    if importlib.util.find_spec("peft") is None:
+        return False
+    import sys
+
+    from peft import import_utils
+
+    check = import_utils.is_torchao_available
+    try:
+        check()
+    except ImportError:
+        import peft.tuners.lora  # noqa: F401 -- its torchao dispatcher imports the check by name
+
+        for name, module in list(sys.modules.items()):
+            if (
+                name.split(".")[0] == "peft"
+                and getattr(module, "is_torchao_available", None) is check
+            ):
+                module.is_torchao_available = _no_torchao
+    return True
+
+
+def _no_torchao() -> bool:
+    return False

@@ -71,7 +71,7 @@ import torch
 
 from utils import hardware, profiles, quality, runtime, widgets
 from utils.i18n import say, text
-from utils.models import load_minilm, load_smollm2, smollm2_location
+from utils.models import load_minilm, load_smollm2, peft_ready, smollm2_location
 from utils.units import MIB
 
 # en: bitsandbytes and torchao repeat warnings hundreds of times per forward pass on a CPU
@@ -941,7 +941,9 @@ else:
 
 # %%
 merge = {}
-if bnb4 is not None and importlib.util.find_spec("peft") is not None:
+# en: peft_ready(): peft is installed, and usable next to an old torchao (as on Colab)
+# de: peft_ready(): peft ist installiert und neben altem torchao nutzbar (wie auf Colab)
+if bnb4 is not None and peft_ready():
     import warnings
 
     # en: peft warns that merging into 4 bits rounds; we measure it instead

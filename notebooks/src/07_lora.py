@@ -81,7 +81,7 @@ from utils import checkpoint, hardware, profiles, quality, runtime
 from utils.fit import Shape, fit, shape_of
 from utils.i18n import say, text
 from utils.memory import free_memory
-from utils.models import smollm2_location
+from utils.models import peft_ready, smollm2_location
 from utils.units import MIB, format_bytes
 
 # en: bitsandbytes repeats warnings hundreds of times per forward pass on a CPU
@@ -92,7 +92,7 @@ hw = hardware.detect()
 platform = runtime.detect_platform()
 profile = profiles.hardware_profile(platform, hw)
 DEVICE = "cuda" if profile.device == "cuda" else "cpu"
-HAS_PEFT = importlib.util.find_spec("peft") is not None
+HAS_PEFT = peft_ready()  # en: also next to Colab's torchao | de: auch neben Colabs torchao
 HAS_BNB = importlib.util.find_spec("bitsandbytes") is not None
 print(profile.label, "|", hw.summary())
 say(
