@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from utils import compare, hardware, nvsmi, profiles, runtime, widgets
-from utils.memsim import MemoryBudget
 from utils.units import GIB
 
 
@@ -19,6 +18,8 @@ def test_bits_slip_is_eight_times_the_bytes():
 def test_memory_budget_counts_what_is_held():
     # Bug caught: hold() compares only the new bytes with the capacity, forgetting those held.
     torch = pytest.importorskip("torch")
+    from utils.memsim import MemoryBudget  # needs torch
+
     budget = MemoryBudget(10 * GIB)
     with budget.hold(6 * GIB):
         refused = pytest.raises(torch.OutOfMemoryError, match="4.00 GiB is free")

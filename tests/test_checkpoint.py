@@ -8,10 +8,11 @@ import random
 
 import numpy as np
 import pytest
-import torch
 
-from utils import checkpoint
-from utils.checkpoint import CheckpointError
+torch = pytest.importorskip("torch")  # the Python 3.13 check of test-compat has no torch
+
+from utils import checkpoint  # noqa: E402 -- after the skip
+from utils.checkpoint import CheckpointError  # noqa: E402
 
 
 def _parts(seed=0):

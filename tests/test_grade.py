@@ -68,6 +68,7 @@ def grade_cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_json_bad_submissions_and_the_run_goes_on(bad):
+    pytest.importorskip("torch")  # lab 00's checks, graded for the "tiny" notebook
     files = [bad[k] for k in ("notes", "broken", "other_lab", "loop", "dies", "tiny")]
     done = grade_cli("--json", "--timeout", "8", *files)
     assert done.returncode == 1, done.stderr

@@ -55,6 +55,11 @@ class ClassicCourse(Course):
         self.page.goto(f"{self.base}/nbclassic/notebooks/{path}?token={TOKEN}")
         self.wait_for(self.showing(Path(path).stem), STEP_S, f"{path} open")
         self.wait_for(lambda s: s["status"] == "idle", START_S, f"{path}: kernel idle")
+        # A widget made before the widget manager listens is lost (its comm has no target).
+        self.page.wait_for_function(
+            "() => !!(Jupyter.notebook.kernel && Jupyter.notebook.kernel.widget_manager)",
+            timeout=STEP_S * 1000,
+        )
 
     @staticmethod
     def showing(title: str):
