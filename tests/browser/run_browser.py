@@ -62,6 +62,7 @@ SETTINGS = {
 
 # JavaScript run in the page, on JupyterLab's app object (--LabApp.expose_app_in_browser).
 JS_STATE = """() => {
+  if (!window.jupyterapp || !window.jupyterapp.shell) return null;  // the page is still loading
   const w = window.jupyterapp.shell.currentWidget;
   if (!w || !w.content || !w.content.model || !w.sessionContext) return null;
   const k = w.sessionContext.session && w.sessionContext.session.kernel;
