@@ -5,26 +5,17 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.jupyter_server import TOKEN, free_port, make_lab, serve
+
 pytest.importorskip("jupyterlab")
 pytest.importorskip("jupytext")
 
 ROOT = Path(__file__).resolve().parents[1]
-TOKEN = "course-test"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url: str) -> tuple[int, bytes]:
@@ -32,34 +23,11 @@ def get(url: str) -> tuple[int, bytes]:
         return response.status, response.read()
 
 
-def test_make_lab_serves_start_page_and_sources():
-    prefix = Path(sys.prefix)
+def test_make_lab_serves_start_page_and_sources(tmp_path):
     port = free_port()
-    options = f"--no-browser --ip=127.0.0.1 --port={port} --IdentityProvider.token={TOKEN}"
-    # -o: use this environment as it is; never reinstall into it from a test.
-    command = [
-        "make",
-        "--no-print-directory",
-        "-o",
-        f"{prefix}/bin/.installed-lab",
-        f"VENV={prefix}",
-        "lab",
-        f"LAB_OPTIONS={options}",
-    ]
-    server = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
-    )
+    server = serve(make_lab(port), ROOT, port, tmp_path / "lab.log", wait_s=90)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert server.poll() is None, server.stderr.read().decode()
-            try:
-                status, _ = get(f"{base}/api/status?token={TOKEN}")
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "JupyterLab did not start within 90 s"
-                time.sleep(0.5)
         status, page = get(f"{base}/lab/tree/notebooks/start.ipynb?token={TOKEN}")
         assert status == 200 and b"JupyterLab" in page
         # jupytext is active: a lesson source opens as a notebook with both languages' cells.

@@ -10,7 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from run_browser import START_S, STEP_S, TOKEN, Course, serve
+from run_browser import START_S, STEP_S, Course
+
+from tests.jupyter_server import TOKEN, serve
 
 # JavaScript run in the page, on the classic notebook's `Jupyter` object: the same shape as
 # run_browser.JS_STATE, so the checks read both frontends alike.
@@ -44,7 +46,7 @@ def start_classic(tree: Path, port: int, home: Path) -> subprocess.Popen:
         f"--ServerApp.root_dir={tree}",
         "--ServerApp.allow_root=True",
     ]
-    return serve(command, tree, port, home, env)
+    return serve(command, tree, port, home / "lab.log", env, START_S)
 
 
 class ClassicCourse(Course):

@@ -27,18 +27,19 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # run as a script: the course's tests package
+
+from tests.jupyter_server import TOKEN, free_port, make_lab, serve  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
-TOKEN = "course-browser-test"
 SHOTS = ROOT / "build" / "browser"
 # A busy 2-core machine: generous limits, always waited for a condition, never a fixed sleep.
 START_S = 180
@@ -82,12 +83,6 @@ class Failure(AssertionError):
     pass
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def scratch_copy(into: Path) -> Path:
     """The working tree without environments, git and build outputs."""
     skip = {".git", "build", "__pycache__", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints"}
@@ -101,11 +96,6 @@ def scratch_copy(into: Path) -> Path:
 
 
 def start_lab(tree: Path, port: int, home: Path) -> subprocess.Popen:
-    prefix = Path(sys.prefix)
-    options = (
-        f"--no-browser --ip=127.0.0.1 --port={port} --IdentityProvider.token={TOKEN} "
-        "--LabApp.expose_app_in_browser=True"
-    )
     settings = home / "settings"
     for name, body in SETTINGS.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
@@ -114,38 +104,8 @@ def start_lab(tree: Path, port: int, home: Path) -> subprocess.Popen:
         "JUPYTERLAB_SETTINGS_DIR": str(settings),
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
     }
-    command = [
-        "make",
-        "--no-print-directory",
-        "-o",
-        f"{prefix}/bin/.installed-lab",
-        f"VENV={prefix}",
-        "lab",
-        f"LAB_OPTIONS={options}",
-    ]
-    return serve(command, tree, port, home, env)
-
-
-def serve(command: list[str], tree: Path, port: int, home: Path, env: dict) -> subprocess.Popen:
-    """Start a Jupyter server in `tree` (its log in home/lab.log) and wait until it answers."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **env}
-    log = open(home / "lab.log", "w")  # noqa: SIM115 (lives as long as the server)
-    server = subprocess.Popen(
-        command, cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    deadline = time.monotonic() + START_S
-    while True:
-        if server.poll() is not None:
-            raise Failure("the server exited:\n" + (home / "lab.log").read_text()[-3000:])
-        try:
-            with urllib.request.urlopen(
-                f"http://127.0.0.1:{port}/api/status?token={TOKEN}", timeout=10
-            ):
-                return server
-        except OSError:
-            if time.monotonic() > deadline:
-                raise Failure(f"the server did not answer within {START_S} s") from None
-            time.sleep(0.5)
+    command = make_lab(port, "--LabApp.expose_app_in_browser=True")
+    return serve(command, tree, port, home / "lab.log", env, START_S)
 
 
 class Course:
