@@ -93,7 +93,7 @@ def test_the_command_prints_and_never_fails():
 
 
 def test_costs():
-    assert round(prices.HOURS_PER_MONTH * 1.39, 1) == 1014.7  # REFERENCE §12: ≈ $1,015
+    assert round(prices.HOURS_PER_MONTH * 1.39, 1) == 1014.7  # docs/facts.md §12: ≈ $1,015
     # 1 h on one GPU: 3.6e18 FLOPs at 1,000 TFLOP/s and 100 % MFU
     assert prices.training_hours(3.6e18, 1000, 1.0) == pytest.approx(1.0)
     assert prices.run_cost(3.6e18, 1000, 0.5, 2.0) == pytest.approx(4.0)

@@ -26,7 +26,7 @@ import torch
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 # Loggers whose warnings repeat on CPU (once per matmul in bitsandbytes' 8-bit layers, once per
-# missing optional kernel at import in torchao): docs/facts.md, REFERENCE §10.
+# missing optional kernel at import in torchao): docs/facts.md §10.
 NOISY_LOGGERS = ("bitsandbytes", "torchao", "torch.utils._pytree")
 
 
