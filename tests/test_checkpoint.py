@@ -147,3 +147,101 @@ def test_a_refused_write_gets_a_clear_message(tmp_path, monkeypatch):
         _save(tmp_path, parts, 2)
     monkeypatch.undo()
     assert checkpoint.latest(tmp_path) == first
+
+
+def _flipped(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
+
+
+def test_every_single_byte_flip_is_detected(tmp_path):
+    """torch's zip format checks nothing: before the checksum, 20 of 20 flips loaded silently."""
+    parts = _parts()
+    _steps(parts, 3)
+    good = _save(tmp_path, parts, 1)
+    damaged = _save(tmp_path, parts, 2)
+    data = damaged.read_bytes()
+    header = data.index(b"\n") + 1
+    # every byte of the header, then positions spread over the whole payload, the last one too
+    positions = sorted(set(range(header)) | set(range(header, len(data), len(data) // 97)))
+    positions.append(len(data) - 1)
+    for at in positions:
+        damaged.write_bytes(_flipped(data, at))
+        with pytest.raises(CheckpointError, match="damaged"):
+            checkpoint.read(damaged)
+        assert checkpoint.latest(tmp_path, quiet=True) == good, at
+    assert len(positions) > 150
+
+
+def test_truncated_and_empty_files_are_detected(tmp_path):
+    parts = _parts()
+    good = _save(tmp_path, parts, 1)
+    damaged = _save(tmp_path, parts, 2)
+    data = damaged.read_bytes()
+    for size in (0, 1, 10, len(checkpoint.MAGIC) + 65, len(data) // 2, len(data) - 1):
+        damaged.write_bytes(data[:size])
+        with pytest.raises(CheckpointError, match="damaged"):
+            checkpoint.read(damaged)
+        assert checkpoint.latest(tmp_path, quiet=True) == good, size
+
+
+def test_the_error_speaks_the_learners_language(tmp_path):
+    from utils import i18n
+
+    path = _save(tmp_path, _parts(), 1)
+    path.write_bytes(_flipped(path.read_bytes(), path.stat().st_size // 2))
+    i18n.set_language("de")
+    try:
+        with pytest.raises(CheckpointError, match="beschädigt.*Prüfsumme"):
+            checkpoint.read(path)
+    finally:
+        i18n.set_language("en")
+    with pytest.raises(CheckpointError, match="damaged.*checksum"):
+        checkpoint.read(path)
+
+
+def test_rotation_keeps_what_it_wrote_and_drops_damaged_files(tmp_path):
+    """keep=1 with a damaged newest file: each save used to delete the file it had just written
+    (the damaged one sorted last), until only the damaged file was left."""
+    parts = _parts()
+    stale = _save(tmp_path, parts, 50, keep=1)  # a later step, e.g. from an earlier run
+    stale.write_bytes(stale.read_bytes()[:100])
+    for step in (1, 2, 3):
+        written = _save(tmp_path, parts, step, keep=1)
+        assert checkpoint.checkpoints(tmp_path) == [written]
+        assert checkpoint.latest(tmp_path) == written
+    # keep=2: a damaged file is not one of the two kept; the good older one is
+    older, newer = _save(tmp_path, parts, 4, keep=2), _save(tmp_path, parts, 60, keep=2)
+    newer.write_bytes(b"")
+    written = _save(tmp_path, parts, 5, keep=2)
+    assert checkpoint.checkpoints(tmp_path) == [older, written]
+
+
+def test_an_old_file_without_checksum_loads_with_a_warning(tmp_path):
+    """Decision: load it (a learner's saved run is not thrown away), but say it is unverified."""
+    parts = _parts()
+    _steps(parts, 2)
+    path = _save(tmp_path, parts, 7, extra={"batch": 1})
+    data = path.read_bytes()
+    path.write_bytes(data[data.index(b"\n") + 1 :])  # what the course wrote before the checksum
+    assert checkpoint.latest(tmp_path) == path
+    fresh = _parts(seed=3)
+    with pytest.warns(UserWarning, match="without a checksum"):
+        state = checkpoint.load(path, model=fresh[0], optimizer=fresh[1])
+    assert state["extra"] == {"batch": 1}
+    for p, q in zip(parts[0].parameters(), fresh[0].parameters(), strict=True):
+        assert torch.equal(p, q)
+    path.write_bytes(b"garbage, neither format")
+    with pytest.raises(CheckpointError, match="no checksum header"):
+        checkpoint.read(path)
+
+
+def test_a_generator_is_saved_and_restored(tmp_path):
+    """A DataLoader's own generator goes into `objects` like anything with a state_dict."""
+    model = _parts()[0]
+    g = torch.Generator().manual_seed(4)
+    torch.rand(3, generator=g)
+    path = checkpoint.save(tmp_path, 1, model=model, objects={"loader": g})
+    expected = torch.rand(5, generator=g)
+    other = torch.Generator().manual_seed(99)
+    checkpoint.load(path, model=model, objects={"loader": other})
+    assert torch.equal(torch.rand(5, generator=other), expected)

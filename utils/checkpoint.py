@@ -14,14 +14,22 @@ generator (Python, numpy, torch, CUDA: dropout and shuffling draw from them), th
 and the step.  Saving only model and optimizer, as many tutorials do, gives a different run.
 
 Writes are atomic: the file is written to a temporary name in the same folder, flushed to disk,
-then renamed over the final name (`os.replace` is atomic on one file system).  A full disk or a
+then renamed over the final name (`os.replace` is atomic on one file system).  Every file carries
+the SHA-256 of its payload in a one-line header and is verified on reading, so a flipped byte, a
+cut-off copy or an empty file is a `CheckpointError` (torch's own zip format checks none of it),
+`latest()` falls back to the previous good file, and rotation counts only good files and never
+deletes the one just written.  Files from before the checksum (no header) still load, with a
+warning that they cannot be verified: refusing them would throw away a learner's saved run.  A full disk or a
 read-only folder raises `CheckpointError` with a clear message and leaves every checkpoint
 already saved as it was.  Any object with `state_dict()` / `load_state_dict()` can be saved
-(a LoRA adapter, an EMA copy): pass it in `objects`.
+(a LoRA adapter, an EMA copy, a sampler's data position), and so can a `torch.Generator` (a
+DataLoader's own): pass it in `objects`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 import random
 import re
@@ -36,6 +44,7 @@ import torch
 from .i18n import text
 
 PATTERN = "step_{step:08d}.pt"
+MAGIC = b"utils.checkpoint sha256 "  # then 64 hex digits, a newline, and torch.save's bytes
 _NAME = re.compile(r"^step_(\d{8})\.pt$")
 
 
@@ -86,11 +95,28 @@ def default_dir(platform: str, name: str = "checkpoints", drive: bool = False) -
 # --- save, find, load ----------------------------------------------------------------------------
 
 
+def _state_of(thing: Any) -> Any:
+    # a torch.Generator has get_state(), everything else state_dict()
+    return thing.get_state() if isinstance(thing, torch.Generator) else thing.state_dict()
+
+
+def _restore(thing: Any, state: Any) -> None:
+    if isinstance(thing, torch.Generator):
+        thing.set_state(state)
+    else:
+        thing.load_state_dict(state)
+
+
 def _atomic_write(state: dict[str, Any], path: Path) -> None:
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    payload = buffer.getvalue()
+    digest = hashlib.sha256(payload).hexdigest().encode()
     fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".pt", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            torch.save(state, f)
+            f.write(MAGIC + digest + b"\n")
+            f.write(payload)
             f.flush()
             os.fsync(f.fileno())  # on disk before the rename makes it visible
         os.replace(tmp, path)
@@ -111,13 +137,14 @@ def save(
     objects: dict[str, Any] | None = None,
     keep: int = 3,
 ) -> Path:
-    """Write a checkpoint of `step` atomically into `folder`, keep the newest `keep`; its path."""
+    """Write a checkpoint of `step` atomically into `folder`, keep the newest `keep` good ones
+    (the one just written always among them; `keep <= 0` keeps all); its path."""
     folder = Path(folder)
     parts = {"model": model, "optimizer": optimizer, "scheduler": scheduler, "scaler": scaler}
     parts.update(objects or {})
     state = {
         "step": int(step),
-        "state": {k: v.state_dict() for k, v in parts.items() if v is not None},
+        "state": {k: _state_of(v) for k, v in parts.items() if v is not None},
         "rng": rng_state(),
         "extra": dict(extra or {}),
         "torch": torch.__version__,
@@ -139,9 +166,31 @@ def save(
                 error=error.strerror or error,
             )
         ) from error
-    for old in checkpoints(folder)[:-keep] if keep > 0 else []:
-        old.unlink(missing_ok=True)
+    if keep > 0:
+        _rotate(folder, path, keep)
     return path
+
+
+def _rotate(folder: Path, written: Path, keep: int) -> None:
+    # The file just written stays; of the others, the newest keep - 1 that verify stay too.
+    # A damaged file never counts as one kept (with keep=1 and a damaged newer file, sorting by
+    # name alone would delete the good file just written and keep the damaged one).
+    good = 1
+    for path in reversed(checkpoints(folder)):
+        if path == written:
+            continue
+        if good < keep and _verifies(path):
+            good += 1
+            continue
+        path.unlink(missing_ok=True)
+
+
+def _verifies(path: Path) -> bool:
+    try:
+        _payload(path)
+    except CheckpointError:
+        return False
+    return True
 
 
 def checkpoints(folder: str | Path) -> list[Path]:
@@ -152,23 +201,61 @@ def checkpoints(folder: str | Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if _NAME.match(p.name))
 
 
-def read(path: str | Path) -> dict[str, Any]:
-    """The saved dictionary, or CheckpointError for a truncated or corrupted file."""
+def _damaged(path: str | Path, why: str) -> CheckpointError:
+    return CheckpointError(
+        text(
+            "Checkpoint {path} is damaged or incomplete ({why}): probably a write or a copy that "
+            "was cut off, or a disk error. Resume from an earlier one (checkpoint.latest finds "
+            "it).",
+            "Checkpoint {path} ist beschädigt oder unvollständig ({why}): vermutlich ein "
+            "abgebrochener Schreibvorgang oder eine abgebrochene Kopie, oder ein Plattenfehler. "
+            "Setz bei einem früheren fort (checkpoint.latest findet ihn).",
+            path=path,
+            why=why,
+        )
+    )
+
+
+def _payload(path: str | Path) -> bytes | None:
+    """The verified bytes torch.save wrote, or None for an old file without a checksum."""
     try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        raw = Path(path).read_bytes()
+    except OSError as error:
+        raise _damaged(path, error.strerror or type(error).__name__) from error
+    if not raw.startswith(MAGIC):
+        if raw.startswith(b"PK\x03\x04"):  # torch.save's zip without our header: an old file
+            return None
+        raise _damaged(path, text("no checksum header", "kein Prüfsummen-Kopf"))
+    header, _, payload = raw.partition(b"\n")
+    expected = header[len(MAGIC) :]
+    if hashlib.sha256(payload).hexdigest().encode() != expected:
+        raise _damaged(
+            path, text("checksum does not match the content", "Prüfsumme passt nicht zum Inhalt")
+        )
+    return payload
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """The saved dictionary, or CheckpointError for a damaged, truncated or empty file."""
+    payload = _payload(path)
+    if payload is None:
+        warnings.warn(
+            text(
+                "Checkpoint {path} was written without a checksum (an older version of the "
+                "course): it loads, but damage to it cannot be detected.",
+                "Checkpoint {path} wurde ohne Prüfsumme geschrieben (eine ältere Version des "
+                "Kurses): Er lädt, aber eine Beschädigung lässt sich nicht erkennen.",
+                path=path,
+            ),
+            stacklevel=3,
+        )
+    try:
+        source = io.BytesIO(payload) if payload is not None else path
+        state = torch.load(source, map_location="cpu", weights_only=False)
         if not isinstance(state, dict) or "state" not in state or "rng" not in state:
             raise ValueError("not a checkpoint of utils.checkpoint")
     except Exception as error:  # noqa: BLE001 -- unpickling raises many kinds
-        raise CheckpointError(
-            text(
-                "Checkpoint {path} is damaged or incomplete ({kind}): probably a write that was "
-                "cut off.",
-                "Checkpoint {path} ist beschädigt oder unvollständig ({kind}): vermutlich ein "
-                "abgebrochener Schreibvorgang.",
-                path=path,
-                kind=type(error).__name__,
-            )
-        ) from error
+        raise _damaged(path, type(error).__name__) from error
     return state
 
 
@@ -177,7 +264,9 @@ def latest(folder: str | Path, quiet: bool = False) -> Path | None:
     skipped, so the previous one is used.  None if there is none."""
     for path in reversed(checkpoints(folder)):
         try:
-            read(path)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # an old file's warning comes again from load()
+                read(path)
         except CheckpointError as error:
             if not quiet:
                 warnings.warn(
@@ -220,7 +309,7 @@ def load(
         )
     for key, thing in parts.items():
         if thing is not None:
-            thing.load_state_dict(state["state"][key])
+            _restore(thing, state["state"][key])
     if restore_rng:
         set_rng_state(state["rng"])
     return state
