@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import platform as _platform
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -133,6 +133,82 @@ def blas_info() -> list[dict]:
         for info in threadpool_info()
         if info.get("user_api") == "blas"
     ]
+
+
+# --- CPU caches ---------------------------------------------------------------------------
+
+CACHE_LEVELS = ("L1d", "L2", "L3")
+
+
+@dataclass(frozen=True)
+class Caches:
+    """Data-cache sizes in bytes one core sees (None: unknown), and where they were read."""
+
+    l1d: int | None = None
+    l2: int | None = None
+    l3: int | None = None
+    source: str = "unknown"
+
+    def sizes(self) -> dict[str, int | None]:
+        return dict(zip(CACHE_LEVELS, (self.l1d, self.l2, self.l3), strict=True))
+
+    def level_for(self, nbytes: float) -> str:
+        """The smallest cache that holds `nbytes`, "memory" if none does, "unknown" if no size
+        beyond it is known (a working set larger than every known cache may still fit one
+        that was not reported)."""
+        known = [(name, size) for name, size in self.sizes().items() if size is not None]
+        for name, size in known:
+            if nbytes <= size:
+                return name
+        return "memory" if self.l3 is not None else "unknown"
+
+
+def _cache_bytes(value: str) -> int | None:
+    """'32K', '1024K', '32M', '1 MiB' (sysfs, lscpu) → bytes."""
+    value = value.strip().replace("iB", "").replace(" ", "").upper()
+    factor = {"K": 1024, "M": 1024**2, "G": 1024**3}.get(value[-1:], 1)
+    digits = value.rstrip("KMGB")
+    return int(float(digits) * factor) if digits.replace(".", "", 1).isdigit() else None
+
+
+def cpu_caches(
+    sysfs: Path = Path("/sys/devices/system/cpu/cpu0/cache"),
+    sysctl: Callable[[str], str | None] | None = None,
+) -> Caches:
+    """The caches of core 0: Linux's sysfs (what `lscpu` reads), else macOS's `sysctl`, else
+    unknown.  Only data and unified caches count: instructions don't hold a matrix."""
+    found: dict[str, int] = {}
+    for index in sorted(sysfs.glob("index[0-9]*")):
+        try:
+            level = int((index / "level").read_text())
+            kind = (index / "type").read_text().strip()
+            size = _cache_bytes((index / "size").read_text())
+        except (OSError, ValueError):
+            continue
+        name = "L1d" if level == 1 else f"L{level}"
+        if kind in ("Data", "Unified") and name in CACHE_LEVELS and size:
+            found[name] = size
+    if found:
+        return Caches(found.get("L1d"), found.get("L2"), found.get("L3"), "sysfs")
+    if sysctl is None and sys.platform == "darwin":
+        sysctl = _sysctl
+    if sysctl is not None:
+        keys = ("hw.l1dcachesize", "hw.l2cachesize", "hw.l3cachesize")
+        values = [sysctl(key) for key in keys]
+        sizes = [int(v) if v and v.strip().isdigit() and int(v) > 0 else None for v in values]
+        if any(sizes):
+            return Caches(*sizes, source="sysctl")
+    return Caches()
+
+
+def _sysctl(key: str) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(["sysctl", "-n", key], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
 
 
 # --- accelerators through the frameworks -------------------------------------------------
