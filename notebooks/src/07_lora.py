@@ -524,9 +524,15 @@ else:
 where, source = smollm2_location(SIZE)
 if str(where) == str(where_small):
     SIZE = "135M"  # en: the hub is not reachable: the packaged model | de: Hub nicht erreichbar: das mitgelieferte Modell
-if str(where) == str(where_small) and train_dtype == torch.float32:
-    base = small  # en: the same model: no second load | de: dasselbe Modell: kein zweites Laden
-else:
+reuse = str(where) == str(where_small) and train_dtype == torch.float32
+# en: on a CPU the same model: no second load | de: auf einer CPU dasselbe Modell: kein zweites Laden
+base = small if reuse else None
+# en: section 3 was the small model's last use: free it before a larger one loads (a T4's memory)
+# de: Abschnitt 3 war die letzte Verwendung des kleinen Modells: frei machen, bevor ein größeres
+# de: lädt (der Speicher einer T4)
+del small
+free_memory()
+if base is None:
     base = AutoModelForCausalLM.from_pretrained(where, dtype=train_dtype).to(DEVICE).eval()
     tokenizer = AutoTokenizer.from_pretrained(where)
 say(
@@ -653,17 +659,24 @@ say(
 # The training loop: AdamW on the LoRA parameters only, a fixed learning rate of 2e-3 (LoRA uses
 # rates about ten times those of full fine-tuning, since it starts from 0 in a small space),
 # random batches of 4 pairs, a progress bar, and a checkpoint every few steps with lesson 05's
-# `utils.checkpoint`. The checkpoint holds only the adapter (its `A` and `B`), the optimizer and the
-# random generators, a few MB rather than the whole model. If a checkpoint is already there (a
-# disconnect on Colab), the loop resumes from it.
+# `utils.checkpoint`. The checkpoint holds only the adapter (its `A` and `B`), the optimizer, the
+# loss scaler (fp16 on a T4) and every random stream, a few MB rather than the whole model. The
+# batches are drawn from a generator of their own, `order`, whose state is saved with the rest, so a
+# resumed run sees exactly the batches the uninterrupted one would have seen. If a checkpoint is
+# already there (a disconnect on Colab), the loop resumes from it, and the result is bit for bit the
+# same as without the interruption (a test of the course checks it in a fresh process).
 
 # %% [markdown] lang="de"
 # Die Trainingsschleife: AdamW nur auf den LoRA-Parametern, eine feste Lernrate von 2e-3 (LoRA
 # nimmt etwa zehnmal höhere Raten als volles Feintuning, weil es in einem kleinen Raum bei 0
 # beginnt), zufällige Batches aus 4 Paaren, ein Fortschrittsbalken und alle paar Schritte ein
 # Checkpoint mit `utils.checkpoint` aus Lektion 05. Der Checkpoint enthält nur den Adapter (sein `A`
-# und `B`), den Optimierer und die Zufallsgeneratoren – ein paar MB statt des ganzen Modells. Liegt
-# schon ein Checkpoint da (ein Verbindungsabbruch auf Colab), macht die Schleife dort weiter.
+# und `B`), den Optimierer, den Loss-Scaler (fp16 auf einer T4) und jeden Zufallsstrom – ein paar MB
+# statt des ganzen Modells. Die Batches zieht die Schleife aus einem eigenen Generator, `order`,
+# dessen Zustand mitgespeichert wird; ein fortgesetzter Lauf bekommt also genau die Batches, die der
+# ununterbrochene bekommen hätte. Liegt schon ein Checkpoint da (ein Verbindungsabbruch auf Colab),
+# macht die Schleife dort weiter, und das Ergebnis gleicht Bit für Bit dem ohne Unterbrechung (ein
+# Test des Kurses prüft das in einem frischen Prozess).
 
 
 # %%
@@ -674,21 +687,33 @@ def adapter_of(model):
     )
 
 
+def new_scaler():
+    """Loss scaling for fp16 (lesson 03); with bf16 or fp32 it is switched off and does nothing."""
+    return torch.amp.GradScaler(DEVICE, enabled=train_dtype == torch.float16)
+
+
 def train(model, steps, lr=2e-3, folder=None, every=10, seed=0, bar=True):
-    """AdamW on the trainable parameters; returns the losses and the median step time."""
+    """AdamW on the trainable parameters; returns the losses and the median step time.
+    With a folder it saves every `every` steps and resumes from the newest checkpoint there."""
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
-    adapter, start = adapter_of(model), 0
+    scaler = new_scaler()
+    # en: the batch order draws from its own generator, whose state goes into the checkpoint
+    # de: die Reihenfolge der Batches zieht aus einem eigenen Generator, sein Zustand kommt in
+    # de: den Checkpoint
+    order = torch.Generator().manual_seed(seed)
+    # en: what a resume needs besides the RNGs (the checkpoint saves those itself)
+    # de: was ein Fortsetzen außer den Zufallsgeneratoren braucht (die sichert der Checkpoint selbst)
+    parts = dict(model=adapter_of(model), optimizer=opt, scaler=scaler, objects={"order": order})
     torch.manual_seed(seed)
-    found = checkpoint.latest(folder) if folder else None
+    found, start = (checkpoint.latest(folder) if folder else None), 0
     if found:
-        start = checkpoint.load(found, model=adapter, optimizer=opt)["step"]
-    scaler = torch.amp.GradScaler("cuda", enabled=train_dtype == torch.float16)
+        start = checkpoint.load(found, **parts)["step"]
     losses, times = [], []
     model.train()
     for step in tqdm(range(start, steps), desc=text("training", "Training"), disable=not bar):
-        batch = [train_enc[i] for i in torch.randint(len(train_enc), (BATCH,)).tolist()]
-        ids, labels, mask = collate(batch)
+        picks = torch.randint(len(train_enc), (BATCH,), generator=order).tolist()
+        ids, labels, mask = collate([train_enc[i] for i in picks])
         t0 = time.perf_counter()
         with autocast():
             loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
@@ -701,11 +726,12 @@ def train(model, steps, lr=2e-3, folder=None, every=10, seed=0, bar=True):
         times.append(time.perf_counter() - t0)
         losses.append(float(loss))
         if folder and (step + 1) % every == 0:
-            checkpoint.save(folder, step + 1, model=adapter, optimizer=opt, keep=2)
+            checkpoint.save(folder, step + 1, keep=2, **parts)
     model.eval()
     return losses, (sorted(times)[len(times) // 2] if times else float("nan")), opt
 
 
+# %%
 STEPS = profile.pick(cpu=24, cuda=120)
 folder = (
     checkpoint.default_dir(platform, "lora_07")
@@ -902,8 +928,13 @@ if predicted["full"].fits in (True, None):
     free_memory()
 one_step(lora_model, optimizer)
 measured["lora"] = held_bytes(lora_model, optimizer)
-optimizer.zero_grad(set_to_none=True)
 trainable_lora, _ = count_trainable(lora_model)
+# en: the trained model's last use (its adapter is saved): free it before the sweep and QLoRA load
+# en: models (on a T4 with SmolLM2-1.7B it holds as much as the base)
+# de: letzte Verwendung des trainierten Modells (sein Adapter ist gespeichert): frei machen, bevor
+# de: der Durchlauf und QLoRA Modelle laden (auf einer T4 mit SmolLM2-1.7B so viel wie die Basis)
+del lora_model, optimizer
+free_memory()
 print(f"{'':<8}{text('predicted', 'vorhergesagt'):>14}{text('measured', 'gemessen'):>14}")
 for mode, report in predicted.items():
     held = sum(
