@@ -101,7 +101,7 @@ import torch
 import utils
 from utils import hardware, profiles, runtime, sharding
 from utils.chips import pcie_gbs
-from utils.fit import DEVICE_MEMORY, fit
+from utils.fit import BYTES, DEVICE_MEMORY, fit
 from utils.units import GIB
 
 hw = hardware.detect()
@@ -111,45 +111,84 @@ print("torch", torch.__version__, "| jax", jax.__version__, "|", profile.label, 
 # %% [markdown] lang="en"
 # ## 1. Why more than one device
 #
-# **Memory.** Lesson 03's calculator adds up what full training with AdamW needs: weights,
-# gradients, two optimizer moments, activations. For a 7-billion-parameter model in mixed
-# precision that is about 16 bytes per parameter before any activation:
+# **Memory.** Lesson 03's calculator (`utils.fit`) adds up what full training with AdamW needs:
+# weights, gradients, two optimizer moments, activations. In fp32 that is 16 bytes per parameter
+# before any activation: 4 for the weight, 4 for its gradient, 8 for Adam's two moments. Mixed
+# precision as `torch.autocast` does it keeps a 16-bit copy of the weights as well: 18 bytes. The
+# cell takes the breakdown from the calculator and uses the mixed-precision figure:
 
 # %% [markdown] lang="de"
 # ## 1. Warum mehr als ein Gerät
 #
-# **Speicher.** Der Rechner aus Lektion 03 zählt zusammen, was volles Training mit AdamW braucht:
-# Gewichte, Gradienten, zwei Optimizer-Momente, Aktivierungen. Für ein Modell mit 7 Milliarden
-# Parametern in Mixed Precision sind das etwa 16 Bytes pro Parameter, noch ohne Aktivierungen:
+# **Speicher.** Der Rechner aus Lektion 03 (`utils.fit`) zählt zusammen, was volles Training mit
+# AdamW braucht: Gewichte, Gradienten, zwei Optimizer-Momente, Aktivierungen. In fp32 sind das
+# 16 Bytes pro Parameter, noch ohne Aktivierungen: 4 für das Gewicht, 4 für seinen Gradienten, 8
+# für die beiden Momente von Adam. Mixed Precision, wie `torch.autocast` sie macht, hält zusätzlich
+# eine 16-Bit-Kopie der Gewichte: 18 Bytes. Die Zelle holt die Aufteilung aus dem Rechner und
+# rechnet mit dem Wert für Mixed Precision:
 
 # %%
+STATE_PARTS = ("weights", "weight_copies", "gradients", "optimizer")
+per = {}
+for mixed in (False, True):
+    parts = fit(10**6, "bfloat16" if mixed else "float32", mode="full", device="cpu", mixed=mixed)
+    # en: bytes per parameter, part by part, before activations
+    # de: Bytes pro Parameter, Teil für Teil, vor den Aktivierungen
+    per[mixed] = {k: v / 10**6 for k, v in parts.parts.items() if k in STATE_PARTS}
+per_param = {mixed: sum(p.values()) for mixed, p in per.items()}
+say(
+    "fp32 AdamW: {t:.0f} B per parameter = {w:.0f} weight + {g:.0f} gradient + {o:.0f} Adam moments",
+    "fp32-AdamW: {t:.0f} B pro Parameter = {w:.0f} Gewicht + {g:.0f} Gradient + {o:.0f} Adam-Momente",
+    t=per_param[False],
+    w=per[False]["weights"],
+    g=per[False]["gradients"],
+    o=per[False]["optimizer"],
+)
+say(
+    "mixed precision (autocast): {t:.0f} B = the same {f:.0f} + {c:.0f} for the 16-bit weight copy",
+    "Mixed Precision (autocast): {t:.0f} B = dieselben {f:.0f} + {c:.0f} für die 16-Bit-Kopie",
+    t=per_param[True],
+    f=per_param[True] - per[True]["weight_copies"],
+    c=per[True]["weight_copies"],
+)
+# en: fp32 AdamW: weight, gradient, two moments; autocast adds the 16-bit weight copy
+# de: fp32-AdamW: Gewicht, Gradient, zwei Momente; autocast legt die 16-Bit-Kopie dazu
+assert per_param[False] == 4 * BYTES["float32"]
+assert per_param[True] == per_param[False] + BYTES["bfloat16"]
+
 sizes = {1.5: 1_500_000_000, 7: 7_000_000_000, 70: 70_000_000_000}  # en: billions | de: Milliarden
-needed = {}
+needed, states, activations = {}, {}, {}
 for billions, n_params in sizes.items():
     report = fit(n_params, "bfloat16", mode="full", batch=1, seq=1024, device="H100", mixed=True)
     needed[billions] = report.total
+    states[billions] = report.per_param(n_params) * n_params
+    activations[billions] = report.parts["activations"]
     say(
-        "{b:>5.1f}B parameters: full training needs {gib:,.0f} GiB; "
-        "an H100 has {h:.0f} GiB -> {verdict}",
-        "{b:>5.1f} Mrd. Parameter: volles Training braucht {gib:,.0f} GiB; "
-        "eine H100 hat {h:.0f} GiB -> {verdict}",
+        "{b:>5.1f}B parameters: full training needs {gib:,.0f} GiB "
+        "({s:,.0f} GiB of it at {bpp:.0f} B per parameter); an H100 has {h:.0f} GiB -> {verdict}",
+        "{b:>5.1f} Mrd. Parameter: volles Training braucht {gib:,.0f} GiB "
+        "(davon {s:,.0f} GiB zu {bpp:.0f} B pro Parameter); eine H100 hat {h:.0f} GiB -> {verdict}",
         b=billions,
         gib=report.total / GIB,
+        s=states[billions] / GIB,
+        bpp=report.per_param(n_params),
         h=DEVICE_MEMORY["H100"] / GIB,
         verdict=text("fits", "passt") if report.fits else text("does not fit", "passt nicht"),
     )
-# en: split 8 ways (FSDP/ZeRO-3), the 70B model's states per GPU
-# de: in 8 Teile aufgeteilt (FSDP/ZeRO-3): die Zustände des 70B-Modells pro GPU
+# en: FSDP/ZeRO-3 splits the 18 B per parameter N ways; each GPU keeps its batch's activations
+# de: FSDP/ZeRO-3 teilt die 18 B pro Parameter N-fach; jede GPU behält die Aktivierungen ihres Batches
+sharded = {n: states[70] / n + activations[70] for n in (8, 64)}
 say(
-    "70B split over 8 GPUs: {g:,.0f} GiB each, still more than {h:.0f} GiB; "
+    "70B with FSDP over 8 GPUs: {g:,.0f} GiB each, still more than {h:.0f} GiB; "
     "over 64: {g64:,.0f} GiB.",
-    "70B auf 8 GPUs verteilt: je {g:,.0f} GiB, immer noch mehr als {h:.0f} GiB; "
+    "70B mit FSDP auf 8 GPUs: je {g:,.0f} GiB, immer noch mehr als {h:.0f} GiB; "
     "auf 64: {g64:,.0f} GiB.",
-    g=needed[70] / 8 / GIB,
+    g=sharded[8] / GIB,
     h=DEVICE_MEMORY["H100"] / GIB,
-    g64=needed[70] / 64 / GIB,
+    g64=sharded[64] / GIB,
 )
 assert needed[70] > DEVICE_MEMORY["H100"] and needed[1.5] < DEVICE_MEMORY["H100"]
+assert sharded[8] > DEVICE_MEMORY["H100"] > sharded[64]
 
 # %% [markdown] lang="en"
 # **Time.** A model that fits may still take weeks on one device; N devices working on N parts of
@@ -183,40 +222,105 @@ assert needed[70] > DEVICE_MEMORY["H100"] and needed[1.5] < DEVICE_MEMORY["H100"
 #   Aktivierungen wandern von Stufe zu Stufe, und Micro-Batches halten die Stufen beschäftigt.
 
 # %%
-# en: rows: layers of a model, columns: the batch; colour: which of 4 devices holds/computes it
-# de: Zeilen: Schichten eines Modells, Spalten: der Batch; Farbe: welches der 4 Geräte es hält/rechnet
-layers, examples, devices_n = 4, 8, 4
-owner = {
-    text("data parallel (DDP)", "datenparallel (DDP)"): np.tile(
-        np.arange(examples) // 2, (layers, 1)
-    ),
-    text("FSDP: weights 1/N each", "FSDP: Gewichte je 1/N"): np.tile(
-        np.arange(layers)[:, None] % 4, (1, examples)
-    ),
-    text("tensor parallel", "Tensor-parallel"): np.tile(np.arange(examples) % 4, (layers, 1)),
-    text("pipeline", "Pipeline"): np.tile(np.arange(layers)[:, None], (1, examples)),
+# en: two rows of panels: what each of 4 devices STORES (weights, gradients, optimizer states of
+# en: each layer) and what it COMPUTES (which examples of the batch, in which layers).
+# en: Colour = device; grey = every device (a full copy, or all devices on every example).
+# de: zwei Reihen: was jedes der 4 Geräte SPEICHERT (Gewichte, Gradienten, Optimizer-Zustände
+# de: jeder Schicht) und was es RECHNET (welche Beispiele des Batches, in welchen Schichten).
+# de: Farbe = Gerät; grau = jedes Gerät (eine volle Kopie, oder alle Geräte an jedem Beispiel).
+layers, columns, devices_n = 4, 8, 4
+EVERY = -1  # en: held or computed by every device | de: von jedem Gerät gehalten oder gerechnet
+slices = np.tile(np.arange(columns) * devices_n // columns, (layers, 1))  # 1/N of each row
+by_layer = np.tile((np.arange(layers) * devices_n // layers)[:, None], (1, columns))
+everyone = np.full((layers, columns), EVERY)
+strategies = {  # en: name: (stored, computed) | de: Name: (gespeichert, gerechnet)
+    text("data parallel (DDP)", "datenparallel (DDP)"): (everyone, slices),
+    "FSDP / ZeRO-3": (slices, slices),
+    text("tensor parallel", "Tensor-parallel"): (slices, everyone),
+    text("pipeline", "Pipeline"): (by_layer, by_layer),
 }
-fig, axes = plt.subplots(1, 4, figsize=(13, 3))
-for ax, (title, grid) in zip(axes, owner.items(), strict=True):
-    ax.imshow(grid, cmap="tab10", vmin=0, vmax=9)
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel(text("batch (examples) / matrix columns", "Batch (Beispiele) / Matrixspalten"))
-    ax.set_ylabel(text("layer", "Schicht"))
-    ax.set_xticks([]), ax.set_yticks([])
+notes = {  # en: what moves between the devices | de: was zwischen den Geräten wandert
+    text("data parallel (DDP)", "datenparallel (DDP)"): text(
+        "all-reduce of the gradients", "All-Reduce der Gradienten"
+    ),
+    "FSDP / ZeRO-3": text(
+        "per layer: all-gather its weights,\ncompute, free; reduce-scatter gradients",
+        "pro Schicht: Gewichte per All-Gather holen,\nrechnen, freigeben; Reduce-Scatter der Gradienten",
+    ),
+    text("tensor parallel", "Tensor-parallel"): text(
+        "each device: its slice of every matrix,\nall-reduce per layer",
+        "jedes Gerät: sein Teil jeder Matrix,\nAll-Reduce pro Schicht",
+    ),
+    text("pipeline", "Pipeline"): text(
+        "activations from stage to stage", "Aktivierungen von Stufe zu Stufe"
+    ),
+}
+colours = plt.get_cmap("tab10")
+palette = [colours(i) for i in range(devices_n)] + [(0.82, 0.82, 0.82, 1.0)]  # last: grey
+fig, axes = plt.subplots(2, 4, figsize=(13, 5.6))
+for col, (name, grids) in enumerate(strategies.items()):
+    for row, grid in enumerate(grids):
+        ax = axes[row, col]
+        ax.imshow(np.take(palette, np.where(grid == EVERY, devices_n, grid), axis=0))
+        ax.set_xticks(np.arange(columns) - 0.5, minor=True)
+        ax.set_yticks(np.arange(layers) - 0.5, minor=True)
+        ax.grid(which="minor", color="white", linewidth=1.5)
+        ax.tick_params(which="both", length=0)
+        ax.set_xticks([]), ax.set_yticks([])
+        ax.set_ylabel(text("layer", "Schicht"), fontsize=8)
+        if row == 0:
+            ax.set_title(name, fontsize=11)
+            ax.set_xlabel(
+                text("each layer's parameters, gradients,\nAdam moments",
+                     "Parameter, Gradienten, Adam-Momente\njeder Schicht"), fontsize=8,
+            )  # fmt: skip
+        else:
+            ax.set_xlabel(text("batch (examples)", "Batch (Beispiele)"), fontsize=8)
+            ax.text(0.5, -0.42, notes[name], transform=ax.transAxes, ha="center", va="top",
+                    fontsize=8)  # fmt: skip
+axes[0, 0].annotate(text("stores", "speichert"), (-0.3, 0.5), xycoords="axes fraction",
+                    rotation=90, va="center", fontsize=11, weight="bold")  # fmt: skip
+axes[1, 0].annotate(text("computes", "rechnet"), (-0.3, 0.5), xycoords="axes fraction",
+                    rotation=90, va="center", fontsize=11, weight="bold")  # fmt: skip
+handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in palette]
+legend = [text("device {i}", "Gerät {i}", i=i) for i in range(devices_n)]
+fig.legend(handles, [*legend, text("every device", "jedes Gerät")], loc="lower center",
+           ncol=devices_n + 1, fontsize=9, frameon=False)  # fmt: skip
 fig.suptitle(
     text(
-        "What each kind of parallelism splits (colour = device)",
-        "Was jede Art von Parallelität aufteilt (Farbe = Gerät)",
+        "What each kind of parallelism splits, on 4 devices (colour = device)",
+        "Was jede Art von Parallelität aufteilt, auf 4 Geräten (Farbe = Gerät)",
     )
 )
-plt.tight_layout()
+fig.tight_layout(rect=(0.02, 0.06, 1, 1))
 plt.show()
 
+# en: what each device stores of each layer; FSDP stores like tensor parallelism, computes like DDP
+# de: was jedes Gerät von jeder Schicht speichert; FSDP speichert wie Tensor-, rechnet wie DDP
+for name, (stored, _) in strategies.items():
+    share = [np.mean((stored == d) | (stored == EVERY)) for d in range(devices_n)]
+    say(
+        "{name:22} each device stores {p:.0f}% of the model's states",
+        "{name:22} jedes Gerät speichert {p:.0f} % der Zustände des Modells",
+        name=name,
+        p=100 * share[0],
+    )
+    assert np.allclose(share, share[0])
+pictures = [np.stack(grids) for grids in strategies.values()]
+assert all(not np.array_equal(a, b) for i, a in enumerate(pictures) for b in pictures[i + 1 :])
+fsdp = strategies["FSDP / ZeRO-3"]
+assert all(sorted(np.unique(row)) == list(range(devices_n)) for row in fsdp[0])
+assert np.array_equal(fsdp[1], next(iter(strategies.values()))[1])
+
 # %% [markdown] lang="en"
-# The picture is a sketch: in data parallelism the colours split the batch (every device holds all
-# layers); in FSDP each device *stores* a quarter of every layer's weights (drawn as layer rows)
-# but computes on its quarter of the batch, like DDP; tensor parallelism splits each layer's
-# matrices; pipelines split the layers.
+# Read the picture by columns. **DDP** stores everything on every device (grey) and splits the
+# batch. **FSDP** computes like DDP, on its quarter of the batch through every layer, but stores
+# like tensor parallelism: each device keeps a quarter of every layer's parameters, gradients and
+# Adam moments, and before a layer runs, the devices all-gather its full weights, use them and
+# free them again. That is why FSDP needs no change to the model and sends more than DDP (an
+# all-gather per layer in forward and backward, a reduce-scatter instead of the all-reduce).
+# **Tensor parallelism** also stores a slice of every matrix, but every device works on every
+# example, computing its slice of each layer's output. **Pipelines** give each device whole layers.
 #
 # **What the collectives cost.** In a **ring all-reduce** each of the N devices sends its array in
 # N chunks around a ring: N−1 steps of reduce-scatter (each device ends with the sum of one chunk),
@@ -225,10 +329,15 @@ plt.show()
 # The time is that divided by the link's bandwidth:
 
 # %% [markdown] lang="de"
-# Das Bild ist eine Skizze: Bei Datenparallelität teilen die Farben den Batch (jedes Gerät hält alle
-# Schichten); bei FSDP *speichert* jedes Gerät ein Viertel der Gewichte jeder Schicht (als Zeilen
-# gezeichnet), rechnet aber wie bei DDP auf seinem Viertel des Batches; Tensor-Parallelität teilt die
-# Matrizen jeder Schicht; Pipelines teilen die Schichten.
+# Lies das Bild spaltenweise. **DDP** speichert alles auf jedem Gerät (grau) und teilt den Batch.
+# **FSDP** rechnet wie DDP, auf seinem Viertel des Batches durch alle Schichten, speichert aber wie
+# Tensor-Parallelität: Jedes Gerät behält ein Viertel der Parameter, Gradienten und Adam-Momente
+# jeder Schicht; bevor eine Schicht drankommt, sammeln die Geräte ihre vollen Gewichte per
+# All-Gather ein, benutzen sie und geben sie wieder frei. Darum kommt FSDP ohne Änderung am Modell
+# aus und sendet mehr als DDP (ein All-Gather pro Schicht im Vorwärts- und Rückwärtsdurchlauf, ein
+# Reduce-Scatter statt des All-Reduce). **Tensor-Parallelität** speichert ebenfalls einen Teil
+# jeder Matrix, aber jedes Gerät arbeitet an jedem Beispiel und rechnet seinen Teil der Ausgabe
+# jeder Schicht. **Pipelines** geben jedem Gerät ganze Schichten.
 #
 # **Was die kollektiven Operationen kosten.** Bei einem **Ring-All-Reduce** schickt jedes der N
 # Geräte sein Array in N Stücken im Kreis: N−1 Schritte Reduce-Scatter (jedes Gerät hat danach die
@@ -258,9 +367,10 @@ gradient_bytes = (
 for n in (2, 4, 8):
     sent = ring_allreduce_bytes(gradient_bytes, n)
     say(
-        "N = {n}: each device sends {f:.2f} × 14 GB = {gb:.1f} GB per step",
-        "N = {n}: Jedes Gerät sendet {f:.2f} × 14 GB = {gb:.1f} GB pro Schritt",
+        "N = {n}: each device sends {f:.2f} × {total:.0f} GB = {gb:.1f} GB per step",
+        "N = {n}: Jedes Gerät sendet {f:.2f} × {total:.0f} GB = {gb:.1f} GB pro Schritt",
         n=n,
+        total=gradient_bytes / 1e9,
         f=sent / gradient_bytes,
         gb=sent / 1e9,
     )
@@ -401,11 +511,11 @@ say(
 # notebook and each other, and gloo copies through the host's memory: the efficiency lands far below
 # 100 % (the cell above prints it: two processes are barely faster than one, or slower).
 # That says nothing about GPUs. There the all-reduce of DDP overlaps the backward pass (it starts
-# bucket by bucket while later layers still compute), and the link decides: section 1 computed 1.6 s
-# per 7B all-reduce over the T4s' PCIe and 0.05 s over H100 NVLink. Kaggle's T4 x2 has no NVLink,
-# its GPUs exchange over PCIe; expect `backend nccl`, a bus bandwidth of a few GB/s (at most the
-# PCIe figure above, not measured here: no multi-GPU machine in the course's CI) and an efficiency
-# well above the CPU's for this compute-heavy MLP.
+# bucket by bucket while later layers still compute), and the link decides: section 1 computed
+# how long one 7B all-reduce takes over the T4s' PCIe and over H100 NVLink. Kaggle's T4 x2 has no
+# NVLink, its GPUs exchange over PCIe; expect `backend nccl`, a bus bandwidth of a few GB/s (at
+# most the PCIe figure above, not measured here: no multi-GPU machine in the course's CI) and an
+# efficiency well above the CPU's for this compute-heavy MLP.
 
 # %% [markdown] lang="de"
 # Lies diese Zahlen ehrlich. Auf einer CI-Maschine mit 2 Kernen teilen sich die beiden Prozesse die
@@ -413,9 +523,9 @@ say(
 # Effizienz landet weit unter 100 % (die Zelle oben gibt sie aus: Zwei Prozesse sind kaum schneller
 # als einer, oder langsamer). Über GPUs sagt das nichts. Dort überlappt das All-Reduce von DDP den
 # Backward-Durchlauf (es beginnt Bucket für Bucket, während spätere Schichten noch rechnen), und die
-# Verbindung entscheidet: Abschnitt 1 hat 1,6 s pro 7B-All-Reduce über PCIe der T4s ausgerechnet und
-# 0,05 s über NVLink der H100. Kaggles T4 x2 hat kein NVLink, ihre GPUs tauschen über PCIe aus;
-# erwarte `backend nccl`, eine Busbandbreite von einigen GB/s (höchstens der PCIe-Wert oben, hier
+# Verbindung entscheidet: Abschnitt 1 hat ausgerechnet, wie lange ein 7B-All-Reduce über PCIe der
+# T4s und über NVLink der H100 dauert. Kaggles T4 x2 hat kein NVLink, ihre GPUs tauschen über PCIe
+# aus; erwarte `backend nccl`, eine Busbandbreite von einigen GB/s (höchstens der PCIe-Wert oben, hier
 # nicht gemessen: Die CI des Kurses hat keine Maschine mit mehreren GPUs) und eine Effizienz deutlich
 # über der der CPU für dieses rechenlastige MLP.
 
@@ -641,6 +751,8 @@ assert comm
 # ## Summary
 #
 # - Several devices for memory (FSDP, tensor, pipeline) or for time (data parallelism).
+# - Full training with AdamW holds 16 bytes per parameter in fp32 (4 weight, 4 gradient, 8 Adam)
+#   and 18 with autocast's 16-bit weight copy; DDP keeps all of them on every device, FSDP 1/N.
 # - A ring all-reduce sends 2(N−1)/N of the array per device; the link's bandwidth sets the time.
 # - DDP = full-batch training, exactly, with the same seed on every rank; FSDP2 holds 1/N of the
 #   parameters per rank and gives the same result. Start them from a notebook with torchrun.
@@ -690,6 +802,8 @@ assert comm
 # ## Zusammenfassung
 #
 # - Mehrere Geräte für Speicher (FSDP, Tensor, Pipeline) oder für Zeit (Datenparallelität).
+# - Volles Training mit AdamW hält in fp32 16 Bytes pro Parameter (4 Gewicht, 4 Gradient, 8 Adam),
+#   mit der 16-Bit-Kopie von autocast 18; DDP hält alle auf jedem Gerät, FSDP nur 1/N davon.
 # - Ein Ring-All-Reduce sendet pro Gerät 2(N−1)/N des Arrays; die Bandbreite der Verbindung
 #   bestimmt die Zeit.
 # - DDP = Training mit dem ganzen Batch, exakt, mit demselben Seed auf jedem Rang; FSDP2 hält 1/N

@@ -71,6 +71,7 @@ import torch
 
 from utils import hardware, prices, profiles, runtime
 from utils.chips import CHIPS, chip_for
+from utils.fit import BYTES, fit
 from utils.i18n import say, text
 from utils.widgets import explore
 
@@ -172,11 +173,12 @@ for name, hardware_, limits, good_for, date, source in FREE_TIERS:
 
 t4 = CHIPS["T4"]
 say(
-    "What the course knows about the T4 they give you: {p:.0f} TFLOP/s fp16 peak on its data "
-    "sheet, {m} GB, {b} GB/s; it sustains about 24 TFLOP/s fp16 under its 70 W cap "
-    "(docs/facts.md §4.1).",
-    "Was der Kurs über die T4 dort weiß: {p:.0f} TFLOP/s fp16 Spitze laut Datenblatt, {m} GB, "
-    "{b} GB/s; unter ihrer 70-W-Grenze hält sie etwa 24 TFLOP/s fp16 (docs/facts.md §4.1).",
+    "What the course knows about the T4 they give you: {p:.0f} TFLOP/s fp16 peak, {m} GB, "
+    "{b} GB/s (NVIDIA T4 data sheet, checked 2026-11; docs/facts.md §4.1). Lesson 01 measures "
+    "how much of that peak a matmul reaches.",
+    "Was der Kurs über die T4 dort weiß: {p:.0f} TFLOP/s fp16 Spitze, {m} GB, {b} GB/s "
+    "(NVIDIA-Datenblatt der T4, geprüft 2026-11; docs/facts.md §4.1). Wie viel von dieser Spitze "
+    "eine Matmul erreicht, misst Lektion 01.",
     p=t4.tflops["float16"],
     m=t4.memory_gb,
     b=t4.bandwidth_gbs,
@@ -262,7 +264,8 @@ plt.show()
 # ## 3. The cost of a training run
 #
 # Training a model with N parameters on D tokens costs about **6·N·D FLOPs** (2 for the forward
-# pass, 4 for the backward pass, per parameter and token; Kaplan et al. 2020). A GPU never runs at
+# pass, 4 for the backward pass, per parameter and token; Kaplan et al. 2020, arXiv:2001.08361).
+# A GPU never runs at
 # its peak: the share it reaches is the *model FLOPs utilization*, MFU. Then
 #
 # hours = 6·N·D ÷ (peak × MFU) ÷ 3,600 and cost = hours × $ per GPU-hour.
@@ -271,15 +274,19 @@ plt.show()
 # PaLM's 46.2 % (Chowdhery et al. 2022, arXiv:2204.02311), a well-tuned run on 6,144 TPU v4
 # chips. Small runs on one GPU usually reach less, so treat the default as optimistic.
 #
-# Memory decides which GPU can run it at all. Lesson 03's calculator (`utils/fit.py`) is being
-# written; meanwhile the rule of thumb from docs/facts.md §5: full fine-tuning with mixed-precision
-# AdamW needs about 16 bytes per parameter before activations, LoRA about 2, QLoRA about 0.5.
+# Memory decides which GPU can run it at all. Lesson 03's calculator, `utils.fit` (lessons 07 and
+# 08 use it too), adds it up part by part. Before activations, full training with AdamW holds
+# 16 bytes per parameter in fp32 (4 weight + 4 gradient + 8 for Adam's two moments); mixed
+# precision as `torch.autocast` does it keeps a 16-bit copy of the weights as well, 18 bytes. The
+# cell below uses the mixed-precision figure and prints its breakdown; LoRA and QLoRA come from the
+# same calculator in section 7.
 
 # %% [markdown] lang="de"
 # ## 3. Die Kosten eines Trainingslaufs
 #
 # Ein Modell mit N Parametern auf D Tokens zu trainieren kostet etwa **6·N·D FLOPs** (2 für den
-# Vorwärtsdurchlauf, 4 für den Rückwärtsdurchlauf, pro Parameter und Token; Kaplan et al. 2020).
+# Vorwärtsdurchlauf, 4 für den Rückwärtsdurchlauf, pro Parameter und Token; Kaplan et al. 2020,
+# arXiv:2001.08361).
 # Eine GPU läuft nie mit ihrer Spitzenleistung: Der Anteil, den sie erreicht, ist die *Model FLOPs
 # Utilization*, MFU. Dann gilt
 #
@@ -290,17 +297,40 @@ plt.show()
 # abgestimmter Lauf auf 6.144 TPU-v4-Chips. Kleine Läufe auf einer GPU erreichen meist weniger;
 # sieh den Standardwert also als optimistisch an.
 #
-# Der Speicher entscheidet, welche GPU ihn überhaupt schafft. Der Rechner aus Lektion 03
-# (`utils/fit.py`) entsteht gerade; bis dahin die Faustregel aus docs/facts.md §5: volles
-# Feintuning mit AdamW in gemischter Genauigkeit braucht etwa 16 Byte pro Parameter vor den
-# Aktivierungen, LoRA etwa 2, QLoRA etwa 0,5.
+# Der Speicher entscheidet, welche GPU ihn überhaupt schafft. Der Rechner aus Lektion 03,
+# `utils.fit` (auch Lektion 07 und 08 nehmen ihn), zählt ihn Teil für Teil zusammen. Vor den
+# Aktivierungen hält volles Training mit AdamW in fp32 16 Bytes pro Parameter (4 Gewicht +
+# 4 Gradient + 8 für die beiden Momente von Adam); Mixed Precision, wie `torch.autocast` sie macht,
+# hält dazu eine 16-Bit-Kopie der Gewichte, also 18 Bytes. Die Zelle unten rechnet mit dem Wert für
+# Mixed Precision und zeigt, woraus er besteht; LoRA und QLoRA kommen in Abschnitt 7 aus demselben
+# Rechner.
 
 # %%
 MY_MFU = None  # en: paste your MFU from lesson 05 here, e.g. 0.31 | de: deine MFU aus Lektion 05, z. B. 0.31
 DEFAULT_MFU = 0.462  # PaLM 540B, Chowdhery et al. 2022, arXiv:2204.02311, Table 3
 mfu = MY_MFU if MY_MFU is not None else DEFAULT_MFU
-BYTES_PER_PARAM = {"full": 16, "LoRA": 2, "QLoRA": 0.5}  # docs/facts.md §5
-RUNS = [  # (name, parameters, tokens): 20 tokens per parameter after Hoffmann et al. 2022
+# en: full training with AdamW, mixed precision as autocast does it: the parts per parameter
+# de: volles Training mit AdamW, Mixed Precision wie bei autocast: die Teile pro Parameter
+STATE_PARTS = ("weights", "weight_copies", "gradients", "optimizer")
+mixed = fit(10**6, "bfloat16", mode="full", device="cpu", mixed=True)
+per = {k: v / 10**6 for k, v in mixed.parts.items() if k in STATE_PARTS}
+full_bytes_per_param = mixed.per_param(10**6)
+say(
+    "full training, mixed-precision AdamW: {t:.0f} B per parameter before activations = "
+    "{w:.0f} fp32 weight + {c:.0f} 16-bit copy + {g:.0f} gradient + {o:.0f} Adam moments "
+    "(fp32 alone: {f:.0f} B)",
+    "volles Training, AdamW in Mixed Precision: {t:.0f} B pro Parameter vor den Aktivierungen = "
+    "{w:.0f} fp32-Gewicht + {c:.0f} 16-Bit-Kopie + {g:.0f} Gradient + {o:.0f} Adam-Momente "
+    "(nur fp32: {f:.0f} B)",
+    t=full_bytes_per_param,
+    w=per["weights"],
+    c=per["weight_copies"],
+    g=per["gradients"],
+    o=per["optimizer"],
+    f=full_bytes_per_param - per["weight_copies"],
+)
+assert full_bytes_per_param == sum(per.values())
+RUNS = [  # (name, parameters, tokens): 20 tokens per parameter, Hoffmann et al. 2022, arXiv:2203.15556
     ("SmolLM2-135M", 135e6, 2.7e9),
     (text("1.7B", "1,7B"), 1.7e9, 34e9),
     ("7B", 7e9, 140e9),
@@ -317,11 +347,14 @@ costs = {}
 for name, n, d in RUNS:
     flops = prices.training_flops(n, d)
     say(
-        "{name}: 6·N·D = {f:.2e} FLOPs; memory for full training ≈ {gb:,.0f} GB",
-        "{name}: 6·N·D = {f:.2e} FLOPs; Speicher für volles Training ≈ {gb:,.0f} GB",
+        "{name}: 6·N·D = {f:.2e} FLOPs; memory for full training ≈ {gb:,.0f} GB "
+        "({b:.0f} B per parameter, before activations)",
+        "{name}: 6·N·D = {f:.2e} FLOPs; Speicher für volles Training ≈ {gb:,.0f} GB "
+        "({b:.0f} B pro Parameter, vor den Aktivierungen)",
         name=name,
         f=flops,
-        gb=n * BYTES_PER_PARAM["full"] / 1e9,
+        gb=n * full_bytes_per_param / 1e9,
+        b=full_bytes_per_param,
     )
     for g in offers:
         hours = prices.training_hours(flops, peak_bf16(g.gpu), mfu)
@@ -480,7 +513,11 @@ else:
         "Messung oben ist der effektive Wert.",
     )
 
-SIZES = {"SmolLM2-135M (measured)": model_bytes, "7B bf16": 14e9, "70B bf16": 140e9}
+SIZES = {  # en: bytes of the weights | de: Bytes der Gewichte
+    "SmolLM2-135M (measured)": model_bytes,
+    "7B bf16": 7e9 * BYTES["bfloat16"],
+    "70B bf16": 70e9 * BYTES["bfloat16"],
+}
 BANDWIDTH = {
     g.gpu: g.bandwidth_gbs or (chip_for(g.gpu).bandwidth_gbs if chip_for(g.gpu) else None)
     for g in gpus
@@ -603,7 +640,7 @@ say(
     "Preise: API {d1} ({s1}); GPUs je Zeile aus data/gpu_prices.csv; Strom {k:.2f} $/kWh "
     "({d2}; {s2}).",
     d1=apis[0].date,
-    s1="genai-prices 0.2.3",
+    s1=apis[0].source.split(" (")[0],  # en: the price package | de: das Preispaket
     k=kwh_price,
     d2=kwh_date,
     s2=kwh_source,
@@ -625,7 +662,8 @@ say(
 # %%
 a = API["gpt-5-mini"]
 for u in (0.05, 0.2, 0.5, 1.0):
-    per_m = RENT["A100 SXM 80 GB"].spot / (serving_tps("A100 SXM 80 GB", 14e9) * 3600 * u) * 1e6
+    tps_7b = serving_tps("A100 SXM 80 GB", SIZES["7B bf16"])
+    per_m = RENT["A100 SXM 80 GB"].spot / (tps_7b * 3600 * u) * 1e6
     say(
         "7B on a rented A100 at {u:.0f}% utilization: ${c:,.2f} per million tokens "
         "(API gpt-5-mini: ${i:.2f} in + ${o:.2f} out)",
@@ -651,7 +689,13 @@ for u in (0.05, 0.2, 0.5, 1.0):
 # den Preisdateien.
 
 # %%
-lora_7b_gb = 7e9 * BYTES_PER_PARAM["QLoRA"] / 1e9
+# en: QLoRA on a 7B model, batch 1 × 512 tokens, from lesson 03's calculator (weights, adapters,
+# en: activations, CUDA context), held against a T4
+# de: QLoRA an einem 7B-Modell, Batch 1 × 512 Tokens, mit dem Rechner aus Lektion 03 (Gewichte,
+# de: Adapter, Aktivierungen, CUDA-Kontext), gegen eine T4 gehalten
+qlora_7b = fit(7e9, "float16", mode="qlora", batch=1, seq=512, device="T4")
+seven_b = 7e9 * BYTES["bfloat16"]  # en: 7B weights in bf16 | de: 7B-Gewichte in bf16
+card_gb = MEMORY["RTX 4090"]
 h100 = prices.training_hours(prices.training_flops(7e9, 140e9), peak_bf16("H100 SXM"), mfu)
 small = costs["SmolLM2-135M", "H100 SXM"]
 a100 = RENT["A100 SXM 80 GB"]
@@ -660,29 +704,36 @@ rows = [
     (
         text("Fine-tuning", "Feintuning"),
         text("hourly cloud GPU, or a free T4 for QLoRA", "Cloud-GPU pro Stunde oder gratis T4 für QLoRA"),
-        text("QLoRA 7B ≈ {g:.1f} GB: fits a 16 GB T4; a 135M model from scratch ≈ ${c:,.0f}",
-             "QLoRA 7B ≈ {g:.1f} GB: passt auf eine T4; 135M von Grund auf ≈ {c:,.0f} $",
-             g=lora_7b_gb, c=small),
+        text("QLoRA 7B ≈ {g:.1f} GB ({b:.2f} B/param + adapters, activations): {v} a T4; "
+             "a 135M model from scratch ≈ ${c:,.0f}",
+             "QLoRA 7B ≈ {g:.1f} GB ({b:.2f} B/Param. + Adapter, Aktivierungen): {v} auf eine T4; "
+             "135M von Grund auf ≈ {c:,.0f} $",
+             g=qlora_7b.total / 1e9, b=qlora_7b.parts["weights"] / 7e9, c=small,
+             v=text("fits", "passt") if qlora_7b.fits else text("does not fit", "passt nicht")),
     ),
     (
         text("Inference in production", "Inferenz im Betrieb"),
         text("API below the break-even, own/rented GPU above", "API unter dem Break-even, eigene/gemietete GPU darüber"),
-        text("A100 spot 24/7 = ${m:,.0f}/month ≈ {t:.2e} gpt-5-mini output tokens",
-             "A100 spot rund um die Uhr = {m:,.0f} $/Monat ≈ {t:.2e} Ausgabe-Tokens gpt-5-mini",
-             m=prices.HOURS_PER_MONTH * a100.spot, t=break_even),
+        text("A100 spot ({d}) 24/7 = ${m:,.0f}/month ≈ {t:.2e} gpt-5-mini output tokens ({da})",
+             "A100 spot ({d}) rund um die Uhr = {m:,.0f} $/Monat ≈ {t:.2e} Ausgabe-Tokens "
+             "gpt-5-mini ({da})",
+             m=prices.HOURS_PER_MONTH * a100.spot, t=break_even, d=a100.date,
+             da=API["gpt-5-mini"].date),
     ),
     (
         text("Local development (LoRA, quantization)", "Lokale Entwicklung (LoRA, Quantisierung)"),
-        text("consumer GPU with 24 GB", "Consumer-GPU mit 24 GB"),
-        text("7B bf16 = 14 GB fits 24 GB; RTX 4090 at the bound ≈ {t:,.0f} tokens/s at batch 1",
-             "7B bf16 = 14 GB passt in 24 GB; RTX 4090 ≤ {t:,.0f} Tokens/s bei Batch 1",
-             t=prices.decode_bound(BANDWIDTH["RTX 4090"], 14e9)),
+        text("consumer GPU with {m:.0f} GB", "Consumer-GPU mit {m:.0f} GB", m=card_gb),
+        text("7B bf16 = {s:.0f} GB {v} {m:.0f} GB; RTX 4090 at the bound ≈ {t:,.0f} tokens/s at batch 1",
+             "7B bf16 = {s:.0f} GB {v} in {m:.0f} GB; RTX 4090 ≤ {t:,.0f} Tokens/s bei Batch 1",
+             s=seven_b / 1e9, m=card_gb, t=prices.decode_bound(BANDWIDTH["RTX 4090"], seven_b),
+             v=text("fits", "passt") if seven_b < card_gb * 1e9 else text("exceeds", "passt nicht")),
     ),
     (
         text("API only", "Nur API"),
         text("low or spiky volume, no GPU at all", "wenig oder schwankendes Volumen, gar keine GPU"),
-        text("1 M output tokens on gpt-5-mini ≈ ${c:.2f}", "1 Mio. Ausgabe-Tokens bei gpt-5-mini ≈ {c:.2f} $",
-             c=API["gpt-5-mini"].output_per_m),
+        text("1 M output tokens on gpt-5-mini ≈ ${c:.2f} ({d})",
+             "1 Mio. Ausgabe-Tokens bei gpt-5-mini ≈ {c:.2f} $ ({d})",
+             c=API["gpt-5-mini"].output_per_m, d=API["gpt-5-mini"].date),
     ),
     (
         text("Pre-training a large model", "Vortraining eines großen Modells"),
@@ -721,7 +772,8 @@ for r in rows:
 # 1. Your training run reaches 25 % MFU instead of the 46 % the notebook assumed. What happens to
 #    its cost?
 # 2. What is the upper bound for batch-1 decoding of a 7B bf16 model on an A100 80 GB
-#    (2.04 TB/s), and why can faster tensor cores not raise it?
+#    (2.04 TB/s, NVIDIA A100 data sheet; docs/facts.md §4.1), and why can faster tensor cores not
+#    raise it?
 # 3. A chatbot runs at 5 % utilization on a rented GPU. What would you change first?
 #
 # <details><summary>Answers</summary>
@@ -749,7 +801,8 @@ for r in rows:
 # 1. Dein Trainingslauf erreicht 25 % MFU statt der 46 %, die das Notebook angenommen hat. Was
 #    passiert mit den Kosten?
 # 2. Wo liegt die Obergrenze für das Decoding eines 7B-Modells in bf16 mit Batch 1 auf einer
-#    A100 80 GB (2,04 TB/s), und warum heben schnellere Tensor Cores sie nicht an?
+#    A100 80 GB (2,04 TB/s laut NVIDIA-Datenblatt; docs/facts.md §4.1), und warum heben schnellere
+#    Tensor Cores sie nicht an?
 # 3. Ein Chatbot läuft mit 5 % Auslastung auf einer gemieteten GPU. Was änderst du zuerst?
 #
 # <details><summary>Antworten</summary>
@@ -795,5 +848,5 @@ for r in rows:
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert tps1 > 0 and tpsB > 0 and all(p.date and p.source for p in gpus + apis)
-assert prices.decode_bound(CHIPS["H100"].bandwidth_gbs, 14e9) > prices.decode_bound(320, 14e9)
+assert prices.decode_bound(CHIPS["H100"].bandwidth_gbs, seven_b) > prices.decode_bound(320, seven_b)
 assert break_even > 0 and small > 0
