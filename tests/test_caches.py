@@ -43,13 +43,10 @@ def test_unknown_without_any_source(tmp_path):
 
 def test_level_for_picks_the_smallest_cache_that_holds_the_bytes():
     caches = Caches(32 * 1024, 1024**2, 32 * 1024**2, "sysfs")
-    assert [caches.level_for(n) for n in (32 * 1024, 32 * 1024 + 1, 1024**2, 32 * 1024**2)] == [
-        "L1d",
-        "L2",
-        "L2",
-        "L3",
-    ]
-    assert caches.level_for(32 * 1024**2 + 1) == "memory"
+    sizes = (32 * 1024 - 1, 32 * 1024, 1024**2 - 1, 1024**2, 32 * 1024**2 - 1)
+    # a working set as large as a cache leaves no room for anything else: the next level
+    assert [caches.level_for(n) for n in sizes] == ["L1d", "L2", "L2", "L3", "L3"]
+    assert caches.level_for(32 * 1024**2) == "memory"
     # without an L3 size, more than L2 is unknown: an unreported L3 may still hold it
     assert Caches(32 * 1024, 1024**2).level_for(2 * 1024**2) == "unknown"
 

@@ -155,10 +155,11 @@ class Caches:
     def level_for(self, nbytes: float) -> str:
         """The smallest cache that holds `nbytes`, "memory" if none does, "unknown" if no size
         beyond it is known (a working set larger than every known cache may still fit one
-        that was not reported)."""
+        that was not reported).  A working set as large as a cache does not fit it: code, the
+        stack and other processes need room there too."""
         known = [(name, size) for name, size in self.sizes().items() if size is not None]
         for name, size in known:
-            if nbytes <= size:
+            if nbytes < size:
                 return name
         return "memory" if self.l3 is not None else "unknown"
 

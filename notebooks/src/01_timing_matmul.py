@@ -543,6 +543,17 @@ ax_time.set(
     ylabel=text("seconds per matmul", "Sekunden pro Matmul"),
     title=text("time", "Zeit"),
 )
+caches = hardware.cpu_caches()
+# en: where a float32 matmul's working set (A, B and the result: 3·n²·4 bytes) outgrows a cache
+# de: wo die Arbeitsmenge einer float32-Matmul (A, B und Ergebnis: 3·n²·4 Bytes) einem Cache entwächst
+cache_edge = {
+    level: (size / (3 * 4)) ** 0.5
+    for level, size in caches.sizes().items()
+    if size is not None and level != "L1d"
+}
+for level, edge in cache_edge.items():
+    ax_rate.axvline(edge, color="gray", linestyle=":", linewidth=1)
+    ax_rate.text(edge, ax_rate.get_ylim()[0], f" {level}", color="gray", fontsize=8, va="bottom")
 ax_rate.set(xlabel="n", ylabel="FLOP/s", title=text("throughput", "Durchsatz"))
 ax_rate.legend(fontsize=8)
 plt.tight_layout()
@@ -554,12 +565,18 @@ plt.show()
 # almost flat in n, the **overhead-bound** regime. As n grows, the time grows like n³ and the
 # FLOP/s level off near what the hardware can do: the **compute-bound** regime.
 #
-# ## 5. When does the accelerator win?
+# ### Caches: why a CPU curve can fall again
 #
-# An accelerator has a higher plateau but also a higher fixed cost, and the data has to get there:
-# two n×n inputs in, one result back, over PCIe. We look for the smallest size from which the
-# accelerator is faster at every larger size, once counting only the matmul and once with the
-# copies.
+# A CPU core keeps recently used data in small, fast **caches**: L1 and L2 belong to one core, L3
+# is shared by several. A float32 matmul of size n touches three n×n matrices, 3·n²·4 bytes. Once
+# that no longer fits a cache, the data has to come from the next, slower level, in the end from
+# main memory (DRAM). The dotted lines in the plot mark the n at which this happens for the L2 and
+# L3 sizes of *this* machine, read from the operating system. BLAS libraries cut the matmul into
+# tiles that do fit, so a cliff is softened or hidden; how well depends on the library. numpy and
+# PyTorch each bring their own BLAS, which is one reason why their curves differ. The next cell
+# says which BLAS each used, and, for each CPU curve, where it fell the most and whether the working
+# set left a cache at that step. It reports what it measured; it does not claim one library is the
+# faster one.
 
 # %% [markdown] lang="de"
 # Lies das rechte Diagramm von links nach rechts. Bei kleinen Größen ist der Durchsatz niedrig: Jeder
@@ -568,6 +585,158 @@ plt.show()
 # die Zeit mit n³, und die FLOP/s pendeln sich nahe dem ein, was die Hardware schafft: der
 # **rechengebundene** Bereich.
 #
+# ### Caches: warum eine CPU-Kurve wieder fallen kann
+#
+# Ein CPU-Kern hält Daten, die er gerade benutzt hat, in kleinen, schnellen **Caches**: L1 und L2
+# gehören einem Kern, den L3 teilen sich mehrere. Eine float32-Matmul der Größe n fasst drei
+# n×n-Matrizen an, also 3·n²·4 Bytes. Passt das nicht mehr in einen Cache, kommen die Daten aus der
+# nächsten, langsameren Ebene, am Ende aus dem Arbeitsspeicher (DRAM). Die gepunkteten Linien im
+# Diagramm zeigen, bei welchem n das für die L2- und L3-Größen *deiner* Maschine passiert; die Größen
+# liest der Code beim Betriebssystem aus. BLAS-Bibliotheken zerlegen die Matmul in Kacheln, die
+# hineinpassen, und mildern so die Stufe ab oder verstecken sie ganz; wie gut, hängt von der
+# Bibliothek ab. numpy und PyTorch bringen jeweils ihr eigenes BLAS mit, auch deshalb verlaufen ihre
+# Kurven verschieden. Die nächste Zelle sagt dir, welches BLAS jede benutzt hat, und für jede
+# CPU-Kurve, wo sie am stärksten gefallen ist und ob die Arbeitsmenge an dieser Stelle einen Cache
+# verlassen hat. Sie berichtet, was sie gemessen hat; dass eine Bibliothek die schnellere sei,
+# behauptet sie nicht.
+
+
+# %%
+def biggest_fall(sizes, rates):
+    # en: the step between two neighbouring sizes where FLOP/s fell the most: (before, after, ratio)
+    # de: der Schritt zwischen zwei benachbarten Größen, bei dem die FLOP/s am stärksten fielen
+    return min(
+        ((sizes[i], sizes[i + 1], rates[i + 1] / rates[i]) for i in range(len(sizes) - 1)),
+        key=lambda step: step[2],
+    )
+
+
+# en: the function on a made-up curve: it must find the step 2 → 3, not the rise 1 → 2
+# de: die Funktion an einer ausgedachten Kurve: Sie muss den Schritt 2 → 3 finden, nicht 1 → 2
+assert biggest_fall([1, 2, 3], [1.0, 2.0, 1.0]) == (2, 3, 0.5)
+
+FALL = 0.8  # en: a fall to below 80 % counts | de: ein Abfall unter 80 % zählt
+say(
+    "caches of one core ({source}): L1d {l1}, L2 {l2}, L3 {l3}",
+    "Caches eines Kerns ({source}): L1d {l1}, L2 {l2}, L3 {l3}",
+    source=caches.source,
+    **{
+        key: units.format_bytes(size) if size else text("unknown", "unbekannt")
+        for key, size in zip(("l1", "l2", "l3"), caches.sizes().values(), strict=True)
+    },
+)
+for level, edge in cache_edge.items():
+    say(
+        "  a float32 matmul's working set (3·n²·4 bytes) outgrows {level} from n ≈ {n:,.0f}",
+        "  die Arbeitsmenge einer float32-Matmul (3·n²·4 Bytes) ist ab n ≈ {n:,.0f} größer als "
+        "{level}",
+        level=level,
+        n=edge,
+    )
+say(
+    "  the sweep's largest float32 matmul (n = {n}) needs {ws}: {level}",
+    "  die größte float32-Matmul des Durchlaufs (n = {n}) braucht {ws}: {level}",
+    n=max(cpu_sizes),
+    ws=units.format_bytes(3 * max(cpu_sizes) ** 2 * 4),
+    level=caches.level_for(3 * max(cpu_sizes) ** 2 * 4),
+)
+blas = hardware.blas_info()
+say(
+    "numpy ran {blas} (threadpoolctl), {threads} thread(s)",
+    "numpy lief mit {blas} (threadpoolctl), {threads} Thread(s)",
+    blas=", ".join(f"{b['internal_api']} {b['version']} ({b['architecture']})" for b in blas)
+    or text("a BLAS threadpoolctl does not see", "einem BLAS, das threadpoolctl nicht sieht"),
+    threads=blas[0]["num_threads"] if blas else "?",
+)
+torch_blas = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+say(
+    "torch ran its own build: BLAS {blas} (torch.__config__), CPU kernels for {cap}, {threads} "
+    "thread(s)",
+    "torch lief mit seinem eigenen Build: BLAS {blas} (torch.__config__), CPU-Kernel für {cap}, "
+    "{threads} Thread(s)",
+    blas=torch_blas.group(1) if torch_blas else text("unknown", "unbekannt"),
+    cap=torch.backends.cpu.get_cpu_capability(),
+    threads=torch.get_num_threads(),
+)
+for label, results in sweep.items():
+    if "(CPU)" not in label:
+        continue
+    ns = sorted(results)
+    before, after, ratio = biggest_fall(ns, [results[n].flops_per_second for n in ns])
+    bytes_per_number = 2 if "bfloat16" in label else 4
+    level_before = caches.level_for(3 * before**2 * bytes_per_number)
+    level_after = caches.level_for(3 * after**2 * bytes_per_number)
+    if ratio >= FALL:
+        say(
+            "{label}: no fall below {f:.0f}% from one size to the next",
+            "{label}: von einer Größe zur nächsten kein Abfall unter {f:.0f} %",
+            label=label,
+            f=FALL * 100,
+        )
+        continue
+    say(
+        "{label}: FLOP/s fell to {p:.0f}% from n = {a} to n = {b}; the working set grew from {wa} "
+        "({la}) to {wb} ({lb})",
+        "{label}: Die FLOP/s fielen von n = {a} zu n = {b} auf {p:.0f} %; die Arbeitsmenge wuchs "
+        "von {wa} ({la}) auf {wb} ({lb})",
+        label=label,
+        p=ratio * 100,
+        a=before,
+        b=after,
+        wa=units.format_bytes(3 * before**2 * bytes_per_number),
+        wb=units.format_bytes(3 * after**2 * bytes_per_number),
+        la=level_before,
+        lb=level_after,
+    )
+    if "unknown" in (level_before, level_after):
+        say(
+            "  → the cache sizes are unknown here, so this run cannot tell whether it is a cache",
+            "  → die Cache-Größen sind hier unbekannt; ob es ein Cache ist, kann dieser Lauf "
+            "nicht sagen",
+        )
+    elif level_before != level_after:
+        say(
+            "  → the working set left {la} at this step: a cache cliff fits this fall",
+            "  → die Arbeitsmenge hat an dieser Stelle {la} verlassen: Eine Cache-Stufe passt zu "
+            "diesem Abfall",
+            la=level_before,
+        )
+    else:
+        say(
+            "  → the working set stayed in {la}: not a cache boundary. A different kernel or "
+            "blocking in the library, or another process on the core, fits better (time it again).",
+            "  → die Arbeitsmenge blieb in {la}: keine Cache-Grenze. Ein anderer Kernel oder eine "
+            "andere Kachelung in der Bibliothek oder ein anderer Prozess auf dem Kern passt "
+            "besser (miss noch einmal).",
+            la=level_before,
+        )
+n_both = max(cpu_sizes)
+numpy_rate = sweep["numpy float32 (CPU)"][n_both].flops_per_second
+torch_rate = sweep["torch float32 (CPU)"][n_both].flops_per_second
+say(
+    "at n = {n}: numpy {a}, torch {b} in float32; numpy ran {r:.2f}× torch's rate in this run. "
+    "Two libraries with two BLAS: the ratio says which was faster here, on this CPU, now.",
+    "bei n = {n}: numpy {a}, torch {b} in float32; numpy schaffte in diesem Lauf das {r:.2f}-Fache "
+    "der Rate von torch. Zwei Bibliotheken mit zwei BLAS: Das Verhältnis sagt, welche hier, auf "
+    "dieser CPU und jetzt schneller war.",
+    n=n_both,
+    a=units.format_rate(numpy_rate),
+    b=units.format_rate(torch_rate),
+    r=numpy_rate / torch_rate,
+)
+
+# %% [markdown] lang="en"
+# ## 5. When does the accelerator win?
+#
+# An accelerator has a higher plateau but also a higher fixed cost, and the data has to get there:
+# two n×n inputs in, one result back, over PCIe. We look for the smallest size from which the
+# accelerator is faster at every larger size, once counting only the matmul and once with the
+# copies.
+#
+# The cell below is folded: in lab 01 (exercise 4) you write this function yourself. Open it
+# afterwards and compare.
+
+# %% [markdown] lang="de"
 # ## 5. Ab wann gewinnt der Beschleuniger?
 #
 # Ein Beschleuniger hat ein höheres Plateau, aber auch höhere feste Kosten, und die Daten müssen
@@ -575,8 +744,8 @@ plt.show()
 # ab der der Beschleuniger auch bei jeder größeren schneller ist: einmal nur für die
 # Matrixmultiplikation gerechnet und einmal mit den Kopien.
 #
-# The cell below is folded: in lab 01 (exercise 4) you write this function yourself. Open it
-# afterwards and compare.
+# Die Zelle unten ist eingeklappt: In Lab 01 (Aufgabe 4) schreibst du diese Funktion selbst. Öffne
+# sie danach und vergleiche.
 
 
 # %% jupyter={"source_hidden": true} cellView="form"
@@ -1330,14 +1499,15 @@ panel = explore(
 #
 # | profile | float32 | fast dtype | notes |
 # |---|---|---|---|
-# | CPU, one thread (`OMP_NUM_THREADS=1`) | torch ≈ 0.04–0.06 TFLOP/s at n = 1024 | torch bf16 ≈ 0.2 TFLOP/s at n = 1024 with AVX512-BF16; without it, slower than float32 | with more threads up to the core count times more, on an idle machine |
+# | CPU, one thread (`OMP_NUM_THREADS=1`) | numpy and torch ≈ 0.02–0.1 TFLOP/s at n = 1024; which one is ahead depends on their BLAS and the load (section 4 prints both) | torch bf16 about 3–5× float32 with AVX512-BF16; without it, dozens of times slower than float32 (lesson 03) | a curve may fall where the working set leaves L2 or L3 (section 4); with more threads up to the core count times more, on an idle machine |
 # | Colab T4 | peak 8.1 TFLOP/s | fp16: peak 65, sustained ≈ 24 TFLOP/s (70 W cap) | bf16 is emulated: slower than fp32 |
 # | Kaggle T4 x2 | per GPU as above | as above | this lesson uses one GPU |
 # | Colab TPU v5e-1 | runs as bf16 passes | bf16: peak 197 TFLOP/s | large, static shapes pay off (lesson 04) |
 # | H200 | tf32 peak 495 | bf16 ≈ 770–800 of 989 TFLOP/s at n = 8192 (≈ 80 %) | |
 #
 # *Peaks: NVIDIA and Google Cloud data sheets (checked November 2026). Measured figures: the CPU
-# row on a cloud VM with 2 vCPUs of an AMD EPYC (Zen 5), one thread, December 2026; the T4 and
+# row on a cloud VM with 2 vCPUs of an AMD EPYC (Zen 5), one thread, idle to busy, December 2026
+# (the range is that wide because other processes share the cores); the T4 and
 # H200 rows as reported for those chips in 2026. Your figures will differ; the shape of the curves
 # will not.*
 #
@@ -1369,7 +1539,7 @@ panel = explore(
 # - "10 to 1000 times" depends on the size, the dtype, the baseline and whether copies are counted.
 #
 # **Glossary:** FLOP, FLOP/s, FMA, asynchronous execution, warm-up, median, IQR, peak, arithmetic
-# intensity, roofline, ridge point.
+# intensity, roofline, ridge point, cache, BLAS.
 #
 # **Next:** lab 01, then lesson 02: where do tensors live, and what does moving them cost?
 
@@ -1378,14 +1548,15 @@ panel = explore(
 #
 # | Profil | float32 | schneller Datentyp | Hinweise |
 # |---|---|---|---|
-# | CPU, ein Thread (`OMP_NUM_THREADS=1`) | torch ≈ 0,04–0,06 TFLOP/s bei n = 1024 | torch bf16 ≈ 0,2 TFLOP/s bei n = 1024 mit AVX512-BF16; ohne langsamer als float32 | mit mehr Threads bis zur Kernzahl mal mehr, auf einer freien Maschine |
+# | CPU, ein Thread (`OMP_NUM_THREADS=1`) | numpy und torch ≈ 0,02–0,1 TFLOP/s bei n = 1024; welche vorn liegt, hängt von ihrem BLAS und der Last ab (Abschnitt 4 gibt beide aus) | torch bf16 mit AVX512-BF16 etwa 3- bis 5-mal so schnell wie float32; ohne um ein Vielfaches langsamer als float32 (Lektion 03) | eine Kurve kann fallen, wo die Arbeitsmenge L2 oder L3 verlässt (Abschnitt 4); mit mehr Threads bis zur Kernzahl mal mehr, auf einer freien Maschine |
 # | Colab T4 | Spitze 8,1 TFLOP/s | fp16: Spitze 65, dauerhaft ≈ 24 TFLOP/s (70-W-Grenze) | bf16 wird emuliert: langsamer als fp32 |
 # | Kaggle T4 x2 | pro GPU wie oben | wie oben | diese Lektion nutzt eine GPU |
 # | Colab TPU v5e-1 | läuft in bf16-Durchgängen | bf16: Spitze 197 TFLOP/s | große, feste Array-Formen zahlen sich aus (Lektion 04) |
 # | H200 | tf32-Spitze 495 | bf16 ≈ 770–800 von 989 TFLOP/s bei n = 8192 (≈ 80 %) | |
 #
 # *Spitzenwerte: Datenblätter von NVIDIA und Google Cloud (geprüft im November 2026). Gemessene Werte:
-# die CPU-Zeile auf einer Cloud-VM mit 2 vCPUs eines AMD EPYC (Zen 5), ein Thread, Dezember 2026;
+# die CPU-Zeile auf einer Cloud-VM mit 2 vCPUs eines AMD EPYC (Zen 5), ein Thread, von frei bis
+# ausgelastet, Dezember 2026 (so breit, weil sich andere Prozesse die Kerne teilen);
 # die T4- und H200-Zeilen wie 2026 für diese Chips berichtet. Deine Zahlen werden abweichen, die Form
 # der Kurven nicht.*
 #
@@ -1419,7 +1590,7 @@ panel = explore(
 # - „10- bis 1000-mal“ hängt von Größe, Datentyp, Vergleichsbasis und davon ab, ob Kopien mitzählen.
 #
 # **Glossar:** FLOP, FLOP/s, FMA, asynchrone Ausführung, Aufwärmen, Median, IQR, Spitzenleistung,
-# arithmetische Intensität, Roofline, Knickpunkt.
+# arithmetische Intensität, Roofline, Knickpunkt, Cache, BLAS.
 #
 # **Weiter:** Lab 01, dann Lektion 02: Wo liegen Tensoren, und was kostet es, sie zu bewegen?
 

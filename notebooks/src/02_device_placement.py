@@ -525,6 +525,12 @@ plt.show()
 # the link's bandwidth. Below: copies of growing size measured on this machine (host→device on a
 # GPU; on a CPU, a copy between two host buffers), and the T4 modelled with 12 GB/s and an
 # assumed 10 µs per copy (as in lesson 01).
+#
+# On a CPU the copy never leaves the machine's memory system, so the caches of lesson 01
+# (section 4) shape it: it rises while the fixed cost fades, and it can fall again once source and
+# destination together (2 × the bytes) no longer fit L2 or L3 and come from main memory. The dotted
+# red lines mark those sizes for this machine; the cell below the plot names the biggest fall and
+# the cache level on each side of it.
 
 # %% [markdown] lang="de"
 # ### Bandbreite nach Kopiergröße
@@ -533,6 +539,13 @@ plt.show()
 # einen Bruchteil der Bandbreite der Verbindung. Unten: Kopien wachsender Größe, gemessen auf dieser
 # Maschine (auf einer GPU Host→Gerät; auf einer CPU eine Kopie zwischen zwei Host-Puffern), und die
 # T4 als Modell mit 12 GB/s und angenommenen 10 µs pro Kopie (wie in Lektion 01).
+#
+# Auf einer CPU verlässt die Kopie das Speichersystem der Maschine nie, also prägen sie die Caches
+# aus Lektion 01 (Abschnitt 4): Sie wird schneller, solange die festen Kosten verblassen, und kann
+# wieder fallen, sobald Quelle und Ziel zusammen (2 × die Bytes) nicht mehr in L2 oder L3 passen
+# und aus dem Arbeitsspeicher kommen. Die rot gepunkteten Linien zeigen diese Größen für deine
+# Maschine; die Ausgabe unter dem Diagramm nennt den größten Abfall und die Cache-Ebene auf beiden
+# Seiten davon.
 
 # %%
 sweep_bytes = [4 * 1024 * 4**i for i in range(0, 8)]  # en: 4 KiB … 64 MiB | de: 4 KiB … 64 MiB
@@ -566,6 +579,14 @@ ax.axvline(
     linestyle=":",
     label=text("half the bandwidth (model)", "halbe Bandbreite (Modell)"),
 )
+caches = hardware.cpu_caches()
+if device.type == "cpu":
+    # en: a host→host copy reads the source and writes the destination: 2 × bytes in the caches
+    # de: eine Kopie Host→Host liest die Quelle und schreibt das Ziel: 2 × Bytes in den Caches
+    for level, size in caches.sizes().items():
+        if size is not None and level != "L1d":
+            ax.axvline(size / 2, color="tab:red", linestyle=":", linewidth=1)
+            ax.text(size / 2, 0, f" {level}", color="tab:red", fontsize=8, va="bottom")
 ax.set(
     xlabel=text("bytes per copy", "Bytes pro Kopie"),
     ylabel="GB/s",
@@ -589,6 +610,57 @@ say(
     large=measured_gbs[-1],
     b=units.format_bytes(sweep_bytes[-1]),
 )
+peak = max(range(len(sweep_bytes)), key=measured_gbs.__getitem__)
+say(
+    "  the best: {gbs:.1f} GB/s at {size}",
+    "  am besten: {gbs:.1f} GB/s bei {size}",
+    gbs=measured_gbs[peak],
+    size=units.format_bytes(sweep_bytes[peak]),
+)
+if device.type == "cpu" and peak < len(sweep_bytes) - 1:
+    # en: after the best size: the step where the bandwidth fell the most, and the caches there
+    # de: nach der besten Größe: der Schritt mit dem größten Abfall, und die Caches dort
+    fall_at = min(
+        range(peak + 1, len(sweep_bytes)),
+        key=lambda i: measured_gbs[i] / measured_gbs[i - 1],
+    )
+    before, after = sweep_bytes[fall_at - 1], sweep_bytes[fall_at]
+    level_before, level_after = caches.level_for(2 * before), caches.level_for(2 * after)
+    say(
+        "  the biggest fall after it: {a} → {b}, to {p:.0f}%; source + destination grew from "
+        "{wa} ({la}) to {wb} ({lb})",
+        "  der größte Abfall danach: {a} → {b}, auf {p:.0f} %; Quelle + Ziel wuchsen von {wa} "
+        "({la}) auf {wb} ({lb})",
+        a=units.format_bytes(before),
+        b=units.format_bytes(after),
+        p=100 * measured_gbs[fall_at] / measured_gbs[fall_at - 1],
+        wa=units.format_bytes(2 * before),
+        wb=units.format_bytes(2 * after),
+        la=level_before,
+        lb=level_after,
+    )
+    if "unknown" in (level_before, level_after):
+        say(
+            "  → this machine's cache sizes are unknown: the run cannot tell whether it is a cache",
+            "  → die Cache-Größen dieser Maschine sind unbekannt: Ob es ein Cache ist, kann der "
+            "Lauf nicht sagen",
+        )
+    elif level_before != level_after:
+        say(
+            "  → the copy left {la} at this step: the next level is slower, and the fall fits "
+            "a cache cliff",
+            "  → die Kopie hat an dieser Stelle {la} verlassen: Die nächste Ebene ist langsamer, "
+            "der Abfall passt zu einer Cache-Stufe",
+            la=level_before,
+        )
+    else:
+        say(
+            "  → the copy stayed in {la}: not a cache boundary; another process on the core fits "
+            "better (run the cell again)",
+            "  → die Kopie blieb in {la}: keine Cache-Grenze; ein anderer Prozess auf dem Kern "
+            "passt besser (führe die Zelle noch einmal aus)",
+            la=level_before,
+        )
 
 # %% [markdown] lang="en"
 # ### The profiler's view of a copy
