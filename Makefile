@@ -4,6 +4,7 @@
 # Others: make notebooks (rebuild .ipynb from sources), make retarget REPO=owner/name BRANCH=main,
 #         make test-compat (Colab's library versions; Python 3.13), make preflight, make clean.
 #         make test-browser (JupyterLab, widgets and a lab in headless Chromium).
+#         make test-other-cpu (the lessons on the other kind of CPU: AVX2 kernels; part of make test).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -42,6 +43,16 @@ test: $(BIN)/.installed-test
 	$(BIN)/python -m utils.prices
 	$(THREADS) $(BIN)/python -m pytest -n 2 tests
 	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
+	$(MAKE) test-other-cpu
+
+# The lessons again as a CPU without AVX-512 runs them (most laptops, many cloud machines, some CI
+# runners): torch's AVX2 kernels and bitsandbytes' path without AVX512-BF16 (tests/cpu_paths). On an
+# AVX2-only CPU this is the same as the run above; on an AVX-512 one it is the other kind. English
+# only: both languages run the same code.
+OTHER_CPU := ATEN_CPU_CAPABILITY=avx2 COURSE_BNB_AVX512BF16=0 PYTHONPATH=$(CURDIR)/tests/cpu_paths:$(CURDIR)
+.PHONY: test-other-cpu
+test-other-cpu: $(BIN)/.installed-test
+	$(THREADS) $(OTHER_CPU) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) notebooks/en
 
 # The course in Debian's Chromium (never a downloaded browser), driven by Playwright: start page,
 # a double-clicked source, every lesson widget in both languages, a lab (tests/browser/).
