@@ -35,6 +35,7 @@ CI).  A job that must not pass without a GPU adds `--require-cuda` and gets exit
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import math
@@ -219,8 +220,9 @@ def check_notebook(path: Path, timeout: float) -> dict:
 def in_child(
     argv: Sequence[str], timeout: float, env: dict[str, str]
 ) -> tuple[int | None, str, str]:
-    """Run a command in its own process group; past `timeout` the whole group (kernels too) is
-    killed and the status is None."""
+    """Run a command; past `timeout` it is killed with everything it started, and the status is
+    None.  (Jupyter starts each kernel in a session of its own, out of reach of a process-group
+    kill: a kernel left behind would keep its GPU memory.)"""
     child = subprocess.Popen(
         list(argv),
         cwd=ROOT,
@@ -233,10 +235,24 @@ def in_child(
     try:
         stdout, stderr = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
+        kill_tree(child.pid)
         stdout, stderr = child.communicate()
         return None, stdout, stderr
     return child.returncode, stdout, stderr
+
+
+def kill_tree(pid: int) -> None:
+    try:
+        import psutil  # ipykernel's dependency, so there wherever notebooks run
+
+        family = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except Exception:  # noqa: BLE001 -- gone already, or no psutil: the group at least
+        family = []
+    for process in family:
+        with contextlib.suppress(Exception):
+            process.kill()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def describe(path: Path) -> tuple[str, str]:

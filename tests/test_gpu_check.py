@@ -196,6 +196,23 @@ def test_benchmark_figures_failures_and_timeouts_are_recorded():
     assert [r.status for r in spent] == ["not run"] * 3
 
 
+def test_a_timeout_kills_what_the_child_started_in_a_session_of_its_own():
+    """As Jupyter starts a kernel: in a new session, which a process-group kill would miss."""
+    psutil = pytest.importorskip("psutil")
+    grandchild = (
+        "import subprocess, sys, time; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], "
+        "start_new_session=True); print(p.pid, flush=True); time.sleep(120)"
+    )
+    started = time.monotonic()
+    code, stdout, _ = gpu_check.in_child([sys.executable, "-c", grandchild], 5, {})
+    # A grandchild left alive holds the output pipe open: in_child would wait its 120 s.
+    assert code is None and time.monotonic() - started < 60
+    pid = int(stdout.split()[0])
+    time.sleep(0.5)
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
 def fake_gpu_run(monkeypatch, tmp_path, statuses):
     """main() as on a GPU machine, with the environment, the notebooks and benchmarks faked."""
     monkeypatch.setattr(gpu_check, "cuda_available", lambda: True)
