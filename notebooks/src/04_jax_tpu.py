@@ -378,6 +378,7 @@ def standardise(v):
 lengths = [1000, 1000, 1001, 1000, 1002, 1001]
 inputs = [jax.random.normal(jax.random.key(length), (length,)) for length in lengths]
 yes, no = text("yes", "ja"), text("no", "nein")
+calls = []
 say("length   traced?   time", "Länge    getract?  Zeit")
 for length, values in zip(lengths, inputs, strict=True):
     before = len(traced_shapes)
@@ -385,13 +386,32 @@ for length, values in zip(lengths, inputs, strict=True):
     standardise(values).block_until_ready()
     seconds = time.perf_counter() - start
     again = len(traced_shapes) > before
+    calls.append((again, seconds))
     print(f"{length:6}   {yes if again else no:8}  {units.format_seconds(seconds)}")
 assert traced_shapes == [(1000,), (1001,), (1002,)]
+recompiles = [seconds for again, seconds in calls if again]
+cached = [seconds for again, seconds in calls if not again]
+say(
+    "each new shape cost {lo} – {hi} (trace + compile), a cached call {c}: one compilation of "
+    "this tiny function costs at least as much as {k:,.0f} cached calls on this {backend}.",
+    "jede neue Form kostete {lo} – {hi} (Tracing + Kompilieren), ein Aufruf aus dem Cache {c}: "
+    "Eine Kompilierung dieser winzigen Funktion kostet hier ({backend}) mindestens so viel wie "
+    "{k:,.0f} Aufrufe aus dem Cache.",
+    lo=units.format_seconds(min(recompiles)),
+    hi=units.format_seconds(max(recompiles)),
+    c=units.format_seconds(max(cached)),
+    k=min(recompiles) / max(cached),
+    backend=backend,
+)
 
 # %% [markdown] lang="en"
-# Three lengths, three compilations: each costs milliseconds on a CPU and can cost seconds for a
-# large model on a TPU. Batches of varying length (sentences, the last smaller batch of an epoch)
-# recompile again and again. Section 4 shows the cure: pad to a few fixed sizes.
+# Three lengths, three compilations, and the cell measured what each cost on this device. Even for
+# a function of three operations a compilation is not cheap: XLA runs its whole compiler for every
+# new shape, and the first call of a function also pays for setting up `jit` itself. A large model
+# compiles for longer on any device; that is why JAX can keep compiled programs on disk between
+# runs (JAX documentation, "Persistent compilation cache", reviewed 2024-11-07). On a TPU, run this
+# cell to see its figures. Batches of varying length (sentences, the last smaller batch of an
+# epoch) recompile again and again. Section 4 shows the cure: pad to a few fixed sizes.
 #
 # ### The asynchronous-dispatch trap, once more
 #
@@ -400,10 +420,15 @@ assert traced_shapes == [(1000,), (1001,), (1002,)]
 # one call:
 
 # %% [markdown] lang="de"
-# Drei Längen, drei Kompilierungen: Jede kostet auf einer CPU Millisekunden und kann bei einem großen
-# Modell auf einer TPU Sekunden kosten. Batches wechselnder Länge (Sätze, der kleinere letzte Batch
-# einer Epoche) kompilieren wieder und wieder. Abschnitt 4 zeigt das Gegenmittel: auf wenige feste
-# Größen auffüllen (Padding).
+# Drei Längen, drei Kompilierungen, und die Zelle hat gemessen, was jede auf diesem Gerät gekostet
+# hat. Selbst bei einer Funktion aus drei Operationen ist Kompilieren nicht billig: XLA lässt für
+# jede neue Form seinen ganzen Compiler laufen, und der erste Aufruf einer Funktion bezahlt
+# zusätzlich das Einrichten von `jit`. Ein großes Modell braucht auf jedem Gerät länger; deshalb
+# kann JAX kompilierte Programme zwischen zwei Läufen auf der Festplatte aufheben
+# (JAX-Dokumentation, „Persistent compilation cache“, geprüft am 07.11.2024). Auf einer TPU führst
+# du die Zelle aus und siehst ihre Zahlen. Batches wechselnder Länge (Sätze, der kleinere letzte
+# Batch einer Epoche) kompilieren wieder und wieder. Abschnitt 4 zeigt das Gegenmittel: auf wenige
+# feste Größen auffüllen (Padding).
 #
 # ### Die Falle des asynchronen Dispatchings, noch einmal
 #
@@ -533,8 +558,8 @@ assert doubled.devices() == {cpus[1]} and not mixed
 # %% [markdown] lang="en"
 # ## 4. What a TPU likes: bf16 and large, fixed shapes
 #
-# A TPU's matrix unit (MXU) is a systolic array that multiplies **bf16** numbers and adds them up in
-# float32. Its data sheet has no float32 peak at all. A float32 matmul still works: at JAX's default
+# A TPU's matrix units (MXUs; a v5e has four in its one TensorCore, lesson 00) are systolic arrays
+# that multiply **bf16** numbers and add them up in float32. Its data sheet has no float32 peak at all. A float32 matmul still works: at JAX's default
 # precision the TPU rounds the inputs to bf16 passes; `precision="highest"` asks for full float32 at
 # several times the cost. On a CPU the default is exact float32. The cell measures the relative error
 # of each variant against a float64 reference on this machine:
@@ -542,8 +567,8 @@ assert doubled.devices() == {cpus[1]} and not mixed
 # %% [markdown] lang="de"
 # ## 4. Was eine TPU mag: bf16 und große, feste Formen
 #
-# Die Matrixeinheit einer TPU (MXU) ist ein systolisches Array, das **bf16**-Zahlen multipliziert und
-# in float32 aufsummiert. Ihr Datenblatt nennt gar keinen float32-Spitzenwert. Eine
+# Die Matrixeinheiten einer TPU (MXUs; eine v5e hat vier in ihrem einen TensorCore, Lektion 00) sind
+# systolische Arrays, die **bf16**-Zahlen multiplizieren und in float32 aufsummieren. Ihr Datenblatt nennt gar keinen float32-Spitzenwert. Eine
 # float32-Matrixmultiplikation funktioniert trotzdem: Mit der Standardgenauigkeit von JAX rechnet die
 # TPU die Eingaben in bf16-Durchgängen; `precision="highest"` verlangt volles float32, zum mehrfachen
 # Preis. Auf einer CPU ist der Standard exaktes float32. Die Zelle misst den relativen Fehler jeder
@@ -610,27 +635,59 @@ size = profile.pick(cpu=512, cuda=4096, tpu=4096, mps=512)
 b32 = jax.random.normal(jax.random.key(12), (size, size))
 b16 = b32.astype(jnp.bfloat16)
 matmul = jax.jit(jnp.matmul)
-speed = {}
-for array in (b32, b16):
-    dtype = array.dtype.name
-    flops = 2 * size**3
-    speed[dtype] = bench.measure(
-        matmul, array, array, flops=flops, dtype=dtype, name=f"matmul {dtype}"
-    )
-    print(speed[dtype])
-ratio = speed["float32"].median / speed["bfloat16"].median
+speed, medians = {}, {"float32": [], "bfloat16": []}
+# en: alternating rounds, as in lesson 01: a change of load hits both dtypes
+# de: abwechselnde Runden wie in Lektion 01: Eine Laständerung trifft beide Datentypen
+for _ in range(3):
+    for array in (b32, b16):
+        dtype = array.dtype.name
+        speed[dtype] = bench.measure(
+            matmul, array, array, flops=2 * size**3, dtype=dtype, name=f"matmul {dtype}"
+        )
+        medians[dtype].append(speed[dtype].median)
+print(speed["float32"], speed["bfloat16"], sep="\n")
+# en: bf16's speed relative to float32: the lowest and highest ratio the rounds allow
+# de: Tempo von bf16 relativ zu float32: kleinstes und größtes Verhältnis, das die Runden zulassen
+low = min(medians["float32"]) / max(medians["bfloat16"])
+high = max(medians["float32"]) / min(medians["bfloat16"])
+if low > 1:
+    finding = text("bf16 was faster", "bf16 war schneller")
+elif high < 1:
+    finding = text("bf16 was slower", "bf16 war langsamer")
+else:
+    finding = text("no measurable difference", "kein messbarer Unterschied")
 say(
-    "bf16 is {r:.2f}× as fast as float32 here ({backend}).",
-    "bf16 ist hier {r:.2f}-mal so schnell wie float32 ({backend}).",
-    r=ratio,
+    "bf16 ran at {lo:.2f}–{hi:.2f}× the speed of float32 over 3 rounds ({backend}, n = {n}): "
+    "{finding} in this run.",
+    "bf16 lief mit dem {lo:.2f}- bis {hi:.2f}-Fachen des Tempos von float32, über 3 Runden "
+    "({backend}, n = {n}): {finding} in diesem Lauf.",
+    lo=low,
+    hi=high,
     backend=backend,
+    n=size,
+    finding=finding,
 )
+if backend == "cpu":
+    flags = sorted({"avx512_bf16", "amx_bf16"} & hw.cpu.flags)
+    say(
+        "This CPU lists {flags} among its flags. Whether XLA's CPU kernels use such instructions "
+        "depends on XLA's version, so the rounds above decide, not the flag.",
+        "Diese CPU nennt unter ihren Flags: {flags}. Ob die CPU-Kernel von XLA solche Befehle "
+        "nutzen, hängt von der XLA-Version ab; deshalb entscheiden die Runden oben, nicht das Flag.",
+        flags=", ".join(flags) if flags else text("no bf16 instructions", "keine bf16-Befehle"),
+    )
 
 # %% [markdown] lang="en"
-# On a TPU expect bf16 to be clearly faster. On a CPU, JAX's bf16 matmul is often no faster than
-# float32, even where the CPU has bf16 instructions (lesson 01 measured PyTorch's bf16 there): how
-# fast a dtype is depends on the device *and* the library, which is why lessons measure instead of
-# assuming.
+# What the verdict means depends on the device. On a CPU, bf16 halves the bytes, but whether the
+# multiplications get faster depends on the CPU's instructions *and* on the library's kernels. On
+# the course's 2-vCPU AMD EPYC (Zen 5, with AVX512-BF16), XLA's bf16 matmul at n = 512 came out
+# between about as fast as and twice as fast as float32 from run to run (December 2026); lesson 01
+# measured PyTorch's bf16 on its own. Nothing in this course assumes an order between the two:
+# the lessons measure. On a TPU the MXUs multiply bf16 natively, and at JAX's default precision a
+# float32 matmul already runs as bf16 passes (Cloud TPU documentation, "Improve your model's
+# performance with bfloat16"; JAX documentation, "Matmul precision"; both read 2026-12-01). There,
+# bf16 inputs mainly save memory and bandwidth: expect bf16 at least as fast as default float32,
+# and float32 with `precision="highest"` clearly slower.
 #
 # **Large, fixed shapes.** The TPU works on tiles: data is laid out in 8 × 128 blocks, and XLA pads
 # every dimension that is not a multiple up to the next one, computing on zeros (Cloud TPU
@@ -639,10 +696,18 @@ say(
 # cure for data of varying length is to **pad to a few fixed sizes** ("buckets") and mask the padding:
 
 # %% [markdown] lang="de"
-# Auf einer TPU sollte bf16 deutlich schneller sein. Auf einer CPU ist die bf16-Matrixmultiplikation von JAX
-# oft nicht schneller als float32, selbst wo die CPU bf16-Befehle hat (Lektion 01 hat dort PyTorchs
-# bf16 gemessen): Wie schnell ein Datentyp ist, hängt vom Gerät *und* von der Bibliothek ab, und
-# deshalb messen die Lektionen, statt etwas anzunehmen.
+# Was das Urteil bedeutet, hängt vom Gerät ab. Auf einer CPU halbiert bf16 die Bytes; ob aber das
+# Multiplizieren schneller wird, hängt von den Befehlen der CPU *und* von den Kerneln der Bibliothek
+# ab. Auf der Kursmaschine mit 2 vCPUs eines AMD EPYC (Zen 5, mit AVX512-BF16) war die
+# bf16-Matrixmultiplikation von XLA bei n = 512 von Lauf zu Lauf etwa gleich schnell bis doppelt so
+# schnell wie float32 (Dezember 2026); Lektion 01 hat PyTorchs bf16 eigens gemessen. Nichts in
+# diesem Kurs setzt eine Reihenfolge der beiden voraus: Die Lektionen messen. Auf einer TPU
+# multiplizieren die MXUs bf16 direkt, und mit der Standardgenauigkeit von JAX läuft schon eine
+# float32-Matrixmultiplikation in bf16-Durchgängen (Cloud-TPU-Dokumentation, „Improve your model's
+# performance with bfloat16“; JAX-Dokumentation, „Matmul precision“; beide gelesen am 01.12.2026).
+# Dort sparen bf16-Eingaben vor allem Speicher und Bandbreite: Rechne damit, dass bf16 mindestens so
+# schnell ist wie float32 mit Standardgenauigkeit und float32 mit `precision="highest"` deutlich
+# langsamer.
 #
 # **Große, feste Formen.** Die TPU arbeitet mit Kacheln: Daten liegen in 8 × 128-Blöcken, und XLA
 # füllt jede Dimension, die kein Vielfaches davon ist, bis zum nächsten auf und rechnet auf Nullen
@@ -796,14 +861,15 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 #
 # | profile | compile vs. run | bf16 vs. float32 | JAX vs. PyTorch |
 # |---|---|---|---|
-# | CPU (laptop, CI) | compiling ≈ 20–40 runs of the 256-wide MLP (2-core CI machine) | bf16 about as fast as float32 or slower (XLA's CPU backend) | on the CPU; the ratio follows the threads |
+# | CPU (laptop, CI) | compiling ≈ 20–40 runs of the 256-wide MLP; each new shape of the tiny `standardise` 0.2–0.5 s, the first call up to about 1 s (2-core CI machine) | bf16 at 0.97–2.1× the speed of float32 from run to run on the CI machine's Zen 5 with AVX512-BF16 (XLA's CPU backend); on another CPU it can be slower: the cell's verdict says | on the CPU; the ratio follows the threads |
 # | Colab T4 | compiling costs many runs of the 2048-wide MLP | bf16 slower: a T4 has no fast bf16 (lesson 03) | on the GPU, both through cuBLAS |
 # | Kaggle T4 x2 | as Colab T4 (JAX uses GPU 0) | as Colab T4 | on GPU 0 |
-# | Colab TPU v5e-1 | compiling costs many runs | default float32 error near bf16's; bf16 faster than float32 | on the CPU: JAX holds the TPU |
+# | Colab TPU v5e-1 | compiling costs many runs | default float32 error near bf16's; bf16 at least as fast as default float32, which already multiplies in bf16 | on the CPU: JAX holds the TPU |
 # | Kaggle TPU v5e-8 | as v5e-1 (one of its 8 devices) | as v5e-1 | as v5e-1 |
 #
-# *Hardware facts as of November 2026 (sources in sections 3 and 4). Times differ between runs;
-# the asserts in this notebook check structure and numbers, never speed.*
+# *Hardware facts as of November 2026 (sources in sections 3 and 4). The CPU row was measured on
+# the course's CI machine (2 vCPUs of an AMD EPYC Zen 5), idle and busy, December 2026. Times differ
+# between runs; the asserts in this notebook check structure and numbers, never speed.*
 #
 # ## Check yourself
 #
@@ -851,14 +917,16 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 #
 # | Profil | Kompilieren vs. Laufen | bf16 vs. float32 | JAX vs. PyTorch |
 # |---|---|---|---|
-# | CPU (Laptop, CI) | Kompilieren ≈ 20–40 Läufe des MLP mit Breite 256 (CI-Maschine mit 2 Kernen) | bf16 etwa so schnell wie float32 oder langsamer (CPU-Backend von XLA) | auf der CPU; das Verhältnis folgt den Threads |
+# | CPU (Laptop, CI) | Kompilieren ≈ 20–40 Läufe des MLP mit Breite 256; jede neue Form des winzigen `standardise` 0,2–0,5 s, der erste Aufruf bis etwa 1 s (CI-Maschine mit 2 Kernen) | bf16 von Lauf zu Lauf mit dem 0,97- bis 2,1-Fachen des Tempos von float32 auf dem Zen 5 der CI-Maschine mit AVX512-BF16 (CPU-Backend von XLA); auf einer anderen CPU kann es langsamer sein: Das Urteil der Zelle sagt es dir | auf der CPU; das Verhältnis folgt den Threads |
 # | Colab T4 | Kompilieren kostet viele Läufe des MLP mit Breite 2048 | bf16 langsamer: Eine T4 hat kein schnelles bf16 (Lektion 03) | auf der GPU, beide über cuBLAS |
 # | Kaggle T4 x2 | wie Colab T4 (JAX nimmt GPU 0) | wie Colab T4 | auf GPU 0 |
-# | Colab TPU v5e-1 | Kompilieren kostet viele Läufe | Fehler von float32 (Standard) nahe bei bf16; bf16 schneller als float32 | auf der CPU: JAX hält die TPU |
+# | Colab TPU v5e-1 | Kompilieren kostet viele Läufe | Fehler von float32 (Standard) nahe bei bf16; bf16 mindestens so schnell wie float32 mit Standardgenauigkeit, das schon in bf16 multipliziert | auf der CPU: JAX hält die TPU |
 # | Kaggle TPU v5e-8 | wie v5e-1 (eines ihrer 8 Geräte) | wie v5e-1 | wie v5e-1 |
 #
-# *Hardware-Angaben mit Stand November 2026 (Quellen in den Abschnitten 3 und 4). Zeiten schwanken
-# von Lauf zu Lauf; die Asserts in diesem Notebook prüfen Struktur und Zahlen, nie Tempo.*
+# *Hardware-Angaben mit Stand November 2026 (Quellen in den Abschnitten 3 und 4). Die CPU-Zeile ist
+# auf der CI-Maschine des Kurses gemessen (2 vCPUs eines AMD EPYC Zen 5), frei und ausgelastet,
+# Dezember 2026. Zeiten schwanken von Lauf zu Lauf; die Asserts in diesem Notebook prüfen Struktur
+# und Zahlen, nie Tempo.*
 #
 # ## Teste dich selbst
 #
