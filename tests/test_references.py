@@ -218,3 +218,38 @@ def test_the_scan_reads_every_kind_of_file():
 def test_no_dangling_reference_and_no_foreign_path(path):
     found = problems(path, path.read_text(encoding="utf-8"))
     assert not found, "\n".join(found)
+
+
+# --- the licences ---------------------------------------------------------------------------------
+
+BUILT = sorted(
+    p
+    for p in (*ROOT.glob("notebooks/[a-z][a-z]/*.ipynb"), *ROOT.glob("labs/**/*.ipynb"))
+    if ".ipynb_checkpoints" not in p.parts
+)
+
+
+def licence_links(title: str) -> set[str]:
+    """The repository paths a title cell's licence line links to on GitHub."""
+    return set(re.findall(r"\]\(https://github\.com/[^/]+/[^/]+/blob/[^/]+/([^)]+)\)", title))
+
+
+def test_licence_files_exist_and_both_readmes_name_them():
+    assert "MIT License" in (ROOT / "LICENSE").read_text()
+    assert "Attribution 4.0 International" in (ROOT / "LICENSES/CC-BY-4.0.txt").read_text()
+    for readme in ("README.md", "README.de.md"):
+        text = (ROOT / readme).read_text()
+        assert "(LICENSE)" in text and "(LICENSES/CC-BY-4.0.txt)" in text, readme
+
+
+@pytest.mark.parametrize("path", BUILT, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_built_notebook_names_both_licences(path):
+    title = json.loads(path.read_text())["cells"][0]["source"]
+    title = "".join(title) if isinstance(title, list) else title
+    links = licence_links(title)
+    assert {"LICENSE", "LICENSES/CC-BY-4.0.txt"} <= links, f"{path.name}: no licence line"
+    assert all((ROOT / link).is_file() for link in links), links
+
+
+def test_the_licence_check_fails_without_the_line():
+    assert not {"LICENSE"} <= licence_links("# 09 · Costs\n\n[![Open In Colab](x)](y)")

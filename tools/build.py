@@ -7,7 +7,8 @@ A source is a jupytext percent-format file (`notebooks/src/NN_slug.py`, `labs/sr
 Cells tagged `lang="en"` or `lang="de"` go to that language only; all other cells (the code
 that teaches) go to both.  Each built notebook gets: a title cell with level, durations,
 Colab/Kaggle badges and a link to the other language; the setup cell; Colab accelerator
-metadata; a kernel spec.  A lab source also yields a student version, in which every
+metadata; a kernel spec; a licence line under the title (code MIT, text, pictures and data
+CC BY 4.0).  A lab source also yields a student version, in which every
 `### BEGIN SOLUTION` ... `### END SOLUTION` block becomes `# YOUR CODE HERE` plus the
 block's `# STARTER:` lines.
 """
@@ -146,8 +147,18 @@ def title_cell(source: Source, meta: dict, lang: str, variant: str, location: Lo
             "",
             f"{other_name}: [{Path(other_path).name}](../{'../' if variant == 'solution' else ''}"
             f"{OTHER[lang]}/{Path(other_path).name}) · [Colab]({location.colab(other_path)})",
+            "",
+            licence_line(lang, location),
         ]
     )
+
+
+def licence_line(lang: str, location: Location) -> str:
+    """Both licences, linked on GitHub: a notebook opened in Colab has no repository around it."""
+    mit = f"[MIT](https://{location.blob('LICENSE')})"
+    cc = f"[CC BY 4.0](https://{location.blob('LICENSES/CC-BY-4.0.txt')})"
+    words = {"en": ("code", "text, pictures, data"), "de": ("Code", "Text, Bilder, Daten")}[lang]
+    return f"<sub>© GPU & TPU in Practice authors · {words[0]}: {mit} · {words[1]}: {cc}</sub>"
 
 
 def build(source: Source, lang: str, variant: str, location: Location, root: Path = ROOT) -> str:

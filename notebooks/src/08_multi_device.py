@@ -137,8 +137,10 @@ for mixed in (False, True):
     per[mixed] = {k: v / 10**6 for k, v in parts.parts.items() if k in STATE_PARTS}
 per_param = {mixed: sum(p.values()) for mixed, p in per.items()}
 say(
-    "fp32 AdamW: {t:.0f} B per parameter = {w:.0f} weight + {g:.0f} gradient + {o:.0f} Adam moments",
-    "fp32-AdamW: {t:.0f} B pro Parameter = {w:.0f} Gewicht + {g:.0f} Gradient + {o:.0f} Adam-Momente",
+    "fp32 AdamW: {t:.0f} B per parameter = {w:.0f} weight + {g:.0f} gradient "
+    "+ {o:.0f} Adam moments",
+    "fp32-AdamW: {t:.0f} B pro Parameter = {w:.0f} Gewicht + {g:.0f} Gradient "
+    "+ {o:.0f} Adam-Momente",
     t=per_param[False],
     w=per[False]["weights"],
     g=per[False]["gradients"],
@@ -245,7 +247,8 @@ notes = {  # en: what moves between the devices | de: was zwischen den Geräten 
     ),
     "FSDP / ZeRO-3": text(
         "per layer: all-gather its weights,\ncompute, free; reduce-scatter gradients",
-        "pro Schicht: Gewichte per All-Gather holen,\nrechnen, freigeben; Reduce-Scatter der Gradienten",
+        "pro Schicht: Gewichte per All-Gather holen,\nrechnen, freigeben; "
+        "Reduce-Scatter der Gradienten",
     ),
     text("tensor parallel", "Tensor-parallel"): text(
         "each device: its slice of every matrix,\nall-reduce per layer",

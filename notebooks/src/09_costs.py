@@ -330,7 +330,8 @@ say(
     f=full_bytes_per_param - per["weight_copies"],
 )
 assert full_bytes_per_param == sum(per.values())
-RUNS = [  # (name, parameters, tokens): 20 tokens per parameter, Hoffmann et al. 2022, arXiv:2203.15556
+# (name, parameters, tokens): 20 tokens per parameter, Hoffmann et al. 2022, arXiv:2203.15556
+RUNS = [
     ("SmolLM2-135M", 135e6, 2.7e9),
     (text("1.7B", "1,7B"), 1.7e9, 34e9),
     ("7B", 7e9, 140e9),
@@ -723,7 +724,8 @@ rows = [
     (
         text("Local development (LoRA, quantization)", "Lokale Entwicklung (LoRA, Quantisierung)"),
         text("consumer GPU with {m:.0f} GB", "Consumer-GPU mit {m:.0f} GB", m=card_gb),
-        text("7B bf16 = {s:.0f} GB {v} {m:.0f} GB; RTX 4090 at the bound ≈ {t:,.0f} tokens/s at batch 1",
+        text("7B bf16 = {s:.0f} GB {v} {m:.0f} GB; RTX 4090 at the bound ≈ {t:,.0f} tokens/s "
+             "at batch 1",
              "7B bf16 = {s:.0f} GB {v} in {m:.0f} GB; RTX 4090 ≤ {t:,.0f} Tokens/s bei Batch 1",
              s=seven_b / 1e9, m=card_gb, t=prices.decode_bound(BANDWIDTH["RTX 4090"], seven_b),
              v=text("fits", "passt") if seven_b < card_gb * 1e9 else text("exceeds", "passt nicht")),
