@@ -26,25 +26,40 @@ one JSON list instead, one object per notebook in the order given:
                     "points": 2, "max": 2, "status": "passed", "key": "ok"}, ...]}
 
 `status` is "graded", or why not: "not_found", "not_a_notebook", "invalid_notebook", "not_a_lab",
-"wrong_lab", "timeout" (score so far, if any), "kernel_died", "no_score".  Exit status: 0 if every
+"wrong_lab", "limit" (which one in `limit`, score so far), "timeout" (score so far, if any),
+"kernel_died", "no_score".  Exit status: 0 if every
 notebook was graded, 1 if any was not, 2 for a usage error.
+
+Each submission runs in a disposable copy of the course (utils/sandbox.py): its kernel's working
+folder, HOME and TMPDIR lie in a temporary folder that is removed afterwards; where Linux permits
+it the kernel has no network and sees the course and the Python installation read-only; the
+lab's checks of the re-check are written after the submission's cells ran and verified by SHA-256;
+and each kernel has limits (`--memory`, `--max-output`, `--max-file`, `--max-processes`).  A
+submission that hits one gets the status "limit" (which one, and the score so far).
+
+    python -m utils.grade --lab 00 --jobs 2 submissions/   # two at a time; the same results
+    # and, for a folder with --lab: submissions/lab00-class.csv and lab00-class.md (utils/classtable.py)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import secrets
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 from .checks import score_table
-from .i18n import LANGUAGES, set_language, text
+from .i18n import LANGUAGES, get_language, set_language, text
 from .kernel import cell_name, execute
-from .submission import first_line, lab_to_grade, notebooks_in, read_notebook, working_folder
+from .sandbox import CourseSnapshot, GiB, Limits, MiB, Sandbox
+from .submission import first_line, lab_to_grade, notebooks_in, read_notebook
 
 COURSE = Path(__file__).resolve().parents[1]
 GRADED = "graded"
@@ -55,6 +70,33 @@ for _grader_name in [m for m in _grader_sys.modules if m.split(".")[0] in ("util
     if _grader_name != "utils.blank":  # the blank in the learner's code must stay the blank
         del _grader_sys.modules[_grader_name]
 __import__("utils.checks").checks.regrade(globals(), {lab!r}, {seed})"""
+# In a sandbox: the same, from the checks written after the submission ran (`{fresh}`), and every
+# course module the re-check loads must be one of those files, byte for byte (SHA-256).
+VERIFY = """\
+for _grader_name, _grader_module in list(_grader_sys.modules.items()):
+    if _grader_name.split(".")[0] in ("utils", "labs") and _grader_name != "utils.blank":
+        _grader_file = _grader_os.path.relpath(getattr(_grader_module, "__file__", None) or "/", _grader_fresh)
+        with open(_grader_os.path.join(_grader_fresh, _grader_file), "rb") as _grader_f:
+            if _grader_hash.sha256(_grader_f.read()).hexdigest() != _grader_digests.get(_grader_file):
+                raise RuntimeError("the checks changed during grading: " + _grader_name)"""
+SANDBOX_REGRADE_CELL = (
+    """\
+import sys as _grader_sys, os as _grader_os, hashlib as _grader_hash, importlib as _grader_imp
+_grader_fresh, _grader_digests = {fresh!r}, {digests}
+for _grader_name in [m for m in _grader_sys.modules if m.split(".")[0] in ("utils", "labs")]:
+    if _grader_name != "utils.blank":  # the blank in the learner's code must stay the blank
+        del _grader_sys.modules[_grader_name]
+_grader_sys.path.insert(0, _grader_fresh)
+_grader_imp.invalidate_caches()
+_grader_imp.import_module("labs.checks.lab{lab}")
+"""
+    + VERIFY
+    + """
+__import__("utils.checks").checks.regrade(globals(), {lab!r}, {seed})
+"""
+    + VERIFY
+)
+LIMIT = "limit"
 
 
 @dataclass
@@ -69,6 +111,8 @@ class Grade:
     cell_errors: int = 0  # cells that raised (the run went on)
     seconds: float = 0.0
     seed: int | None = None  # of the grader's random inputs: the same seed gives the same score
+    limit: str | None = None  # the limit hit: memory, output, file_size, processes
+    notes: list[str] = field(default_factory=list)  # what was not limited, what was put back
 
     @property
     def graded(self) -> bool:
@@ -83,29 +127,72 @@ def grade_notebook(
     cell_timeout: float = 300,
     course: Path = COURSE,
     seed: int | None = None,
+    limits: Limits | None = None,
+    snapshot: CourseSnapshot | None = None,
 ) -> Grade:
-    """Grade one submission; never raises for a bad one (the `Grade` says what is wrong)."""
+    """Grade one submission; never raises for a bad one (the `Grade` says what is wrong).
+
+    It runs in a `Sandbox` with `limits` (default `Limits()`), a copy of `snapshot` (default: the
+    course as it is now); afterwards the course's files are compared with the snapshot and put
+    back if the submission changed them."""
     path = Path(path)
     started = time.monotonic()
     nb, refused = read_notebook(path)
     if refused is not None:
         status, why = refused
         return Grade(str(path), status, text("not graded: {why}", "nicht bewertet: {why}", why=why))
+    expected, refused = lab_to_grade(nb, lab)
+    if refused is not None:
+        status, why = refused
+        return Grade(str(path), status, text("not graded: {why}", "nicht bewertet: {why}", why=why))
+    snapshot = snapshot or CourseSnapshot.read(course)
+    with Sandbox(snapshot, limits or Limits()) as box:
+        grade = _grade_in(path, nb, expected, box, timeout, cell_timeout, seed, started)
+    restored = snapshot.guard()
+    if restored:
+        grade.notes.append(
+            text(
+                "it changed {count} file(s) of the course or of Python's site folders, put back: "
+                "{first}",
+                "es hat {count} Datei(en) des Kurses oder der site-Ordner von Python geändert, "
+                "zurückgesetzt: {first}",
+                count=len(restored),
+                first=restored[0],
+            )
+        )
+        grade.verdict += f" ({grade.notes[-1]})"
+    return grade
 
+
+def _grade_in(
+    path: Path,
+    nb: Any,
+    expected: str,
+    box: Sandbox,
+    timeout: float,
+    cell_timeout: float,
+    seed: int | None,
+    started: float,
+) -> Grade:
     def verdict(status: str, message: str, **more: Any) -> Grade:
         if status != GRADED:
             message = text("not graded: {why}", "nicht bewertet: {why}", why=message)
         seconds = round(time.monotonic() - started, 1)
         return Grade(str(path), status, message, seconds=seconds, **more)
 
-    expected, refused = lab_to_grade(nb, lab)
-    if refused is not None:
-        return verdict(*refused)
     meta = nb.metadata.get("course") or {}
     seed = secrets.randbelow(2**31) if seed is None else seed
-    regrade = REGRADE_CELL.format(lab=expected, seed=seed)
+
+    def regrade() -> str:  # called after the submission's cells ran
+        fresh = box.fresh_checks()
+        digests = repr(box.snapshot.python_digests())
+        return SANDBOX_REGRADE_CELL.format(
+            lab=expected, seed=seed, fresh=str(fresh), digests=digests
+        )
+
     try:
-        run = execute(nb, working_folder(path, course), timeout, cell_timeout, regrade)
+        cwd = box.place(path)
+        run = execute(nb, cwd, timeout, cell_timeout, regrade, sandbox=box)
     except Exception as error:  # the kernel did not even start
         return verdict(
             "kernel_died",
@@ -129,13 +216,30 @@ def grade_notebook(
             ),
         )
     summary = reports[-1] if reports else None
-    scored: dict[str, Any] = {"cell_errors": run.cell_errors, "seed": seed}
+    scored: dict[str, Any] = {"cell_errors": run.cell_errors, "seed": seed, "notes": box.notes}
     if summary is not None:
         scored.update(
             lab=summary["lab"],
             score=summary["score"],
             max=summary["max"],
             exercises=summary["exercises"],
+        )
+    so_far = text("{score}/{max}", score=summary["score"], max=summary["max"]) if summary else "–"
+    if box.processes_hit_limit():
+        run.limits.setdefault("processes", run.died_at or run.stopped_at or len(nb.cells) - 1)
+    if run.limits:
+        which, index = min(run.limits.items(), key=lambda item: item[1])
+        return verdict(
+            LIMIT,
+            text(
+                "limit: {limit} in {cell}; score so far {so_far}",
+                "Limit: {limit} in {cell}; Punkte bis dahin {so_far}",
+                limit=box.limits.describe(which),
+                cell=cell_name(nb, min(index, len(nb.cells) - 1)),
+                so_far=so_far,
+            ),
+            limit=which,
+            **scored,
         )
     if run.died_at is not None:
         return verdict(
@@ -148,9 +252,6 @@ def grade_notebook(
             **scored,
         )
     if run.stopped_at is not None:
-        so_far = (
-            text("{score}/{max}", score=summary["score"], max=summary["max"]) if summary else "–"
-        )
         return verdict(
             "timeout",
             text(
@@ -162,6 +263,16 @@ def grade_notebook(
                 timeout=timeout,
                 cell_timeout=cell_timeout,
                 so_far=so_far,
+            ),
+            **scored,
+        )
+    if summary is None and run.regrade_error:
+        return verdict(
+            "no_score",
+            text(
+                "the grader's re-check failed: {error}",
+                "die Nachprüfung des Graders schlug fehl: {error}",
+                error=run.regrade_error[:200],
             ),
             **scored,
         )
@@ -185,6 +296,7 @@ def grade_notebook(
         )
     if meta.get("variant") == "solution":
         notes.append(text("this is the solution notebook", "das ist das Lösungs-Notebook"))
+    notes.extend(box.notes)
     return verdict(
         GRADED,
         text(
@@ -200,6 +312,48 @@ def grade_notebook(
 
 
 # --- the command line ---------------------------------------------------------------------------
+
+
+def _size(value: str) -> int | None:
+    """'2G', '512M', '0' (no limit) → bytes."""
+    units = {"K": 2**10, "M": MiB, "G": GiB}
+    value = value.strip().upper().removesuffix("B").removesuffix("I")
+    number = float(value[:-1]) * units[value[-1]] if value[-1:] in units else float(value)
+    return int(number) or None
+
+
+_worker: dict[str, Any] = {}
+
+
+def _start_worker(language: str, snapshot: CourseSnapshot, options: dict[str, Any]) -> None:
+    set_language(language)
+    _worker.update(snapshot=snapshot, options=options)
+
+
+def _grade_in_worker(path: Path, seed: int | None) -> Grade:
+    return grade_notebook(path, seed=seed, snapshot=_worker["snapshot"], **_worker["options"])
+
+
+class Progress:
+    """A one-line bar on stderr when it is a terminal: `[#####.....] 3/10 anna.ipynb`."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done = total, 0
+        self.shown = sys.stderr.isatty() and total > 1
+
+    def step(self, grade: Grade) -> None:
+        self.done += 1
+        if self.shown:
+            filled = round(30 * self.done / self.total)
+            name = Path(grade.notebook).name[:40]
+            bar = "#" * filled + "." * (30 - filled)
+            end = "\n" if self.done == self.total else ""
+            print(
+                f"\r[{bar}] {self.done}/{self.total} {name:<40}",
+                end=end,
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -218,31 +372,103 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--seed", type=int, help="seed of the random inputs (default: new ones; the JSON shows it)"
     )
+    parser.add_argument(
+        "--jobs", type=int, help="notebooks graded at once (default: 2 if there are 2 cores)"
+    )
+    default = Limits()
+    parser.add_argument(
+        "--memory", type=_size, default=default.memory, help="per kernel (8G; 0: none)"
+    )
+    parser.add_argument("--max-output", type=_size, default=default.output, help="(20M)")
+    parser.add_argument("--max-file", type=_size, default=default.file_size, help="(1G)")
+    parser.add_argument(
+        "--max-processes", type=int, default=default.processes, help="per kernel (512; 0: none)"
+    )
+    parser.add_argument("--network", action="store_true", help="leave the kernels' network on")
+    parser.add_argument(
+        "--table",
+        type=Path,
+        help="folder for the class table (default: the folder graded, with --lab)",
+    )
+    parser.add_argument("--no-table", action="store_true", help="write no class table")
     args = parser.parse_args(argv)
     if args.lang:
         set_language(args.lang)
     lab = args.lab.zfill(2) if args.lab else None
+    limits = Limits(
+        memory=args.memory,
+        output=args.max_output,
+        file_size=args.max_file,
+        processes=args.max_processes or None,
+        network=args.network,
+    )
+    files = notebooks_in(args.paths)
+    # One seed per notebook, drawn here: a parallel run grades exactly as a serial one would.
+    seeds = [args.seed if args.seed is not None else secrets.randbelow(2**31) for _ in files]
+    snapshot = CourseSnapshot.read(COURSE)  # the course as it is now; put back after each file
+    options = {
+        "lab": lab,
+        "timeout": args.timeout,
+        "cell_timeout": args.cell_timeout,
+        "limits": limits,
+    }
+    jobs = args.jobs or min(2, os.cpu_count() or 1)
+    jobs = max(1, min(jobs, len(files)))
+    progress = Progress(len(files))
+    grades: list[Grade] = []
 
-    grades = []
-    for path in notebooks_in(args.paths):
-        grade = grade_notebook(
-            path, lab=lab, timeout=args.timeout, cell_timeout=args.cell_timeout, seed=args.seed
-        )
+    def report(grade: Grade) -> None:
         grades.append(grade)
-        if not args.json:
-            print(f"{grade.notebook}: {grade.verdict}", flush=True)
-            if grade.exercises:
-                summary = {
-                    "lab": grade.lab,
-                    "title": {"en": "", "de": ""},
-                    "score": grade.score,
-                    "max": grade.max,
-                    "exercises": grade.exercises,
-                }
-                table = score_table(summary).splitlines()[1:]  # without the title line
-                print("\n".join("    " + line for line in table), flush=True)
+        progress.step(grade)
+        if args.json:
+            return
+        print(f"{grade.notebook}: {grade.verdict}", flush=True)
+        if grade.exercises:
+            summary = {
+                "lab": grade.lab,
+                "title": {"en": "", "de": ""},
+                "score": grade.score,
+                "max": grade.max,
+                "exercises": grade.exercises,
+            }
+            table = score_table(summary).splitlines()[1:]  # without the title line
+            print("\n".join("    " + line for line in table), flush=True)
+
+    if jobs == 1:
+        for path, seed in zip(files, seeds, strict=True):
+            report(grade_notebook(path, seed=seed, snapshot=snapshot, **options))
+    else:
+        # Kernels are separate processes anyway; the workers only wait for them.  "spawn": no
+        # copy of this process's threads or open kernels.
+        with ProcessPoolExecutor(
+            jobs,
+            mp_context=get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(get_language(), snapshot, options),
+        ) as pool:
+            futures = [
+                pool.submit(_grade_in_worker, p, s) for p, s in zip(files, seeds, strict=True)
+            ]
+            for future in futures:  # in the order given, as each is done
+                report(future.result())
+
     if args.json:
         print(json.dumps([asdict(g) for g in grades], ensure_ascii=False, indent=1))
+    folders = [Path(p) for p in args.paths if Path(p).is_dir()]
+    table_folder = args.table or (folders[0] if folders else None)
+    if lab and table_folder is not None and not args.no_table:
+        from .classtable import write_class_table
+
+        written = write_class_table(grades, lab, table_folder)
+        print(
+            text(
+                "class table: {csv} and {md}",
+                "Klassenübersicht: {csv} und {md}",
+                csv=str(written[0]),
+                md=str(written[1]),
+            ),
+            file=sys.stderr,
+        )
     return 0 if all(g.graded for g in grades) else 1
 
 
