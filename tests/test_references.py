@@ -55,9 +55,18 @@ NOT_A_PATH = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|#|//)|[{}$@%]", re.IGNORECASE)
 
 
 def tracked_text_files() -> list[Path]:
-    names = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.split("\0")
+    """The text files git tracks; outside a git checkout (a downloaded archive) the course's
+    folders and root files."""
+    try:
+        done = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True)
+        names = done.stdout.split("\0") if done.returncode == 0 else []
+    except FileNotFoundError:  # no git installed
+        names = []
+    if not any(names):
+        folders = ("notebooks", "labs", "utils", "tools", "tests", "docs", "data", "benchmarks")
+        found = [p for f in folders for p in (ROOT / f).rglob("*") if p.is_file()]
+        found += [p for p in ROOT.iterdir() if p.is_file()]
+        names = [p.relative_to(ROOT).as_posix() for p in found if "__pycache__" not in p.parts]
     return [
         ROOT / n
         for n in names
