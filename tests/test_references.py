@@ -6,7 +6,8 @@ is scanned for
 
 - references to documents the repository lacks: the team's notes ("REFERENCE §12", "course
   notes", "../shared"), a `docs/NAME.md §N` whose file or section does not exist (in prose and in
-  the messages code prints), a Markdown link in prose to a repository path that does not exist;
+  the messages code prints), a Markdown link or a `path/in/backticks` in prose to a repository
+  path that does not exist;
 - absolute paths of a machine: /work/, /home/NAME/, /root/, /Users/, C:\\ anywhere, and /tmp/
   in prose (Markdown, comments, data, notebook text).  Code may still write a temporary file
   (`tempfile` is better), because that path is the learner's own, not the author's.
@@ -51,6 +52,11 @@ MORE_SECTIONS = re.compile(r"§\s*(\d+(?:\.\d+)*)")
 # [text](target) and ![alt](target); a target with a scheme, an anchor only, or a template
 # placeholder ({...}, $...) is not a repository path.
 LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*<?(?P<target>[^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# `utils/fit.py` in prose: a file a reader is told to open.  NN, slug, name: a pattern, not a file.
+CODE_PATH = re.compile(
+    r"`((?:utils|data|docs|tools|tests|benchmarks|labs|notebooks|LICENSES)/[\w./-]+)`"
+)
+PLACEHOLDER = re.compile(r"NN|slug|_name\b|\*")
 NOT_A_PATH = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|#|//)|[{}$@%]", re.IGNORECASE)
 
 
@@ -142,6 +148,10 @@ def problems(path: Path, text: str) -> list[str]:
                     found.append(
                         f"no section §{number} in {match['doc']}: {_context(piece, match)}"
                     )
+        for match in CODE_PATH.finditer(piece if kind == "prose" else ""):
+            named = match.group(1).rstrip("/")
+            if not PLACEHOLDER.search(named) and not (ROOT / named).exists():
+                found.append(f"names a missing file: {_context(piece, match)}")
         # Links in code build pages elsewhere (the site, slides); prose links are read here.
         for match in LINK.finditer(piece if kind == "prose" else ""):
             target = match["target"].split("#")[0]
@@ -175,6 +185,7 @@ PLANTED = {
     "missing second section": "docs/facts.md §4 and §99",
     "missing document": "as docs/handbook.md §2 says",
     "missing link": "open [the lab](../labs/en/99_nothing.ipynb)",
+    "missing file named": "the kernel keeps the count (`utils/jaxcompat.py`)",
 }
 
 
@@ -187,7 +198,8 @@ def test_what_is_allowed_passes():
     fine = (
         "Cross-reference the results (docs/facts.md §4.1 and §12); open [the README](../README.md)"
         " or [Colab](https://colab.research.google.com/); checkpoints go to /kaggle/working or"
-        " /content/drive; Linux resets the peak in /proc/self/clear_refs."
+        " /content/drive; Linux resets the peak in /proc/self/clear_refs; open `utils/fit.py`;"
+        " a lesson is `notebooks/src/NN_slug.py`."
     )
     assert problems(HERE, fine) == []
 
