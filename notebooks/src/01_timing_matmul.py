@@ -468,7 +468,8 @@ print(right)
 # ## 4. Sweeping sizes
 #
 # One size tells little. We time square matmuls from tiny to large: numpy and PyTorch on the CPU
-# in float32, PyTorch on the CPU in bfloat16 where the CPU has bf16 instructions, and the
+# in float32, PyTorch on the CPU in bfloat16 where a probe at n = 256 finds it less than 4× as slow
+# as float32 (that takes bf16 instructions in the CPU *and* kernels in torch that use them), and the
 # accelerator in float32 and in its fast format (fp16 on a T4, bf16 on newer GPUs and TPUs).
 # Half-precision float16 on a CPU is left out on purpose: without hardware for it, a CPU runs it
 # dozens of times slower than float32.
@@ -477,7 +478,9 @@ print(right)
 # ## 4. Größen durchlaufen
 #
 # Eine Größe sagt wenig. Wir messen quadratische Matrixmultiplikationen von winzig bis groß: numpy
-# und PyTorch auf der CPU in float32, PyTorch auf der CPU in bfloat16, wo die CPU bf16-Befehle hat,
+# und PyTorch auf der CPU in float32, PyTorch auf der CPU in bfloat16, wo eine Probe bei n = 256 es
+# weniger als 4-mal so langsam wie float32 findet (dafür braucht es bf16-Befehle in der CPU *und*
+# Kernel in torch, die sie nutzen),
 # und den Beschleuniger in float32 und in seinem schnellen Format (fp16 auf einer T4, bf16 auf neueren
 # GPUs und TPUs). float16 auf der CPU fehlt absichtlich: Ohne Hardware dafür rechnet eine CPU es um
 # ein Vielfaches langsamer als float32.
@@ -511,8 +514,28 @@ def time_jax(n, dtype):
 
 sweep = {"numpy float32 (CPU)": {n: time_numpy(n) for n in cpu_sizes}}
 sweep["torch float32 (CPU)"] = {n: time_torch(n, "float32", "cpu") for n in cpu_sizes}
-if hw.cpu.has_fast_bf16:
+# en: bf16 in the CPU's flags is not enough: torch's kernels must use it. A probe at n = 256 decides.
+# de: bf16 in den Flags der CPU reicht nicht: Die Kernel von torch müssen es nutzen. Eine Probe
+# de: bei n = 256 entscheidet.
+probe = {dtype: time_torch(256, dtype, "cpu").median for dtype in ("float32", "bfloat16")}
+bf16_cost = probe["bfloat16"] / probe["float32"]
+bf16_flags = sorted({"avx512_bf16", "amx_bf16"} & hw.cpu.flags) or [text("none", "keine")]
+say(
+    "torch bfloat16 at n = 256 takes {r:.2f}× the time of float32 here (bf16 flags: {flags})",
+    "torch bfloat16 braucht hier bei n = 256 das {r:.2f}-Fache der Zeit von float32 "
+    "(bf16-Flags: {flags})",
+    r=bf16_cost,
+    flags=", ".join(bf16_flags),
+)
+if bf16_cost < 4:
     sweep["torch bfloat16 (CPU)"] = {n: time_torch(n, "bfloat16", "cpu") for n in cpu_sizes}
+else:
+    say(
+        "  → left out of the sweep: torch has no fast bf16 path on this CPU, and the sweep would "
+        "take minutes",
+        "  → nicht im Durchlauf: torch hat auf dieser CPU keinen schnellen bf16-Weg, und der "
+        "Durchlauf würde Minuten dauern",
+    )
 if accelerator is not None:
     for dtype in ("float32", fast_dtype if accelerator.type == "cuda" else "float16"):
         sweep[f"torch {dtype} ({accelerator.type})"] = {
