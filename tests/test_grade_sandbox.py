@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,15 @@ for course in (here.parent, checkout):
     attempt(lambda: (course / "data").rename(course / "{PLANTED}"))
 attempt(lambda: (here.parents[1] / "{PLANTED}").write_text("x"))
 """,
+    # More output than the limit (the test sets 1 MiB), a bigger file than allowed (10 MiB).
+    "output": "print('x' * 2_000_000)",
+    "file_size": "open('big.bin', 'wb').write(bytes(20 * 2**20))",
+    # A connection to the grader's machine (a server of this test on 127.0.0.1).
+    "network": FIND_CHECKOUT
+    + """\
+import socket
+attempt(lambda: socket.create_connection(("127.0.0.1", @PORT@), timeout=3).sendall(b"hi"))
+""",
     # More memory than the limit (the test sets 3 GiB).
     "memory": "hog = bytearray(5 * 2**30)",
     # A fork bomb: every process forks again; held by the limit on processes (the test sets 64),
@@ -108,7 +118,12 @@ finally:
 """,
 }
 # One is limited as the test asks; what each should get:
-LIMITED = {"memory": "memory", "fork_bomb": "processes"}
+LIMITED = {
+    "memory": "memory",
+    "fork_bomb": "processes",
+    "output": "output",
+    "file_size": "file_size",
+}
 
 
 def fingerprint(root: Path) -> dict[str, str]:
@@ -185,9 +200,14 @@ def test_hostile_submissions_earn_what_their_answers_earn_and_the_course_is_unch
     room = tmp_path / "room"
     room.mkdir()
     write(room / "a_honest.ipynb", one_answer_and(""))
-    names = [n for n in HOSTILE if n != "fork_bomb" or processes_can_be_limited()]
+    skip = {"fork_bomb"} if not processes_can_be_limited() else set()
+    skip |= {"memory"} if sandbox.cuda_present() else set()  # no RLIMIT_AS next to CUDA
+    names = [n for n in HOSTILE if n not in skip]
+    server = socket.create_server(("127.0.0.1", 0))
+    server.setblocking(False)
     for name in names:
         hostile = HOSTILE[name].replace("@CHECKOUT@", repr(str(course)))
+        hostile = hostile.replace("@PORT@", str(server.getsockname()[1]))
         write(room / f"{name}.ipynb", one_answer_and(hostile))
     write(room / "z_honest_after.ipynb", one_answer_and(""))  # graded after every plant
     before = fingerprint(course)
@@ -195,7 +215,8 @@ def test_hostile_submissions_earn_what_their_answers_earn_and_the_course_is_unch
     scratch.mkdir()
     done = subprocess.run(
         [sys.executable, "-m", "utils.grade", "--lab", "01", "--json", "--seed", "7",
-         "--jobs", "2", "--memory", "3G", "--max-processes", "64", str(room)],
+         "--jobs", "2", "--memory", "3G", "--max-processes", "64", "--max-output", "1M",
+         "--max-file", "10M", str(room)],
         cwd=course, capture_output=True, text=True, timeout=600,
         env={**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": str(scratch)},
     )  # fmt: skip
@@ -221,6 +242,12 @@ def test_hostile_submissions_earn_what_their_answers_earn_and_the_course_is_unch
     summary = (room / "lab01-class.md").read_text()
     assert f"| 1. FLOPs of a batched matmul | {len(names) + 2} of {len(names) + 2} |" in summary
     assert not list(scratch.iterdir()), "a sandbox was left over"
+    if sandbox.namespaces_permitted():  # else the verdicts say the network was on
+        with pytest.raises(BlockingIOError):
+            server.accept()  # nobody connected
+    else:
+        assert "network on" in grades["network"]["verdict"]
+    server.close()
 
 
 def test_without_namespaces_the_guard_puts_the_course_back(tmp_path, monkeypatch):

@@ -111,6 +111,11 @@ def namespaces_permitted() -> bool:
     return done.returncode == 0
 
 
+def cuda_present() -> bool:
+    """An NVIDIA driver's device: CUDA reserves far more address space than it uses."""
+    return Path("/dev/nvidiactl").exists()
+
+
 def _own_cgroup_dirs() -> list[Path]:
     """Folders of this process's pids cgroup, v1 (`pids` hierarchy) or v2 (unified)."""
     dirs = []
@@ -336,7 +341,15 @@ class Sandbox:
     def kernel_command(self, argv: list[str]) -> list[str]:
         """`argv` (the kernel's command) wrapped: namespaces where permitted, then the limits."""
         spec = {"rlimits": {"RLIMIT_CORE": 0}, "cgroup": None}
-        if self.limits.memory:
+        if self.limits.memory and cuda_present():
+            self.notes.append(
+                text(
+                    "memory not limited: a limit on address space breaks CUDA (use a container's)",
+                    "Speicher nicht begrenzt: ein Limit des Adressraums stört CUDA (nimm das eines "
+                    "Containers)",
+                )
+            )
+        elif self.limits.memory:
             spec["rlimits"]["RLIMIT_AS"] = self.limits.memory
         if self.limits.file_size:
             spec["rlimits"]["RLIMIT_FSIZE"] = self.limits.file_size
