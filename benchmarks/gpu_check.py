@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import importlib.metadata
 import json
 import math
 import os
@@ -505,11 +506,11 @@ def environment() -> dict[str, str]:
     info["driver"] = (
         smi.rows[0]["driver_version"] if smi.ok and smi.rows else one_line(smi.error or "unknown")
     )
-    for module in ("jax", "transformers", "peft", "bitsandbytes"):
-        try:
-            info[module] = __import__(module).__version__
-        except Exception:  # noqa: BLE001 -- a missing library is a row, not a crash
-            info[module] = "not installed"
+    for package in ("jax", "transformers", "peft", "bitsandbytes", "triton"):
+        try:  # the installed version, without importing the package (slow, and chatty)
+            info[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            info[package] = "not installed"
     info["host CPU"] = _cpu_name()
     return info
 
