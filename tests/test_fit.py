@@ -50,3 +50,56 @@ def test_step_temporaries_follow_the_optimizer_path():
     assert cpu.parts["step_temporaries"] == 3 * 49152 * 576 * 4
     untied = fit.fit(fit.Shape(10**8, 30, 576, 1536, 9, 3, 49152), "float32", "full", device="cpu")
     assert untied.parts["step_temporaries"] == 2 * 49152 * 576 * 4
+
+
+SMOL = fit.Shape(134_515_008, 30, 576, 1536, 9, 3, 49152, tied=True)  # SmolLM2-135M's config
+QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
+
+
+def test_lora_honours_the_base_dtype_and_autocast():
+    """An fp32 base holds twice a bf16 one; autocast over an fp32 base keeps 16-bit copies of the
+    frozen weights and halves the activations; the compute dtype sets the activations."""
+    fp32 = fit.fit(SMOL, "float32", "lora", 4, 128, "cpu", rank=8, targets=QKVO)
+    bf16 = fit.fit(SMOL, "bfloat16", "lora", 4, 128, "cpu", rank=8, targets=QKVO, mixed=True)
+    amp = fit.fit(SMOL, "float32", "lora", 4, 128, "cpu", rank=8, targets=QKVO, mixed=True)
+    assert fp32.parts["weights"] == 2 * bf16.parts["weights"] == 4 * SMOL.n_params
+    assert "weight_copies" not in fp32.parts and "weight_copies" not in bf16.parts
+    assert amp.parts["weight_copies"] == 2 * fit.linear_params(SMOL)
+    assert amp.parts["activations"] == bf16.parts["activations"] < fp32.parts["activations"]
+    assert fp32.total > 1.4 * bf16.total
+
+
+def test_lora_targets_set_adapters_and_kept_inputs():
+    """Adapters on q, k, v, o: fewer parameters than on all seven, and backward keeps only the
+    inputs of adapted layers (the MLP's stay out)."""
+    all7 = fit.fit(SMOL, "float32", "lora", 4, 128, "cpu", rank=8)
+    qkvo = fit.fit(SMOL, "float32", "lora", 4, 128, "cpu", rank=8, targets=QKVO)
+    per_block = 8 * (576 + 576) * 2 + 8 * (576 + 192) * 2
+    assert fit.lora_params(SMOL, 8, QKVO) == 30 * per_block
+    assert qkvo.parts["adapters"] == 16 * 30 * per_block < all7.parts["adapters"]
+    kept = fit.block_activations(SMOL, 4.0, QKVO)["linear inputs"]
+    assert kept == 2 * 576 * 4  # q/k/v share one input, o has its own
+    assert fit.block_activations(SMOL, 4.0, fit.ALL_LINEAR)["linear inputs"] == (3 * 576 + 1536) * 4
+    assert qkvo.parts["activations"] < all7.parts["activations"]
+
+
+def test_qlora_keeps_only_the_linear_layers_in_4_bits():
+    """bitsandbytes quantizes the blocks' linear layers; the embedding and norms end in fp32."""
+    q = fit.fit(SMOL, "float32", "qlora", 4, 128, "cpu", rank=8, targets=("q_proj", "v_proj"))
+    linear = fit.linear_params(SMOL)
+    rest = SMOL.n_params - linear
+    assert q.parts["weights"] == pytest.approx(linear * fit.NF4_BYTES + rest * 4)
+    assert rest == 49152 * 576 + 61 * 576  # the tied embedding, 2 norms per block and the last
+
+
+def test_loss_head_and_checkpointing():
+    """The loss keeps fp32 log-softmax over the vocabulary plus two gradients of it; with
+    checkpointing only one block's activations and each block's input remain."""
+    tokens = 4 * 128
+    head = fit.loss_head_bytes(SMOL, tokens)
+    assert head == 3 * tokens * 49152 * 4
+    plain = fit.activation_bytes(SMOL, 4, 128, "lora", 4.0, QKVO)
+    saved = fit.activation_bytes(SMOL, 4, 128, "lora", 4.0, QKVO, checkpointing=True)
+    block = sum(fit.block_activations(SMOL, 4.0, QKVO).values())
+    assert plain == tokens * 30 * block + head
+    assert saved == tokens * (30 * 576 * 4 + block) + head

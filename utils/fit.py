@@ -60,11 +60,13 @@ class Shape:
 
 def shape_of(model: Any) -> Shape:
     """The Shape of a Hugging Face model, a config, or a parameter count (then a guess: a
-    Llama-like stack 64·layers wide, 4 kv-head groups, a 32k vocabulary)."""
+    Llama-like stack whose blocks hold the parameters, heads 64 wide, 4 query heads per kv head,
+    a 32k vocabulary)."""
     if isinstance(model, int | float):
         n = int(model)
         layers = max(2, round((n / (12 * 64**2)) ** (1 / 3)))
-        hidden = 64 * max(1, round(math.sqrt(n / (12 * layers)) / 64))
+        # a block's linear layers hold 14.5·hidden² (q, o: h²; k, v: h²/4 each; MLP: 3·4·h²)
+        hidden = 64 * max(1, round(math.sqrt(n / (14.5 * layers)) / 64))
         return Shape(n, layers, hidden, 4 * hidden, hidden // 64, max(1, hidden // 256), 32000)
     config = getattr(model, "config", model)
     n = sum(p.numel() for p in model.parameters()) if hasattr(model, "parameters") else None
@@ -79,24 +81,72 @@ def shape_of(model: Any) -> Shape:
     return Shape(n, layers, hidden, inter, heads, kv, vocab, tied)
 
 
-def activation_bytes(shape: Shape, batch: int, seq: int, mode: str, b: float) -> float:
-    """Bytes held for backward at its start.  Per block and token: the two norms' inputs and
-    outputs (4·h), q, k, v and their rotated copies (2·h + 3·kv), k and v widened to all heads
-    (2·h), the attention output and o's output (2·h), the residual (h), and in the MLP gate, up,
-    silu(gate) and their product (4·i): 11·h + 3·kv + 4·i numbers.  The head: the logits, their
-    fp32 copy and log-softmax for the loss and the logits' gradient (2 in dtype, 2 in fp32).
-    Inference keeps the KV cache (2·kv per block), the logits and one MLP's intermediates."""
+LINEAR_NAMES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+ALL_LINEAR = LINEAR_NAMES  # LoRA's default here: an adapter on every linear layer of a block
+
+
+def block_activations(
+    shape: Shape, b: float, trained: tuple[str, ...], full: bool = False
+) -> dict[str, float]:
+    """Bytes one block keeps for backward per token, by part (measured with saved-tensor hooks
+    on SmolLM2 in fp32, bf16 and under autocast).  `b`: bytes of the compute dtype; `trained`:
+    the linear layers that train (full fine-tuning) or carry an adapter (LoRA), whose inputs
+    backward needs for their gradients; `full`: the norms' weights train too."""
+    h, kv, i = shape.hidden, shape.kv_width, shape.intermediate
+    # a linear layer's input is kept once per input (q, k, v share theirs; gate and up too)
+    inputs = {("q_proj", "k_proj", "v_proj"): h, ("o_proj",): h, ("gate_proj", "up_proj"): h}
+    inputs[("down_proj",)] = i
+    kept = sum(width for names, width in inputs.items() if set(names) & set(trained))
+    return {
+        # RMSNorm squares its input in fp32 and keeps it; trained norm weights keep their input
+        "norms": 2 * h * 4.0 + (2 * h * b if full else 0),
+        # attention keeps q, k, v and its output (k and v only kv_heads wide)
+        "attention": (2 * h + 2 * kv) * b,
+        # SiLU keeps its input, the product keeps silu(gate) and up
+        "mlp": 3 * i * b,
+        "linear inputs": kept * b,
+    }
+
+
+def loss_head_bytes(shape: Shape, tokens: int) -> float:
+    """The loss over the vocabulary, always in fp32 (transformers upcasts the logits): its
+    log-softmax is kept, and backward makes two more of that size (the gradients of the
+    log-softmax and of the logits) before the head's matmul shrinks them to the hidden width."""
+    return 3 * tokens * shape.vocab * 4.0
+
+
+def activation_bytes(
+    shape: Shape,
+    batch: int,
+    seq: int,
+    mode: str,
+    b: float,
+    trained: tuple[str, ...] = ALL_LINEAR,
+    checkpointing: bool = False,
+) -> float:
+    """Bytes held for backward at its start (training), or at the end of a forward pass
+    (inference: the KV cache of every block, the logits, one MLP's intermediates)."""
     tokens = batch * seq
     if mode == "inference":
         per_token = shape.layers * 2 * shape.kv_width + shape.vocab + 4 * shape.intermediate
         return tokens * per_token * b
-    h, kv, i = shape.hidden, shape.kv_width, shape.intermediate
-    return tokens * (shape.layers * (11 * h + 3 * kv + 4 * i) * b + shape.vocab * (2 * b + 8))
+    block = sum(block_activations(shape, b, trained, full=mode == "full").values())
+    if checkpointing:  # keep each block's input, recompute one block at a time in backward
+        blocks = tokens * (shape.layers * shape.hidden * b + block)
+    else:
+        blocks = tokens * shape.layers * block
+    return blocks + loss_head_bytes(shape, tokens)
 
 
-def lora_params(shape: Shape, rank: int = 16) -> int:
-    """Trainable parameters of LoRA on every linear layer of every block: r·(in + out) each."""
-    return shape.layers * sum(rank * (a + b) for a, b in shape.linear_shapes)
+def linear_params(shape: Shape) -> int:
+    """Parameters in the blocks' linear layers: what QLoRA stores in 4 bits."""
+    return shape.layers * sum(a * b for a, b in shape.linear_shapes)
+
+
+def lora_params(shape: Shape, rank: int = 16, targets: tuple[str, ...] = ALL_LINEAR) -> int:
+    """Trainable parameters of LoRA on the `targets` of every block: r·(in + out) each."""
+    pairs = zip(LINEAR_NAMES, shape.linear_shapes, strict=True)
+    return shape.layers * sum(rank * (a + b) for name, (a, b) in pairs if name in targets)
 
 
 @dataclass
@@ -207,9 +257,14 @@ def fit(
     rank: int = 16,
     checkpointing: bool = False,
     foreach: bool | None = None,
+    targets: tuple[str, ...] = ALL_LINEAR,
 ) -> Fit:
-    """Memory by part for `model` (a model, a config, a Shape or a parameter count).  `foreach`:
-    AdamW updates all parameters at once (torch's default on CUDA; None: not on "cpu")."""
+    """Memory by part for `model` (a model, a config, a Shape or a parameter count).
+
+    `dtype`: the weights' dtype (full, inference), the frozen base's (LoRA) or the compute dtype
+    (QLoRA; with `mixed`, full fine-tuning's 16-bit dtype).  `mixed`: under torch.autocast.
+    `rank`, `targets`: LoRA's adapters.  `foreach`: AdamW updates all parameters at once
+    (torch's default on CUDA; None: not on "cpu")."""
     if mode not in MODES or dtype not in BYTES:
         raise ValueError(
             text(
@@ -237,14 +292,21 @@ def fit(
         # embedding's two gradients summed into a third
         temporaries = n if foreach else (2 + shape.tied) * shape.largest
         report.parts["step_temporaries"] = m * temporaries
-    else:
-        b = 2.0  # LoRA computes in 16 bits; QLoRA de-quantizes to them
-        report.parts["weights"] = n * (2.0 if mode == "lora" else NF4_BYTES)
-        report.parts["adapters"] = 16.0 * lora_params(shape, rank)
-    act = activation_bytes(shape, batch, seq, mode, b)
-    if checkpointing and mode != "inference":  # keep one input per block, recompute one block
-        act = batch * seq * shape.layers * shape.hidden * b + act / shape.layers
-    report.parts["activations"] = act
+    else:  # LoRA: a frozen base in `dtype`; QLoRA: NF4 linear layers, the rest in fp32
+        if mode == "lora":
+            report.parts["weights"] = n * b
+        else:  # peft's prepare_model_for_kbit_training casts what is not 4-bit to fp32
+            linear = min(n, linear_params(shape))
+            report.parts["weights"] = linear * NF4_BYTES + (n - linear) * 4.0
+        # fp32 adapters: weight, gradient, Adam's m and v, 4 bytes each
+        report.parts["adapters"] = 16.0 * lora_params(shape, rank, targets)
+        if mixed and b > 2:  # autocast casts each frozen fp32 weight to 16 bits and keeps the copy
+            report.parts["weight_copies"] = 2.0 * linear_params(shape)
+    compute = 2.0 if mixed else b
+    trained = ALL_LINEAR if mode in ("full", "inference") else targets
+    report.parts["activations"] = activation_bytes(
+        shape, batch, seq, mode, compute, trained, checkpointing and mode != "inference"
+    )
     if name not in ("cpu",) and not name.startswith("TPU"):
         report.parts["context"] = CUDA_CONTEXT
     return report
