@@ -473,8 +473,8 @@ say(
 # bytes**. A batch reads the weights once for all its sequences, which is why batching multiplies
 # the throughput until the arithmetic catches up. From your measurement the notebook derives the
 # bandwidth your device effectively delivered, and with the data-sheet bandwidths it scales to
-# larger GPUs: batch 1 at the bound, batched with *your* measured gain (a GPU gains more from a
-# batch than a CPU does, so this is conservative).
+# larger GPUs: batch 1 at the bound, batched with *your* measured gain. How much more a GPU could
+# gain, the last lines of the cell compute from its ridge point (data-sheet peak ÷ bandwidth).
 
 # %% [markdown] lang="de"
 # ## 5. Die Bandbreitengrenze beim Decoding mit Batch 1
@@ -485,8 +485,8 @@ say(
 # darum vervielfacht Batching den Durchsatz, bis die Rechnung aufholt. Aus deiner Messung leitet
 # das Notebook die Bandbreite ab, die dein Gerät effektiv geliefert hat, und mit den Bandbreiten
 # aus den Datenblättern rechnet es auf größere GPUs hoch: Batch 1 an der Grenze, im Batch mit
-# *deinem* gemessenen Gewinn (eine GPU gewinnt durch einen Batch mehr als eine CPU, die
-# Rechnung ist also vorsichtig).
+# *deinem* gemessenen Gewinn. Wie viel mehr eine GPU gewinnen könnte, rechnen die letzten Zeilen
+# der Zelle aus ihrem Knickpunkt aus (Spitze laut Datenblatt ÷ Bandbreite).
 
 # %%
 effective_gbs = tps1 * model_bytes / 1e9
@@ -541,6 +541,25 @@ for size_name, size_bytes in SIZES.items():
         tps = serving_tps(gpu, size_bytes)
         row.append(f"{gpu} " + ("–" if tps is None else text("{t:,.0f}", t=tps)))
     say("{n}: {r}", "{n}: {r}", n=size_name, r=" | ".join(row))
+
+# en: how far batching can go before the arithmetic binds: the ridge point (peak ÷ bandwidth,
+# en: lesson 01) against batch-1 decoding's 2 FLOPs per 2-byte weight, 1 FLOP per byte
+# de: wie weit Batching trägt, bevor die Rechnung begrenzt: der Knickpunkt (Spitze ÷ Bandbreite,
+# de: Lektion 01) gegen die 2 FLOPs pro 2-Byte-Gewicht beim Decoding mit Batch 1, 1 FLOP pro Byte
+decode_intensity = 2 / BYTES["bfloat16"]
+for gpu, bandwidth in BANDWIDTH.items():
+    peak = peak_bf16(gpu)
+    if peak:
+        say(
+            "{gpu:16} ridge {r:,.0f} FLOP/byte: batching can raise tokens/s up to about {x:,.0f}× "
+            "before compute binds; your measured gain: {g:.1f}×",
+            "{gpu:16} Knickpunkt {r:,.0f} FLOP/Byte: Batching kann die Tokens/s bis etwa aufs "
+            "{x:,.0f}-Fache heben, bevor die Rechnung begrenzt; dein gemessener Gewinn: {g:.1f}×",
+            gpu=gpu,
+            r=peak * 1e12 / (bandwidth * 1e9),
+            x=peak * 1e12 / (bandwidth * 1e9) / decode_intensity,
+            g=batching_gain,
+        )
 
 # %% [markdown] lang="en"
 # ## 6. API or self-hosting: the break-even
