@@ -46,10 +46,11 @@ test: $(BIN)/.installed-test
 	$(MAKE) test-other-cpu
 
 # The lessons again as a CPU without AVX-512 runs them (most laptops, many cloud machines, some CI
-# runners): torch's AVX2 kernels and bitsandbytes' path without AVX512-BF16 (tests/cpu_paths). On an
+# runners): torch's AVX2 kernels, oneDNN's (torch's bf16 matmul: ATen's switch alone leaves it on
+# AVX512-BF16) and bitsandbytes' path without AVX512-BF16 (tests/cpu_paths). On an
 # AVX2-only CPU this is the same as the run above; on an AVX-512 one it is the other kind. English
 # only: both languages run the same code.
-OTHER_CPU := ATEN_CPU_CAPABILITY=avx2 COURSE_BNB_AVX512BF16=0 PYTHONPATH=$(CURDIR)/tests/cpu_paths:$(CURDIR)
+OTHER_CPU := ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 COURSE_BNB_AVX512BF16=0 PYTHONPATH=$(CURDIR)/tests/cpu_paths:$(CURDIR)
 .PHONY: test-other-cpu
 test-other-cpu: $(BIN)/.installed-test
 	$(THREADS) $(OTHER_CPU) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) notebooks/en
