@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -19,7 +20,7 @@ import pytest
 
 from tests.test_grade import one_answer_and, write
 from utils import sandbox
-from utils.grade import grade_notebook
+from utils.grade import SANDBOX_REGRADE_CELL, grade_notebook
 from utils.sandbox import COURSE_PARTS, CourseSnapshot, Limits, site_folders
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,6 +92,22 @@ for course in (here.parent, checkout):
     attempt(lambda: (course / "course.toml").unlink())
     attempt(lambda: (course / "data").rename(course / "{PLANTED}"))
 attempt(lambda: (here.parents[1] / "{PLANTED}").write_text("x"))
+""",
+    # A thread that waits for the checks of the re-check to appear and rewrites them.
+    "race_checks": f"""\
+import pathlib, threading, time
+box = pathlib.Path.cwd().parents[1]  # the sandbox: the grader writes the re-check's checks here
+def forge():
+    while True:
+        for path in box.glob("checks/*/utils/checks.py"):
+            try:
+                if "{PLANTED}" not in path.read_text():
+                    with open(path, "a") as out:
+                        out.write({FULL_MARKS!r})
+            except OSError:
+                pass
+        time.sleep(0.001)
+threading.Thread(target=forge, daemon=True).start()
 """,
     # More output than the limit (the test sets 1 MiB), a bigger file than allowed (10 MiB).
     "output": "print('x' * 2_000_000)",
@@ -229,6 +246,10 @@ def test_hostile_submissions_earn_what_their_answers_earn_and_the_course_is_unch
     assert grades["z_honest_after"]["exercises"] == honest["exercises"]
     for name in names:
         grade = grades[name]
+        if name == "race_checks" and grade["status"] == "no_score":  # the hash check caught it
+            assert "changed during grading" in grade["verdict"]
+            assert not sandbox.namespaces_permitted(), "read-only for the kernel, yet changed"
+            continue
         if name in LIMITED:
             assert (grade["status"], grade["limit"]) == ("limit", LIMITED[name]), grade["verdict"]
             assert grade["verdict"].startswith("not graded: limit: ")
@@ -248,6 +269,32 @@ def test_hostile_submissions_earn_what_their_answers_earn_and_the_course_is_unch
     else:
         assert "network on" in grades["network"]["verdict"]
     server.close()
+
+
+@pytest.mark.parametrize("forged", [False, True])
+def test_the_recheck_refuses_checks_that_differ_from_the_graders(tmp_path, forged):
+    """The grader's last cell, run by plain Python on a re-check folder: as written it scores;
+    with one byte of its checks changed it raises instead of scoring."""
+    snapshot = CourseSnapshot.read(ROOT)
+    fresh = tmp_path / "fresh"
+    snapshot.write(fresh, only=("utils/", "labs/", "course.toml"))
+    if forged:
+        with open(fresh / "utils/checks.py", "a") as out:
+            out.write(FULL_MARKS)
+    cell = SANDBOX_REGRADE_CELL.format(
+        lab="01", seed=3, fresh=str(fresh), digests=repr(snapshot.python_digests())
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", cell], cwd=tmp_path, capture_output=True, text=True
+    )
+    if forged:
+        assert done.returncode == 1 and "the checks changed during grading" in done.stderr
+    else:
+        assert done.returncode == 0, done.stderr
+        from labs.checks.lab01 import lab
+
+        full = sum(e.points for e in lab.exercises)
+        assert re.search(rf"total\s+0 / {full}\n", done.stdout), done.stdout  # nothing answered
 
 
 def test_without_namespaces_the_guard_puts_the_course_back(tmp_path, monkeypatch):

@@ -306,7 +306,7 @@ class Sandbox:
 
     def __enter__(self) -> Sandbox:
         self.snapshot.write(self.course)
-        for sub in ("home", "tmp", "ipc"):
+        for sub in ("home", "tmp", "ipc", "checks"):
             (self.folder / sub).mkdir()
         ipython = os.environ.get("IPYTHONDIR")
         if ipython and Path(ipython).is_dir():  # the trainer's startup files, in a copy
@@ -340,8 +340,20 @@ class Sandbox:
 
     def kernel_command(self, argv: list[str]) -> list[str]:
         """`argv` (the kernel's command) wrapped: namespaces where permitted, then the limits."""
+        if sys.platform == "win32":  # no rlimits, no namespaces: the copy and the guard only
+            self.notes.append(
+                text("no limits and network on (Windows)", "keine Limits und Netzwerk an (Windows)")
+            )
+            return argv
         spec = {"rlimits": {"RLIMIT_CORE": 0}, "cgroup": None}
-        if self.limits.memory and cuda_present():
+        if self.limits.memory and sys.platform == "darwin":
+            self.notes.append(
+                text(
+                    "memory not limited (macOS ignores a limit on address space)",
+                    "Speicher nicht begrenzt (macOS ignoriert ein Limit des Adressraums)",
+                )
+            )
+        elif self.limits.memory and cuda_present():
             self.notes.append(
                 text(
                     "memory not limited: a limit on address space breaks CUDA (use a container's)",
@@ -383,6 +395,8 @@ class Sandbox:
             for p in read_only_paths(self.snapshot.root)
             if p.exists() and not self.folder.resolve().is_relative_to(p)  # ours stays writable
         ]
+        # Empty now; the grader writes the checks of the re-check into it later, from outside.
+        protected.append(str(self.folder / "checks"))
         return ["unshare", flags, "sh", "-c", MOUNT_SCRIPT, "sh", *protected, "--", *limiter, *argv]
 
     def _make_cgroup(self) -> str | None:
@@ -430,7 +444,7 @@ class Sandbox:
     def fresh_checks(self) -> Path:
         """The course's code written anew, after the submission's cells ran, to a folder with a
         name the kernel could not know."""
-        target = self.folder / f"checks-{secrets.token_hex(8)}"
+        target = self.folder / "checks" / secrets.token_hex(8)  # read-only for the kernel
         self.snapshot.write(target, only=("utils/", "labs/", "course.toml"))
         return target
 
