@@ -84,7 +84,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 import utils
-from utils import checkpoint, hardware, placement, profiles, runtime, throughput
+from utils import checkpoint, hardware, placement, profiles, runtime, throughput, units
 from utils.i18n import say, text
 from utils.sync import synchronizer
 
@@ -150,14 +150,17 @@ print(repr(corpus[2000:2160]))
 # by one. A `Dataset` cuts the text into windows, and a *sampler* decides their order: a fresh
 # shuffle each epoch, drawn from a generator seeded with the epoch. Because the order depends only
 # on (seed, epoch), "where am I in the data?" is two numbers, epoch and batch, which is what a
-# checkpoint will need in section 6.
+# checkpoint will need in section 8. The `DataLoader` gets a random generator of its own, so that
+# it never draws from the global one that dropout uses (section 8 shows why that matters).
 
 # %% [markdown] lang="de"
 # Die Trainingsbeispiele sind Fenster aus `block` Zeichen; das Ziel ist dasselbe Fenster, um eins
 # verschoben. Ein `Dataset` schneidet den Text in Fenster, und ein *Sampler* bestimmt ihre
 # Reihenfolge: in jeder Epoche neu gemischt, gezogen aus einem Generator, dessen Seed die Epoche
 # enthält. Weil die Reihenfolge nur von (Seed, Epoche) abhängt, ist „wo bin ich in den Daten?“ ein
-# Paar aus zwei Zahlen, Epoche und Batch, und genau das braucht ein Checkpoint in Abschnitt 6.
+# Paar aus zwei Zahlen, Epoche und Batch, und genau das braucht ein Checkpoint in Abschnitt 8. Der
+# `DataLoader` bekommt einen eigenen Zufallsgenerator, damit er nie aus dem globalen zieht, den
+# Dropout nutzt (Abschnitt 8 zeigt, warum das zählt).
 
 
 # %%
@@ -184,11 +187,19 @@ class EpochSampler(torch.utils.data.Sampler):
     def __len__(self):
         return self.n // self.batch_size
 
+    def epoch_seed(self):
+        return self.seed * 100_003 + self.epoch
+
     def __iter__(self):
-        g = torch.Generator().manual_seed(self.seed * 100_003 + self.epoch)
-        order = torch.randperm(self.n, generator=g)
+        order = torch.randperm(self.n, generator=torch.Generator().manual_seed(self.epoch_seed()))
         for b in range(self.start, len(self)):
             yield order[b * self.batch_size : (b + 1) * self.batch_size].tolist()
+
+    def state_dict(self):  # en: the data position, for a checkpoint | de: die Datenposition
+        return {"seed": self.seed, "epoch": self.epoch, "start": self.start}
+
+    def load_state_dict(self, state):
+        self.seed, self.epoch, self.start = state["seed"], state["epoch"], state["start"]
 
 
 size = profile.pick(
@@ -201,10 +212,19 @@ PIN = device.type == "cuda"
 WORKERS = profile.pick(cpu=0, cuda=2)
 
 
-def loader(batch_size, seed=0, workers=WORKERS):
-    sampler = EpochSampler(len(train_set), batch_size, seed)
+def loader(batch_size, seed=0, workers=WORKERS, dataset=None, own_generator=True):
+    dataset = train_set if dataset is None else dataset
+    sampler = EpochSampler(len(dataset), batch_size, seed)
+    # en: without a generator of its own, every iter(DataLoader) draws a seed from the global
+    # en: torch RNG, the one dropout uses: section 8 shows what that does to a resumed run
+    # de: ohne eigenen Generator zieht jedes iter(DataLoader) einen Seed aus dem globalen
+    # de: torch-RNG, aus dem auch Dropout zieht: Abschnitt 8 zeigt, was das beim Fortsetzen anrichtet
     dl = torch.utils.data.DataLoader(
-        train_set, batch_sampler=sampler, num_workers=workers, pin_memory=PIN
+        dataset,
+        batch_sampler=sampler,
+        num_workers=workers,
+        pin_memory=PIN,
+        generator=torch.Generator() if own_generator else None,
     )
     return dl, sampler
 
@@ -341,9 +361,8 @@ def make_training(model, steps, lr=3e-3, scaler_on=False):
         opt,
         lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)),
     )
-    scaler = torch.amp.GradScaler(
-        device.type if device.type == "cuda" else "cpu", enabled=scaler_on
-    )
+    on = next(model.parameters()).device.type  # en: the model's device | de: das Gerät des Modells
+    scaler = torch.amp.GradScaler(on if on == "cuda" else "cpu", enabled=scaler_on)
     return opt, sched, scaler
 
 
@@ -354,7 +373,7 @@ def train_step(model, opt, sched, scaler, x, y, amp_dtype=None, accumulate=1):
     total = 0.0
     for xs, ys in zip(x.chunk(accumulate), y.chunk(accumulate), strict=True):
         with torch.autocast(
-            device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None
+            xs.device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None
         ):
             loss = model(xs, ys) / accumulate
         scaler.scale(loss).backward()
@@ -367,13 +386,18 @@ def train_step(model, opt, sched, scaler, x, y, amp_dtype=None, accumulate=1):
     return total
 
 
-def batches(dl, sampler):
-    # en: endless batches, epoch after epoch, moved to the device
-    # de: endlos Batches, Epoche für Epoche, aufs Gerät kopiert
+def batches(dl, sampler, to=None):
+    # en: endless batches, epoch after epoch, moved to the device (or `to`)
+    # de: endlos Batches, Epoche für Epoche, aufs Gerät kopiert (oder nach `to`)
+    to = device if to is None else to
     while True:
+        if dl.generator is not None:
+            # en: the loader's draws (its workers' seeds) follow from (seed, epoch) as well
+            # de: auch die Ziehungen des Loaders (die Seeds seiner Worker) folgen aus (Seed, Epoche)
+            dl.generator.manual_seed(sampler.epoch_seed())
         for x, y in dl:
             sampler.start += 1
-            yield x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+            yield x.to(to, non_blocking=True), y.to(to, non_blocking=True)
         sampler.epoch, sampler.start = sampler.epoch + 1, 0
 
 
@@ -622,17 +646,140 @@ ax.legend(ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.6))
 plt.show()
 
 # %% [markdown] lang="en"
-# Backward usually costs about twice the forward (it computes gradients for inputs *and* weights).
-# If "data" were the largest share, the GPU would be waiting for the loader: that is when
-# `num_workers`, `pin_memory` and `non_blocking` pay off. On a T4 with two workers the data phase
-# of this text shrinks to copying a few kilobytes; the optimizer's share grows with the number of
-# parameters, not with the batch.
+# How much does backward cost against forward? Counting FLOPs, twice: every matmul of the forward
+# pass has two in backward, one for the gradient of its input and one for that of its weight (the
+# 2·N forward and 4·N backward of the 6·N above). Whether the clock shows that depends on what a
+# phase's time is spent on. The cell times forward and backward side by side, alternating, for
+# this lesson's model, for the same without dropout, and for a wider one (4× on the CPU, 2× on a
+# GPU) whose time goes into larger matmuls.
+
+# %% [markdown] lang="de"
+# Was kostet Backward im Vergleich zu Forward? Nach FLOPs das Doppelte: Zu jeder Matmul im Forward
+# gehören zwei im Backward, eine für den Gradienten ihrer Eingabe und eine für den ihres Gewichts (die
+# 2·N vorwärts und 4·N rückwärts der 6·N von oben). Ob die Uhr das zeigt, hängt davon ab, womit eine
+# Phase ihre Zeit verbringt. Die Zelle misst Forward und Backward abwechselnd nebeneinander, für das
+# Modell dieser Lektion, für dasselbe ohne Dropout und für ein breiteres (4-mal auf der CPU, 2-mal
+# auf einer GPU), das seine Zeit in größeren Matmuls verbringt.
+
+
+# %%
+def forward_backward_ms(model, x, y, rounds=7):
+    # en: forward and backward of the same step, alternating, synchronised; medians in ms
+    # de: Forward und Backward desselben Schritts, abwechselnd, synchronisiert; Mediane in ms
+    fwd, bwd = [], []
+    for _ in range(rounds + 1):  # en: the first round is warm-up | de: die erste Runde wärmt auf
+        sync(None)
+        t0 = time.perf_counter()
+        loss = model(x, y)
+        sync(None)
+        t1 = time.perf_counter()
+        loss.backward()
+        sync(None)
+        fwd.append(t1 - t0)
+        bwd.append(time.perf_counter() - t1)
+        model.zero_grad(set_to_none=True)
+    return 1e3 * float(np.median(fwd[1:])), 1e3 * float(np.median(bwd[1:]))
+
+
+x, y = next(iter(loader(size["batch"], workers=0)[0]))
+x, y = x.to(device), y.to(device)
+WIDE = profile.pick(cpu=4, cuda=2)  # en: a T4 holds 2× the GPU model | de: eine T4 fasst 2×
+variants = {
+    text("this model", "dieses Modell"): {},
+    text("no dropout", "ohne Dropout"): {"dropout": 0.0},
+    f"{WIDE} × d, " + text("no dropout", "ohne Dropout"): {"dropout": 0.0, "d": WIDE * size["d"]},
+}
+fb = {}
+for label, changes in variants.items():
+    fb[label] = forward_backward_ms(make_model(**changes), x, y)
+    say(
+        "{m:>22}: forward {f:7.2f} ms, backward {b:7.2f} ms, backward/forward {r:.2f}",
+        "{m:>22}: Forward {f:7.2f} ms, Backward {b:7.2f} ms, Backward/Forward {r:.2f}",
+        m=label,
+        f=fb[label][0],
+        b=fb[label][1],
+        r=fb[label][1] / fb[label][0],
+    )
+(f_this, b_this), (f_plain, b_plain), (f_wide, b_wide) = fb.values()
+ratio = b_this / f_this
+dropout_share = max(0.0, 1 - f_plain / f_this)  # en: of this forward's time | de: der Forward-Zeit
+if 1.5 <= ratio <= 2.5:
+    say(
+        "Verdict: backward took about twice the forward here ({r:.1f}×), as the FLOP count says.",
+        "Urteil: Backward brauchte hier etwa das Doppelte des Forward ({r:.1f}-fach), wie die "
+        "FLOP-Zählung sagt.",
+        r=ratio,
+    )
+elif ratio < 1.5 and dropout_share >= 0.25:
+    say(
+        "Verdict: backward took only {r:.1f}× the forward here, not 2×. {p:.0f}% of this "
+        "forward's time is dropout: it draws a random number for every element of every mask, "
+        "work the FLOP count does not see, and backward only multiplies by the saved masks. "
+        "Without dropout: {r0:.1f}×; {w}× as wide, where the matmuls dominate: {rw:.1f}×.",
+        "Urteil: Backward brauchte hier nur das {r:.1f}-Fache des Forward, nicht das Doppelte. "
+        "{p:.0f} % der Forward-Zeit sind Dropout: Es zieht für jedes Element jeder Maske eine "
+        "Zufallszahl, Arbeit, die die FLOP-Zählung nicht sieht, und Backward multipliziert nur "
+        "mit den gespeicherten Masken. Ohne Dropout: {r0:.1f}-fach; {w}-mal so breit, wo die "
+        "Matmuls überwiegen: {rw:.1f}-fach.",
+        r=ratio,
+        p=100 * dropout_share,
+        r0=b_plain / f_plain,
+        w=WIDE,
+        rw=b_wide / f_wide,
+    )
+elif ratio < 1.5:
+    say(
+        "Verdict: backward took only {r:.1f}× the forward here, not 2×: in a model this small the "
+        "forward's operations besides the matmuls (embeddings, layer norms, softmax, the loss) "
+        "take most of its time, and the FLOP count does not see them. {w}× as wide, where the "
+        "matmuls dominate: {rw:.1f}×.",
+        "Urteil: Backward brauchte hier nur das {r:.1f}-Fache des Forward, nicht das Doppelte: "
+        "In einem so kleinen Modell brauchen die Operationen neben den Matmuls (Embeddings, "
+        "Layer-Norms, Softmax, der Loss) den Großteil der Forward-Zeit, und die FLOP-Zählung "
+        "sieht sie nicht. {w}-mal so breit, wo die Matmuls überwiegen: {rw:.1f}-fach.",
+        r=ratio,
+        w=WIDE,
+        rw=b_wide / f_wide,
+    )
+else:
+    say(
+        "Verdict: backward took {r:.1f}× the forward here, more than the FLOP count's 2×: besides "
+        "its matmuls, backward sums gradients over the batch (biases, layer norms) and writes a "
+        "gradient for every weight, memory traffic the FLOPs don't count. {w}× as wide: {rw:.1f}×.",
+        "Urteil: Backward brauchte hier das {r:.1f}-Fache des Forward, mehr als die doppelten "
+        "FLOPs: Neben seinen Matmuls summiert Backward Gradienten über den Batch (Biases, "
+        "Layer-Norms) und schreibt einen Gradienten für jedes Gewicht, Speicherverkehr, den die "
+        "FLOPs nicht zählen. {w}-mal so breit: {rw:.1f}-fach.",
+        r=ratio,
+        w=WIDE,
+        rw=b_wide / f_wide,
+    )
+
+# %% [markdown] lang="en"
+# On a GPU a model large enough to keep it busy shows the 2× of the FLOP count (EleutherAI,
+# "Transformer Math 101", 2023: backward ≈ 2 × forward; Kaplan et al., "Scaling Laws for Neural
+# Language Models", 2020, §2.1). A model as small as the CPU one above would not: on a GPU each
+# operation costs a kernel launch of several microseconds whatever its size (lesson 01), and
+# then the ratio follows the number of kernels, not the FLOPs. Dropout's random numbers cost a
+# GPU far less than a CPU: it generates them in parallel inside the kernel that applies the mask.
+#
+# If "data" were the largest share in the profile, the GPU would be waiting for the loader: that is
+# when `num_workers`, `pin_memory` and `non_blocking` pay off. On a T4 with two workers the data
+# phase of this text shrinks to copying a few kilobytes; the optimizer's share grows with the
+# number of parameters, not with the batch.
 #
 # ## 6. Batch size, mixed precision and `torch.compile` side by side
 
 # %% [markdown] lang="de"
-# Backward kostet meist etwa doppelt so viel wie Forward (es berechnet Gradienten für Eingaben *und*
-# Gewichte). Wäre „data“ der größte Anteil, würde die GPU auf den Loader warten: Dann lohnen sich
+# Auf einer GPU zeigt ein Modell, das groß genug ist, um sie auszulasten, das Doppelte der
+# FLOP-Zählung (EleutherAI, „Transformer Math 101“, 2023: Backward ≈ 2 × Forward; Kaplan et al.,
+# „Scaling Laws for Neural Language Models“, 2020, Abschnitt 2.1). Ein so kleines Modell wie das
+# auf der CPU oben nicht: Auf einer GPU kostet jede Operation einen Kernel-Start von einigen
+# Mikrosekunden, egal wie groß sie ist (Lektion 01), und dann folgt das Verhältnis der Zahl der
+# Kernel, nicht den FLOPs. Die Zufallszahlen für Dropout kosten eine GPU weit weniger als eine CPU:
+# Sie erzeugt sie parallel im selben Kernel, der die Maske anwendet.
+#
+# Wäre „data“ im Profil der größte Anteil, würde die GPU auf den Loader warten: Dann lohnen sich
 # `num_workers`, `pin_memory` und `non_blocking`. Auf einer T4 mit zwei Workern schrumpft die
 # Datenphase bei diesem Text auf das Kopieren weniger Kilobytes; der Anteil des Optimizers wächst mit
 # der Zahl der Parameter, nicht mit dem Batch.
@@ -683,6 +830,23 @@ for label, tps, u in results:
             t=tps,
             u=100 * u,
         )
+fp32 = {int(label.split()[0][2:]): tps for label, tps, _ in results if label.endswith("float32")}
+fastest = max(fp32, key=fp32.get)
+if fastest == max(fp32):
+    say(
+        "float32: the largest batch ({b}) was the fastest, as on a GPU.",
+        "float32: Der größte Batch ({b}) war der schnellste, wie auf einer GPU.",
+        b=fastest,
+    )
+else:
+    say(
+        "float32: B = {b} was the fastest here, not the largest batch ({big}): section 7 "
+        "measures why a smaller batch can win on a CPU.",
+        "float32: Hier war B = {b} am schnellsten, nicht der größte Batch ({big}): Abschnitt 7 "
+        "misst, warum ein kleinerer Batch auf einer CPU gewinnen kann.",
+        b=fastest,
+        big=max(fp32),
+    )
 fig, ax = plt.subplots(figsize=(7, 0.35 * len(results) + 1))
 ax.barh([r[0] for r in results], [r[1] for r in results])
 ax.set(
@@ -722,23 +886,24 @@ plt.show()
 
 
 # %%
-def saved_bytes(model, fn):
-    # en: bytes autograd keeps for backward while fn() runs (weights not counted: they stay anyway)
-    # de: Bytes, die Autograd für Backward aufhebt, während fn() läuft (ohne Gewichte)
+def saved_sizes(model, fn):
+    # en: the sizes in bytes of what autograd keeps for backward while fn() runs (weights not
+    # en: counted: they stay anyway); their sum is the activation memory
+    # de: die Größen in Bytes dessen, was Autograd für Backward aufhebt, während fn() läuft (ohne
+    # de: Gewichte, die bleiben ohnehin); ihre Summe ist der Speicher der Aktivierungen
     weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    seen, total = set(), 0
+    seen, sizes = set(), []
 
     def pack(t):
-        nonlocal total
         key = t.untyped_storage().data_ptr()
         if key not in seen and key not in weights:
             seen.add(key)
-            total += t.untyped_storage().nbytes()
+            sizes.append(t.untyped_storage().nbytes())
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         fn()
-    return total
+    return sizes
 
 
 def grads(model, x, y, k):
@@ -768,24 +933,139 @@ assert diff < 1e-5, (
 model_for_bytes.train()
 accum = {}
 for k in (1, 2, 4):
-    mb = saved_bytes(
+    sizes = saved_sizes(
         model_for_bytes, lambda k=k: model_for_bytes(xb[: big // k], yb[: big // k]).backward()
     )
     m = run_steps(make_model(), N_MEASURE, big, accumulate=k)
-    accum[k] = (mb, m.tokens_per_s)
+    accum[k] = (sum(sizes), m.tokens_per_s, max(sizes), m.history)
     say(
-        "k={k}: micro-batch {m:>3}, activations {mib:6.1f} MiB, {t:>9,.0f} tokens/s",
-        "k={k}: Micro-Batch {m:>3}, Aktivierungen {mib:6.1f} MiB, {t:>9,.0f} Tokens/s",
+        "k={k}: micro-batch {m:>3}, activations {mib:6.1f} MiB (largest tensor {big:5.2f} MiB), "
+        "{t:>9,.0f} tokens/s",
+        "k={k}: Micro-Batch {m:>3}, Aktivierungen {mib:6.1f} MiB (größter Tensor {big:5.2f} MiB), "
+        "{t:>9,.0f} Tokens/s",
         k=k,
         m=big // k,
-        mib=mb / 2**20,
+        mib=sum(sizes) / 2**20,
+        big=max(sizes) / 2**20,
         t=m.tokens_per_s,
     )
 
 # %% [markdown] lang="en"
 # Accumulating over k micro-batches divides the activation memory by k and leaves the gradient as
-# it was; the price is k smaller, less efficient passes (on a GPU the loss in tokens/s is larger
-# the smaller the micro-batch gets).
+# it was. Its price on a GPU is k smaller passes: each kernel gets less work and the launches
+# weigh more, so tokens/s fall the smaller the micro-batch gets. On a CPU the opposite can happen,
+# and the reason is its caches: a small, fast memory next to each core (L1, L2) and a larger one
+# shared by the cores (L3). An operation whose inputs fit in a cache reads them from there instead
+# of main memory, which is several times slower. The cell reads this CPU's cache sizes (Linux
+# publishes them in `/sys/devices/system/cpu/cpu0/cache`; `lscpu` shows the same) and sets them
+# against the sizes measured above.
+
+# %% [markdown] lang="de"
+# Akkumulieren über k Micro-Batches teilt den Speicher der Aktivierungen durch k und lässt den
+# Gradienten, wie er war. Auf einer GPU kostet es k kleinere Durchläufe: Jeder Kernel bekommt weniger
+# Arbeit, und die Kernel-Starts fallen stärker ins Gewicht, die Tokens/s sinken also, je kleiner der
+# Micro-Batch wird. Auf einer CPU kann das Gegenteil passieren, und der Grund sind ihre Caches: ein
+# kleiner, schneller Speicher neben jedem Kern (L1, L2) und ein größerer, den sich die Kerne teilen
+# (L3). Eine Operation, deren Eingaben in einen Cache passen, liest sie von dort statt aus dem
+# Hauptspeicher, der um ein Mehrfaches langsamer ist. Die Zelle liest die Cache-Größen dieser CPU
+# (Linux legt sie unter `/sys/devices/system/cpu/cpu0/cache` ab; `lscpu` zeigt dasselbe) und hält sie
+# gegen die oben gemessenen Größen.
+
+
+# %%
+def home(nbytes):
+    # en: the smallest cache that holds nbytes (utils.hardware reads the sizes from sysfs)
+    # de: der kleinste Cache, der nbytes fasst (utils.hardware liest die Größen aus sysfs)
+    if device.type != "cpu":
+        return text("GPU memory", "GPU-Speicher")
+    level = caches.level_for(nbytes)
+    names = {"memory": text("main memory", "Hauptspeicher"), "unknown": "?"}
+    return names.get(level, level)
+
+
+def quartiles(history):
+    return np.percentile(history, 25), np.percentile(history, 75)
+
+
+caches = hardware.cpu_caches()
+if device.type == "cpu" and caches.source != "unknown":
+    say(
+        "This CPU's data caches (L1d and L2 per core, L3 shared by several): {c}",
+        "Die Daten-Caches dieser CPU (L1d und L2 je Kern, L3 von mehreren geteilt): {c}",
+        c=", ".join(f"{n} {units.format_bytes(b)}" for n, b in caches.sizes().items() if b),
+    )
+for k, (total, tps, largest, _) in accum.items():
+    say(
+        "k={k}: {s:.2f}× the tokens/s of k = 1; activations {a} → {wa}, largest tensor {b} → {wb}",
+        "k={k}: {s:.2f}-fache Tokens/s von k = 1; Aktivierungen {a} → {wa}, größter Tensor {b} → {wb}",
+        k=k,
+        s=tps / accum[1][1],
+        a=units.format_bytes(total),
+        wa=home(total),
+        b=units.format_bytes(largest),
+        wb=home(largest),
+    )
+# en: faster or slower only where the middle halves of the per-step speeds do not overlap
+# de: schneller oder langsamer nur, wo sich die mittleren Hälften der Schritt-Tempi nicht überlappen
+lo1, hi1 = quartiles(accum[1][3])
+faster = [k for k in (2, 4) if quartiles(accum[k][3])[0] > hi1]
+slower = [k for k in (2, 4) if quartiles(accum[k][3])[1] < lo1]
+if faster:
+    k = max(faster, key=lambda k: accum[k][1])
+    moved = device.type == "cpu" and (
+        home(accum[k][2]) != home(accum[1][2]) or home(accum[k][0]) != home(accum[1][0])
+    )
+    if moved:
+        say(
+            "Verdict: smaller micro-batches were faster here (k = {k}: {s:.2f}×). The cache "
+            "explains it: at k = {k} the activations ({a}) and the largest tensor ({b}) land in "
+            "{wa} and {wb}, at k = 1 in {wa1} and {wb1}; backward reads what forward wrote, and "
+            "from a cache that is quicker.",
+            "Urteil: Kleinere Micro-Batches waren hier schneller (k = {k}: {s:.2f}-fach). Der Cache "
+            "erklärt es: Bei k = {k} landen die Aktivierungen ({a}) und der größte Tensor ({b}) in "
+            "{wa} und {wb}, bei k = 1 in {wa1} und {wb1}; Backward liest, was Forward geschrieben "
+            "hat, und aus einem Cache geht das schneller.",
+            k=k,
+            s=accum[k][1] / accum[1][1],
+            a=units.format_bytes(accum[k][0]),
+            b=units.format_bytes(accum[k][2]),
+            wa=home(accum[k][0]),
+            wb=home(accum[k][2]),
+            wa1=home(accum[1][0]),
+            wb1=home(accum[1][2]),
+        )
+    else:
+        say(
+            "Verdict: smaller micro-batches were faster here (k = {k}: {s:.2f}×), but the cache "
+            "sizes read here do not separate them from k = 1: the cause is something this cell "
+            "does not measure.",
+            "Urteil: Kleinere Micro-Batches waren hier schneller (k = {k}: {s:.2f}-fach), aber die "
+            "hier gelesenen Cache-Größen trennen sie nicht von k = 1: Die Ursache ist etwas, das "
+            "diese Zelle nicht misst.",
+            k=k,
+            s=accum[k][1] / accum[1][1],
+        )
+elif slower:
+    say(
+        "Verdict: accumulation cost speed here (k = {k}: {s:.2f}× the tokens/s of k = 1): "
+        "smaller passes use the cores less well, as on a GPU.",
+        "Urteil: Akkumulieren kostete hier Tempo (k = {k}: {s:.2f}-fache Tokens/s von k = 1): "
+        "Kleinere Durchläufe nutzen die Kerne schlechter aus, wie auf einer GPU.",
+        k=max(slower),
+        s=accum[max(slower)][1] / accum[1][1],
+    )
+else:
+    say(
+        "Verdict: no difference beyond the step-to-step spread: accumulation cost no measurable "
+        "speed here, and saved memory.",
+        "Urteil: Kein Unterschied über die Streuung von Schritt zu Schritt hinaus: Akkumulieren "
+        "kostete hier kein messbares Tempo und sparte Speicher.",
+    )
+
+# %% [markdown] lang="en"
+# On a T4 the activations of this lesson's GPU model are far larger than its 4 MiB L2 cache (NVIDIA
+# Turing architecture whitepaper, 2018), so every micro-batch size reads them from its 16 GB of
+# GDDR6 alike, and what remains is the cost of smaller kernels: k = 1 is the fastest there.
 #
 # ### Activation checkpointing
 #
@@ -794,9 +1074,9 @@ for k in (1, 2, 4):
 # saves the activations inside the blocks and costs one more forward of them.
 
 # %% [markdown] lang="de"
-# Akkumulieren über k Micro-Batches teilt den Speicher der Aktivierungen durch k und lässt den
-# Gradienten, wie er war; der Preis sind k kleinere, weniger effiziente Durchläufe (auf einer GPU ist
-# der Verlust an Tokens/s umso größer, je kleiner der Micro-Batch wird).
+# Auf einer T4 sind die Aktivierungen des GPU-Modells dieser Lektion weit größer als ihr L2-Cache von
+# 4 MiB (NVIDIA Turing Architecture Whitepaper, 2018), jede Micro-Batch-Größe liest sie also gleichermaßen
+# aus den 16 GB GDDR6, und übrig bleiben die Kosten kleinerer Kernel: Dort ist k = 1 am schnellsten.
 #
 # ### Activation Checkpointing
 #
@@ -808,7 +1088,7 @@ for k in (1, 2, 4):
 ckpt = {}
 for on in (False, True):
     model_for_bytes = make_model(checkpointing=on)
-    mb = saved_bytes(model_for_bytes, lambda m=model_for_bytes: m(xb, yb).backward())
+    mb = sum(saved_sizes(model_for_bytes, lambda m=model_for_bytes: m(xb, yb).backward()))
     peak = None
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
@@ -893,12 +1173,17 @@ say(
 # the session, so a run that must outlive a disconnect needs Drive, which the notebook uses only if
 # you mount it and opt in. (The demonstration below writes to a temporary folder.)
 #
-# Now the experiment (it repeats a measurement made for this course on CPU in November 2026; users hit the same bug in transformers#34053, the_well#77 and fairseq2#1346): one run of 40 steps without
-# a break; the same run interrupted after 17 steps in the middle of an epoch, with everything
-# thrown away except the checkpoint, then resumed automatically; and the same interruption with
-# only model and optimizer saved, as nanoGPT and many tutorials do. It runs on the CPU with the
-# tiny model on every profile: on a GPU some kernels add in a varying order (atomic adds), so
-# bit-equality there also needs `torch.use_deterministic_algorithms(True)`.
+# Now the experiment, with this lesson's own loader, `make_training` and `train_step` (dropout,
+# shuffled data, accumulation over 2 micro-batches, gradient clipping, a GradScaler; users hit the
+# same bug in transformers#34053, the_well#77 and fairseq2#1346): one run of `TOTAL` steps without
+# a break; the same run interrupted after `CUT` steps in the middle of an epoch, with everything
+# thrown away except the checkpoint, then resumed automatically; the same with a DataLoader that
+# has no generator of its own; and the same interruption with only model and optimizer saved, as
+# nanoGPT and many tutorials do. The sampler's data position goes into the checkpoint through
+# `objects={"data": sampler}` (it has `state_dict()`). It runs on the CPU with the tiny model on
+# every profile: on a GPU some kernels add in a varying order (atomic adds), so bit-equality there
+# also needs `torch.use_deterministic_algorithms(True)`. (`tests/test_resume.py` repeats it with
+# each resume in a new Python process, interrupted at three points.)
 
 # %% [markdown] lang="de"
 # Auf Kaggle bleibt `/kaggle/working` als Ausgabe des Notebooks erhalten; auf Colab geht `/content` mit
@@ -906,162 +1191,193 @@ say(
 # Notebook nutzt es nur, wenn du es einbindest und dich dafür entscheidest. (Die Vorführung unten
 # schreibt in einen temporären Ordner.)
 #
-# Jetzt das Experiment (es wiederholt eine Messung, die für diesen Kurs im November 2026 auf der CPU gemacht wurde; denselben Fehler melden transformers#34053, the_well#77 und fairseq2#1346): ein Lauf über 40 Schritte ohne
-# Pause; derselbe Lauf, nach 17 Schritten mitten in einer Epoche unterbrochen, wobei alles außer dem
-# Checkpoint weggeworfen und dann automatisch fortgesetzt wird; und dieselbe Unterbrechung, bei der nur
-# Modell und Optimizer gespeichert werden, wie es nanoGPT und viele Tutorials tun. Das läuft auf jedem
-# Profil auf der CPU mit dem winzigen Modell: Auf einer GPU addieren manche Kernel in wechselnder
-# Reihenfolge (Atomic Adds), Bit-Gleichheit braucht dort zusätzlich
-# `torch.use_deterministic_algorithms(True)`.
+# Jetzt das Experiment, mit dem Loader, `make_training` und `train_step` dieser Lektion (Dropout,
+# gemischte Daten, Akkumulation über 2 Micro-Batches, Gradient Clipping, ein GradScaler; denselben
+# Fehler melden transformers#34053, the_well#77 und fairseq2#1346): ein Lauf über `TOTAL` Schritte
+# ohne Pause; derselbe Lauf, nach `CUT` Schritten mitten in einer Epoche unterbrochen, wobei alles
+# außer dem Checkpoint weggeworfen und dann automatisch fortgesetzt wird; dasselbe mit einem
+# DataLoader ohne eigenen Generator; und dieselbe Unterbrechung, bei der nur Modell und Optimizer
+# gespeichert werden, wie es nanoGPT und viele Tutorials tun. Die Datenposition des Samplers kommt über
+# `objects={"data": sampler}` in den Checkpoint (er hat `state_dict()`). Das läuft auf jedem Profil
+# auf der CPU mit dem winzigen Modell: Auf einer GPU addieren manche Kernel in wechselnder Reihenfolge
+# (Atomic Adds), Bit-Gleichheit braucht dort zusätzlich `torch.use_deterministic_algorithms(True)`.
+# (`tests/test_resume.py` wiederholt es an drei Unterbrechungsstellen, jedes Fortsetzen in einem
+# neuen Python-Prozess.)
 
 # %%
 CPU = torch.device("cpu")
-small = Windows(train_data[:40_000], 32)
-TOTAL, CUT = 40, 17
+small = Windows(train_data[: 12 * 16 * 32 + 1], 32)  # en: 12 batches/epoch | de: 12 Batches/Epoche
+TOTAL, CUT = 40, 17  # en: CUT is mid-epoch | de: CUT liegt mitten in einer Epoche
+AMP = None  # en: fp32; the GradScaler runs as fp16 would need it | de: fp32; der GradScaler läuft mit, wie fp16 ihn bräuchte
 
 
-def fresh(seed=0):
+def fresh(own_generator=True):
     # en: model, optimizer, scheduler, scaler and data as a new session would create them
     # de: Modell, Optimizer, Scheduler, Scaler und Daten, wie eine neue Sitzung sie anlegt
-    torch.manual_seed(seed)
+    torch.manual_seed(0)
     m = GPT(len(chars), block=32, d=32, layers=2, heads=2, dropout=0.2)
-    o = torch.optim.AdamW(m.parameters(), lr=3e-3)
-    s = torch.optim.lr_scheduler.CosineAnnealingLR(o, TOTAL)
-    sc = torch.amp.GradScaler("cpu", enabled=False)
-    smp = EpochSampler(len(small), 16, seed=1)
-    return m, o, s, sc, smp
+    o, s, sc = make_training(m, TOTAL, scaler_on=True)
+    dl, smp = loader(16, seed=1, dataset=small, own_generator=own_generator)
+    return m, o, s, sc, dl, smp
 
 
-def run(folder, stop_at=None, full_state=True):
+def run(folder, stop_at=None, full_state=True, own_generator=True):
     # en: train to TOTAL steps; resume from the folder's latest checkpoint; stop early at stop_at
     # de: bis TOTAL trainieren; beim neuesten Checkpoint fortsetzen; bei stop_at aufhören
-    m, o, s, sc, smp = fresh()
+    m, o, s, sc, dl, smp = fresh(own_generator)
     step, losses = 0, []
     found = checkpoint.latest(folder)
     if found is not None:
         if full_state:
-            state = checkpoint.load(found, model=m, optimizer=o, scheduler=s, scaler=sc)
-            smp.epoch, smp.start = state["extra"]["epoch"], state["extra"]["batch"]
+            parts = dict(model=m, optimizer=o, scheduler=s, scaler=sc, objects={"data": smp})
+            state = checkpoint.load(found, **parts)
         else:  # en: what many tutorials save | de: was viele Tutorials speichern
             state = checkpoint.load(found, model=m, optimizer=o, restore_rng=False)
         step, losses = state["step"], state["extra"]["losses"]
-        say("resumed at step {s}", "fortgesetzt bei Schritt {s}", s=step)
-    while step < TOTAL:
-        for idx in smp:
-            x, y = torch.stack([small[i][0] for i in idx]), torch.stack([small[i][1] for i in idx])
-            smp.start += 1
-            o.zero_grad(set_to_none=True)
-            loss = m(x, y)
-            sc.scale(loss).backward()
-            sc.step(o)
-            sc.update()
-            s.step()
-            losses.append(loss.item())
-            step += 1
-            if (
-                step == stop_at
-            ):  # en: save, then the "disconnect" | de: speichern, dann der „Abbruch“
-                extra = {"epoch": smp.epoch, "batch": smp.start, "losses": losses}
-                checkpoint.save(
-                    folder, step, model=m, optimizer=o, scheduler=s, scaler=sc, extra=extra
-                )
-                return None
-            if step == TOTAL:
-                break
-        smp.epoch, smp.start = smp.epoch + 1, 0
-    return m, losses
+    for x, y in batches(dl, smp, to=CPU):
+        losses.append(train_step(m, o, s, sc, x, y, AMP, accumulate=2).item())
+        step += 1
+        if step == stop_at:  # en: save, then the "disconnect" | de: speichern, dann der „Abbruch“
+            checkpoint.save(
+                folder, step, model=m, optimizer=o, scheduler=s, scaler=sc,
+                objects={"data": smp}, extra={"losses": losses},
+            )  # fmt: skip
+            return None
+        if step == TOTAL:
+            return m, losses
+
+
+def max_diff(a, b):
+    pairs = zip(a.parameters(), b.parameters(), strict=True)
+    return max((p - q).abs().max().item() for p, q in pairs)
 
 
 with tempfile.TemporaryDirectory() as root:
     root = Path(root)
-    straight, straight_losses = run(root / "none")
-    assert run(root / "full", stop_at=CUT) is None
-    (
-        random.seed(123),
-        np.random.seed(123),
-        torch.manual_seed(123),
-    )  # en: a new session | de: eine neue Sitzung
-    resumed, resumed_losses = run(root / "full")
-    assert run(root / "partial", stop_at=CUT, full_state=False) is None
-    torch.manual_seed(123)
-    partial, partial_losses = run(root / "partial", full_state=False)
-
-    def max_diff(a, b):
-        return max(
-            (p - q).abs().max().item() for p, q in zip(a.parameters(), b.parameters(), strict=True)
+    # en: the uninterrupted runs, with and without the loader's own generator
+    # de: die ununterbrochenen Läufe, mit und ohne eigenen Generator des Loaders
+    uninterrupted = {own: run(root / f"none{own}", own_generator=own) for own in (True, False)}
+    straight, straight_losses = uninterrupted[True]
+    outcome = {}
+    for name, kw in {
+        "full": {},
+        "no_generator": {"own_generator": False},
+        "partial": {"full_state": False},
+    }.items():
+        assert run(root / name, stop_at=CUT, **kw) is None
+        # en: a new session | de: eine neue Sitzung
+        random.seed(123), np.random.seed(123), torch.manual_seed(123)
+        outcome[name] = run(root / name, **kw)
+    per_epoch = len(small) // 16
+    say(
+        "{n} steps, interrupted after {c} (epoch {e}, batch {b} of {k}), then resumed:",
+        "{n} Schritte, nach {c} unterbrochen (Epoche {e}, Batch {b} von {k}), dann fortgesetzt:",
+        n=TOTAL,
+        c=CUT,
+        e=CUT // per_epoch,
+        b=CUT % per_epoch,
+        k=per_epoch,
+    )
+    labels = {
+        "full": ("full checkpoint", "vollständiger Checkpoint"),
+        "no_generator": ("full, loader without own RNG", "vollständig, Loader ohne eigenen RNG"),
+        "partial": ("model + optimizer only", "nur Modell + Optimizer"),
+    }
+    for name, (m, ls) in outcome.items():
+        base, base_losses = uninterrupted[name != "no_generator"]
+        same = [a == b for a, b in zip(ls, base_losses, strict=True)]
+        first = same.index(False) if False in same else None
+        say(
+            "  {what:<30} max weight difference {d:.1e}; losses equal: {eq}",
+            "  {what:<38} größte Gewichtsdifferenz {d:.1e}; Losses gleich: {eq}",
+            what=text(*labels[name]),
+            d=max_diff(base, m),
+            eq=text("all", "alle")
+            if first is None
+            else text("the first {s}", "die ersten {s}", s=first),
         )
-
-    say(
-        "full checkpoint:        max weight difference {d:.1e}, last loss {a:.6f} vs {b:.6f}",
-        "vollständiger Checkpoint: größte Gewichtsdifferenz {d:.1e}, "
-        "letzter Loss {a:.6f} gegen {b:.6f}",
-        d=max_diff(straight, resumed),
-        a=straight_losses[-1],
-        b=resumed_losses[-1],
-    )
-    say(
-        "model + optimizer only: max weight difference {d:.1e}, last loss {a:.6f} vs {b:.6f}",
-        "nur Modell + Optimizer:   größte Gewichtsdifferenz {d:.1e}, "
-        "letzter Loss {a:.6f} gegen {b:.6f}",
-        d=max_diff(straight, partial),
-        a=straight_losses[-1],
-        b=partial_losses[-1],
-    )
+    resumed, resumed_losses = outcome["full"]
     # en: the resumed run IS the uninterrupted one: every weight and every loss, bit for bit
     # de: der fortgesetzte Lauf IST der ununterbrochene: jedes Gewicht und jeder Loss, Bit für Bit
-    assert all(
-        torch.equal(p, q) for p, q in zip(straight.parameters(), resumed.parameters(), strict=True)
-    )
+    pairs = zip(straight.parameters(), resumed.parameters(), strict=True)
+    assert all(torch.equal(p, q) for p, q in pairs)
     assert resumed_losses == straight_losses
-    # en: model + optimizer alone is a different run
-    # de: nur Modell + Optimizer ergibt einen anderen Lauf
-    assert max_diff(straight, partial) > 0 and partial_losses != straight_losses
+    # en: a loader that draws from the global RNG, or model + optimizer alone: a different run
+    # de: ein Loader, der aus dem globalen RNG zieht, oder nur Modell + Optimizer: ein anderer Lauf
+    for name in ("no_generator", "partial"):
+        base, base_losses = uninterrupted[name != "no_generator"]
+        assert max_diff(base, outcome[name][0]) > 0 and outcome[name][1] != base_losses
 
 # %% [markdown] lang="en"
 # Without the rest, three things go wrong at once: the scheduler starts its cosine again at the
 # highest learning rate, the sampler starts the epoch from the top (consumed batches are read
 # again), and dropout draws different masks. Each alone makes a different run.
 #
+# The loader without a generator of its own is the subtle one: everything was saved, and still
+# the run differs from the first step after the resume. Each `iter(DataLoader)` draws a seed (for
+# its workers) from the global torch generator, the one dropout draws from. The uninterrupted run
+# draws it at the start of each epoch; the resumed run draws it right after the resume, in the
+# middle of an epoch, and from then on every dropout mask is shifted by one draw. With
+# `generator=torch.Generator()` the loader draws from its own, which `batches` seeds from (seed,
+# epoch) at each epoch start, so it follows from the data position in the checkpoint.
+#
 # ### A write cut off, a damaged file
 #
 # What if the disconnect comes *during* a save? With the atomic write the real name only ever
-# points at a complete file. A file damaged some other way (a copy cut short, a disk error) is
-# recognised when it is read: `checkpoint.latest` reports it and takes the previous one.
+# points at a complete file. A file damaged some other way (a copy cut short, a disk error, one
+# flipped bit) is recognised when it is read: each file starts with the SHA-256 checksum of its
+# content, `checkpoint.read` compares it, and `checkpoint.latest` reports a damaged file and takes
+# the previous one. (PyTorch's own file format checks nothing of the kind: a flipped byte in the
+# weights loads silently.) When it rotates, `save` counts only files that pass the check and never
+# deletes the one it has just written.
 
 # %% [markdown] lang="de"
 # Ohne den Rest geht dreierlei auf einmal schief: Der Scheduler beginnt seinen Kosinus wieder bei der
 # höchsten Lernrate, der Sampler fängt die Epoche von vorn an (schon verbrauchte Batches werden
 # erneut gelesen), und Dropout zieht andere Masken. Jedes davon allein ergibt schon einen anderen Lauf.
 #
+# Der Loader ohne eigenen Generator ist der tückische Fall: Alles wurde gespeichert, und trotzdem
+# weicht der Lauf ab dem ersten Schritt nach dem Fortsetzen ab. Jedes `iter(DataLoader)` zieht einen
+# Seed (für seine Worker) aus dem globalen torch-Generator, demselben, aus dem Dropout zieht. Der
+# ununterbrochene Lauf zieht ihn zu Beginn jeder Epoche, der fortgesetzte direkt nach dem Fortsetzen,
+# mitten in der Epoche, und ab da ist jede Dropout-Maske um eine Ziehung verschoben. Mit
+# `generator=torch.Generator()` zieht der Loader aus seinem eigenen, den `batches` zu Beginn jeder
+# Epoche aus (Seed, Epoche) setzt; er folgt also aus der Datenposition im Checkpoint.
+#
 # ### Ein abgebrochener Schreibvorgang, eine beschädigte Datei
 #
 # Was, wenn der Abbruch *während* des Speicherns kommt? Mit dem atomaren Schreiben zeigt der echte Name
 # immer nur auf eine vollständige Datei. Eine Datei, die anders beschädigt wurde (eine abgebrochene
-# Kopie, ein Plattenfehler), fällt beim Lesen auf: `checkpoint.latest` meldet sie und nimmt die vorige.
+# Kopie, ein Plattenfehler, ein gekipptes Bit), fällt beim Lesen auf: Jede Datei beginnt mit der
+# SHA-256-Prüfsumme ihres Inhalts, `checkpoint.read` vergleicht sie, und `checkpoint.latest` meldet
+# eine beschädigte Datei und nimmt die vorige. (PyTorchs eigenes Dateiformat prüft nichts dergleichen:
+# Ein gekipptes Byte in den Gewichten lädt stillschweigend.) Beim Aufräumen zählt `save` nur Dateien,
+# die die Prüfung bestehen, und löscht nie die, die es gerade geschrieben hat.
 
 # %%
 with tempfile.TemporaryDirectory() as folder:
-    m, o, s, sc, _ = fresh()
-    for step in (10, 20):
+    m, o, s, sc, _, _ = fresh()
+    for step in (10, 20, 30):
         checkpoint.save(folder, step, model=m, optimizer=o, scheduler=s, scaler=sc)
-    newest = checkpoint.checkpoints(folder)[-1]
-    newest.write_bytes(
-        newest.read_bytes()[: newest.stat().st_size // 2]
-    )  # en: cut in half | de: halbiert
+    first, second, newest = checkpoint.checkpoints(folder)
+    raw = bytearray(newest.read_bytes())
+    raw[len(raw) // 2] ^= 0x01  # en: one bit flipped | de: ein Bit gekippt
+    newest.write_bytes(bytes(raw))
+    second.write_bytes(second.read_bytes()[: second.stat().st_size // 2])  # en: cut in half
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         found = checkpoint.latest(folder)
     for w in caught:
         print(w.message)
     say("resuming from {f}", "fortgesetzt wird mit {f}", f=found.name)
-    assert found.name == "step_00000010.pt" and caught
+    assert found == first and len(caught) == 2
 
 # %% [markdown] lang="en"
 # ## What you should see
 #
 # | profile | model in this notebook | throughput and MFU | profiler | checkpoint |
 # |---|---|---|---|---|
-# | CPU (CI: 2 cores, one thread) | d = 64, 2 layers, context 64 | a few ten thousand tokens/s; MFU of a few % of the estimated CPU peak; bf16 faster than fp32 where the CPU has AVX512-BF16 | backward about twice forward; optimizer visible for so small a model | bit-equal resume; the partial one differs |
+# | CPU (CI: 2 cores, one thread) | d = 64, 2 layers, context 64 | thousands to a few ten thousand tokens/s (a shared 2-core EPYC, 2026-12: 4,300–9,600); MFU 1–2 % of the estimated CPU peak; bf16 about as fast as fp32 or faster where the CPU has AVX512-BF16 (the matmuls are tiny), not measured without it; accumulation with k = 2 or 4 within the spread of k = 1 or faster (caches, section 7 says which for your run) | backward/forward between about 0.5 and 2: dropout's random numbers weigh on so small a model's forward (section 5 prints the ratio and why); optimizer visible | bit-equal resume; the loader without its own generator and the partial checkpoint differ |
 # | Colab T4 | d = 384, 6 layers, context 256 (nanoGPT's shakespeare-char size) | fp16 with GradScaler clearly faster than fp32; no fast bf16 (emulated); MFU against the T4's 65 TFLOP/s fp16, which it sustains only partly under its 70 W cap | data small with 2 workers and pinned memory | the same (demo on the CPU) |
 # | Kaggle T4 x2 | as Colab T4, on the first GPU (both at once: lesson 08) | as Colab T4 | as Colab T4 | in /kaggle/working |
 # | Colab / Kaggle TPU | PyTorch runs on the TPU host's CPU here (no torch_xla in this lesson): the CPU row | | | |
@@ -1070,15 +1386,16 @@ with tempfile.TemporaryDirectory() as folder:
 # On a TPU the training step belongs in JAX: lesson 04 trains with `jax.jit` and `grad`, and its
 # step is what runs fast on a v5e. The figures are from November 2026: the T4's data sheet
 # (utils/chips.py); a published anchor: LLMs-from-scratch (ch05, appendix) reports 142,156
-# tokens/s for GPT-2 124M on one A100. The CPU row is measured in this notebook; run
-# `benchmarks/bench_training.py` for the same figures with `torch.compile`.
+# tokens/s for GPT-2 124M on one A100. The CPU row's ranges are this notebook's measurements on a
+# shared 2-core AMD EPYC (December 2026); your run prints its own above, with the verdicts that
+# explain them. Run `benchmarks/bench_training.py` for the same figures with `torch.compile`.
 
 # %% [markdown] lang="de"
 # ## Was du sehen solltest
 #
 # | Profil | Modell in diesem Notebook | Durchsatz und MFU | Profiler | Checkpoint |
 # |---|---|---|---|---|
-# | CPU (CI: 2 Kerne, ein Thread) | d = 64, 2 Schichten, Kontext 64 | einige zehntausend Tokens/s; MFU von wenigen Prozent der geschätzten CPU-Spitzenleistung; bf16 schneller als fp32, wo die CPU AVX512-BF16 hat | Backward etwa doppelt so lang wie Forward; der Optimizer fällt bei so kleinem Modell auf | Bit-gleiches Fortsetzen; das unvollständige weicht ab |
+# | CPU (CI: 2 Kerne, ein Thread) | d = 64, 2 Schichten, Kontext 64 | einige tausend bis einige zehntausend Tokens/s (ein geteilter EPYC mit 2 Kernen, 12/2026: 4.300–9.600); MFU 1–2 % der geschätzten CPU-Spitzenleistung; bf16 etwa so schnell wie fp32 oder schneller, wo die CPU AVX512-BF16 hat (die Matmuls sind winzig), ohne es nicht gemessen; Akkumulation mit k = 2 oder 4 in der Streuung von k = 1 oder schneller (Caches; Abschnitt 7 sagt, was für deinen Lauf gilt) | Backward/Forward zwischen etwa 0,5 und 2: Die Zufallszahlen für Dropout wiegen im Forward eines so kleinen Modells schwer (Abschnitt 5 gibt das Verhältnis und den Grund aus); der Optimizer fällt auf | Bit-gleiches Fortsetzen; der Loader ohne eigenen Generator und der unvollständige Checkpoint weichen ab |
 # | Colab T4 | d = 384, 6 Schichten, Kontext 256 (die Größe von nanoGPTs shakespeare-char) | fp16 mit GradScaler deutlich schneller als fp32; kein schnelles bf16 (emuliert); MFU gemessen an den 65 TFLOP/s fp16 der T4, die sie unter ihrer 70-W-Grenze nur teilweise hält | Daten klein mit 2 Workern und gepinntem Speicher | genauso (Vorführung auf der CPU) |
 # | Kaggle T4 x2 | wie Colab T4, auf der ersten GPU (beide zugleich: Lektion 08) | wie Colab T4 | wie Colab T4 | in /kaggle/working |
 # | Colab / Kaggle TPU | PyTorch läuft hier auf der CPU des TPU-Hosts (kein torch_xla in dieser Lektion): die CPU-Zeile | | | |
@@ -1087,8 +1404,10 @@ with tempfile.TemporaryDirectory() as folder:
 # Auf einer TPU gehört der Trainingsschritt in JAX: Lektion 04 trainiert mit `jax.jit` und `grad`, und
 # dieser Schritt läuft auf einer v5e schnell. Stand der Angaben: November 2026, das Datenblatt der T4
 # (utils/chips.py); ein veröffentlichter Vergleichswert: LLMs-from-scratch (Kapitel 5, Anhang)
-# meldet 142.156 Tokens/s für GPT-2 124M auf einer A100. Die CPU-Zeile misst dieses Notebook;
-# `benchmarks/bench_training.py` liefert dieselben Zahlen mit `torch.compile`.
+# meldet 142.156 Tokens/s für GPT-2 124M auf einer A100. Die Bereiche der CPU-Zeile hat dieses
+# Notebook auf einem geteilten AMD EPYC mit 2 Kernen gemessen (Dezember 2026); dein Lauf gibt oben
+# seine eigenen aus, mit den Urteilen, die sie erklären. `benchmarks/bench_training.py` liefert
+# dieselben Zahlen mit `torch.compile`.
 
 # %% [markdown] lang="en"
 # ## Check yourself
@@ -1114,7 +1433,9 @@ with tempfile.TemporaryDirectory() as folder:
 # <details><summary>4. You saved model, optimizer and step, and the resumed run's loss jumps up. What is missing?</summary>
 #
 # Most likely the scheduler: it restarts at the peak learning rate (after warm-up). Then the scaler
-# (fp16: the scale starts again at 65,536 and overflows), the RNG states and the data position.
+# (fp16: the scale starts again at 65,536 and overflows), the RNG states and the data position. And
+# if all of that is saved and the run still differs after the resume: a DataLoader without a
+# generator of its own, drawing from the global RNG.
 # </details>
 #
 # ## Summary
@@ -1127,8 +1448,11 @@ with tempfile.TemporaryDirectory() as folder:
 # - Gradient accumulation divides activation memory by k at the same gradient; activation
 #   checkpointing trades a second forward for memory.
 # - A checkpoint that resumes the same run holds model, optimizer, scheduler, scaler, all RNG
-#   states, the data position and the step, written atomically; keep the last few, and resume
-#   automatically.
+#   states, the data position and the step, written atomically with a checksum; keep the last few,
+#   and resume automatically. Give the DataLoader a generator of its own, so that it does not draw
+#   from the stream dropout uses.
+# - Backward costs about twice the forward in FLOPs; the clock shows it only where matmuls
+#   dominate. On a CPU a smaller micro-batch can be faster when its tensors fit in a cache.
 #
 # **Glossary:** tokens/s, MFU, autocast, GradScaler, gradient accumulation, activation checkpointing,
 # checkpoint, atomic write, data position.
@@ -1162,7 +1486,8 @@ with tempfile.TemporaryDirectory() as folder:
 #
 # Am wahrscheinlichsten der Scheduler: Er beginnt wieder bei der höchsten Lernrate (nach dem
 # Aufwärmen). Dann der Scaler (fp16: die Skalierung beginnt wieder bei 65.536 und läuft über), die
-# Zufallszustände und die Datenposition.
+# Zufallszustände und die Datenposition. Und wenn all das gespeichert ist und der Lauf nach dem
+# Fortsetzen trotzdem abweicht: ein DataLoader ohne eigenen Generator, der aus dem globalen RNG zieht.
 # </details>
 #
 # ## Zusammenfassung
@@ -1176,8 +1501,12 @@ with tempfile.TemporaryDirectory() as folder:
 # - Gradientenakkumulation teilt den Speicher der Aktivierungen durch k bei gleichem Gradienten;
 #   Activation Checkpointing tauscht einen zweiten Forward gegen Speicher.
 # - Ein Checkpoint, der denselben Lauf fortsetzt, enthält Modell, Optimizer, Scheduler, Scaler, alle
-#   Zufallszustände, die Datenposition und den Schritt, atomar geschrieben; behalte die letzten paar
-#   und setze automatisch fort.
+#   Zufallszustände, die Datenposition und den Schritt, atomar und mit Prüfsumme geschrieben; behalte
+#   die letzten paar und setze automatisch fort. Gib dem DataLoader einen eigenen Generator, damit er
+#   nicht aus dem Strom zieht, den Dropout nutzt.
+# - Backward kostet nach FLOPs etwa das Doppelte des Forward; die Uhr zeigt das nur, wo die Matmuls
+#   überwiegen. Auf einer CPU kann ein kleinerer Micro-Batch schneller sein, wenn seine Tensoren in
+#   einen Cache passen.
 #
 # **Glossar:** Tokens/s, MFU, Autocast, GradScaler, Gradientenakkumulation, Activation Checkpointing,
 # Checkpoint, atomares Schreiben, Datenposition.
