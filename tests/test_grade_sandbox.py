@@ -248,7 +248,7 @@ def test_hostile_submissions_earn_what_their_answers_earn_and_the_course_is_unch
         grade = grades[name]
         if name == "race_checks" and grade["status"] == "no_score":  # the hash check caught it
             assert "changed during grading" in grade["verdict"]
-            assert not sandbox.namespaces_permitted(), "read-only for the kernel, yet changed"
+            assert not sandbox.namespaces_permitted(course), "read-only for the kernel, yet changed"
             continue
         if name in LIMITED:
             assert (grade["status"], grade["limit"]) == ("limit", LIMITED[name]), grade["verdict"]
@@ -263,7 +263,7 @@ def test_hostile_submissions_earn_what_their_answers_earn_and_the_course_is_unch
     summary = (room / "lab01-class.md").read_text()
     assert f"| 1. FLOPs of a batched matmul | {len(names) + 2} of {len(names) + 2} |" in summary
     assert not list(scratch.iterdir()), "a sandbox was left over"
-    if sandbox.namespaces_permitted():  # else the verdicts say the network was on
+    if sandbox.namespaces_permitted(course):  # else the verdicts say the network was on
         with pytest.raises(BlockingIOError):
             server.accept()  # nobody connected
     else:
@@ -302,7 +302,7 @@ def test_without_namespaces_the_guard_puts_the_course_back(tmp_path, monkeypatch
     submission and noted in its verdict; the network note says it is on."""
     course = copy_course(tmp_path / "course")
     snapshot = CourseSnapshot.read(course)
-    monkeypatch.setattr(sandbox, "namespaces_permitted", lambda: False)
+    monkeypatch.setattr(sandbox, "namespaces_permitted", lambda *course: False)
     attack = f"""\
 import pathlib
 course = pathlib.Path({str(course)!r})

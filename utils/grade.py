@@ -7,14 +7,14 @@
     python -m utils.grade --seed 1234 anna.ipynb        # the same random inputs as a run before
 
 Run it from the course folder (the one with `utils/`). Each notebook runs in a fresh kernel of
-this Python: from its own folder if that lies inside a course checkout (so its setup cell finds
-the course there), else from this course's folder, so nothing is downloaded. A cell that raises
-does not stop the run, so later exercises still count.
+this Python, in a copy of this course (so its setup cell finds the course and nothing is
+downloaded). A cell that raises does not stop the run, so later exercises still count.
 
 The score is not read from the notebook.  After the last cell the grader runs a cell of its own
-(`REGRADE_CELL`): it drops the course's modules from the kernel, imports the lab's checks afresh
-from the course folder and checks every answer again on new random inputs (`--seed` makes them
-repeatable), see `utils.checks.regrade`.  A submission that sets `q1.result`, patches the checks,
+(`SANDBOX_REGRADE_CELL`; `REGRADE_CELL` is the same without a sandbox): it drops the course's
+modules from the kernel, imports the lab's checks afresh from a copy written only then and checks
+every answer again on new random inputs (`--seed` makes them repeatable), see
+`utils.checks.regrade`.  A submission that sets `q1.result`, patches the checks,
 redefines `check` or deletes the score cell gets exactly the points its answers earn.
 
 Every file gets exactly one verdict line, and the run goes on with the next file.  `--json` prints
@@ -22,13 +22,14 @@ one JSON list instead, one object per notebook in the order given:
 
     {"notebook": "anna.ipynb", "status": "graded", "verdict": "lab 00: 7/10 points",
      "lab": "00", "score": 7, "max": 10, "cell_errors": 0, "seconds": 6.1, "seed": 1234,
+     "limit": null, "notes": [],
      "exercises": [{"number": 1, "name": "device", "title": {"en": ..., "de": ...},
                     "points": 2, "max": 2, "status": "passed", "key": "ok"}, ...]}
 
 `status` is "graded", or why not: "not_found", "not_a_notebook", "invalid_notebook", "not_a_lab",
 "wrong_lab", "limit" (which one in `limit`, score so far), "timeout" (score so far, if any),
-"kernel_died", "no_score".  Exit status: 0 if every
-notebook was graded, 1 if any was not, 2 for a usage error.
+"kernel_died", "no_score".  Exit status: 0 if every notebook was graded, 1 if any was not, 2 for
+a usage error.
 
 Each submission runs in a disposable copy of the course (utils/sandbox.py): its kernel's working
 folder, HOME and TMPDIR lie in a temporary folder that is removed afterwards; where Linux permits

@@ -94,18 +94,22 @@ class Limits:
 # --- what this machine permits ------------------------------------------------------------------
 
 
-@cache
-def namespaces_permitted() -> bool:
-    """Can we start a process in new user, network and mount namespaces (and mount in them)?"""
+def namespaces_permitted(course: Path | None = None) -> bool:
+    """Can a kernel start in new user, network and mount namespaces with `course` and the Python
+    installation mounted read-only (a mount that keeps flags it may not drop fails, for example)?"""
     if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
         return False
-    # Exactly what a kernel's start does: a read-only bind mount, locked by a second namespace.
-    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec unshare -Urm true'
+    paths = read_only_paths(course) if course is not None else []
+    return _probe(tuple(str(p) for p in paths if p.exists()))
+
+
+@cache
+def _probe(paths: tuple[str, ...]) -> bool:
+    # Exactly what a kernel's start does, with `true` for the kernel.
     with tempfile.TemporaryDirectory(prefix="course-grade-probe-") as folder:
+        command = ["unshare", "-Urnm", "sh", "-c", MOUNT_SCRIPT, "sh", *paths, folder, "--", "true"]
         try:
-            done = subprocess.run(
-                ["unshare", "-Urnm", "sh", "-c", script, folder], capture_output=True, timeout=10
-            )
+            done = subprocess.run(command, capture_output=True, timeout=20)
         except (OSError, subprocess.SubprocessError):
             return False
     return done.returncode == 0
@@ -203,7 +207,7 @@ class CourseSnapshot:
         files and the site folders back as they were read; the paths that had changed.  With
         namespaces the kernels can't write there, and nothing is touched: a change then is the
         trainer's own (an edit during grading), not the submission's."""
-        if namespaces_permitted():
+        if namespaces_permitted(self.root):
             return []
         changed = []
         for part in COURSE_PARTS:
@@ -365,7 +369,7 @@ class Sandbox:
             spec["rlimits"]["RLIMIT_AS"] = self.limits.memory
         if self.limits.file_size:
             spec["rlimits"]["RLIMIT_FSIZE"] = self.limits.file_size
-        isolated = namespaces_permitted()
+        isolated = namespaces_permitted(self.snapshot.root)
         if self.limits.processes:
             spec["cgroup"] = self._make_cgroup()
             if spec["cgroup"] is None:

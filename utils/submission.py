@@ -1,4 +1,6 @@
-"""Submitted lab notebooks, before they run: which files, is each a notebook, which lab, where?
+"""Submitted lab notebooks, before they run: which files, is each a notebook, which lab?
+
+Where they run is `utils.sandbox`: a copy of the course in a temporary folder.
 
 Where the grader must stop, a function answers with a refusal: `(status, why)`, the status
 machine-readable ("not_found", "not_a_notebook", "invalid_notebook", "not_a_lab", "wrong_lab"),
@@ -120,14 +122,3 @@ def lab_to_grade(nb: Any, lab: str | None) -> tuple[str | None, Refusal | None]:
             ),
         )
     return lab or number, None
-
-
-def working_folder(path: Path, course: Path) -> Path:
-    """The notebook's folder if a course is found from there (as its setup cell looks), else ours."""
-    folder = path.resolve().parent
-    for candidate in (folder, *folder.parents):
-        if (candidate / "course.toml").is_file() and (
-            candidate / "utils" / "__init__.py"
-        ).is_file():
-            return folder
-    return course
