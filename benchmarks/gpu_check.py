@@ -73,6 +73,7 @@ hand; a run on a machine without CUDA leaves the file as it is.
 """
 NO_RUN = "No GPU run has been recorded yet.\n"
 SMALL_LEFT = 20.0  # seconds: a notebook or benchmark that would get less is not started
+GRACE = 30.0  # seconds a notebook's child may take beyond its limit to stop its kernel
 BENCH_SHARE = 0.45  # of --budget at most for the benchmarks: the notebooks need the rest
 
 
@@ -265,15 +266,17 @@ def describe(path: Path) -> tuple[str, str]:
 def notebook_result(path: Path, timeout: float, env: dict[str, str]) -> Result:
     name, kind = describe(path)
     started = time.monotonic()
-    # The child's own limit is the notebook's; this one, a minute later, is for a stuck kernel.
+    # The child's own limit is the notebook's; this one, GRACE later, is for a kernel that hangs.
     code, stdout, stderr = in_child(
         [sys.executable, __file__, "--one", str(path), "--timeout", str(timeout)],
-        timeout + 60,
+        timeout + GRACE,
         env,
     )
     seconds = round(time.monotonic() - started, 1)
     if code is None:
-        return Result(name, kind, "timeout", seconds, f"still running after {timeout + 60:.0f} s")
+        return Result(
+            name, kind, "timeout", seconds, f"still running after {timeout + GRACE:.0f} s"
+        )
     answers = [line for line in stdout.splitlines() if line.startswith("{")]
     try:
         out = json.loads(answers[-1])
