@@ -161,7 +161,10 @@ def grade_notebook(
                 first=restored[0],
             )
         )
-        grade.verdict += f" ({grade.notes[-1]})"
+        if grade.graded and grade.verdict.endswith(")"):  # into the notes already there
+            grade.verdict = f"{grade.verdict[:-1]}; {grade.notes[-1]})"
+        else:
+            grade.verdict += f" ({grade.notes[-1]})"
     return grade
 
 
