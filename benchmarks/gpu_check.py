@@ -17,7 +17,8 @@ In one run, on the first CUDA device:
    is checked the way `python -m utils.grade` grades it (its answers re-checked on fresh inputs
    by the lab's checks), and passes with full marks only.  A failure or a timeout in one notebook
    never stops the others.  Lessons assert no speeds, so running them side by side is safe; the
-   benchmarks, which measure speed, never run next to them.
+   benchmarks, which measure speed, never run next to them, and a notebook that fills the GPU's
+   memory on purpose (lesson 02's batch-size search) runs first, alone.
 3. docs/verified.md gets ONE dated table (it is rewritten, not appended to): date, commit,
    device, driver, CUDA and torch versions, per notebook passed / failed / timeout with the first
    error line and its seconds, per benchmark the figures it printed.
@@ -299,7 +300,9 @@ def run_notebooks(
     run_one: Callable[[Path, float, dict[str, str]], Result] = notebook_result,
     report: Callable[[str], None] = print,
 ) -> list[Result]:
-    """`jobs` notebooks at a time; each gets `timeout` seconds, less where the budget ends first."""
+    """`jobs` notebooks at a time; each gets `timeout` seconds, less where the budget ends first.
+    A notebook that fills the GPU's memory on purpose runs first, alone: beside it, the others
+    would run out of memory, and what it finds would depend on them."""
 
     def one(path: Path) -> Result:
         left = deadline - time.monotonic()
@@ -314,8 +317,24 @@ def run_notebooks(
         report(f"  {result.status:8s} {result.seconds:6.1f} s  {result.name}  {result.error}")
         return result
 
+    alone = [p for p in paths if runs_alone(p)]
+    results = {path: one(path) for path in alone}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(one, paths))
+        shared = [p for p in paths if p not in results]
+        results.update(zip(shared, pool.map(one, shared), strict=True))
+    return [results[path] for path in paths]
+
+
+# Calls that probe how much GPU memory there is by filling it (lesson 02's batch-size search).
+FILLS_THE_GPU = ("find_batch_size(", "mem_get_info(")
+
+
+def runs_alone(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return any(call in text for call in FILLS_THE_GPU)
 
 
 # --- benchmarks ---------------------------------------------------------------------------------

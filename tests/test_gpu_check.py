@@ -174,6 +174,31 @@ def test_the_budget_leaves_late_notebooks_not_run(tmp_path):
     assert [r.status for r in late] == ["not run"] * 3 and len(calls) == 3
 
 
+def test_a_notebook_that_fills_the_gpu_runs_alone(tmp_path):
+    import threading
+
+    lock, active, seen = threading.Lock(), [0], {}
+
+    def run_one(path, timeout, env):
+        with lock:
+            active[0] += 1
+        time.sleep(0.3)
+        with lock:
+            seen[path.name] = active[0]  # how many ran at the same time, this one included
+            active[0] -= 1
+        return gpu_check.Result(path.name, "lesson", "passed", 0.3)
+
+    paths = [notebook(tmp_path / f"{i}.ipynb", "x = 1") for i in "ab"]
+    paths.insert(1, notebook(tmp_path / "fills.ipynb", "memory.find_batch_size(step)"))
+    paths.append(notebook(tmp_path / "c.ipynb", "y = 2"))
+    results = gpu_check.run_notebooks(
+        paths, 3, 60, time.monotonic() + 60, {}, run_one, report=lambda line: None
+    )
+    assert [r.name for r in results] == ["a.ipynb", "fills.ipynb", "b.ipynb", "c.ipynb"]
+    assert seen["fills.ipynb"] == 1 and max(seen.values()) > 1  # the others did share
+    assert [p.name for p in paths if gpu_check.runs_alone(p)] == ["fills.ipynb"]
+
+
 # --- benchmarks and the record ------------------------------------------------------------------
 
 
