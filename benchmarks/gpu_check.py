@@ -685,6 +685,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return verify(args, notebooks, benchmarks)
 
 
+NOTEBOOK_MODULES = ("nbformat", "nbclient", "jupyter_client", "ipykernel")
+
+
+def missing_modules(names: Sequence[str] = NOTEBOOK_MODULES) -> list[str]:
+    """What running a notebook needs that this Python lacks (a GPU machine's own Python may)."""
+    import importlib.util
+
+    return [name for name in names if importlib.util.find_spec(name) is None]
+
+
 def verify(args, notebooks, benchmarks) -> int:
     started = time.monotonic()
     deadline = started + args.budget
@@ -698,7 +708,12 @@ def verify(args, notebooks, benchmarks) -> int:
         print("== benchmarks (alone on the GPU)")
         bench_deadline = started + BENCH_SHARE * args.budget
         results += run_benchmarks(benchmarks, bench_deadline, child_env(1, args.offline))
-    if notebooks:
+    missing = missing_modules()
+    if notebooks and missing:  # every notebook would fail the same way: say it once, run none
+        why = f"cannot run notebooks: {', '.join(missing)} not installed (the course's test group)"
+        print(f"== {why}")
+        results += [Result(*describe(path), "not run", error=why) for path in notebooks]
+    elif notebooks:
         print(f"== notebooks, {args.jobs} at a time")
         results += run_notebooks(notebooks, args.jobs, args.timeout, deadline, env)
     options = " ".join(args.argv) or "(none: everything)"

@@ -277,6 +277,15 @@ def test_a_gpu_run_writes_one_dated_table_and_exits_0(monkeypatch, tmp_path):
     assert "`--only 00 --skip labs --quick" in record  # a subset says so
 
 
+def test_without_jupyter_no_notebook_starts_and_the_run_fails(monkeypatch, tmp_path):
+    assert gpu_check.missing_modules() == []  # this environment has them
+    assert gpu_check.missing_modules(["nbclient", "no_such_module_x"]) == ["no_such_module_x"]
+    monkeypatch.setattr(gpu_check, "missing_modules", lambda: ["nbclient"])
+    code, record = fake_gpu_run(monkeypatch, tmp_path, ["passed"])
+    assert code == 1
+    assert "| lesson | not run | 0.0 | cannot run notebooks: nbclient not installed" in record
+
+
 def test_a_failed_notebook_makes_the_exit_status_1(monkeypatch, tmp_path):
     code, record = fake_gpu_run(monkeypatch, tmp_path, ["failed"])
     assert code == 1
