@@ -78,7 +78,7 @@ bench: $(BIN)/.installed-test
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 # On a CUDA machine: the benchmarks at full size, then every English lesson and lab solution on the
-# GPU (4 at a time, the whole run within 540 s); writes one dated table to docs/verified.md and
+# GPU (up to 6 at a time, the whole run within 540 s); writes one dated table to docs/verified.md and
 # fails if anything did. Without CUDA: one line, exit 0, nothing written.
 # A part of it: make gpu-check GPU_CHECK="--quick" (or "--only 01 07", "--skip benchmarks", "--list").
 gpu-check: $(BIN)/.installed-test

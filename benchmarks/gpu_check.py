@@ -13,9 +13,9 @@ In one run, on the first CUDA device:
    capability >= 8.0), the course's timer against torch's and triton's, host<->device copies,
    training throughput (bench_training) and LoRA step costs (bench_lora);
 2. every lesson notebook (notebooks/en) and every lab solution (labs/solutions/en), each in a
-   fresh kernel of its own child process, `--jobs` at a time, each with its own time limit; a lab
-   is checked the way `python -m utils.grade` grades it (its answers re-checked on fresh inputs
-   by the lab's checks), and passes with full marks only.  A failure or a timeout in one notebook
+   fresh kernel of its own child process, `--jobs` at a time (default: half the cores, at most
+   6), each with its own time limit; a lab is checked the way `python -m utils.grade` grades it
+   (its answers re-checked on fresh inputs by the lab's checks), and passes with full marks only.  A failure or a timeout in one notebook
    never stops the others.  Lessons assert no speeds, so running them side by side is safe; the
    benchmarks, which measure speed, never run next to them, and a notebook that fills the GPU's
    memory on purpose (lesson 02's batch-size search) runs first, alone.
@@ -23,8 +23,8 @@ In one run, on the first CUDA device:
    device, driver, CUDA and torch versions, per notebook passed / failed / timeout with the first
    error line and its seconds, per benchmark the figures it printed.
 
-`--budget` (seconds, default 540) bounds the whole run, so that it fits the 15 minutes a lent GPU
-session has, machine start included: the benchmarks get at most 45 % of it, the notebooks the
+`--budget` (seconds, default 540) bounds the whole run, so that it fits a short GPU rental (15
+minutes, the machine's start included): the benchmarks get at most 45 % of it, the notebooks the
 rest, and whatever would start too late is reported as "not run".
 
 Exit status: 1 if anything failed, timed out or was not run; 0 if everything passed; 2 for a usage
@@ -609,6 +609,13 @@ def child_env(jobs: int, offline: bool) -> dict[str, str]:
     return env
 
 
+def default_jobs(cores: int | None = None) -> int:
+    """Half the cores, so each kernel has two for its CPU work (loading, tokenizing), at most 6:
+    the GPU is shared by them all."""
+    cores = cores or os.cpu_count() or 1
+    return max(1, min(6, cores // 2))
+
+
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="gpu_check.py", description="Run the course on a CUDA GPU and record what it showed."
@@ -622,7 +629,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         choices=("lessons", "labs", "benchmarks"),
         help="parts to leave out",
     )
-    parser.add_argument("--jobs", type=int, default=4, help="notebooks at a time (4)")
+    parser.add_argument(
+        "--jobs", type=int, help="notebooks at a time (half the cores, 1 to 6: 6 on 16 cores)"
+    )
     parser.add_argument("--timeout", type=float, help="seconds per notebook (300; --quick 180)")
     parser.add_argument("--budget", type=float, default=540, help="seconds for the whole run (540)")
     parser.add_argument("--offline", action="store_true", help="HF_HUB_OFFLINE=1 for the notebooks")
@@ -635,6 +644,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--bench", help=argparse.SUPPRESS)  # a child: one benchmark
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    args.jobs = args.jobs or default_jobs()
     if args.jobs < 1 or args.budget <= 0 or (args.timeout is not None and args.timeout <= 0):
         parser.error("--jobs, --budget and --timeout must be positive")
     args.timeout = args.timeout or (180.0 if args.quick else 300.0)

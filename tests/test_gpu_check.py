@@ -67,7 +67,8 @@ def test_only_and_skip_choose_notebooks():
     assert all("labs" not in p.parts for p in notebooks) and benchmarks
     assert gpu_check.plan(gpu_check.parse(["--skip", "benchmarks"]))[1] == []
     with pytest.raises(SystemExit):
-        gpu_check.parse(["--jobs", "0"])
+        gpu_check.parse(["--jobs", "-1"])
+    assert [gpu_check.default_jobs(cores) for cores in (1, 2, 4, 16, 64)] == [1, 1, 2, 6, 6]
 
 
 # --- the matmul table: tf32 only where the GPU has it, peaks named --------------------------------
