@@ -326,6 +326,13 @@ def _size(value: str) -> int | None:
     return int(number) or None
 
 
+def default_jobs() -> int:
+    """2 where two cores are free, else 1: on a busy machine a second kernel only waits."""
+    cores = os.cpu_count() or 1
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return 2 if cores >= 2 and busy <= cores - 1 else 1
+
+
 _worker: dict[str, Any] = {}
 
 
@@ -377,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         "--seed", type=int, help="seed of the random inputs (default: new ones; the JSON shows it)"
     )
     parser.add_argument(
-        "--jobs", type=int, help="notebooks graded at once (default: 2 if there are 2 cores)"
+        "--jobs", type=int, help="notebooks graded at once (default: 2 if two cores are idle)"
     )
     default = Limits()
     parser.add_argument(
@@ -416,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         "cell_timeout": args.cell_timeout,
         "limits": limits,
     }
-    jobs = args.jobs or min(2, os.cpu_count() or 1)
+    jobs = args.jobs or default_jobs()
     jobs = max(1, min(jobs, len(files)))
     progress = Progress(len(files))
     grades: list[Grade] = []
@@ -442,11 +449,11 @@ def main(argv: list[str] | None = None) -> int:
         for path, seed in zip(files, seeds, strict=True):
             report(grade_notebook(path, seed=seed, snapshot=snapshot, **options))
     else:
-        # Kernels are separate processes anyway; the workers only wait for them.  "spawn": no
-        # copy of this process's threads or open kernels.
+        # Kernels are separate processes anyway; the workers only wait for them.  Forked (on
+        # Linux) before any kernel runs: no threads to copy, and no second start of Python.
         with ProcessPoolExecutor(
             jobs,
-            mp_context=get_context("spawn"),
+            mp_context=get_context("fork" if sys.platform.startswith("linux") else "spawn"),
             initializer=_start_worker,
             initargs=(get_language(), snapshot, options),
         ) as pool:
