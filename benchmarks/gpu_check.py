@@ -358,7 +358,7 @@ def matmul_dtypes(compute_capability: tuple[int, int] | None) -> list[tuple[str,
 
 def set_fp32_precision(torch, precision: str) -> None:
     matmul = torch.backends.cuda.matmul
-    if hasattr(matmul, "fp32_precision"):  # torch >= 2.9; mixing it with allow_tf32 raises
+    if hasattr(matmul, "fp32_precision"):  # torch >= 2.9; mixing it with allow_tf32 can raise
         matmul.fp32_precision = precision
     else:
         matmul.allow_tf32 = precision == "tf32"
