@@ -207,6 +207,12 @@ class Fit:
 
 
 _TRANSIENT = ("activations", "gradients", "step_temporaries")
+BLOCK_PARTS = {  # the parts of block_activations, for a table
+    "norms": ("norms (fp32)", "Normen (fp32)"),
+    "attention": ("attention", "Attention"),
+    "mlp": ("MLP", "MLP"),
+    "linear inputs": ("inputs of trained layers", "Eingaben trainierter Schichten"),
+}
 PHASE_NAMES = {"forward": ("forward", "Vorwärts"), "backward": ("backward", "Rückwärts")}
 PHASE_NAMES["step"] = ("optimizer step", "Optimiererschritt")
 PART_NAMES = {
