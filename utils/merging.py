@@ -74,7 +74,7 @@ def lora_deltas(peft_model: Any, adapter: str = "default") -> dict[str, torch.Te
     from peft.tuners.lora import LoraLayer
 
     return {
-        name.removeprefix(PREFIX): module.get_delta_weight(adapter).float()
+        name.removeprefix(PREFIX): module.get_delta_weight(adapter).detach().float()
         for name, module in peft_model.named_modules()
         if isinstance(module, LoraLayer) and hasattr(module, "lora_A")
     }
@@ -103,8 +103,8 @@ def merged_copy(
 def kept_share(before: torch.Tensor, after: torch.Tensor, delta: torch.Tensor) -> float:
     """Which share of `delta` a merge kept: the projection of (after − before) on delta, divided
     by |delta|² (1 = all of it, 0 = none, as if nothing had been added)."""
-    change = (after.float() - before.float()).flatten()
-    d = delta.float().flatten()
+    change = (after.detach().float() - before.detach().float()).flatten()
+    d = delta.detach().float().flatten()
     return float(change @ d / (d @ d).clamp(min=1e-30))
 
 
