@@ -319,3 +319,24 @@ course = pathlib.Path({str(course)!r})
     assert grade.cell_errors == 0  # nothing stopped the writes ...
     assert CourseSnapshot.read(course).files == snapshot.files  # ... and all were undone
     assert "put back" in grade.verdict and "network on" in grade.verdict
+
+
+def test_the_guard_removes_links_instead_of_following_them(tmp_path, monkeypatch):
+    """A course folder replaced by a link to elsewhere: the guard removes the link, puts the
+    course back, and leaves what the link pointed to alone."""
+    course = copy_course(tmp_path / "course")
+    snapshot = CourseSnapshot.read(course)
+    monkeypatch.setattr(sandbox, "namespaces_permitted", lambda *course: False)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.txt").write_text("mine")
+    shutil.rmtree(course / "labs/checks")
+    (course / "labs/checks").symlink_to(elsewhere)
+    (course / "utils/checks.py").unlink()
+    (course / "utils/checks.py").symlink_to(elsewhere / "precious.txt")
+    changed = snapshot.guard()
+    assert "labs/checks" in changed and "utils/checks.py" in changed
+    assert (elsewhere / "precious.txt").read_text() == "mine"
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["precious.txt"]
+    assert CourseSnapshot.read(course).files == snapshot.files
+    assert snapshot.guard() == []  # and nothing is left to put back

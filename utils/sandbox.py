@@ -209,15 +209,28 @@ class CourseSnapshot:
         trainer's own (an edit during grading), not the submission's."""
         if namespaces_permitted(self.root):
             return []
-        changed = []
+        changed: list[str] = []
+        # A linked folder is removed, never followed: it may point anywhere on the machine.
+        for rel in sorted({str(Path(n).parent) for n in self.files} | set(COURSE_PARTS)):
+            parts = Path(rel).parts
+            for depth in range(1, len(parts) + 1):
+                path = self.root.joinpath(*parts[:depth])
+                if path.is_symlink():
+                    path.unlink()
+                    changed.append(Path(*parts[:depth]).as_posix())
         for part in COURSE_PARTS:
-            path = self.root / part
-            now = [path] if path.is_file() else sorted(path.rglob("*")) if path.is_dir() else []
-            for p in now:
-                name = p.relative_to(self.root).as_posix()
-                if p.is_file() and "__pycache__" not in p.parts and name not in self.files:
-                    p.unlink()  # a file planted in the course's code
-                    changed.append(name)
+            top = self.root / part
+            if not top.is_dir():
+                continue
+            for folder, dirs, names in os.walk(top):  # does not enter linked folders
+                for name in [*dirs, *names]:
+                    path = Path(folder) / name
+                    rel = path.relative_to(self.root).as_posix()
+                    planted = name in names and rel not in self.files and "__pycache__" not in rel
+                    if path.is_symlink() or planted:
+                        path.unlink()
+                        changed.append(rel)
+                dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
         for name, data in self.files.items():
             path = self.root / name
             try:
@@ -225,10 +238,10 @@ class CourseSnapshot:
             except OSError:
                 same = False
             if not same:
-                if path.is_symlink() or path.is_dir():
-                    shutil.rmtree(
-                        path
-                    ) if path.is_dir() and not path.is_symlink() else path.unlink()
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                elif path.is_symlink():
+                    path.unlink()
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
                 changed.append(name)
@@ -245,7 +258,8 @@ class CourseSnapshot:
             path.unlink(missing_ok=True)
             changed.append(str(path))
         for path, data in self.startup.items():
-            if now_startup.get(path) != data:
+            if now_startup.get(path) != data or path.is_symlink():
+                path.unlink(missing_ok=True)  # a link is not written through
                 path.write_bytes(data)
                 changed.append(str(path))
         return sorted(changed)
