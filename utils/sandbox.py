@@ -107,7 +107,8 @@ def namespaces_permitted(course: Path | None = None) -> bool:
 def _probe(paths: tuple[str, ...]) -> bool:
     # Exactly what a kernel's start does, with `true` for the kernel.
     with tempfile.TemporaryDirectory(prefix="course-grade-probe-") as folder:
-        command = ["unshare", "-Urnm", "sh", "-c", MOUNT_SCRIPT, "sh", *paths, folder, "--", "true"]
+        command = ["unshare", "-Urnm", "sh", "-c", MOUNT_SCRIPT, "sh", *_loopback(), *paths, folder]
+        command += ["--", "true"]
         try:
             done = subprocess.run(command, capture_output=True, timeout=20)
         except (OSError, subprocess.SubprocessError):
@@ -299,8 +300,17 @@ if spec["cgroup"]:
         procs.write(str(os.getpid()))
 os.execv(sys.argv[2], sys.argv[2:])
 """
+# Brings the network namespace's own loopback up (torchrun, gloo and friends talk over it); the
+# machine's network stays out of reach.
+LOOPBACK_UP = """\
+import fcntl, socket, struct
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    flags = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, struct.pack("16sH", b"lo", 0))[:18])[1]
+    fcntl.ioctl(s, 0x8914, struct.pack("16sH", b"lo", flags | 1))
+"""
 # Mounts the trainer's folders read-only, then a second user namespace locks those mounts.
 MOUNT_SCRIPT = """\
+"$1" -S -c "$2" 2>/dev/null; shift 2
 for p in "$@"; do
   [ "$p" = -- ] && break
   mount --bind "$p" "$p" && mount -o remount,bind,ro "$p" || exit 97
@@ -415,7 +425,8 @@ class Sandbox:
         ]
         # Empty now; the grader writes the checks of the re-check into it later, from outside.
         protected.append(str(self.folder / "checks"))
-        return ["unshare", flags, "sh", "-c", MOUNT_SCRIPT, "sh", *protected, "--", *limiter, *argv]
+        script = ["sh", "-c", MOUNT_SCRIPT, "sh", *_loopback(), *protected]
+        return ["unshare", flags, *script, "--", *limiter, *argv]
 
     def _make_cgroup(self) -> str | None:
         parent = pids_cgroup_parent()
@@ -465,6 +476,10 @@ class Sandbox:
         target = self.folder / "checks" / secrets.token_hex(8)  # read-only for the kernel
         self.snapshot.write(target, only=("utils/", "labs/", "course.toml"))
         return target
+
+
+def _loopback() -> list[str]:
+    return [sys.executable, LOOPBACK_UP]
 
 
 def _no_logs(folder: str, names: list[str]) -> list[str]:
