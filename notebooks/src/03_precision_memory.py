@@ -52,6 +52,8 @@
 #   Messung vergleichen.
 
 # %%
+import os
+
 import matplotlib.pyplot as plt
 import torch
 
@@ -236,40 +238,112 @@ for name in ("float32", "tf32", "float16", "bfloat16"):
         g=speed[name] / 1e9,
     )
 torch.set_float32_matmul_precision("highest")
+ratio = speed["bfloat16"] / speed["float32"]
+say(
+    "float16 / float32 speed: {r:.2f}×, bfloat16 / float32: {q:.2f}×",
+    "Tempo float16 / float32: {r:.2f}×, bfloat16 / float32: {q:.2f}×",
+    r=speed["float16"] / speed["float32"],
+    q=ratio,
+)
+
+# %% [markdown] lang="en"
+# Which of these is faster is a property of your hardware *and* of the library's kernels, so the
+# lesson does not tell you; it asks the machine. On a CPU, torch's own kernels are compiled for
+# several instruction sets and pick one at start (`torch.backends.cpu.get_cpu_capability()`;
+# `ATEN_CPU_CAPABILITY=avx2` forces the AVX2 ones), while its bf16 matmul goes to oneDNN, which
+# checks the CPU by itself: with AVX512-BF16 or AMX it multiplies bf16 in hardware, without them it
+# widens every number to fp32 and rounds back, and bf16 becomes many times *slower* than fp32.
+
+# %% [markdown] lang="de"
+# Was davon schneller ist, hängt von deiner Hardware *und* von den Kerneln der Bibliothek ab, also
+# sagt es dir die Lektion nicht vorher, sondern fragt die Maschine. Auf einer CPU sind torchs eigene
+# Kernel für mehrere Befehlssätze übersetzt und wählen beim Start einen
+# (`torch.backends.cpu.get_cpu_capability()`; `ATEN_CPU_CAPABILITY=avx2` erzwingt die AVX2-Kernel).
+# Die bf16-Matmul aber gibt torch an oneDNN weiter, das die CPU selbst prüft: Mit AVX512-BF16 oder
+# AMX multipliziert es bf16 in Hardware, ohne sie wandelt es jede Zahl nach fp32 und rundet zurück,
+# und bf16 wird um ein Vielfaches *langsamer* als fp32.
+
+# %%
+if ratio > 1.25:
+    finding = text("bf16 ran faster than fp32", "bf16 lief schneller als fp32")
+elif ratio < 0.8:
+    finding = text("bf16 ran slower than fp32", "bf16 lief langsamer als fp32")
+else:
+    finding = text(
+        "bf16 and fp32 ran about equally fast", "bf16 und fp32 liefen etwa gleich schnell"
+    )
 if device.type == "cpu":
+    bf16_flags = sorted({"avx512_bf16", "amx_bf16"} & hw.cpu.flags)
+    # en: oneDNN's own limit, if someone set one (it overrides what the CPU can do)
+    # de: die eigene Grenze von oneDNN, falls jemand eine gesetzt hat (sie schlägt die CPU)
+    onednn_limit = os.environ.get("ONEDNN_MAX_CPU_ISA", "")
+    in_hardware = bool(bf16_flags) and not onednn_limit.upper().startswith(("AVX2", "AVX_", "SSE"))
     say(
-        "this CPU has fast bf16 (AVX512-BF16/AMX): {f}",
-        "diese CPU hat schnelles bf16 (AVX512-BF16/AMX): {f}",
-        f=hw.cpu.has_fast_bf16,
+        "torch's own CPU kernels: {aten}; bf16 instructions of this CPU: {flags}; "
+        "ONEDNN_MAX_CPU_ISA: {limit}.",
+        "torchs eigene CPU-Kernel: {aten}; bf16-Befehle dieser CPU: {flags}; "
+        "ONEDNN_MAX_CPU_ISA: {limit}.",
+        aten=torch.backends.cpu.get_cpu_capability(),
+        flags=", ".join(bf16_flags) or text("none", "keine"),
+        limit=onednn_limit or text("not set", "nicht gesetzt"),
+    )
+    path = (
+        text(
+            "in hardware (oneDNN with bf16 instructions)", "in Hardware (oneDNN mit bf16-Befehlen)"
+        )
+        if in_hardware
+        else text(
+            "without bf16 instructions (widened to fp32 and rounded back)",
+            "ohne bf16-Befehle (nach fp32 gewandelt und zurückgerundet)",
+        )
+    )
+    if (ratio > 1.25) if in_hardware else (ratio < 0.8):
+        why = text("That is what this path does.", "Das ist, was dieser Weg tut.")
+    else:
+        why = text(
+            "Unexpected for this path: at n = {n} the machine's load can hide the difference; "
+            "run the cell again.",
+            "Unerwartet für diesen Weg: Bei n = {n} kann die Last der Maschine den Unterschied "
+            "verdecken; führ die Zelle noch einmal aus.",
+            n=n,
+        )
+    say(
+        "Verdict: {finding} ({q:.2f}×); the bf16 matmul ran {path}. {why}",
+        "Urteil: {finding} ({q:.2f}×); die bf16-Matmul lief {path}. {why}",
+        finding=finding,
+        q=ratio,
+        path=path,
+        why=why,
     )
 elif device.type == "cuda":
     g = hw.gpus[0]
     say(
-        "{name}: compute capability {cc}, is_bf16_supported() = {s}, fast bf16 = {f}",
-        "{name}: Compute Capability {cc}, is_bf16_supported() = {s}, schnelles bf16 = {f}",
+        "Verdict: {finding} ({q:.2f}×) on {name}: compute capability {cc}, "
+        "is_bf16_supported() = {s}, bf16 tensor cores (≥ 8.0) = {f}.",
+        "Urteil: {finding} ({q:.2f}×) auf {name}: Compute Capability {cc}, "
+        "is_bf16_supported() = {s}, bf16-Tensor-Cores (≥ 8,0) = {f}.",
+        finding=finding,
+        q=ratio,
         name=g.name,
         cc=g.compute_capability,
         s=torch.cuda.is_bf16_supported(),
         f=g.has_fast_bf16,
     )
-say(
-    "float16 / float32 speed: {r:.2f}×, bfloat16 / float32: {q:.2f}×",
-    "Tempo float16 / float32: {r:.2f}×, bfloat16 / float32: {q:.2f}×",
-    r=speed["float16"] / speed["float32"],
-    q=speed["bfloat16"] / speed["float32"],
-)
+else:
+    say("Verdict: {finding} ({q:.2f}×).", "Urteil: {finding} ({q:.2f}×).", finding=finding, q=ratio)
 
 # %% [markdown] lang="en"
 # ### What you should see (checked 2026-12)
 #
 # | profile | fp32 | fp16 | bf16 | tf32 |
 # |---|---|---|---|---|
-# | CPU (CI: 2 cores of an AMD EPYC Zen 5) | reference | far slower (no fast kernel, ~80× at large sizes) | several times faster with AVX512-BF16, slower without | – |
+# | CPU (CI: 2 cores of an AMD EPYC Zen 5) | reference | far slower (no fast kernel, ~80× at large sizes) | with AVX512-BF16 or AMX faster (CI machine: about 3×); with AVX2 only 50–80× slower | – |
 # | Colab T4, Kaggle T4 x2 | 8.1 TFLOP/s peak | tensor cores: 65 TFLOP/s peak, ~24 sustained | emulated: slower than fp32 | not on a T4 |
 # | TPU v5e | – | – | the native format, 197 TFLOP/s peak | – |
 # | A100 / H100 | 19.5 / 67 | 312 / 989 | 312 / 989 | 156 / 495 |
 #
-# The CPU row was measured on the course's CI machine (docs/facts.md §2–3), the others are data
+# The CPU row was measured on the course's CI machine and on an AVX2-only EPYC (docs/facts.md
+# §3; the verdict above says which kind yours is), the others are data
 # sheet peaks (NVIDIA T4, A100, H100 data sheets; Google Cloud TPU documentation; `utils/chips.py`,
 # checked 2026-11). This lesson's PyTorch cells compute on the CPU of a TPU runtime; lesson 04
 # uses the TPU.
@@ -279,12 +353,13 @@ say(
 #
 # | Profil | fp32 | fp16 | bf16 | tf32 |
 # |---|---|---|---|---|
-# | CPU (CI: 2 Kerne einer AMD EPYC Zen 5) | Bezug | weit langsamer (kein schneller Kernel, bei großen Größen ~80×) | mit AVX512-BF16 mehrfach schneller, ohne langsamer | – |
+# | CPU (CI: 2 Kerne einer AMD EPYC Zen 5) | Bezug | weit langsamer (kein schneller Kernel, bei großen Größen ~80×) | mit AVX512-BF16 oder AMX schneller (CI-Maschine: etwa 3×); nur mit AVX2 50- bis 80-mal langsamer | – |
 # | Colab T4, Kaggle T4 x2 | 8,1 TFLOP/s Spitze | Tensor Cores: 65 TFLOP/s Spitze, ~24 dauerhaft | emuliert: langsamer als fp32 | nicht auf der T4 |
 # | TPU v5e | – | – | das eigene Format, 197 TFLOP/s Spitze | – |
 # | A100 / H100 | 19,5 / 67 | 312 / 989 | 312 / 989 | 156 / 495 |
 #
-# Die CPU-Zeile ist auf der CI-Maschine des Kurses gemessen (docs/facts.md §2–3), die anderen sind
+# Die CPU-Zeile ist auf der CI-Maschine des Kurses und auf einer EPYC nur mit AVX2 gemessen
+# (docs/facts.md §3; das Urteil oben sagt, welche Art deine ist), die anderen sind
 # Spitzenwerte aus Datenblättern (NVIDIA-Datenblätter T4, A100, H100; Google-Cloud-TPU-Doku;
 # `utils/chips.py`, Stand 2026-11). Die PyTorch-Zellen dieser Lektion rechnen auf einer
 # TPU-Laufzeit auf der CPU; Lektion 04 nutzt die TPU.
@@ -292,40 +367,62 @@ say(
 # %% [markdown] lang="en"
 # ## 3. Mixed precision: autocast and loss scaling
 #
-# `torch.autocast` runs matmuls and convolutions in 16 bits and keeps what needs range in fp32.
-# Which operations that is differs per device (PyTorch's "Automatic Mixed Precision" page lists
-# them): on CUDA softmax, log-softmax, norms and losses; on the CPU fewer, losses such as
-# `mse_loss` but not softmax. The weights themselves stay fp32 (the *master weights*); autocast
-# casts copies. CUDA takes fp16 or bf16, the CPU bf16.
+# `torch.autocast` runs matmuls and convolutions in 16 bits and lifts some other operations to
+# fp32. Which ones differs per device: PyTorch's "Autocast Op Reference" (in the page "Automatic
+# Mixed Precision package - torch.amp", read 2026-12) lists for CUDA softmax, log-softmax,
+# layer_norm, sums and the losses; its CPU list has the losses (`mse_loss`, `nll_loss`, ...) but
+# not softmax or layer_norm, which on a CPU stay in bf16. The weights themselves stay fp32 (the
+# *master weights*); autocast computes with 16-bit copies. CUDA takes fp16 or bf16, the CPU bf16.
+# The cell asks torch what each operation returns, on the CPU and, where there is one, on CUDA.
 
 # %% [markdown] lang="de"
-# `torch.autocast` rechnet Matmuls und Faltungen in 16 Bit und lässt, was Wertebereich braucht, in
-# fp32. Welche Operationen das sind, hängt vom Gerät ab (PyTorchs Seite „Automatic Mixed
-# Precision“ listet sie): auf CUDA Softmax, Log-Softmax, Normen und Losses; auf der CPU weniger,
-# Losses wie `mse_loss`, Softmax aber nicht. Die Gewichte selbst bleiben fp32 (die
-# *Master-Gewichte*); autocast rechnet mit Kopien. CUDA nimmt fp16 oder bf16, die CPU bf16.
+# `torch.autocast` rechnet Matmuls und Faltungen in 16 Bit und hebt einige andere Operationen auf
+# fp32. Welche, hängt vom Gerät ab: Die „Autocast Op Reference“ von PyTorch (auf der Seite
+# „Automatic Mixed Precision package - torch.amp“, gelesen 2026-12) nennt für CUDA Softmax,
+# Log-Softmax, layer_norm, Summen und die Losses; ihre CPU-Liste hat die Losses (`mse_loss`,
+# `nll_loss`, ...), aber weder Softmax noch layer_norm, die auf der CPU in bf16 bleiben. Die
+# Gewichte selbst bleiben fp32 (die *Master-Gewichte*); autocast rechnet mit 16-Bit-Kopien. CUDA
+# nimmt fp16 oder bf16, die CPU bf16. Die Zelle fragt torch, was jede Operation zurückgibt, auf der
+# CPU und, wo es eine gibt, auf CUDA.
 
 # %%
+F = torch.nn.functional
 amp_dtype = torch.bfloat16
 if device.type == "cuda" and not hw.gpus[0].has_fast_bf16:
     amp_dtype = torch.float16
-layer = torch.nn.Linear(64, 64).to(device)
-x = torch.randn(8, 64, device=device)
-with torch.autocast(
-    device_type=device.type if device.type in ("cuda", "cpu") else "cpu", dtype=amp_dtype
-):
-    y = layer(x)
-    s = torch.softmax(y, dim=-1)
-    norm = torch.nn.functional.layer_norm(y, (64,))
-    loss = torch.nn.functional.mse_loss(y, torch.zeros_like(y))
-for what, value in [
-    ("layer.weight", layer.weight),
-    ("layer(x)", y),
-    ("softmax", s),
-    ("layer_norm", norm),
-    ("mse_loss", loss),
-]:
-    print(f"{what:<14} {value.dtype}")
+
+
+def autocast_dtypes(where, dtype):
+    """The dtype each operation returns under autocast on `where` ("cpu" or "cuda")."""
+    layer = torch.nn.Linear(64, 64).to(where)
+    x = torch.randn(8, 64, device=where)
+    target = torch.zeros(8, dtype=torch.long, device=where)
+    with torch.autocast(device_type=where, dtype=dtype):
+        y = layer(x)
+        out = {
+            "layer.weight": layer.weight,
+            "linear": y,
+            "softmax": torch.softmax(y, dim=-1),
+            "log_softmax": torch.log_softmax(y, dim=-1),
+            "layer_norm": F.layer_norm(y, (64,)),
+            "sum": y.sum(),
+            "mse_loss": F.mse_loss(y, torch.zeros_like(y)),
+            "cross_entropy": F.cross_entropy(y, target),
+        }
+    return {op: str(t.dtype).removeprefix("torch.") for op, t in out.items()}
+
+
+on_cpu = autocast_dtypes("cpu", torch.bfloat16)
+on_cuda = autocast_dtypes("cuda", amp_dtype) if device.type == "cuda" else {}
+print(f"{'':<15}{'CPU (bfloat16)':>16}{'CUDA':>16}")
+for op, dt in on_cpu.items():
+    print(f"{op:<15}{dt:>16}{on_cuda.get(op, '–'):>16}")
+lifted = [op for op, dt in on_cpu.items() if dt == "float32" and op != "layer.weight"]
+say(
+    "On the CPU autocast lifted to fp32: {ops}; everything else ran in bf16.",
+    "Auf der CPU hob autocast auf fp32: {ops}; alles andere lief in bf16.",
+    ops=", ".join(lifted),
+)
 
 # %% [markdown] lang="en"
 # fp16's smallest number is about 6e-8 (with subnormals). Gradients of a deep net are often
@@ -391,7 +488,9 @@ for step, factor in enumerate(
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert plain == 0.0 and abs(rescued - 1e-8) / 1e-8 < 0.01 and scaler.get_scale() == 2.0**15
-assert y.dtype == amp_dtype and loss.dtype == torch.float32 and layer.weight.dtype == torch.float32
+for table, low in ((on_cpu, "bfloat16"), (on_cuda, str(amp_dtype)[6:])):
+    assert not table or table["linear"] == low and table["layer.weight"] == "float32"
+    assert not table or table["mse_loss"] == table["cross_entropy"] == "float32"
 
 # %% [markdown] lang="en"
 # ## 4. Memory: bytes per parameter
@@ -433,6 +532,19 @@ for name, r in rules.items():
         b=r.per_param(seven_b),
         total=format_bytes(r.per_param(seven_b) * seven_b),
     )
+    # en: the parts per parameter (without activations and the step's temporaries)
+    # de: die Teile pro Parameter (ohne Aktivierungen und Zwischenwerte des Schritts)
+    held = [k for k in r.parts if k not in ("activations", "context", "step_temporaries")]
+    pieces = [
+        text(
+            "{b:.2f} {part}",
+            "{b:.2f} {part}",
+            b=r.parts[k] / seven_b,
+            part=text(*fit.PART_NAMES[k]),
+        )
+        for k in held
+    ]
+    print("    = " + " + ".join(pieces))
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert (
@@ -443,6 +555,39 @@ assert (
     2 < rules["LoRA r=16"].per_param(seven_b) < 2.3
     and 0.5 < rules["QLoRA r=16"].per_param(seven_b) < 0.8
 )
+
+# %% [markdown] lang="en"
+# Two numbers for full fine-tuning with AdamW, and which is which:
+#
+# - **16 bytes per parameter in fp32**: 4 for the weight, 4 for its gradient, 8 for Adam's two
+#   moments m and v.
+# - **18 bytes per parameter with mixed precision as `torch.autocast` does it**: the same 16 in
+#   fp32 (master weights, gradients, moments), plus the 16-bit copy of each weight that autocast
+#   makes for the matmuls (2).
+#
+# You will also read "16 bytes" for mixed precision: that is the layout of ZeRO and DeepSpeed
+# (Rajbhandari et al. 2019, arXiv:1910.02054), which keeps 16-bit weights *and 16-bit gradients*
+# next to fp32 master weights and moments: 2 + 2 + 4 + 4 + 4. Autocast keeps the gradients in fp32,
+# hence 18. Pure bf16 training (no fp32 copy at all) needs 8, with the rounding problems of
+# section 1. LoRA needs the frozen base's bytes (2 in 16 bits, 4 on an fp32 base) plus 16 per
+# adapter parameter; QLoRA about half a byte per base parameter (docs/facts.md §5).
+
+# %% [markdown] lang="de"
+# Zwei Zahlen für volles Feintuning mit AdamW, und welche wofür gilt:
+#
+# - **16 Bytes pro Parameter in fp32**: 4 für das Gewicht, 4 für seinen Gradienten, 8 für die
+#   zwei Momente m und v von Adam.
+# - **18 Bytes pro Parameter mit Mixed Precision, wie `torch.autocast` sie macht**: dieselben 16
+#   in fp32 (Master-Gewichte, Gradienten, Momente) plus die 16-Bit-Kopie jedes Gewichts, die
+#   autocast für die Matmuls anlegt (2).
+#
+# Du liest auch „16 Bytes“ für Mixed Precision: Das ist die Aufteilung von ZeRO und DeepSpeed
+# (Rajbhandari u. a. 2019, arXiv:1910.02054), die 16-Bit-Gewichte *und 16-Bit-Gradienten* neben
+# fp32-Master-Gewichten und -Momenten hält: 2 + 2 + 4 + 4 + 4. Autocast hält die Gradienten in
+# fp32, daher 18. Reines bf16-Training (ganz ohne fp32-Kopie) braucht 8, mit den Rundungsproblemen
+# aus Abschnitt 1. LoRA braucht die Bytes der eingefrorenen Basis (2 in 16 Bit, 4 bei einer
+# fp32-Basis) plus 16 pro Adapterparameter; QLoRA etwa ein halbes Byte pro Basisparameter
+# (docs/facts.md §5).
 
 # %% [markdown] lang="en"
 # ## 5. Predicted vs. measured: the real model
@@ -486,30 +631,46 @@ from transformers import AutoConfig
 from utils import peakmem
 from utils.models import smollm2_location
 
+QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
+
 where, source = smollm2_location()
 config = AutoConfig.from_pretrained(where)
 print(source)
 on = "cuda" if device.type == "cuda" else "cpu"
+# en: LoRA as lesson 07 trains it: r = 8 on q, k, v, o; on an fp32 base (lesson 07 on a CPU) and
+# en: on a 16-bit base under autocast (lesson 07 on a GPU; fp16 on a T4)
+# de: LoRA, wie Lektion 07 es trainiert: r = 8 auf q, k, v, o; auf einer fp32-Basis (Lektion 07
+# de: auf der CPU) und auf einer 16-Bit-Basis unter autocast (Lektion 07 auf einer GPU; fp16 auf der T4)
+low = "float16" if on == "cuda" and not hw.gpus[0].has_fast_bf16 else "bfloat16"
 runs = [
     ("inference", "float32", 1, 128),
     ("inference", "bfloat16", 4, 128),
     ("full", "float32", 1, 32),
     ("full", "bfloat16", 1, 32),
+    ("lora", "float32", 2, 128),
+    ("lora", low, 2, 128, {"mixed": True, "amp_dtype": low}),
 ]
 # en: one helper process imports transformers once and forks a clean child per run (Linux)
 # de: ein Hilfsprozess importiert transformers einmal und forkt pro Lauf ein sauberes Kind (Linux)
 measured = peakmem.measure_peak(runs, device=on)
 errors = []
-for (mode, dt, batch, seq), peak in zip(runs, measured, strict=True):
+reports = {}
+for (mode, dt, batch, seq, *options), peak in zip(runs, measured, strict=True):
+    mixed = bool(options and options[0].get("mixed"))
     # en: device="cpu": no CUDA context (max_memory_allocated does not see it either)
     # de: device="cpu": ohne CUDA-Kontext (max_memory_allocated sieht ihn auch nicht)
-    predicted = fit.fit(config, dt, mode, batch, seq, device="cpu", foreach=on == "cuda")
+    predicted = fit.fit(
+        config, dt, mode, batch, seq, "cpu", mixed=mixed, rank=8, targets=QKVO, foreach=on == "cuda"
+    )
+    reports[mode, dt] = predicted
     errors.append(100 * (predicted.total - peak) / peak)
     say(
-        "{mode:<9} {dt:<8} batch {b} × {s}: predicted {p}, measured {m}, error {e:+.1f}%",
-        "{mode:<9} {dt:<8} Batch {b} × {s}: vorhergesagt {p}, gemessen {m}, Fehler {e:+.1f} %",
+        "{mode:<9} {dt:<8} {amp:<8} batch {b} × {s}: predicted {p}, measured {m}, error {e:+.1f}%",
+        "{mode:<9} {dt:<8} {amp:<8} Batch {b} × {s}: vorhergesagt {p}, gemessen {m}, "
+        "Fehler {e:+.1f} %",
         mode=mode,
         dt=dt,
+        amp="autocast" if mixed else "",
         b=batch,
         s=seq,
         p=format_bytes(predicted.total),
@@ -520,17 +681,71 @@ print(fit.fit(config, "float32", "full", 1, 32, device="cpu", foreach=on == "cud
 
 # %% [markdown] lang="en"
 # The error shown is what the calculator misses: the allocator's slack, the small tensors of the
-# attention mask and the positions, what loading leaves behind. The prediction must stay within
-# 15 % of the measurement (the hidden cell below asserts it for every row). Remember the ranking:
-# for this model, at short sequences the optimizer state is the largest part of training, at long
-# ones the activations.
+# attention mask and the positions. (On Linux the measurement sets glibc's `MALLOC_MMAP_THRESHOLD_`,
+# so memory freed during a step goes back to the system and the peak counts tensors, as
+# `max_memory_allocated` does on CUDA; with glibc's default the heap keeps freed blocks and the
+# same LoRA step looked up to half as large again.) The prediction must stay within 15 % of the
+# measurement (the hidden cell below asserts it for every row).
+#
+# LoRA is where a rule of thumb alone goes wrong. "2 bytes per parameter plus adapters" is the
+# frozen base in 16 bits; on an fp32 base (lesson 07 on a CPU) it is 4. And the activations are no
+# smaller than in full fine-tuning: the base is frozen, but backward still has to pass the
+# gradient through every block down to the first adapter, so the norms, attention and MLP keep
+# what they need for that. Only the inputs of frozen linear layers can go, since no weight
+# gradient needs them. On top sits the loss: transformers computes it in fp32 over the whole
+# vocabulary (49,152 tokens for SmolLM2), and backward briefly holds two more tensors of that
+# size. Here is what one block keeps per token, and the LoRA prediction by part:
 
 # %% [markdown] lang="de"
 # Der angezeigte Fehler ist, was der Rechner nicht erfasst: den Spielraum des Allocators, die
-# kleinen Tensoren der Attention-Maske und der Positionen, was das Laden zurücklässt. Die
-# Vorhersage muss innerhalb von 15 % der Messung bleiben (die versteckte Zelle unten prüft das für
-# jede Zeile). Merk dir die Reihenfolge: Bei diesem Modell ist bei kurzen Sequenzen der
-# Optimiererzustand der größte Teil des Trainings, bei langen die Aktivierungen.
+# kleinen Tensoren der Attention-Maske und der Positionen. (Unter Linux setzt die Messung glibcs
+# `MALLOC_MMAP_THRESHOLD_`, damit Speicher, der während eines Schritts frei wird, ans System
+# zurückgeht und die Spitze Tensoren zählt, wie `max_memory_allocated` auf CUDA; mit glibcs
+# Voreinstellung behält der Heap freie Blöcke, und derselbe LoRA-Schritt sah bis zur Hälfte größer
+# aus.) Die Vorhersage muss innerhalb von 15 % der Messung bleiben (die versteckte Zelle unten
+# prüft das für jede Zeile).
+#
+# Bei LoRA geht eine Faustregel allein schief. „2 Bytes pro Parameter plus Adapter“ ist die
+# eingefrorene Basis in 16 Bit; auf einer fp32-Basis (Lektion 07 auf der CPU) sind es 4. Und die
+# Aktivierungen sind nicht kleiner als beim vollen Feintuning: Die Basis ist zwar eingefroren, aber
+# der Rückwärtsdurchlauf muss den Gradienten durch jeden Block bis zum ersten Adapter
+# durchreichen, also behalten Normen, Attention und MLP, was sie dafür brauchen. Wegfallen können
+# nur die Eingaben eingefrorener linearer Schichten, denn kein Gewichtsgradient braucht sie. Oben
+# drauf kommt der Loss: transformers rechnet ihn in fp32 über das ganze Vokabular (49.152 Tokens bei
+# SmolLM2), und der Rückwärtsdurchlauf hält kurz zwei weitere Tensoren dieser Größe. Hier, was ein
+# Block pro Token behält, und die LoRA-Vorhersage nach Teilen:
+
+# %%
+shape = fit.shape_of(config)
+full_block = fit.block_activations(shape, 4.0, fit.ALL_LINEAR, full=True)
+lora_block = fit.block_activations(shape, 4.0, QKVO)
+print(f"{'':<32}{text('full, fp32', 'voll, fp32'):>14}{text('LoRA, fp32', 'LoRA, fp32'):>14}")
+for part in full_block:
+    say(
+        "{part:<32}{f:>12,.0f} B{l:>12,.0f} B",
+        "{part:<32}{f:>12,.0f} B{l:>12,.0f} B",
+        part=text(*fit.BLOCK_PARTS[part]),
+        f=full_block[part],
+        l=lora_block[part],
+    )
+lora_fp32 = reports["lora", "float32"]
+print(lora_fp32)
+say(
+    "The loss over the vocabulary alone: {head} of the {act} of activations.",
+    "Allein der Loss über das Vokabular: {head} der {act} Aktivierungen.",
+    head=format_bytes(fit.loss_head_bytes(shape, 2 * 128)),
+    act=format_bytes(lora_fp32.parts["activations"]),
+)
+
+# %% [markdown] lang="en"
+# Remember the ranking: for this small model, at short sequences the optimizer state is the
+# largest part of full training, at long ones the activations; for LoRA the base and the
+# activations, never the adapters.
+
+# %% [markdown] lang="de"
+# Merk dir die Reihenfolge: Bei diesem kleinen Modell ist bei kurzen Sequenzen der
+# Optimiererzustand der größte Teil des vollen Trainings, bei langen die Aktivierungen; bei LoRA
+# sind es die Basis und die Aktivierungen, nie die Adapter.
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 # upper bounds only without fork and /proc (macOS): loading counts there
@@ -675,10 +890,16 @@ explore(
 #   range with 8 bits of precision.
 # - Speed per dtype depends on the hardware: fp16 on a T4, bf16 from compute capability 8.0 and on
 #   TPUs, tf32 when allowed on Ampere and newer; on a CPU measure.
-# - Autocast keeps master weights and reductions in fp32; fp16 needs a GradScaler (unscale before
-#   clipping), bf16 does not.
+# - Autocast keeps the master weights in fp32 and runs matmuls in 16 bits; which other operations
+#   it lifts to fp32 depends on the device: on CUDA softmax, norms and losses, on the CPU only the
+#   losses (softmax and layer_norm stay bf16). fp16 needs a GradScaler (unscale before clipping),
+#   bf16 does not.
+# - Whether bf16 is faster than fp32 on a CPU depends on its instructions: faster with
+#   AVX512-BF16 or AMX, many times slower with AVX2 only; the verdict in section 2 says which.
 # - Training memory: weights + gradients + optimizer states + activations (+ CUDA context):
-#   16 B/param for fp32 AdamW, about 2 B + adapters for LoRA, 0.5 B + adapters for QLoRA.
+#   16 B/param for fp32 AdamW (4 + 4 + 8), 18 B with autocast's mixed precision (+ 2 for the
+#   16-bit copy), the base's 2 B (4 in fp32) + adapters for LoRA, about 0.5 B + adapters for
+#   QLoRA. LoRA's activations are nearly those of full training, plus the fp32 loss.
 #
 # **Glossary:** mantissa, exponent, machine epsilon, subnormal, tensor core, tf32, autocast, master
 # weights, loss scaling, optimizer state, activations, activation checkpointing, LoRA, QLoRA, NF4.
@@ -719,10 +940,17 @@ explore(
 #   hinaus über, bf16 hat den Bereich von fp32 mit 8 Bit Genauigkeit.
 # - Das Tempo pro Datentyp hängt von der Hardware ab: fp16 auf der T4, bf16 ab Compute
 #   Capability 8,0 und auf TPUs, tf32, wenn erlaubt, ab Ampere; auf der CPU: messen.
-# - Autocast lässt Master-Gewichte und Reduktionen in fp32; fp16 braucht einen GradScaler (vor dem
-#   Clipping zurückskalieren), bf16 nicht.
+# - Autocast lässt die Master-Gewichte in fp32 und rechnet Matmuls in 16 Bit; welche anderen
+#   Operationen es auf fp32 hebt, hängt vom Gerät ab: auf CUDA Softmax, Normen und Losses, auf der
+#   CPU nur die Losses (Softmax und layer_norm bleiben bf16). fp16 braucht einen GradScaler (vor
+#   dem Clipping zurückskalieren), bf16 nicht.
+# - Ob bf16 auf einer CPU schneller ist als fp32, hängt von ihren Befehlen ab: schneller mit
+#   AVX512-BF16 oder AMX, um ein Vielfaches langsamer nur mit AVX2; das Urteil in Abschnitt 2 sagt,
+#   was bei dir gilt.
 # - Trainingsspeicher: Gewichte + Gradienten + Optimiererzustand + Aktivierungen (+ CUDA-Kontext):
-#   16 B/Param. für fp32-AdamW, etwa 2 B + Adapter für LoRA, 0,5 B + Adapter für QLoRA.
+#   16 B/Param. für fp32-AdamW (4 + 4 + 8), 18 B mit der Mixed Precision von autocast (+ 2 für die
+#   16-Bit-Kopie), die 2 B der Basis (4 in fp32) + Adapter für LoRA, etwa 0,5 B + Adapter für
+#   QLoRA. Die Aktivierungen von LoRA sind fast die des vollen Trainings, plus der fp32-Loss.
 #
 # **Glossar:** Mantisse, Exponent, Maschinengenauigkeit, subnormale Zahl, Tensor Core, tf32,
 # Autocast, Master-Gewichte, Loss Scaling, Optimiererzustand, Aktivierungen, Activation
