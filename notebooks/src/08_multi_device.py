@@ -321,7 +321,8 @@ assert np.array_equal(fsdp[1], next(iter(strategies.values()))[1])
 # like tensor parallelism: each device keeps a quarter of every layer's parameters, gradients and
 # Adam moments, and before a layer runs, the devices all-gather its full weights, use them and
 # free them again. That is why FSDP needs no change to the model and sends more than DDP (an
-# all-gather per layer in forward and backward, a reduce-scatter instead of the all-reduce).
+# all-gather per layer in forward and backward, a reduce-scatter instead of the all-reduce; the
+# next cell computes how much more).
 # **Tensor parallelism** also stores a slice of every matrix, but every device works on every
 # example, computing its slice of each layer's output. **Pipelines** give each device whole layers.
 #
@@ -338,7 +339,7 @@ assert np.array_equal(fsdp[1], next(iter(strategies.values()))[1])
 # jeder Schicht; bevor eine Schicht drankommt, sammeln die Geräte ihre vollen Gewichte per
 # All-Gather ein, benutzen sie und geben sie wieder frei. Darum kommt FSDP ohne Änderung am Modell
 # aus und sendet mehr als DDP (ein All-Gather pro Schicht im Vorwärts- und Rückwärtsdurchlauf, ein
-# Reduce-Scatter statt des All-Reduce). **Tensor-Parallelität** speichert ebenfalls einen Teil
+# Reduce-Scatter statt des All-Reduce; wie viel mehr, rechnet die nächste Zelle aus). **Tensor-Parallelität** speichert ebenfalls einen Teil
 # jeder Matrix, aber jedes Gerät arbeitet an jedem Beispiel und rechnet seinen Teil der Ausgabe
 # jeder Schicht. **Pipelines** geben jedem Gerät ganze Schichten.
 #
@@ -386,6 +387,22 @@ for link, gbs in links.items():
         s=ring_allreduce_bytes(gradient_bytes, 8) / (gbs * 1e9),
     )
 assert ring_allreduce_bytes(100, 1) == 0 and ring_allreduce_bytes(100, 2) == 100
+
+# en: FSDP: all-gather the 16-bit weights in forward and again in backward, reduce-scatter the
+# en: gradients; each of the three sends (N-1)/N of the array (ZeRO, arXiv:1910.02054, §7)
+# de: FSDP: die 16-Bit-Gewichte im Vorwärts- und noch einmal im Rückwärtsdurchlauf per All-Gather
+# de: holen, die Gradienten per Reduce-Scatter verteilen; jedes sendet (N-1)/N des Arrays
+fsdp_sent = 3 * (8 - 1) / 8 * gradient_bytes
+ddp_sent = ring_allreduce_bytes(gradient_bytes, 8)
+say(
+    "FSDP on 8 devices: {f:.1f} GB per device and step, {r:.1f}× DDP's {d:.1f} GB",
+    "FSDP auf 8 Geräten: {f:.1f} GB pro Gerät und Schritt, "
+    "das {r:.1f}-Fache der {d:.1f} GB von DDP",
+    f=fsdp_sent / 1e9,
+    r=fsdp_sent / ddp_sent,
+    d=ddp_sent / 1e9,
+)
+assert fsdp_sent > ddp_sent
 
 # %% [markdown] lang="en"
 # ## 2. DDP and FSDP2 with torch.distributed, for real
