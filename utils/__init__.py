@@ -33,6 +33,7 @@ notebook imports it and calls `start()`.  One purpose per module:
 - `fit`         does a model fit? memory by part for inference, full fine-tuning, LoRA, QLoRA
 - `peakmem`     the peak memory of a run, measured in a clean child process
 - `quality`     perplexity, top-1 agreement and embedding cosine of a (quantized) model
+- `merging`     merging a QLoRA adapter: into dequant(W4), into W, into 4-bit layers, and what each keeps
 - `checkpoint`  atomic, RNG-complete checkpoints: save, load, the latest that is intact
 - `throughput`  tokens/s and MFU against the detected device's peak
 - `prices`      the dated price files (GPUs by the hour, APIs), and a warning when they are old
@@ -45,6 +46,8 @@ notebook imports it and calls `start()`.  One purpose per module:
 - `checks`      the lab API: Lab, the score, the re-grading (and every helper a checks module uses)
 - `submission`  a submitted notebook: is it one, which lab, where it runs
 - `kernel`      running a notebook headless in a fresh kernel
+- `sandbox`     where a submission runs: a disposable copy of the course, limits, a guard on the folders
+- `classtable`  a room's grades as a CSV and a short summary a trainer can show
 - `grade`       grading submitted labs headless (`python -m utils.grade`)
 """
 
