@@ -33,7 +33,10 @@ def __alive():
     def new_storages(tensors):
         numel = nbytes = 0
         for t in tensors:
-            key = (t.device.type, t.untyped_storage().data_ptr())
+            try:
+                key = (t.device.type, t.untyped_storage().data_ptr())
+            except (RuntimeError, NotImplementedError):  # meta or fake tensors hold nothing
+                continue
             if t.untyped_storage().nbytes() == 0 or key in seen:
                 continue
             seen.add(key)
