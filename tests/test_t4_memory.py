@@ -17,9 +17,10 @@ path holds it:
 - plus, where the lesson trains LoRA (07), that step's adapters and activations on the T4.
 
 It is an upper bound where the CPU path holds a model in fp32 that the T4 path holds in fp32 too
-(lesson 07's 135M reference model is priced as the T4-sized model in fp16).  Running the four
-lessons takes about 15–25 minutes on two CPU cores, so those runs need `T4_MEMORY_LESSONS=1`
-(or a list: `T4_MEMORY_LESSONS=05,07`); the rest of this file runs always.
+(lesson 07's 135M reference model is priced as the T4-sized model in fp16), and tensors grow
+with the model (lesson 05's text data too).  Running the lessons took 75 s (03), 66 s (05), 88 s
+(06) and 642 s (07) on two shared CPU cores (2026-12-01), so those runs need
+`T4_MEMORY_LESSONS=1` (or a list: `T4_MEMORY_LESSONS=05,07`); the rest of this file runs always.
 """
 
 from __future__ import annotations
