@@ -1175,7 +1175,10 @@ say(
 # 3. a LoRA adapter with `peft`;
 # 4. an optimizer: on CUDA bitsandbytes' **paged 8-bit AdamW** (its state in 8 bits, paged out to
 #    host memory when the GPU runs full); on a CPU torch's plain AdamW (bitsandbytes' `AdamW8bit`
-#    also steps on a CPU; the paged one needs CUDA).
+#    also steps on a CPU; the paged one needs CUDA);
+# 5. in fp16 (a T4) `torch.autocast` and a `GradScaler` (lesson 03): without loss scaling, small
+#    fp16 gradients underflow to 0 and the adapter stops learning. In bf16 or fp32 the scaler is
+#    switched off.
 #
 # On a CPU bitsandbytes runs too (0.50, measured for this course), so the same code path runs in
 # CI on the small model.
@@ -1206,7 +1209,10 @@ say(
 # 4. ein Optimierer: auf CUDA der **ausgelagerte 8-Bit-AdamW** von bitsandbytes (sein Zustand in
 #    8 Bit, in den Arbeitsspeicher ausgelagert, wenn die GPU voll läuft); auf einer CPU der
 #    einfache AdamW von torch (`AdamW8bit` von bitsandbytes läuft auch auf einer CPU, der
-#    ausgelagerte braucht CUDA).
+#    ausgelagerte braucht CUDA);
+# 5. in fp16 (eine T4) `torch.autocast` und ein `GradScaler` (Lektion 03): Ohne Loss Scaling fallen
+#    kleine fp16-Gradienten auf 0, und der Adapter lernt nicht mehr. In bf16 oder fp32 ist der
+#    Scaler abgeschaltet.
 #
 # Auf einer CPU läuft bitsandbytes ebenfalls (0.50, für diesen Kurs gemessen), also läuft derselbe
 # Codepfad in der CI auf dem kleinen Modell.
