@@ -1407,6 +1407,7 @@ if qlora_result:
             m=v["max"],
         )
     right, wrong = merge_check["dequant(W4) + BA"], merge_check["W + BA"]
+    dt = str(compute_dtype).removeprefix("torch.")
     if right["top1"] == 100 and right["max"] < 1e-2:
         found = text(
             "the same model up to float rounding: here ({p}) the 4-bit layers compute what the "
@@ -1414,7 +1415,17 @@ if qlora_result:
             "dasselbe Modell bis auf Gleitkomma-Rundung: Hier ({p}) rechnen die 4-Bit-Schichten "
             "dasselbe wie die eingerechnete {dt}-Matmul",
             p=qlora_path,
-            dt=str(compute_dtype).removeprefix("torch."),
+            dt=dt,
+        )
+    elif right["top1"] == 100:
+        found = text(
+            "the same predictions, with logits up to {m:.3f} apart: the 4-bit kernel here ({p}) "
+            "rounds differently from the merged {dt} matmul",
+            "dieselben Vorhersagen, mit Logits bis zu {m:.3f} auseinander: Der 4-Bit-Kernel hier "
+            "({p}) rundet anders als die eingerechnete {dt}-Matmul",
+            m=right["max"],
+            p=qlora_path,
+            dt=dt,
         )
     else:
         found = text(
@@ -1424,13 +1435,13 @@ if qlora_result:
             "({p}) anders rundet als die eingerechnete {dt}-Matmul",
             f=100 - right["top1"],
             p=qlora_path,
-            dt=str(compute_dtype).removeprefix("torch."),
+            dt=dt,
         )
     say(
-        "Verdict: merged into dequant(W4) is {found}. Merged into W, {w:.1f}% of the predictions "
+        "Verdict: merged into dequant(W4): {found}. Merged into W, {w:.1f}% of the predictions "
         "agree and the logits move by up to {m:.1f}: a different model. Keep the merged model in "
         "16 bits (or quantize it again, knowing that this changes it).",
-        "Urteil: In dequant(W4) eingerechnet ist es {found}. In W eingerechnet stimmen "
+        "Urteil: In dequant(W4) eingerechnet: {found}. In W eingerechnet stimmen "
         "{w:.1f} % der Vorhersagen überein, und die Logits verschieben sich um bis zu {m:.1f}: ein "
         "anderes Modell. Behalte das eingerechnete Modell in 16 Bit (oder quantisiere es erneut, im "
         "Wissen, dass es sich dadurch ändert).",
