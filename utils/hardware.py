@@ -138,6 +138,13 @@ def blas_info() -> list[dict]:
 # --- CPU caches ---------------------------------------------------------------------------
 
 CACHE_LEVELS = ("L1d", "L2", "L3")
+MEMORY, UNKNOWN = "memory", "unknown"  # level_for's answers beyond the caches
+
+
+def cache_level_name(level: str) -> str:
+    """A level from `Caches.level_for`, as the learner reads it: "L2", "main memory", "unknown"."""
+    names = {MEMORY: text("main memory", "Hauptspeicher"), UNKNOWN: text("unknown", "unbekannt")}
+    return names.get(level, level)
 
 
 @dataclass(frozen=True)
@@ -161,7 +168,7 @@ class Caches:
         for name, size in known:
             if nbytes < size:
                 return name
-        return "memory" if self.l3 is not None else "unknown"
+        return MEMORY if self.l3 is not None else UNKNOWN
 
 
 def _cache_bytes(value: str) -> int | None:

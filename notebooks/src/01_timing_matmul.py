@@ -661,7 +661,7 @@ say(
     "  die größte float32-Matmul des Durchlaufs (n = {n}) braucht {ws}: {level}",
     n=max(cpu_sizes),
     ws=units.format_bytes(3 * max(cpu_sizes) ** 2 * 4),
-    level=caches.level_for(3 * max(cpu_sizes) ** 2 * 4),
+    level=hardware.cache_level_name(caches.level_for(3 * max(cpu_sizes) ** 2 * 4)),
 )
 blas = hardware.blas_info()
 say(
@@ -708,10 +708,10 @@ for label, results in sweep.items():
         b=after,
         wa=units.format_bytes(3 * before**2 * bytes_per_number),
         wb=units.format_bytes(3 * after**2 * bytes_per_number),
-        la=level_before,
-        lb=level_after,
+        la=hardware.cache_level_name(level_before),
+        lb=hardware.cache_level_name(level_after),
     )
-    if "unknown" in (level_before, level_after):
+    if hardware.UNKNOWN in (level_before, level_after):
         say(
             "  → the cache sizes are unknown here, so this run cannot tell whether it is a cache",
             "  → die Cache-Größen sind hier unbekannt; ob es ein Cache ist, kann dieser Lauf "
@@ -722,7 +722,7 @@ for label, results in sweep.items():
             "  → the working set left {la} at this step: a cache cliff fits this fall",
             "  → die Arbeitsmenge hat an dieser Stelle {la} verlassen: Eine Cache-Stufe passt zu "
             "diesem Abfall",
-            la=level_before,
+            la=hardware.cache_level_name(level_before),
         )
     else:
         say(
@@ -731,7 +731,7 @@ for label, results in sweep.items():
             "  → die Arbeitsmenge blieb in {la}: keine Cache-Grenze. Ein anderer Kernel oder eine "
             "andere Kachelung in der Bibliothek oder ein anderer Prozess auf dem Kern passt "
             "besser (miss noch einmal).",
-            la=level_before,
+            la=hardware.cache_level_name(level_before),
         )
 n_both = max(cpu_sizes)
 numpy_rate = sweep["numpy float32 (CPU)"][n_both].flops_per_second

@@ -636,10 +636,10 @@ if device.type == "cpu" and peak < len(sweep_bytes) - 1:
         p=100 * measured_gbs[fall_at] / measured_gbs[fall_at - 1],
         wa=units.format_bytes(2 * before),
         wb=units.format_bytes(2 * after),
-        la=level_before,
-        lb=level_after,
+        la=hardware.cache_level_name(level_before),
+        lb=hardware.cache_level_name(level_after),
     )
-    if "unknown" in (level_before, level_after):
+    if hardware.UNKNOWN in (level_before, level_after):
         say(
             "  → this machine's cache sizes are unknown: the run cannot tell whether it is a cache",
             "  → die Cache-Größen dieser Maschine sind unbekannt: Ob es ein Cache ist, kann der "
@@ -651,7 +651,7 @@ if device.type == "cpu" and peak < len(sweep_bytes) - 1:
             "a cache cliff",
             "  → die Kopie hat an dieser Stelle {la} verlassen: Die nächste Ebene ist langsamer, "
             "der Abfall passt zu einer Cache-Stufe",
-            la=level_before,
+            la=hardware.cache_level_name(level_before),
         )
     else:
         say(
@@ -659,7 +659,7 @@ if device.type == "cpu" and peak < len(sweep_bytes) - 1:
             "better (run the cell again)",
             "  → die Kopie blieb in {la}: keine Cache-Grenze; ein anderer Prozess auf dem Kern "
             "passt besser (führe die Zelle noch einmal aus)",
-            la=level_before,
+            la=hardware.cache_level_name(level_before),
         )
 
 # %% [markdown] lang="en"

@@ -673,7 +673,8 @@ if backend == "cpu":
         "This CPU lists {flags} among its flags. Whether XLA's CPU kernels use such instructions "
         "depends on XLA's version, so the rounds above decide, not the flag.",
         "Diese CPU nennt unter ihren Flags: {flags}. Ob die CPU-Kernel von XLA solche Befehle "
-        "nutzen, hängt von der XLA-Version ab; deshalb entscheiden die Runden oben, nicht das Flag.",
+        "nutzen, hängt von der XLA-Version ab; deshalb entscheiden die Runden oben, nicht das "
+        "Flag.",
         flags=", ".join(flags) if flags else text("no bf16 instructions", "keine bf16-Befehle"),
     )
 

@@ -997,7 +997,8 @@ if device.type == "cpu" and caches.source != "unknown":
 for k, (total, tps, largest, _) in accum.items():
     say(
         "k={k}: {s:.2f}× the tokens/s of k = 1; activations {a} → {wa}, largest tensor {b} → {wb}",
-        "k={k}: {s:.2f}-fache Tokens/s von k = 1; Aktivierungen {a} → {wa}, größter Tensor {b} → {wb}",
+        "k={k}: {s:.2f}-fache Tokens/s von k = 1; Aktivierungen {a} → {wa}, "
+        "größter Tensor {b} → {wb}",
         k=k,
         s=tps / accum[1][1],
         a=units.format_bytes(total),
@@ -1021,10 +1022,10 @@ if faster:
             "explains it: at k = {k} the activations ({a}) and the largest tensor ({b}) land in "
             "{wa} and {wb}, at k = 1 in {wa1} and {wb1}; backward reads what forward wrote, and "
             "from a cache that is quicker.",
-            "Urteil: Kleinere Micro-Batches waren hier schneller (k = {k}: {s:.2f}-fach). Der Cache "
-            "erklärt es: Bei k = {k} landen die Aktivierungen ({a}) und der größte Tensor ({b}) in "
-            "{wa} und {wb}, bei k = 1 in {wa1} und {wb1}; Backward liest, was Forward geschrieben "
-            "hat, und aus einem Cache geht das schneller.",
+            "Urteil: Kleinere Micro-Batches waren hier schneller (k = {k}: {s:.2f}-fach). "
+            "Der Cache erklärt es: Bei k = {k} landen die Aktivierungen ({a}) und der größte "
+            "Tensor ({b}) in {wa} und {wb}, bei k = 1 in {wa1} und {wb1}; Backward liest, was "
+            "Forward geschrieben hat, und aus einem Cache geht das schneller.",
             k=k,
             s=accum[k][1] / accum[1][1],
             a=units.format_bytes(accum[k][0]),
@@ -1363,7 +1364,8 @@ with tempfile.TemporaryDirectory() as folder:
     raw = bytearray(newest.read_bytes())
     raw[len(raw) // 2] ^= 0x01  # en: one bit flipped | de: ein Bit gekippt
     newest.write_bytes(bytes(raw))
-    second.write_bytes(second.read_bytes()[: second.stat().st_size // 2])  # en: cut in half
+    # en: the second newest cut in half | de: die zweitneueste halbiert
+    second.write_bytes(second.read_bytes()[: second.stat().st_size // 2])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         found = checkpoint.latest(folder)
