@@ -647,8 +647,8 @@ runs = [
     ("inference", "bfloat16", 4, 128),
     ("full", "float32", 1, 32),
     ("full", "bfloat16", 1, 32),
-    ("lora", "float32", 2, 128),
-    ("lora", low, 2, 128, {"mixed": True, "amp_dtype": low}),
+    ("lora", "float32", 4, 128),
+    ("lora", low, 4, 128, {"mixed": True, "amp_dtype": low}),
 ]
 # en: one helper process imports transformers once and forks a clean child per run (Linux)
 # de: ein Hilfsprozess importiert transformers einmal und forkt pro Lauf ein sauberes Kind (Linux)
@@ -738,7 +738,7 @@ print(lora_fp32)
 say(
     "The loss over the vocabulary alone: {head} of the {act} of activations.",
     "Allein der Loss über das Vokabular: {head} der {act} Aktivierungen.",
-    head=format_bytes(fit.loss_head_bytes(shape, 2 * 128)),
+    head=format_bytes(fit.loss_head_bytes(shape, runs[4][2] * runs[4][3])),
     act=format_bytes(lora_fp32.parts["activations"]),
 )
 
