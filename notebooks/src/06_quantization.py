@@ -725,7 +725,7 @@ def stored_parts(weight):
     from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
     if not is_traceable_wrapper_subclass(weight):
-        return {"weight": weight}
+        return {"tensor": weight}
     names, _ = weight.__tensor_flatten__()
     return {n: getattr(weight, n) for n in names}
 
@@ -1169,7 +1169,8 @@ if bnb4 is not None and peft_ready():
         )
     say(
         "For comparison, the 4-bit model without any adapter: {b:.1f}%. The merge into 4 bits "
-        "kept {k:.1f}% of the adapter's change to the weights; re-quantizing rounded the rest away.",
+        "kept {k:.1f}% of the adapter's change to the weights; re-quantizing rounded the rest "
+        "away.",
         "Zum Vergleich das 4-Bit-Modell ganz ohne Adapter: {b:.1f} %. Das Einrechnen in 4 Bit "
         "behielt {k:.1f} % der Änderung, die der Adapter an den Gewichten macht; das erneute "
         "Quantisieren rundete den Rest weg.",

@@ -1442,9 +1442,9 @@ if qlora_result:
         "agree and the logits move by up to {m:.1f}: a different model. Keep the merged model in "
         "16 bits (or quantize it again, knowing that this changes it).",
         "Urteil: In dequant(W4) eingerechnet: {found}. In W eingerechnet stimmen "
-        "{w:.1f} % der Vorhersagen überein, und die Logits verschieben sich um bis zu {m:.1f}: ein "
-        "anderes Modell. Behalte das eingerechnete Modell in 16 Bit (oder quantisiere es erneut, im "
-        "Wissen, dass es sich dadurch ändert).",
+        "{w:.1f} % der Vorhersagen überein, und die Logits verschieben sich um bis zu {m:.1f}: "
+        "ein anderes Modell. Behalte das eingerechnete Modell in 16 Bit (oder quantisiere es "
+        "erneut, im Wissen, dass es sich dadurch ändert).",
         found=found,
         w=wrong["top1"],
         m=wrong["max"],
