@@ -44,3 +44,23 @@ def test_meter_skips_warm_up_and_reports():
     assert meter.mfu == pytest.approx(2000 * 1e6 / 1e12)
     assert "MFU" in str(meter)
     assert "MFU" not in str(throughput.Meter(1e6, None)).split("(")[0]
+
+
+def test_tf32_is_read_from_the_setting_torch_was_given():
+    # torch >= 2.9 raises when allow_tf32 is read after fp32_precision was set: ask the new one first
+    import torch
+
+    from utils.throughput import tf32_matmuls
+
+    matmul = torch.backends.cuda.matmul
+    if not hasattr(matmul, "fp32_precision"):
+        assert tf32_matmuls() == matmul.allow_tf32
+        return
+    before = matmul.fp32_precision
+    try:
+        matmul.fp32_precision = "tf32"
+        assert tf32_matmuls() is True
+        matmul.fp32_precision = "ieee"
+        assert tf32_matmuls() is False
+    finally:
+        matmul.fp32_precision = before

@@ -61,9 +61,19 @@ def peak_tflops(device: torch.device | str, dtype: str | torch.dtype = "float32"
     if chip is None:
         return None
     on_cuda = torch.device(device).type == "cuda"
-    if name == "float32" and on_cuda and torch.backends.cuda.matmul.allow_tf32:
+    if name == "float32" and on_cuda and tf32_matmuls():
         return chip.for_dtype("tf32") or chip.for_dtype(name)
     return chip.for_dtype(name)
+
+
+def tf32_matmuls() -> bool:
+    """Do CUDA float32 matmuls run as tf32?  torch >= 2.9 sets it with `fp32_precision`; reading
+    the old `allow_tf32` after the new setting was used raises, so ask the new one first."""
+    matmul = torch.backends.cuda.matmul
+    precision = getattr(matmul, "fp32_precision", "none")
+    if precision != "none":
+        return precision == "tf32"
+    return bool(matmul.allow_tf32)
 
 
 def mfu(tokens_per_s: float, flops_per_token: float, peak_tflops: float) -> float:
