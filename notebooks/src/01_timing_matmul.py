@@ -1523,7 +1523,7 @@ panel = explore(
 # | profile | float32 | fast dtype | notes |
 # |---|---|---|---|
 # | CPU, one thread (`OMP_NUM_THREADS=1`) | numpy and torch ≈ 0.02–0.1 TFLOP/s at n = 1024; which one is ahead depends on their BLAS and the load (section 4 prints both) | torch bf16 about 2–5× float32 with AVX512-BF16; without it, dozens of times slower than float32 (lesson 03) | a curve may fall where the working set leaves L2 or L3 (section 4); with more threads up to the core count times more, on an idle machine |
-# | Colab T4 | peak 8.1 TFLOP/s | fp16: peak 65, sustained ≈ 24 TFLOP/s (70 W cap) | bf16 is emulated: slower than fp32 |
+# | Colab T4 | peak 8.1 TFLOP/s | fp16: peak 65, well below it in practice (70 W power limit): measured above | bf16 is emulated: slower than fp32 |
 # | Kaggle T4 x2 | per GPU as above | as above | this lesson uses one GPU |
 # | Colab TPU v5e-1 | runs as bf16 passes | bf16: peak 197 TFLOP/s | large, static shapes pay off (lesson 04) |
 # | H200 | tf32 peak 495 | bf16 ≈ 770–800 of 989 TFLOP/s at n = 8192 (≈ 80 %) | |
@@ -1572,7 +1572,7 @@ panel = explore(
 # | Profil | float32 | schneller Datentyp | Hinweise |
 # |---|---|---|---|
 # | CPU, ein Thread (`OMP_NUM_THREADS=1`) | numpy und torch ≈ 0,02–0,1 TFLOP/s bei n = 1024; welche vorn liegt, hängt von ihrem BLAS und der Last ab (Abschnitt 4 gibt beide aus) | torch bf16 mit AVX512-BF16 etwa 2- bis 5-mal so schnell wie float32; ohne um ein Vielfaches langsamer als float32 (Lektion 03) | eine Kurve kann fallen, wo die Arbeitsmenge L2 oder L3 verlässt (Abschnitt 4); mit mehr Threads bis zur Kernzahl mal mehr, auf einer freien Maschine |
-# | Colab T4 | Spitze 8,1 TFLOP/s | fp16: Spitze 65, dauerhaft ≈ 24 TFLOP/s (70-W-Grenze) | bf16 wird emuliert: langsamer als fp32 |
+# | Colab T4 | Spitze 8,1 TFLOP/s | fp16: Spitze 65, in der Praxis deutlich darunter (70-W-Grenze): oben gemessen | bf16 wird emuliert: langsamer als fp32 |
 # | Kaggle T4 x2 | pro GPU wie oben | wie oben | diese Lektion nutzt eine GPU |
 # | Colab TPU v5e-1 | läuft in bf16-Durchgängen | bf16: Spitze 197 TFLOP/s | große, feste Array-Formen zahlen sich aus (Lektion 04) |
 # | H200 | tf32-Spitze 495 | bf16 ≈ 770–800 von 989 TFLOP/s bei n = 8192 (≈ 80 %) | |

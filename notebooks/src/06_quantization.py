@@ -1055,9 +1055,11 @@ if torch.cuda.is_available():
 else:
     say(
         "No CUDA GPU here. On a T4 (NVIDIA datasheet): int8 130 TOPS, fp16 65 TFLOP/s peak, "
-        "about 24 TFLOP/s fp16 sustained under the 70 W cap; no bf16 hardware.",
+        "reached only in part under its 70 W power limit (this cell measures it there); no bf16 "
+        "hardware.",
         "Keine CUDA-GPU hier. Auf einer T4 (NVIDIA-Datenblatt): int8 130 TOPS, fp16 65 TFLOP/s "
-        "Spitze, dauerhaft etwa 24 TFLOP/s fp16 unter der 70-W-Grenze; keine bf16-Hardware.",
+        "Spitze, unter ihrer 70-W-Leistungsgrenze nur zum Teil erreicht (diese Zelle misst es "
+        "dort); keine bf16-Hardware.",
     )
 
 # %% [markdown] lang="en"
