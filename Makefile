@@ -41,7 +41,8 @@ test: $(BIN)/.installed-test
 	$(BIN)/ruff format --check .
 	$(BIN)/python tools/build.py --check
 	$(BIN)/python -m utils.prices
-	$(THREADS) $(BIN)/python -m pytest -n 2 tests
+	$(THREADS) $(BIN)/python -m pytest -n 2 -m "not alone" tests
+	$(THREADS) $(BIN)/python -m pytest -m alone tests
 	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
 	$(MAKE) test-other-cpu
 
@@ -102,7 +103,8 @@ kaggle-dataset:
 # Colab's versions (constraints-colab.txt) in a second environment, and utils under Python 3.13.
 test-compat:
 	$(MAKE) VENV=.venv-colab CONSTRAINTS=constraints-colab.txt .venv-colab/bin/.installed-test
-	$(THREADS) .venv-colab/bin/python -m pytest -n 2 tests
+	$(THREADS) .venv-colab/bin/python -m pytest -n 2 -m "not alone" tests
+	$(THREADS) .venv-colab/bin/python -m pytest -m alone tests
 	$(THREADS) .venv-colab/bin/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
 	# In a browser: the widget lessons in the classic notebook, where Colab's ipywidgets 7.7.1
 	# renders; then everything in JupyterLab 4, where it can't and the static results must do.
@@ -110,7 +112,8 @@ test-compat:
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(THREADS) .venv-colab/bin/python tests/browser/run_browser.py --classic
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(THREADS) .venv-colab/bin/python tests/browser/run_browser.py --static
 	$(MAKE) VENV=.venv-py313 PYTHON=$(PY313) CONSTRAINTS=constraints-py313.txt .venv-py313/bin/.installed-core-tests
-	$(THREADS) .venv-py313/bin/python -m pytest -n 2 tests
+	$(THREADS) .venv-py313/bin/python -m pytest -n 2 -m "not alone" tests
+	$(THREADS) .venv-py313/bin/python -m pytest -m alone tests
 
 PY313 ?= $(shell command -v python3.13 || echo $$HOME/.pyenv/versions/3.13.0/bin/python3.13)
 

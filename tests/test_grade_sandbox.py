@@ -208,6 +208,9 @@ def test_the_rewrite_is_a_real_attack_without_the_sandbox(tmp_path):
     assert status == ["wrong", "", "passed"]
 
 
+# Beside another xdist worker's grading it hung past its 600 s limit (twice, 2026-12-01; alone it
+# takes 15-30 s, also next to three spinning processes): make test runs it on its own.
+@pytest.mark.alone
 def test_hostile_submissions_earn_what_their_answers_earn_and_the_course_is_unchanged(tmp_path):
     pytest.importorskip("torch")  # lab 01's setup imports it
     # The grader runs from a copy of the course, the trainer's checkout of this test: where

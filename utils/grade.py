@@ -449,11 +449,12 @@ def main(argv: list[str] | None = None) -> int:
         for path, seed in zip(files, seeds, strict=True):
             report(grade_notebook(path, seed=seed, snapshot=snapshot, **options))
     else:
-        # Kernels are separate processes anyway; the workers only wait for them.  Forked (on
-        # Linux) before any kernel runs: no threads to copy, and no second start of Python.
+        # Kernels are separate processes anyway; the workers only wait for them.  Started fresh
+        # (spawn), never forked: a forked worker inherits the parent's zmq contexts, and
+        # collecting one in the child blocks forever in Context.term (seen under pytest -n 2).
         with ProcessPoolExecutor(
             jobs,
-            mp_context=get_context("fork" if sys.platform.startswith("linux") else "spawn"),
+            mp_context=get_context("spawn"),
             initializer=_start_worker,
             initargs=(get_language(), snapshot, options),
         ) as pool:

@@ -146,44 +146,54 @@ def execute(
         resources={"metadata": {"path": str(cwd)}},
     )
     deadline = time.monotonic() + timeout
-    with client.setup_kernel(stderr=subprocess.DEVNULL):  # no kernel log lines between verdicts
-        try:
-            for index, cell in enumerate(nb.cells):
-                if cell.cell_type != "code":
-                    continue
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    run.stopped_at = index
-                    break
-                client.timeout = math.ceil(min(cell_timeout, left))
-                try:
-                    client.execute_cell(cell, index)
-                except CellTimeoutError:
-                    run.stopped_at = index
-                    run_sync(client.km.interrupt_kernel)()
-                    # A new client for the re-check: the interrupted cell's poll may still read
-                    # the old client's channels and would take the re-check's outputs.
-                    client.kc.stop_channels()
-                    run_sync(client.async_start_new_kernel_client)()
-                    break
-                except DeadKernelError:
-                    run.died_at = index
-                    return run
-                run.cell_errors += index in failed or any(
-                    o.output_type == "error" for o in cell.outputs
-                )
-                if limit := _limit_hit(cell.outputs):
-                    run.limits.setdefault(limit, index)
-            source = regrade() if callable(regrade) else regrade  # written only now
-            report = nbformat.v4.new_code_cell(source)
-            nb.cells.append(report)
-            grader_cell["index"] = len(nb.cells) - 1
-            client.timeout = math.ceil(cell_timeout)
-            client.execute_cell(report, len(nb.cells) - 1)
-        except (CellTimeoutError, DeadKernelError):
-            return run  # no score to be had from this kernel
-        finally:
-            run_sync(client.km.shutdown_kernel)(now=True)
+    contexts: list[Any] = []  # every zmq context this run opens
+    try:
+        with client.setup_kernel(stderr=subprocess.DEVNULL):  # no kernel log lines in verdicts
+            contexts.extend({id(c): c for c in (client.km.context, client.kc.context)}.values())
+            try:
+                for index, cell in enumerate(nb.cells):
+                    if cell.cell_type != "code":
+                        continue
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        run.stopped_at = index
+                        break
+                    client.timeout = math.ceil(min(cell_timeout, left))
+                    try:
+                        client.execute_cell(cell, index)
+                    except CellTimeoutError:
+                        run.stopped_at = index
+                        run_sync(client.km.interrupt_kernel)()
+                        # A new client for the re-check: the interrupted cell's poll may still read
+                        # the old client's channels and would take the re-check's outputs.
+                        client.kc.stop_channels()
+                        run_sync(client.async_start_new_kernel_client)()
+                        contexts.append(client.kc.context)
+                        break
+                    except DeadKernelError:
+                        run.died_at = index
+                        return run
+                    run.cell_errors += index in failed or any(
+                        o.output_type == "error" for o in cell.outputs
+                    )
+                    if limit := _limit_hit(cell.outputs):
+                        run.limits.setdefault(limit, index)
+                source = regrade() if callable(regrade) else regrade  # written only now
+                report = nbformat.v4.new_code_cell(source)
+                nb.cells.append(report)
+                grader_cell["index"] = len(nb.cells) - 1
+                client.timeout = math.ceil(cell_timeout)
+                client.execute_cell(report, len(nb.cells) - 1)
+            except (CellTimeoutError, DeadKernelError):
+                return run  # no score to be had from this kernel
+            finally:
+                run_sync(client.km.shutdown_kernel)(now=True)
+    finally:
+        # One left open (its kernel died at a limit, messages for it still queued) would
+        # block forever when garbage-collected: later, in the middle of another notebook.
+        for context in contexts:
+            if not context.closed:
+                context.destroy(linger=0)
     for output in report.outputs:
         if output.get("output_type") == "error":
             run.regrade_error = f"{output.get('ename')}: {output.get('evalue')}"
