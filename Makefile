@@ -40,7 +40,7 @@ test: $(BIN)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python tools/build.py --check
-	$(BIN)/python -m utils.prices
+	$(BIN)/python -m utils.workshop.prices
 	$(THREADS) $(BIN)/python -m pytest -n 2 -m "not alone" tests
 	$(THREADS) $(BIN)/python -m pytest -m alone tests
 	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_distributed.py [--backend gloo|nccl] [--mib 64]
 
-Runs utils/ddp_demo.py under torchrun with 1 and with 2 processes and prints the all-reduce's bus
+Runs utils/parallel/ddp_demo.py under torchrun with 1 and with 2 processes and prints the all-reduce's bus
 bandwidth (2(N-1)/N of the bytes per device over the time, as nccl-tests reports it), the step time
 split into compute and the all-reduce left uncovered, and the scaling efficiency
 throughput(2) / (2 × throughput(1)). A benchmark, never a test: the numbers depend on the load.

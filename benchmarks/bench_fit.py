@@ -1,10 +1,10 @@
-"""The fit calculator (utils/fit.py) against measured peaks of the packaged SmolLM2-135M, for
+"""The fit calculator (utils/memory/fit.py) against measured peaks of the packaged SmolLM2-135M, for
 every mode the course teaches: inference, full fine-tuning, LoRA and QLoRA, in fp32 and bf16.
 
     OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_fit.py
 
 Each configuration runs in a clean child forked from one helper process
-(utils.peakmem.measure_peak); the table shows predicted and measured side by side and their
+(utils.memory.peakmem.measure_peak); the table shows predicted and measured side by side and their
 ratio.  Memory does not depend on the machine's load, only on what the run holds.  LoRA and
 QLoRA use lesson 07's adapters (r = 8 on q, k, v, o, via PEFT); QLoRA is bitsandbytes' NF4 with
 double quantization, prepared as lesson 07 does it.  A benchmark: it prints and asserts nothing.
@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from transformers import AutoConfig  # noqa: E402
 
-from utils import fit, peakmem  # noqa: E402
-from utils.models import smollm2_location  # noqa: E402
+from utils.memory import fit, peakmem  # noqa: E402
+from utils.models.loading import smollm2_location  # noqa: E402
 from utils.units import format_bytes  # noqa: E402
 
 CKPT, AMP = {"checkpointing": True}, {"mixed": True}

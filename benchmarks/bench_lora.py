@@ -1,5 +1,5 @@
 """What does a LoRA training step cost against full fine-tuning, by rank and target layers?
-SmolLM2-135M (the packaged model offline, `utils.models`), batch 4 × 64 tokens, AdamW: for
+SmolLM2-135M (the packaged model offline, `utils.models.loading`), batch 4 × 64 tokens, AdamW: for
 r ∈ {4, 8, 16, 64} on q,v and on all seven linear layers of each block, the trainable
 parameters, the median step time, and the memory: the adapter's training state (16 bytes per
 trainable parameter) and the step's peak (on Linux the rise of the resident high-water mark over
@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from utils.models import load_smollm2  # noqa: E402
+from utils.models.loading import load_smollm2  # noqa: E402
 
 TARGETS = {
     "q,v": {"q_proj", "v_proj"},

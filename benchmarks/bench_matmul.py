@@ -7,7 +7,7 @@ peak.  Target: the lesson's figure is at least 95 % of the best library figure.
     python benchmarks/bench_matmul.py --threads 2 --sizes 1024 --rounds 5
 
 Like with like:
-- one statistic for every library: utils.bench.measure, the lesson's own timer (a cold call, then
+- one statistic for every library: utils.timing.bench.measure, the lesson's own timer (a cold call, then
   blocks of >= 20 ms, the median over >= 5 blocks and >= 0.2 s); a library's own timer (timeit for
   numpy, torch.utils.benchmark for torch, timeit with block_until_ready after every call for
   JAX, as JAX's documentation times) runs the same number of blocks of the same size next to it
@@ -85,7 +85,7 @@ def _own_timer_median(call: Callable[[], object], number: int, blocks: int, cloc
 def measure_library(library: str, n: int, threads: int, clock=time.process_time) -> Figure:
     import numpy as np
 
-    from utils import bench
+    from utils.timing import bench
 
     a = np.random.default_rng(n).standard_normal((n, n), dtype=np.float32)  # never zeros
     if library == "numpy":
@@ -185,8 +185,9 @@ def run(
     rounds: int = ROUNDS,
     clock: str = "cpu",
 ) -> list[Row]:
-    from utils import hardware, units
-    from utils.chips import cpu_estimate
+    from utils import units
+    from utils.platform import hardware
+    from utils.platform.chips import cpu_estimate
 
     cpu = hardware.detect_cpu()
     threads = threads or 1
@@ -196,7 +197,7 @@ def run(
     report(f"  torch threads {settings['torch']}; numpy BLAS: {settings['blas']}")
     report(f"  JAX: XLA_FLAGS={settings['XLA_FLAGS']!r}")
     report(
-        "statistic: median FLOP/s over blocks of >= 20 ms (utils.bench.measure, the lesson's "
+        "statistic: median FLOP/s over blocks of >= 20 ms (utils.timing.bench.measure, the lesson's "
         f"timer), {rounds} interleaved rounds; 'own' = the library's timer, same blocks, median"
     )
     report(

@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from utils import quality  # noqa: E402
+from utils.models import quality  # noqa: E402
 
 SHAPES = ((576, 1536), (1536, 576))
 TOKENS = (1, 128)

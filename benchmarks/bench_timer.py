@@ -1,4 +1,4 @@
-"""How accurate is utils.bench.measure?  Compared with torch.utils.benchmark.Timer (and, on CUDA,
+"""How accurate is utils.timing.bench.measure?  Compared with torch.utils.benchmark.Timer (and, on CUDA,
 triton.testing.do_bench) on the same operations and sizes, with the same thread settings,
 interleaved in one run.  Prints the ratio of medians per case; the target is within ±3 % for
 operations of 1 ms and more.
@@ -16,7 +16,8 @@ import torch
 import torch.utils.benchmark as torch_benchmark
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from utils import bench, units  # noqa: E402
+from utils import units  # noqa: E402
+from utils.timing import bench
 
 ROUNDS = 3  # A, B, A, B, ... so that drifts of the machine hit both timers alike
 

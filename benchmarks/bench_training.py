@@ -4,7 +4,7 @@
 
 The model is lesson 05's shape (d, layers, heads, context) on random tokens; each line trains the
 same steps, synchronised, after a warm-up, and gives tokens/s, TFLOP/s (6·N + 12·L·d·T per token)
-and MFU against the detected device's peak for that dtype (`utils.throughput`; a CPU's peak is an
+and MFU against the detected device's peak for that dtype (`utils.timing.throughput`; a CPU's peak is an
 estimate). torch.compile's compile time is reported on its own. Nothing is asserted.
 """
 
@@ -19,8 +19,9 @@ import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from utils import hardware, placement, throughput  # noqa: E402
-from utils.sync import synchronizer  # noqa: E402
+from utils.platform import hardware, placement  # noqa: E402
+from utils.timing import throughput
+from utils.timing.sync import synchronizer  # noqa: E402
 
 
 class Block(nn.Module):

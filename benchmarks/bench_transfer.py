@@ -20,7 +20,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from utils import chips, transfers, units  # noqa: E402
+from utils import units  # noqa: E402
+from utils.platform import chips
+from utils.timing import transfers
 
 MIB = units.MIB
 

@@ -14,7 +14,7 @@ In one run, on the first CUDA device:
    training throughput (bench_training) and LoRA step costs (bench_lora);
 2. every lesson notebook (notebooks/en) and every lab solution (labs/solutions/en), each in a
    fresh kernel of its own child process, `--jobs` at a time (default: half the cores, at most
-   6), each with its own time limit; a lab is checked the way `python -m utils.grade` grades it
+   6), each with its own time limit; a lab is checked the way `python -m labs.kit.grade` grades it
    (its answers re-checked on fresh inputs by the lab's checks), and passes with full marks only.  A failure or a timeout in one notebook
    never stops the others.  Lessons assert no speeds, so running them side by side is safe; the
    benchmarks, which measure speed, never run next to them, and a notebook that fills the GPU's
@@ -119,7 +119,7 @@ def execute(path: Path, timeout: float, last_cell: str | None = None) -> dict:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-    from utils.kernel import _kernel_manager_class
+    from labs.kit.headless import _kernel_manager_class
 
     nb = nbformat.read(path, as_version=4)
     failed: set[int] = set()
@@ -179,12 +179,12 @@ def execute(path: Path, timeout: float, last_cell: str | None = None) -> dict:
 
 
 def check_notebook(path: Path, timeout: float) -> dict:
-    """A lesson runs; a lab solution runs and is graded as `utils.grade` grades it."""
+    """A lesson runs; a lab solution runs and is graded as `labs.kit.grade` grades it."""
     import nbformat
 
-    from utils.checks import SCORE_MIMETYPE
-    from utils.grade import REGRADE_CELL
-    from utils.submission import lab_to_grade
+    from labs.kit import SCORE_MIMETYPE
+    from labs.kit.grade import REGRADE_CELL
+    from labs.kit.submission import lab_to_grade
 
     nb = nbformat.read(path, as_version=4)
     if (nb.metadata.get("course") or {}).get("kind") == "lesson":
@@ -367,7 +367,7 @@ def set_fp32_precision(torch, precision: str) -> None:
 def peak_label(chip, label: str, rate: float) -> str:
     """'81 % of the H200's tf32 peak (495 TFLOP/s, NVIDIA H200 datasheet)', or why there is none."""
     if chip is None:
-        return "no data-sheet peak: GPU not in utils/chips.py"
+        return "no data-sheet peak: GPU not in utils/platform/chips.py"
     peak = chip.for_dtype(label)
     if peak is None:
         return f"no data-sheet {label} peak for the {chip.name}"
@@ -382,7 +382,9 @@ def matmul_table(
 ) -> list[dict]:
     import torch
 
-    from utils import bench, chips, units
+    from utils import units
+    from utils.platform import chips
+    from utils.timing import bench
 
     if device == "cuda":
         props = torch.cuda.get_device_properties(0)
@@ -506,7 +508,7 @@ def environment() -> dict[str, str]:
     """What the table is about: when, which commit, which device, which driver and versions."""
     import torch
 
-    from utils import nvsmi
+    from utils.platform import nvsmi
 
     info = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -546,7 +548,7 @@ def _git(*args: str) -> str:
 
 
 def _cpu_name() -> str:
-    from utils import hardware
+    from utils.platform import hardware
 
     cpu = hardware.detect_cpu()
     return f"{cpu.model}, {cpu.cores} cores"

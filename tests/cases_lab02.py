@@ -11,8 +11,9 @@ from time import perf_counter_ns
 import torch
 
 from tests.labcase import Case
-from utils import memory, placement
-from utils.bench import measure
+from utils.memory import usage
+from utils.platform import placement
+from utils.timing.bench import measure
 
 LAB = "02_device_placement"
 
@@ -294,7 +295,7 @@ def finder_by_message(step, limit):  # older torch raised a plain RuntimeError
 
 
 def finder_course_helper(step, limit):
-    return memory.find_batch_size(step, limit=limit).batch_size
+    return usage.find_batch_size(step, limit=limit).batch_size
 
 
 def finder_uncaught(step, limit):  # does not catch OOM

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tests.labcase import Case
-from utils.bench import measure
+from utils.timing.bench import measure
 
 LAB = "04_jax_tpu"
 

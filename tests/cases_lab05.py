@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from tests.labcase import Case
-from utils import checkpoint as course_checkpoint
+from utils.models import checkpoint as course_checkpoint
 
 LAB = "05_training"
 

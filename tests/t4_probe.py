@@ -7,7 +7,7 @@ prints one line: the models and tensors the kernel's namespace holds, each stora
 """
 
 SHIM = """
-import utils.profiles as __profiles
+import utils.platform.profiles as __profiles
 __t4_picks = []
 __pick = __profiles.Profile.pick
 
@@ -26,7 +26,7 @@ def __alive():
 
     import torch
 
-    from utils import fit
+    from utils.memory import fit
 
     seen, groups = set(), []
 

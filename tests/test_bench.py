@@ -7,8 +7,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from utils import bench, chips, i18n, sync, units
-from utils.asyncsim import SimulatedAccelerator, VirtualClock, virtual_time
+from utils import i18n, units
+from utils.platform import chips
+from utils.sim.asyncsim import SimulatedAccelerator, VirtualClock, virtual_time
+from utils.timing import bench, sync
 
 
 def test_numpy_matmul_with_flops_and_peak():

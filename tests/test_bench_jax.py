@@ -1,12 +1,12 @@
-"""utils.bench with JAX: dtypes given as JAX's (or numpy's) scalar types get their peak."""
+"""utils.timing.bench with JAX: dtypes given as JAX's (or numpy's) scalar types get their peak."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from utils import bench
-from utils.chips import Chip
+from utils.platform.chips import Chip
+from utils.timing import bench
 
 
 @pytest.mark.parametrize(

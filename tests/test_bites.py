@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from utils import compare, hardware, nvsmi, profiles, runtime, widgets
+from labs.kit import compare
+from utils import widgets
+from utils.platform import hardware, nvsmi, profiles, runtime
 from utils.units import GIB
 
 
@@ -18,7 +20,7 @@ def test_bits_slip_is_eight_times_the_bytes():
 def test_memory_budget_counts_what_is_held():
     # Bug caught: hold() compares only the new bytes with the capacity, forgetting those held.
     torch = pytest.importorskip("torch")
-    from utils.memsim import MemoryBudget  # needs torch
+    from utils.sim.memsim import MemoryBudget  # needs torch
 
     budget = MemoryBudget(10 * GIB)
     with budget.hold(6 * GIB):

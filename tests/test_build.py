@@ -15,8 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import build  # noqa: E402
-from utils import sources  # noqa: E402
-from utils.sources import read_cells  # noqa: E402
+from labs.kit import sources  # noqa: E402
+from labs.kit.sources import read_cells  # noqa: E402
 
 BUILT = sorted(p for p in build.render_all() if p.suffix == ".ipynb" and p.name != "start.ipynb")
 

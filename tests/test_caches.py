@@ -1,7 +1,7 @@
-"""CPU cache sizes (utils.hardware.cpu_caches): read from a faked sysfs or sysctl, never guessed."""
+"""CPU cache sizes (utils.platform.hardware.cpu_caches): read from a faked sysfs or sysctl, never guessed."""
 
-from utils import hardware
-from utils.hardware import Caches
+from utils.platform import hardware
+from utils.platform.hardware import Caches
 
 
 def fake_sysfs(root, entries):

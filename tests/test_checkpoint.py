@@ -1,4 +1,4 @@
-"""utils.checkpoint: a resumed run equals the uninterrupted one; damaged files and failed writes
+"""utils.models.checkpoint: a resumed run equals the uninterrupted one; damaged files and failed writes
 are reported clearly and lose nothing already saved."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")  # the Python 3.13 check of test-compat has no torch
 
-from utils import checkpoint  # noqa: E402 -- after the skip
-from utils.checkpoint import CheckpointError  # noqa: E402
+from utils.models import checkpoint  # noqa: E402 -- after the skip
+from utils.models.checkpoint import CheckpointError  # noqa: E402
 
 
 def _parts(seed=0):

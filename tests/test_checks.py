@@ -1,4 +1,4 @@
-"""The lab API (utils/checks.py): blanks, explained errors, numbers from every framework, scores."""
+"""The lab API (labs/kit/lab.py): blanks, explained errors, numbers from every framework, scores."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")  # the Python 3.13 check of test-compat has no torch
 
-from utils import i18n  # noqa: E402
-from utils.checks import (  # noqa: E402
+from labs.kit import (  # noqa: E402
     ERROR,
     NOT_ATTEMPTED,
     NOT_CHECKED,
@@ -30,6 +29,7 @@ from utils.checks import (  # noqa: E402
     score_table,
     to_numpy,
 )
+from utils import i18n  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -272,7 +272,7 @@ def test_close_and_allclose_tolerances():
 
 def test_import_is_cheap():
     code = (
-        "import sys, utils.checks; "
+        "import sys, labs.kit; "
         "assert not {'torch', 'jax', 'numpy'} & set(sys.modules), sorted(sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)

@@ -1,11 +1,11 @@
-"""utils.chips: one table of data-sheet peaks and host links, one rule to match device names, and
+"""utils.platform.chips: one table of data-sheet peaks and host links, one rule to match device names, and
 the CPU estimate."""
 
 from __future__ import annotations
 
 import pytest
 
-from utils import chips
+from utils.platform import chips
 
 
 def test_every_row_names_its_source_and_date():

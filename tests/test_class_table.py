@@ -1,4 +1,4 @@
-"""The class table of a room (utils/classtable.py) in both languages, the progress bar, and a room
+"""The class table of a room (labs/kit/classtable.py) in both languages, the progress bar, and a room
 graded two at a time giving exactly what a serial run gives."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import nbformat
 
+from labs.kit.classtable import class_csv, class_summary, write_class_table
+from labs.kit.grade import Grade, Progress
 from utils import i18n
-from utils.classtable import class_csv, class_summary, write_class_table
-from utils.grade import Grade, Progress
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,7 +120,7 @@ def test_two_at_a_time_grades_exactly_as_one_at_a_time(tmp_path):
     runs = []
     for jobs in ("1", "2"):
         done = subprocess.run(
-            [sys.executable, "-m", "utils.grade", "--lab", "01", "--json", "--seed", "11",
+            [sys.executable, "-m", "labs.kit.grade", "--lab", "01", "--json", "--seed", "11",
              "--jobs", jobs, "--lang", "de", str(room)],
             cwd=ROOT, capture_output=True, text=True, timeout=300,
             env={**os.environ, "OMP_NUM_THREADS": "1"},

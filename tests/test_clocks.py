@@ -1,4 +1,4 @@
-"""utils.clocks: the learner's clocks swapped and put back, their reads noted, and a learner's
+"""utils.sim.clocks: the learner's clocks swapped and put back, their reads noted, and a learner's
 number traced back to the reads it was computed from."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 import timeit
 from time import perf_counter
 
-from utils.clocks import REAL, logged_clocks, stretches, swapped_clocks
+from utils.sim.clocks import REAL, logged_clocks, stretches, swapped_clocks
 
 
 def learner_timer() -> float:  # reads the name it imported with `from time import perf_counter`

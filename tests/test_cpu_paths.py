@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from utils import merging
+from utils.models import merging
 
 ROOT = Path(__file__).resolve().parent.parent
 HELPERS = ROOT / "tests" / "cpu_paths"

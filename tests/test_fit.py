@@ -1,8 +1,8 @@
-"""utils.fit: the rules of thumb come out of the parts, and the calculator's inputs are checked."""
+"""utils.memory.fit: the rules of thumb come out of the parts, and the calculator's inputs are checked."""
 
 import pytest
 
-from utils import fit
+from utils.memory import fit
 from utils.units import GIB
 
 N = 7_000_000_000

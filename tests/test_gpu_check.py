@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import gpu_check  # noqa: E402
 
-from utils import chips  # noqa: E402
+from utils.platform import chips  # noqa: E402
 
 
 def notebook(path: Path, *cells: str, kind: str = "lesson") -> Path:

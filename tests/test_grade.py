@@ -1,4 +1,4 @@
-"""The trainer's grading CLI (utils/grade.py): every file gets one verdict line, bad submissions
+"""The trainer's grading CLI (labs/kit/grade.py): every file gets one verdict line, bad submissions
 don't stop the run, and the score is read from the kernel, not from what the notebook printed."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from utils.grade import grade_notebook, main
-from utils.submission import notebooks_in
+from labs.kit.grade import grade_notebook, main
+from labs.kit.submission import notebooks_in
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT = ROOT / "labs/en/00_warmup.ipynb"
@@ -58,7 +58,7 @@ def bad(tmp_path) -> dict[str, Path]:
 
 def grade_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "utils.grade", *map(str, args)],
+        [sys.executable, "-m", "labs.kit.grade", *map(str, args)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -162,19 +162,19 @@ LAB01 = ROOT / "labs/en/01_timing_matmul.ipynb"
 LAB01_SOLVED = ROOT / "labs/solutions/en/01_timing_matmul.ipynb"
 TAMPERING = {
     "results": """\
-from utils.checks import Result
+from labs.kit import Result
 for q in (q1, q2, q3, q4, q5):
     q.result = Result("passed", "ok", "")
 lab.score()""",
     "patched_checks": """\
-import utils.checks
-from utils.checks import Result
-utils.checks.Exercise.evaluate = lambda self, answer, seed=None: Result("passed", "ok", "")
-utils.checks.Exercise.earned = property(lambda self: self.points)
+import labs.kit
+from labs.kit import Result
+labs.kit.Exercise.evaluate = lambda self, answer, seed=None: Result("passed", "ok", "")
+labs.kit.Exercise.earned = property(lambda self: self.points)
 for q in (q1, q2, q3, q4, q5):
     q.check(None)""",
     "redefined_check": """\
-from utils.checks import Result
+from labs.kit import Result
 def check(self, answer):
     self.result = Result("passed", "ok", "")
 type(q1).check = check
@@ -240,7 +240,7 @@ def time_per_call(fn, sync, repeats=20):
     # An "answer" that, while it is checked, tries to rewrite the score of the re-check.
     import sys
 
-    checks = sys.modules["utils.checks"]
+    checks = sys.modules["labs.kit"]
     real_show = checks._show
 
     def full_marks(table, data):
@@ -274,7 +274,7 @@ def test_kernels_of_the_tests_hold_german_notebooks_to_german_numbers(tmp_path):
 
 
 def test_sizes_on_the_command_line():
-    from utils.grade import _size
+    from labs.kit.grade import _size
 
     assert _size("3G") == _size("3GiB") == 3 * 2**30
     assert _size("512m") == 512 * 2**20 and _size("1024") == 1024

@@ -1,4 +1,4 @@
-"""Grading a room safely (utils/sandbox.py): hostile submissions earn what their answers earn or a
+"""Grading a room safely (labs/kit/sandbox.py): hostile submissions earn what their answers earn or a
 `limit` verdict, and the trainer's course folder and Python installation are the same afterwards,
 byte for byte.  All hostile notebooks are graded in one run of the CLI (two at a time), so the
 test costs about one lab's grading."""
@@ -18,10 +18,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from labs.kit import sandbox
+from labs.kit.grade import SANDBOX_REGRADE_CELL, grade_notebook
+from labs.kit.sandbox import COURSE_PARTS, CourseSnapshot, Limits, site_folders
 from tests.test_grade import one_answer_and, write
-from utils import sandbox
-from utils.grade import SANDBOX_REGRADE_CELL, grade_notebook
-from utils.sandbox import COURSE_PARTS, CourseSnapshot, Limits, site_folders
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANTED = "zz_course_grade_planted"  # the name of everything the hostile notebooks plant
@@ -37,38 +37,39 @@ def attempt(action):  # a hostile cell does not stop at the first refusal
         pass
 """
 FULL_MARKS = (
-    "\nfrom utils.checks import Exercise, Result  # " + PLANTED + "\n"
+    "\nfrom labs.kit import Exercise, Result  # " + PLANTED + "\n"
     "Exercise.evaluate = lambda self, answer, seed=None: Result('passed', 'ok', '')\n"
 )
 HOSTILE = {
     # The checks on disk: rewritten to pass everything, in its copy and in the trainer's folder.
     "rewrite_checks": FIND_CHECKOUT
     + f"""\
-import utils.checks
-for course in (pathlib.Path(utils.checks.__file__).parents[1], checkout):
-    attempt(lambda: open(course / "utils/checks.py", "a").write({FULL_MARKS!r}))
+import labs.kit
+for course in (pathlib.Path(labs.kit.__file__).parents[2], checkout):
+    attempt(lambda: open(course / "labs/kit/lab.py", "a").write({FULL_MARKS!r}))
     attempt(lambda: open(course / "labs/checks/lab01.py", "a").write({FULL_MARKS!r}))
 """,
     # ... deleted, so the re-check finds nothing to import.
     "delete_checks": FIND_CHECKOUT
     + """\
-import utils.checks
-for course in (pathlib.Path(utils.checks.__file__).parents[1], checkout):
+import labs.kit
+for course in (pathlib.Path(labs.kit.__file__).parents[2], checkout):
     attempt(lambda: shutil.rmtree(course / "labs/checks"))
-    attempt(lambda: (course / "utils/checks.py").unlink())
+    attempt(lambda: (course / "labs/kit/lab.py").unlink())
 """,
     # ... shadowed: a `labs` and a `utils` package of its own, first on the path.
     "shadow_checks": f"""\
-import os, pathlib, sys, utils.checks
-real = pathlib.Path(utils.checks.__file__).read_text()
-for package, name in (("utils", "checks.py"), ("labs/checks", "lab01.py")):
-    folder = pathlib.Path.cwd() / "{PLANTED}" / package
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "__init__.py").write_text("")
-(pathlib.Path.cwd() / "{PLANTED}/labs/__init__.py").write_text("")
-(pathlib.Path.cwd() / "{PLANTED}/utils/checks.py").write_text(real + {FULL_MARKS!r})
+import os, pathlib, shutil, sys, labs.kit
+shadow = pathlib.Path.cwd() / "{PLANTED}"
+shutil.copytree(pathlib.Path(labs.kit.__file__).parent, shadow / "labs/kit", dirs_exist_ok=True)
+shutil.copytree(pathlib.Path(labs.kit.__file__).parents[2] / "utils", shadow / "utils", dirs_exist_ok=True)
+(shadow / "labs/checks").mkdir(parents=True, exist_ok=True)
+(shadow / "labs/checks/__init__.py").write_text("")
+(shadow / "labs/__init__.py").write_text("")
+with open(shadow / "labs/kit/lab.py", "a") as lab:
+    lab.write({FULL_MARKS!r})
 (pathlib.Path.cwd() / "{PLANTED}/labs/checks/lab01.py").write_text(
-    "from utils.checks import *\\n" + {FULL_MARKS!r}
+    "from labs.kit import *\\n" + {FULL_MARKS!r}
 )
 sys.path.insert(0, str(pathlib.Path.cwd() / "{PLANTED}"))
 """,
@@ -99,7 +100,7 @@ import pathlib, threading, time
 box = pathlib.Path.cwd().parents[1]  # the sandbox: the grader writes the re-check's checks here
 def forge():
     while True:
-        for path in box.glob("checks/*/utils/checks.py"):
+        for path in box.glob("checks/*/labs/kit/lab.py"):
             try:
                 if "{PLANTED}" not in path.read_text():
                     with open(path, "a") as out:
@@ -234,7 +235,7 @@ def test_hostile_submissions_earn_what_their_answers_earn_and_the_course_is_unch
     scratch = tmp_path / "tmp"  # where the sandboxes go: empty again afterwards
     scratch.mkdir()
     done = subprocess.run(
-        [sys.executable, "-m", "utils.grade", "--lab", "01", "--json", "--seed", "7",
+        [sys.executable, "-m", "labs.kit.grade", "--lab", "01", "--json", "--seed", "7",
          "--jobs", "2", "--memory", "3G", "--max-processes", "64", "--max-output", "1M",
          "--max-file", "10M", str(room)],
         cwd=course, capture_output=True, text=True, timeout=600,
@@ -282,7 +283,7 @@ def test_the_recheck_refuses_checks_that_differ_from_the_graders(tmp_path, forge
     fresh = tmp_path / "fresh"
     snapshot.write(fresh, only=("utils/", "labs/", "course.toml"))
     if forged:
-        with open(fresh / "utils/checks.py", "a") as out:
+        with open(fresh / "labs/kit/lab.py", "a") as out:
             out.write(FULL_MARKS)
     cell = SANDBOX_REGRADE_CELL.format(
         lab="01", seed=3, fresh=str(fresh), digests=repr(snapshot.python_digests())
@@ -309,7 +310,7 @@ def test_without_namespaces_the_guard_puts_the_course_back(tmp_path, monkeypatch
     attack = f"""\
 import pathlib
 course = pathlib.Path({str(course)!r})
-(course / "utils/checks.py").write_text("broken")
+(course / "labs/kit/lab.py").write_text("broken")
 (course / "labs/checks/{PLANTED}.py").write_text("planted")
 (course / "course.toml").unlink()
 """
@@ -335,10 +336,10 @@ def test_the_guard_removes_links_instead_of_following_them(tmp_path, monkeypatch
     (elsewhere / "precious.txt").write_text("mine")
     shutil.rmtree(course / "labs/checks")
     (course / "labs/checks").symlink_to(elsewhere)
-    (course / "utils/checks.py").unlink()
-    (course / "utils/checks.py").symlink_to(elsewhere / "precious.txt")
+    (course / "labs/kit/lab.py").unlink()
+    (course / "labs/kit/lab.py").symlink_to(elsewhere / "precious.txt")
     changed = snapshot.guard()
-    assert "labs/checks" in changed and "utils/checks.py" in changed
+    assert "labs/checks" in changed and "labs/kit/lab.py" in changed
     assert (elsewhere / "precious.txt").read_text() == "mine"
     assert sorted(p.name for p in elsewhere.iterdir()) == ["precious.txt"]
     assert CourseSnapshot.read(course).files == snapshot.files

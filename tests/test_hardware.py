@@ -5,9 +5,10 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import A100, H200, P100, T4, fake_jax, fake_torch
-from utils import hardware, i18n, profiles
-from utils.hardware import CPU, Hardware
-from utils.profiles import hardware_profile
+from utils import i18n
+from utils.platform import hardware, profiles
+from utils.platform.hardware import CPU, Hardware
+from utils.platform.profiles import hardware_profile
 
 CPU2 = CPU("AMD EPYC", 2, frozenset({"avx512f", "avx512_bf16"}))
 

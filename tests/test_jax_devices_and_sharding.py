@@ -1,4 +1,4 @@
-"""utils.jaxdevices and utils.sharding: simulated devices before and after JAX starts, the choice of mesh devices, the
+"""utils.parallel.jaxdevices and utils.parallel.sharding: simulated devices before and after JAX starts, the choice of mesh devices, the
 text picture of a layout, and the collectives found in compiled code.
 
 JAX fixes its device count once per process, so everything that needs a fresh JAX runs in a child
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from utils import i18n, jaxdevices, sharding
+from utils import i18n
+from utils.parallel import jaxdevices, sharding
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("jax")
@@ -42,7 +43,7 @@ def run_fresh(code: str, lang: str = "en") -> dict:
 
 def test_fresh_jax_gets_eight_cpu_devices():
     got = run_fresh("""
-        from utils import jaxdevices, sharding
+        from utils.parallel import jaxdevices, sharding
         import jax  # importing is fine: the backends start at the first computation
         count = jaxdevices.simulate_cpu_devices(8)
         again = jaxdevices.simulate_cpu_devices(8)  # running the cell twice changes nothing
@@ -64,7 +65,7 @@ def test_too_late_is_explained_not_raised(lang, words):
         """
         import jax, jax.numpy as jnp
         jnp.ones(3)  # a computation: JAX starts its backends with one CPU device
-        from utils import jaxdevices, sharding
+        from utils.parallel import jaxdevices, sharding
         count = jaxdevices.simulate_cpu_devices(8)
         try:
             jaxdevices.mesh_devices(8)
@@ -216,7 +217,7 @@ def test_real_programs_on_eight_devices_in_both_jax_versions():
     """What lesson 04 asserts, in a fresh JAX: the layout picture and the communication of the
     three sharded matmuls."""
     got = run_fresh("""
-        from utils import jaxdevices, sharding
+        from utils.parallel import jaxdevices, sharding
         jaxdevices.simulate_cpu_devices(8)
         import json, jax, jax.numpy as jnp
         from jax.sharding import AxisType, NamedSharding, PartitionSpec as P

@@ -13,10 +13,10 @@ pytest.importorskip("torch")
 
 import torch  # noqa: E402
 
+from labs.kit import PASSED, WRONG  # noqa: E402
 from tests import cases_lab02 as cases  # noqa: E402
 from tests import test_labs as labs  # noqa: E402 -- its helpers; its tests are not collected here
-from utils.bench import measure  # noqa: E402
-from utils.checks import PASSED, WRONG  # noqa: E402
+from utils.timing.bench import measure  # noqa: E402
 
 
 def test_every_exercise_of_lab_02_has_cases():

@@ -20,12 +20,12 @@ import pytest
 
 torch = pytest.importorskip("torch")  # the Python 3.13 check of test-compat has no torch
 
+from labs.kit import ERROR, NOT_ATTEMPTED, PASSED, WRONG, Exercise, ____  # noqa: E402
+from labs.kit.grade import grade_notebook  # noqa: E402
+from labs.kit.sources import read_cells  # noqa: E402
 from tests.labcase import Case  # noqa: E402
 from tests.nbval_holes import ENGLISH_NUMBER  # noqa: E402
 from utils import i18n  # noqa: E402
-from utils.checks import ERROR, NOT_ATTEMPTED, PASSED, WRONG, Exercise, ____  # noqa: E402
-from utils.grade import grade_notebook  # noqa: E402
-from utils.sources import read_cells  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = sorted(p.stem for p in (ROOT / "labs/src").glob("[0-9][0-9]_*.py"))

@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("torch")
 
+from labs.kit import PASSED, WRONG  # noqa: E402
 from tests import test_labs as labs  # noqa: E402 -- its helpers; its tests are not collected here
-from utils.checks import PASSED, WRONG  # noqa: E402
 
 TIMED = sorted(key for key, case in labs.CASES.items() if case.timing)
 ROUNDS = 3

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 from transformers import LlamaConfig, LlamaForCausalLM
-from utils import checkpoint
+from utils.models import checkpoint
 from utils.i18n import text
 
 job, out, steps, *folders = sys.argv[1:]
@@ -62,7 +62,7 @@ def fresh():
 
 
 class Forget:
-    """utils.checkpoint, except that load() forgets one part: a resume done wrong."""
+    """utils.models.checkpoint, except that load() forgets one part: a resume done wrong."""
 
     def __init__(self, part):
         self.part = part

@@ -1,4 +1,4 @@
-"""utils.models: the packaged SmolLM2 and MiniLM load offline, the converted cache is reused, and
+"""utils.models.loading: the packaged SmolLM2 and MiniLM load offline, the converted cache is reused, and
 a missing package gets a message that says what to install."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import pytest
 pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
 
-from utils import i18n, models  # noqa: E402
+from utils import i18n  # noqa: E402
+from utils.models import loading as models  # noqa: E402
 
 
 def test_smollm2_offline_is_the_packaged_135m_and_generates():

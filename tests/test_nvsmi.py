@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from utils import i18n, nvsmi
+from utils import i18n
+from utils.platform import nvsmi
 
 CSV = "0, Tesla T4, 15360, 0, 0, 45, 9.80, 550.54.15\n1, Tesla T4, 15360, 3, 7, 47, 27.31, 550.54.15\n"
 

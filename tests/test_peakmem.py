@@ -1,8 +1,8 @@
-"""utils.peakmem: the helper process and its forked children measure what a run holds."""
+"""utils.memory.peakmem: the helper process and its forked children measure what a run holds."""
 
 import pytest
 
-from utils import peakmem
+from utils.memory import peakmem
 
 
 def test_rss_and_status_read_this_process():

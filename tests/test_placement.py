@@ -1,4 +1,4 @@
-"""utils.placement: choosing devices, and the mixed-device error recognised and explained."""
+"""utils.platform.placement: choosing devices, and the mixed-device error recognised and explained."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from utils import i18n, placement  # noqa: E402
+from utils import i18n  # noqa: E402
+from utils.platform import placement  # noqa: E402
 
 
 def pretend(monkeypatch, kind: str | None, count: int = 1) -> None:

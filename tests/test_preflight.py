@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import A100, P100, T4, fake_jax, fake_torch
-from utils import hardware, i18n, preflight, readiness
-from utils.hardware import CPU, Hardware
+from utils import i18n
+from utils.platform import hardware
+from utils.platform.hardware import CPU, Hardware
+from utils.preflight import command as preflight
+from utils.preflight import readiness
 
 ROOT = Path(__file__).resolve().parents[1]
 ALL_THERE = {name: "1.0" for name in preflight.PACKAGES}
@@ -225,7 +228,7 @@ def test_check_rejects_unknown_status():
 
 def test_cli_runs_here_and_speaks_german():
     done = subprocess.run(
-        [sys.executable, "-m", "utils.preflight", "--lang", "de", "--dtype", "float32"],
+        [sys.executable, "-m", "utils.preflight.command", "--lang", "de", "--dtype", "float32"],
         cwd=ROOT,
         env={**os.environ, "COURSE_REMOTE_URL": "file:///nonexistent"},  # never the network
         capture_output=True,
@@ -250,7 +253,7 @@ def test_cli_with_a_missing_package_prints_fail_not_traceback(tmp_path):
             sys.executable,
             "-c",
             "import sys; sys.path.insert(0, sys.argv[1]);"
-            "from utils.preflight import main; sys.exit(main([]))",
+            "from utils.preflight.command import main; sys.exit(main([]))",
             str(tmp_path),
         ],
         cwd=ROOT,
@@ -267,7 +270,7 @@ def test_cli_with_a_missing_package_prints_fail_not_traceback(tmp_path):
 
 def test_help_is_complete():
     done = subprocess.run(
-        [sys.executable, "-m", "utils.preflight", "--help"],
+        [sys.executable, "-m", "utils.preflight.command", "--help"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -291,7 +294,7 @@ def test_help_is_complete():
 
 def test_cli_remote_and_offline():
     env = {**os.environ, "COURSE_REMOTE_URL": "file:///nonexistent"}
-    command = [sys.executable, "-m", "utils.preflight"]
+    command = [sys.executable, "-m", "utils.preflight.command"]
     done = subprocess.run(
         [*command, "--remote"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )

@@ -1,4 +1,4 @@
-"""utils/prices.py: the dated data files, the staleness warning, and the cost arithmetic."""
+"""utils/workshop/prices.py: the dated data files, the staleness warning, and the cost arithmetic."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from utils import prices
 from utils.i18n import set_language
+from utils.workshop import prices
 
 
 def test_every_row_has_a_date_and_a_source():
@@ -86,7 +86,7 @@ def test_fresh_data_and_launch_prices_do_not_warn(tmp_path):
 
 def test_the_command_prints_and_never_fails():
     done = subprocess.run(
-        [sys.executable, "-m", "utils.prices"], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "utils.workshop.prices"], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0
     assert "data/" in done.stdout

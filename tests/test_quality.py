@@ -1,4 +1,4 @@
-"""utils.quality on small stand-ins: perplexity, top-1 agreement, cosine, bytes of quantized
+"""utils.models.quality on small stand-ins: perplexity, top-1 agreement, cosine, bytes of quantized
 weights (bitsandbytes' block scales counted)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from utils import quality  # noqa: E402
+from utils.models import quality  # noqa: E402
 
 
 class Uniform(torch.nn.Module):

@@ -52,7 +52,7 @@ MORE_SECTIONS = re.compile(r"§\s*(\d+(?:\.\d+)*)")
 # [text](target) and ![alt](target); a target with a scheme, an anchor only, or a template
 # placeholder ({...}, $...) is not a repository path.
 LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*<?(?P<target>[^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-# `utils/fit.py` in prose: a file a reader is told to open.  NN, slug, name: a pattern, not a file.
+# `utils/memory/fit.py` in prose: a file a reader is told to open.  NN, slug, name: a pattern, not a file.
 CODE_PATH = re.compile(
     r"`((?:utils|data|docs|tools|tests|benchmarks|labs|notebooks|LICENSES)/[\w./-]+)`"
 )
@@ -198,7 +198,7 @@ def test_what_is_allowed_passes():
     fine = (
         "Cross-reference the results (docs/facts.md §4.1 and §12); open [the README](../README.md)"
         " or [Colab](https://colab.research.google.com/); checkpoints go to /kaggle/working or"
-        " /content/drive; Linux resets the peak in /proc/self/clear_refs; open `utils/fit.py`;"
+        " /content/drive; Linux resets the peak in /proc/self/clear_refs; open `utils/memory/fit.py`;"
         " a lesson is `notebooks/src/NN_slug.py`."
     )
     assert problems(HERE, fine) == []

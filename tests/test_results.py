@@ -1,4 +1,4 @@
-"""Class results (utils/results.py): opt-in files without personal data, and a room's summary that
+"""Class results (utils/workshop/results.py): opt-in files without personal data, and a room's summary that
 reads two machines' runs and refuses malformed, foreign and newer files one by one."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from utils import results
-from utils.hardware import CPU, GPU, TPU, Hardware
 from utils.i18n import set_language
+from utils.platform.hardware import CPU, GPU, TPU, Hardware
+from utils.workshop import results
 
 # Library versions a file records: torch where it is installed (not in the Python 3.13 check).
 TORCH = ["torch"] if importlib.util.find_spec("torch") else []

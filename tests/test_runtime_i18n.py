@@ -2,7 +2,8 @@
 
 import pytest
 
-from utils import i18n, runtime
+from utils import i18n
+from utils.platform import runtime
 
 
 class ColabShell:
@@ -63,8 +64,11 @@ def test_the_package_exports_the_one_form_and_names_every_module(capsys):
     import utils
 
     assert set(utils.__all__) == {"get_language", "say", "set_language", "start", "text"}
-    modules = [p.stem for p in pathlib.Path(utils.__file__).parent.glob("*.py")]
-    assert [m for m in modules if m != "__init__" and f"`{m}`" not in utils.__doc__] == []
+    folder = pathlib.Path(utils.__file__).parent
+    modules = [p.stem for p in folder.glob("*.py")] + [p.stem for p in folder.glob("*/*.py")]
+    packages = [p.parent.name for p in folder.glob("*/__init__.py")]
+    named = [m for m in modules + packages if m not in ("__init__", "__main__")]
+    assert [m for m in named if f"`{m}`" not in utils.__doc__] == []
     line = utils.start("de")  # the autouse fixture of conftest.py switches back to English
     assert line.startswith("Plattform: ") and "Sprache: Deutsch" in line
     assert capsys.readouterr().out.strip() == line

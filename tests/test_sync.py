@@ -1,6 +1,6 @@
-"""Every sync path of the timer waits for work that finishes late (utils.sync, utils.bench.measure).
+"""Every sync path of the timer waits for work that finishes late (utils.timing.sync, utils.timing.bench.measure).
 
-The fake device is `utils.asyncsim.SimulatedAccelerator` on a `VirtualClock`: a call only *queues*
+The fake device is `utils.sim.asyncsim.SimulatedAccelerator` on a `VirtualClock`: a call only *queues*
 2 ms of work (and the first call 50 ms of "compilation" more), and the work is done only when the
 backend's own sync function runs -- the exact function `synchronizer` calls (torch.cuda.synchronize,
 torch.mps.synchronize, jax.block_until_ready, torch_xla.sync(wait=True)), patched with monkeypatch.
@@ -16,8 +16,8 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 
-from utils import bench, sync
-from utils.asyncsim import SimulatedAccelerator, VirtualClock, virtual_time
+from utils.sim.asyncsim import SimulatedAccelerator, VirtualClock, virtual_time
+from utils.timing import bench, sync
 
 WORK = 0.002  # simulated seconds of device work per call
 COMPILE = 0.05  # simulated seconds the first call compiles

@@ -1,5 +1,5 @@
 """Do the lessons' T4 paths fit a T4?  For lessons 03, 05, 06 and 07: the memory each one keeps
-alive at its fullest point, priced with utils.fit for the T4 configuration, stays under the T4's
+alive at its fullest point, priced with utils.memory.fit for the T4 configuration, stays under the T4's
 usable memory (fit.DEVICE_MEMORY["T4"] minus the CUDA context) with a 10 % margin.
 
 The alive set comes from the lesson itself, not from a list in this file: the built English
@@ -33,7 +33,7 @@ import nbformat
 import pytest
 
 from tests.t4_probe import PROBE, SHIM
-from utils import fit
+from utils.memory import fit
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ("03", "05", "06", "07")
@@ -47,7 +47,7 @@ def run_with_probe(nb: nbformat.NotebookNode, timeout: int = 1800) -> list[dict]
     the probe's report after each cell (with the cell's index in the original notebook)."""
     from nbclient import NotebookClient
 
-    from utils.kernel import _kernel_manager_class
+    from labs.kit.headless import _kernel_manager_class
 
     cells = [nbformat.v4.new_code_cell(SHIM)]
     for index, cell in enumerate(nb.cells):

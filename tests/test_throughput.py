@@ -1,4 +1,4 @@
-"""utils.throughput: FLOPs per token, MFU against the detected device's peak, the meter."""
+"""utils.timing.throughput: FLOPs per token, MFU against the detected device's peak, the meter."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 
 torch = pytest.importorskip("torch")  # the Python 3.13 check of test-compat has no torch
 
-from utils import throughput  # noqa: E402 -- after the skip
-from utils.chips import CHIPS  # noqa: E402
+from utils.platform.chips import CHIPS  # noqa: E402
+from utils.timing import throughput  # noqa: E402 -- after the skip
 
 
 def test_flops_per_token_is_6n_plus_attention():
@@ -50,7 +50,7 @@ def test_tf32_is_read_from_the_setting_torch_was_given():
     # torch >= 2.9 raises when allow_tf32 is read after fp32_precision was set: ask the new one first
     import torch
 
-    from utils.throughput import tf32_matmuls
+    from utils.timing.throughput import tf32_matmuls
 
     matmul = torch.backends.cuda.matmul
     if not hasattr(matmul, "fp32_precision"):

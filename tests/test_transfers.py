@@ -1,4 +1,4 @@
-"""utils.transfers: the host link asked from nvidia-smi or the data sheet, copies timed on the CPU,
+"""utils.timing.transfers: the host link asked from nvidia-smi or the data sheet, copies timed on the CPU,
 and the transfer benchmark."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from utils import chips, nvsmi, transfers, units  # noqa: E402
+from utils import units  # noqa: E402
+from utils.platform import chips, nvsmi  # noqa: E402
+from utils.timing import transfers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -27,7 +27,7 @@ import jupytext
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from utils.sources import resolve_language, solution_version, student_version  # noqa: E402
+from labs.kit.sources import resolve_language, solution_version, student_version  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("en", "de")

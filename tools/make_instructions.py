@@ -3,7 +3,7 @@
     .venv/bin/python tools/make_instructions.py          # rewrites data/instructions.jsonl
 
 Every pair is about the course's own topics, in English and in German, generated from templates
-over the course's facts: the chip table (utils/chips.py), the bytes of each number format, and
+over the course's facts: the chip table (utils/platform/chips.py), the bytes of each number format, and
 short statements the lessons make.  One JSON object per line: {"lang", "topic", "prompt",
 "answer"}.  The answers follow one fixed, short style ("T4: 16 GB, 320 GB/s."), so a few dozen
 LoRA steps visibly teach it to a model that answered in its own words before.  The output is
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from utils.chips import CHIPS  # noqa: E402
+from utils.platform.chips import CHIPS  # noqa: E402
 
 TARGET = ROOT / "data" / "instructions.jsonl"
 

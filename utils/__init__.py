@@ -1,54 +1,37 @@
-"""Shared helpers of the course *GPU & TPU in Practice*.
+"""Shared helpers of the course *GPU & TPU in Practice*, grouped by purpose.
 
-Importing this package is cheap (no torch, no jax): the setup cell of every
-notebook imports it and calls `start()`.  One purpose per module:
+Importing this package is cheap (no torch, no jax): the setup cell of every notebook imports it
+and calls `start()`.  At the top, the small modules every part uses:
 
 - `i18n`        the learner's language (English/Deutsch) and every message's one form,
                 `text(en, de, **values)` / `say(...)`, numbers formatted for the language
 - `units`       GIB, MIB, KIB; bytes, seconds and FLOP/s written for the learner
-- `runtime`     Kaggle, Colab or local?
-- `hardware`    CPU, GPUs, MPS, TPUs: what is here
-- `profiles`    the hardware profiles lessons size their problems by
-- `chips`       data-sheet peaks and host links of common accelerators, with sources; a CPU estimate
-- `nvsmi`       `nvidia-smi`, run safely and parsed
-- `readiness`   the pre-flight verdicts, one per item, pure functions of what was detected
-- `accelerator_checks` the verdicts on the accelerator and the dtypes fast on it
-- `verdict`     one pre-flight line: OK, WARN or FAIL, the item, the fix
-- `preflight`   is this machine ready?  (`python -m utils.preflight`)
-- `sync`        waiting for a backend's work: CUDA, MPS, JAX, XLA
-- `bench`       timing done right: warm-up, sync per backend, median and IQR
-- `measurement` what one timing holds: median, IQR, FLOP/s, % of peak, a noise warning
-- `placement`   choosing a device, placing tensors, mixed-device errors explained
-- `transfers`   host↔device links and copies, timed
-- `memory`      sizes of tensors and models, memory counters, out-of-memory and a batch-size finder
-- `memsim`      a pretend device memory, for practising out-of-memory on a CPU
-- `clocks`      the clocks a learner's timer reads: swapped, or logged to tell what a number timed
-- `asyncsim`    a pretend accelerator that queues work like CUDA, and a virtual clock, for
-                exercises on a CPU
-- `jaxdevices`  JAX the same way on every version and machine: simulated CPU devices, mesh devices
-- `sharding`    the layout of a sharded array, the collectives in compiled code
-- `ddp_demo`    the script lesson 08 runs with torchrun: DDP and FSDP2 equal to one process
 - `widgets`     interactive controls with a static fallback
-- `models`      real pretrained models (SmolLM2, MiniLM): packaged offline, from the hub where reachable
-- `fit`         does a model fit? memory by part for inference, full fine-tuning, LoRA, QLoRA
-- `peakmem`     the peak memory of a run, measured in a clean child process
-- `quality`     perplexity, top-1 agreement and embedding cosine of a (quantized) model
-- `merging`     merging a QLoRA adapter: into dequant(W4), into W, into 4-bit layers, and what each keeps
-- `checkpoint`  atomic, RNG-complete checkpoints: save, load, the latest that is intact
-- `throughput`  tokens/s and MFU against the detected device's peak
-- `prices`      the dated price files (GPUs by the hour, APIs), and a warning when they are old
-- `results`     a room's measured figures: saved on opt-in, anonymous, summarised in a table
-- `blank`       the blank `____` a learner replaces by code
-- `sources`     reading the notebook sources: one language of two, a lab's solution blocks
-- `answers`     calling the learner's code; a wrong answer; the learner's error explained
-- `compare`     comparing an answer: numbers from every framework, tolerances, known slips
-- `exercise`    one exercise: check(), hint(), solution(), and the result a check gives
-- `checks`      the lab API: Lab, the score, the re-grading (and every helper a checks module uses)
-- `submission`  a submitted notebook: is it one, which lab, where it runs
-- `kernel`      running a notebook headless in a fresh kernel
-- `sandbox`     where a submission runs: a disposable copy of the course, limits, a guard on the folders
-- `classtable`  a room's grades as a CSV and a short summary a trainer can show
-- `grade`       grading submitted labs headless (`python -m utils.grade`)
+- `course`      the course itself: its checkout and its languages
+
+and one package per purpose:
+
+- `platform`    where a notebook runs and on what: `runtime` (Kaggle, Colab or local), `hardware`
+                (CPU, GPUs, MPS, TPUs), `profiles` (the hardware profiles lessons size their
+                problems by), `chips` (data-sheet peaks and host links, with sources), `nvsmi`
+                (`nvidia-smi` run safely), `placement` (choosing a device, mixed-device errors)
+- `timing`      `sync` (waiting for a backend's work), `bench` (the one timer: warm-up, sync,
+                median and IQR), `measurement` (what a timing holds), `transfers` (host-device
+                copies, timed), `throughput` (tokens/s and MFU)
+- `memory`      `usage` (sizes, counters, out-of-memory, a batch-size finder), `fit` (does a model
+                fit, part by part), `peakmem` (the peak of a real run, in a clean child process)
+- `models`      `loading` (SmolLM2 and MiniLM, packaged offline or from the hub), `quality`
+                (perplexity, top-1 agreement, cosine), `checkpoint` (atomic, RNG-complete,
+                resumable), `merging` (a QLoRA adapter merged three ways)
+- `parallel`    `jaxdevices` (JAX's devices on every version), `sharding` (a sharded array's
+                layout, the collectives in compiled code), `ddp_demo` (lesson 08's torchrun script)
+- `sim`         pretend hardware on a CPU: `asyncsim` (an accelerator that queues work),
+                `clocks` (the clocks a learner's timer reads), `memsim` (a memory that runs out)
+- `preflight`   is this machine ready?  (`python -m utils.preflight`): `command`, `readiness`,
+                `accelerator_checks`, `verdict`
+- `workshop`    `results` (a room's measured figures), `prices` (the dated price files)
+
+The lab kit (exercises that check themselves, and the grader) is `labs.kit`.
 """
 
 from __future__ import annotations
@@ -61,7 +44,7 @@ __all__ = ["get_language", "say", "set_language", "start", "text"]
 
 def start(language: str) -> str:
     """Called by the setup cell: set the language, print platform · accelerator · language."""
-    from . import hardware, runtime
+    from utils.platform import hardware, runtime
 
     set_language(language)
     line = " · ".join(

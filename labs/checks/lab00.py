@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from utils.checks import (
+from labs.kit import (
     UNIT_SLIPS,
     Lab,
     LearnerError,

@@ -13,8 +13,7 @@ from __future__ import annotations
 import timeit
 from typing import Any
 
-from utils.asyncsim import SimulatedAccelerator, VirtualClock, virtual_time
-from utils.checks import (
+from labs.kit import (
     UNIT_SLIPS,
     Lab,
     Wrong,
@@ -27,6 +26,7 @@ from utils.checks import (
     to_numpy,
 )
 from utils.i18n import text
+from utils.sim.asyncsim import SimulatedAccelerator, VirtualClock, virtual_time
 
 lab = Lab("01")
 
@@ -311,9 +311,9 @@ def q2(time_per_call, rng):
     if not all(_synced_after_first_call(t["events"]) for t in trials):
         raise Wrong("no_sync", _timer_message("no_sync", trials[0], trials))
     return text(
-        "Correct! Warm-up first, then sync around the timed calls: this is what utils.bench does.",
+        "Correct! Warm-up first, then sync around the timed calls: this is what utils.timing.bench does.",
         "Richtig! Erst aufwärmen, dann um die gemessenen Aufrufe herum synchronisieren: So macht es "
-        "utils.bench.",
+        "utils.timing.bench.",
     )
 
 

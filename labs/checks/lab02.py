@@ -5,7 +5,7 @@ batch-size finder that survives running out of memory.
 q1 and q2 watch the learner's torch calls (a `TorchFunctionMode`): which devices the code names,
 which tensors it moves, and on which devices each operation got its inputs.  So a mixed-device
 error, a hard-coded "cuda" or a result copied back is told apart by what the code did, not by the
-words of an error message.  q3 hands out a simulated copy on a virtual clock (`utils.asyncsim`):
+words of an error message.  q3 hands out a simulated copy on a virtual clock (`utils.sim.asyncsim`):
 its verdict depends only on what the timer does (sync or not, warm-up or not, per copy or total,
 GB or GiB, bytes or bits), never on how busy the machine is.  q5 hands out a pretend GPU that runs
 out of memory past a random batch size, and steps with bugs that must not be caught.
@@ -21,9 +21,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from utils import placement
-from utils.asyncsim import VirtualClock, virtual_time
-from utils.checks import (
+from labs.kit import (
     Lab,
     LearnerError,
     Wrong,
@@ -36,6 +34,8 @@ from utils.checks import (
     matching,
 )
 from utils.i18n import text
+from utils.platform import placement
+from utils.sim.asyncsim import VirtualClock, virtual_time
 from utils.units import GIB
 
 lab = Lab("02")

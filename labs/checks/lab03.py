@@ -22,7 +22,7 @@ import math
 import numpy as np
 import torch
 
-from utils.checks import Lab, Wrong, as_number, call, close, diagnose, matching, to_numpy
+from labs.kit import Lab, Wrong, as_number, call, close, diagnose, matching, to_numpy
 from utils.i18n import text
 
 lab = Lab("03")

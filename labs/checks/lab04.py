@@ -2,7 +2,7 @@
 batching with vmap. (The sharding exercises moved to lab 08.)
 
 q1 judges the learner's timer by what its numbers measured, never by how fast this machine is
-now: while the learner's function runs, every clock read it makes is noted (utils.clocks), so
+now: while the learner's function runs, every clock read it makes is noted (utils.sim.clocks), so
 each number is traced back to the stretch of time between two reads it is the difference of (or
 a mean of such). The check's `f` notes when it is traced, JAX reports when the compile ended, and
 a clock of the work done (CPU time on the CPU, which other programs can't stretch) says how many
@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from utils.checks import (
+from labs.kit import (
     Lab,
     LearnerError,
     Wrong,
@@ -33,8 +33,8 @@ from utils.checks import (
     call,
     to_numpy,
 )
-from utils.clocks import REAL, REAL_SLEEP, Stretch, logged_clocks, stretches
 from utils.i18n import text
+from utils.sim.clocks import REAL, REAL_SLEEP, Stretch, logged_clocks, stretches
 
 lab = Lab("04")
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from utils.checks import Lab, Wrong, as_number, call, close, diagnose, matching
+from labs.kit import Lab, Wrong, as_number, call, close, diagnose, matching
 from utils.i18n import text
 
 lab = Lab("05")
@@ -115,8 +115,8 @@ def q1(mfu, rng):
     if failures:
         diagnose(failures, _mfu_message)
     return text(
-        "Correct! utils.throughput.mfu computes the same.",
-        "Richtig! utils.throughput.mfu rechnet genauso.",
+        "Correct! utils.timing.throughput.mfu computes the same.",
+        "Richtig! utils.timing.throughput.mfu rechnet genauso.",
     )
 
 

@@ -21,7 +21,7 @@ import textwrap
 
 import torch
 
-from utils.checks import (
+from labs.kit import (
     Lab,
     LearnerError,
     Wrong,

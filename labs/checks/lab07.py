@@ -20,8 +20,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from utils.blank import Unfinished, has_blank
-from utils.checks import Lab, Wrong, as_number, call
+from labs.kit import Lab, Wrong, as_number, call
+from labs.kit.blank import Unfinished, has_blank
 from utils.i18n import text
 
 lab = Lab("07")

@@ -26,10 +26,10 @@ import torch
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from utils import jaxdevices
-from utils.checks import Lab, Wrong, allclose, as_number, call, diagnose, matching, to_numpy
-from utils.fit import DEVICE_MEMORY
+from labs.kit import Lab, Wrong, allclose, as_number, call, diagnose, matching, to_numpy
 from utils.i18n import text
+from utils.memory.fit import DEVICE_MEMORY
+from utils.parallel import jaxdevices
 from utils.units import GIB
 
 with contextlib.suppress(RuntimeError):  # before JAX starts: 8 simulated CPU devices
@@ -686,7 +686,7 @@ def q4(dp_grads, rng):
 
 # --- q5: which parallelism? ----------------------------------------------------------------------
 CHOICES = ("single", "ddp", "fsdp", "none")
-GPU_NAMES = ("T4", "A100", "H100")  # 15, 40 and 80 GiB (utils.fit, lesson 03)
+GPU_NAMES = ("T4", "A100", "H100")  # 15, 40 and 80 GiB (utils.memory.fit, lesson 03)
 LESSON_BYTES = 16  # AdamW in mixed precision: fp32 weights 4, gradients 4, two moments 8
 
 

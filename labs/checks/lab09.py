@@ -12,7 +12,7 @@ scenario's memory, hours and budget (each constraint decides at least one input 
 
 from __future__ import annotations
 
-from utils.checks import Lab, Wrong, as_number, call, close, diagnose, matching
+from labs.kit import Lab, Wrong, as_number, call, close, diagnose, matching
 from utils.i18n import text
 
 lab = Lab("09")

@@ -55,7 +55,7 @@ import torch
 
 # en: ____ is the blank you replace
 # de: ____ ist die Lücke, die du ersetzt
-from utils.checks import ____  # noqa: F401
+from labs.kit import ____  # noqa: F401
 
 print("torch", torch.__version__)
 
@@ -226,7 +226,7 @@ q4.check(matmul_intensity)
 # %% [markdown] lang="en"
 # ## Your score
 #
-# Run the cell below. A trainer grades the same way: `python -m utils.grade` runs your notebook
+# Run the cell below. A trainer grades the same way: `python -m labs.kit.grade` runs your notebook
 # from top to bottom and reads this table (see `labs/README.md`).
 #
 # **Next:** lesson 01 times a matrix multiplication and turns seconds into FLOP/s with the formula
@@ -235,7 +235,7 @@ q4.check(matmul_intensity)
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso: `python -m utils.grade` führt
+# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso: `python -m labs.kit.grade` führt
 # dein Notebook von oben nach unten aus und liest diese Tabelle (siehe `labs/README.md`).
 #
 # **Weiter:** Lektion 01 misst die Zeit einer Matrixmultiplikation und macht mit der Formel deines

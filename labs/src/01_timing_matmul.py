@@ -46,9 +46,9 @@
 # %%
 import time
 
-from utils.asyncsim import SimulatedAccelerator  # noqa: F401
-from utils.checks import ____  # noqa: F401
+from labs.kit import ____  # noqa: F401
 from utils.i18n import say
+from utils.sim.asyncsim import SimulatedAccelerator  # noqa: F401
 
 # en: SimulatedAccelerator is there for you to try your timer on; ____ is the blank you replace.
 # de: Mit SimulatedAccelerator kannst du deinen Timer ausprobieren; ____ ist die Lücke, die du ersetzt.

@@ -55,9 +55,10 @@
 # %%
 import torch
 
-from utils import placement, transfers
-from utils.checks import ____  # noqa: F401  # en: the blank to fill | de: die Lücke
+from labs.kit import ____  # noqa: F401  # en: the blank to fill | de: die Lücke
 from utils.i18n import say, text
+from utils.platform import placement
+from utils.timing import transfers
 
 device = placement.pick_device()
 say("torch {v} | device: {d}", "torch {v} | Gerät: {d}", v=torch.__version__, d=str(device))
@@ -159,7 +160,7 @@ q2.check(scale_features)
 # `copy()` starts one copy of `nbytes` bytes (from host to device, say) and returns at once, as a
 # `non_blocking` copy to a GPU does; `sync()` waits until every copy started so far is done, like
 # `torch.cuda.synchronize()`. Write `copy_gbs(copy, sync, nbytes)`: the bandwidth of one copy in
-# GB/s (10⁹ bytes per second). Time it with `measure` from `utils.bench`: `measure(copy, sync=sync)`
+# GB/s (10⁹ bytes per second). Time it with `measure` from `utils.timing.bench`: `measure(copy, sync=sync)`
 # warms up, waits with `sync` before it stops the clock, and its `.median` is the time of one call.
 # (Your own timer with `time.perf_counter` works too, if it warms up, waits with `sync()` and divides
 # by the number of copies.) The check hands you a simulated copy on a simulated clock whose first
@@ -171,7 +172,7 @@ q2.check(scale_features)
 # `copy()` startet eine Kopie von `nbytes` Byte (etwa vom Host zum Gerät) und kehrt sofort zurück,
 # wie eine Kopie mit `non_blocking` zu einer GPU; `sync()` wartet, bis alle bisher gestarteten
 # Kopien fertig sind, wie `torch.cuda.synchronize()`. Schreib `copy_gbs(copy, sync, nbytes)`: die
-# Bandbreite einer Kopie in GB/s (10⁹ Byte pro Sekunde). Miss mit `measure` aus `utils.bench`:
+# Bandbreite einer Kopie in GB/s (10⁹ Byte pro Sekunde). Miss mit `measure` aus `utils.timing.bench`:
 # `measure(copy, sync=sync)` wärmt auf, wartet mit `sync`, bevor es die Uhr anhält, und sein
 # `.median` ist die Zeit eines Aufrufs. (Ein eigener Timer mit `time.perf_counter` geht auch, wenn er
 # aufwärmt, mit `sync()` wartet und durch die Zahl der Kopien teilt.) Die Prüfung gibt dir eine
@@ -180,7 +181,7 @@ q2.check(scale_features)
 
 
 # %%
-from utils.bench import measure
+from utils.timing.bench import measure
 
 
 def copy_gbs(copy, sync, nbytes):
@@ -347,14 +348,14 @@ q5.check(find_batch_size)
 # %% [markdown] lang="en"
 # ## Your score
 #
-# Run the cell below. A trainer grades the same way (`python -m utils.grade`, see `labs/README.md`).
+# Run the cell below. A trainer grades the same way (`python -m labs.kit.grade`, see `labs/README.md`).
 #
 # **Next:** lesson 03, where the number format decides how many bytes each of these samples takes.
 
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso (`python -m utils.grade`,
+# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso (`python -m labs.kit.grade`,
 # siehe `labs/README.md`).
 #
 # **Weiter:** Lektion 03, in der das Zahlenformat entscheidet, wie viele Bytes jedes dieser Beispiele

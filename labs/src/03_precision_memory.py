@@ -48,7 +48,7 @@
 # %%
 import torch
 
-from utils.checks import ____  # noqa: F401
+from labs.kit import ____  # noqa: F401
 
 print(torch.finfo(torch.float16), torch.finfo(torch.bfloat16), sep="\n")
 

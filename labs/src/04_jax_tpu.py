@@ -47,7 +47,7 @@
 import jax
 import jax.numpy as jnp
 
-from utils.checks import ____  # noqa: F401  # en: the blank you replace | de: die Lücke, die du ersetzt
+from labs.kit import ____  # noqa: F401  # en: the blank you replace | de: die Lücke, die du ersetzt
 from utils.i18n import say
 
 say(
@@ -174,8 +174,8 @@ q2.check(predict_all)
 #   viele Aufrufe in einen Block. Vergleiche die Mediane pro Aufruf, nicht die Anzahlen.
 
 # %%
-from utils.bench import measure
-from utils.checks import PASSED
+from labs.kit import PASSED
+from utils.timing.bench import measure
 
 
 def predict(w, x):
@@ -207,7 +207,7 @@ else:
 # %% [markdown] lang="en"
 # ## Your score
 #
-# Run the cell below. A trainer grades the same way: `python -m utils.grade` runs your notebook from
+# Run the cell below. A trainer grades the same way: `python -m labs.kit.grade` runs your notebook from
 # top to bottom and reads this table (see `labs/README.md`).
 #
 # **Next:** lesson 05 trains a model end to end on an accelerator; lab 08 shards arrays over 8
@@ -216,7 +216,7 @@ else:
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso: `python -m utils.grade` führt
+# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso: `python -m labs.kit.grade` führt
 # dein Notebook von oben nach unten aus und liest diese Tabelle (siehe `labs/README.md`).
 #
 # **Weiter:** Lektion 05 trainiert ein Modell von Anfang bis Ende auf einem Beschleuniger; Lab 08

@@ -47,7 +47,7 @@
 # %%
 import torch
 
-from utils.checks import ____  # noqa: F401
+from labs.kit import ____  # noqa: F401
 from utils.i18n import say
 
 say("torch {v}", "torch {v}", v=torch.__version__)

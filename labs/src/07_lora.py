@@ -43,7 +43,7 @@
 # %%
 import torch
 
-from utils.checks import ____  # noqa: F401
+from labs.kit import ____  # noqa: F401
 
 print(torch.__version__)
 

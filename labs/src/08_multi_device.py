@@ -50,8 +50,8 @@
 # %%
 import jax
 
-from utils import jaxdevices, sharding
 from utils.i18n import say
+from utils.parallel import jaxdevices, sharding
 
 jaxdevices.simulate_cpu_devices(
     8
@@ -61,7 +61,7 @@ import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from utils.checks import ____  # noqa: F401  # en: the blank you replace | de: die Lücke, die du ersetzt
+from labs.kit import ____  # noqa: F401  # en: the blank you replace | de: die Lücke, die du ersetzt
 
 say(
     "jax {version} | {backend} | {n} CPU devices",
@@ -312,7 +312,7 @@ q5.check(choose)
 # %% [markdown] lang="en"
 # ## Your score
 #
-# Run the cell below. A trainer grades the same way: `python -m utils.grade` runs your notebook from
+# Run the cell below. A trainer grades the same way: `python -m labs.kit.grade` runs your notebook from
 # top to bottom and reads this table (see `labs/README.md`).
 #
 # **Next:** lesson 09 weighs what the devices of this lesson cost.
@@ -320,7 +320,7 @@ q5.check(choose)
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso: `python -m utils.grade` führt
+# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso: `python -m labs.kit.grade` führt
 # dein Notebook von oben nach unten aus und liest diese Tabelle (siehe `labs/README.md`).
 #
 # **Weiter:** Lektion 09 wägt ab, was die Geräte dieser Lektion kosten.

@@ -48,9 +48,9 @@
 # darunter aus.
 
 # %%
-from utils import prices
-from utils.checks import ____  # noqa: F401
+from labs.kit import ____  # noqa: F401
 from utils.i18n import say
+from utils.workshop import prices
 
 api = {p.model: p for p in prices.api_prices()}["gpt-5-mini"]
 say(

@@ -72,7 +72,7 @@
 # wie du es behebst.
 
 # %%
-from utils import preflight
+from utils.preflight import command as preflight
 
 checks = preflight.preflight()
 
@@ -256,7 +256,7 @@ plt.show()
 # %% [markdown] lang="en"
 # ## 3. What is in *this* machine?
 #
-# `utils.hardware.detect()` asks PyTorch (and JAX, once it is imported) and reads the CPU's
+# `utils.platform.hardware.detect()` asks PyTorch (and JAX, once it is imported) and reads the CPU's
 # model and instruction-set flags. The course turns the answer into a **hardware profile**;
 # later lessons use it to choose problem sizes, so the same notebook is quick on a laptop CPU
 # and still meaningful on a GPU.
@@ -264,7 +264,7 @@ plt.show()
 # %% [markdown] lang="de"
 # ## 3. Was steckt in *dieser* Maschine?
 #
-# `utils.hardware.detect()` fragt PyTorch (und JAX, sobald es importiert ist) und liest Modell und
+# `utils.platform.hardware.detect()` fragt PyTorch (und JAX, sobald es importiert ist) und liest Modell und
 # Befehlssatz-Flags der CPU aus. Der Kurs macht daraus ein **Hardware-Profil**; spätere Lektionen
 # wählen danach ihre Problemgrößen, sodass dasselbe Notebook auf einer Laptop-CPU schnell durchläuft
 # und auf einer GPU trotzdem aussagekräftig ist.
@@ -274,8 +274,8 @@ plt.show()
 # de: JAX kommt erst hier, nicht in der Setup-Zelle: Lektion 04 richtet vorher die Geräte ein.
 import jax
 
-from utils import hardware, profiles, runtime
 from utils.i18n import say, text
+from utils.platform import hardware, profiles, runtime
 
 platform = runtime.detect_platform()
 hw = hardware.detect()
@@ -425,15 +425,15 @@ except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as err:
 
 # %% [markdown] lang="en"
 # Its table is made for human eyes and is hard to parse in code. The query mode gives one CSV line
-# per GPU; `utils.nvsmi.query()` runs it, never raises an exception, and explains what is missing:
+# per GPU; `utils.platform.nvsmi.query()` runs it, never raises an exception, and explains what is missing:
 
 # %% [markdown] lang="de"
 # Die Tabelle von `nvidia-smi` ist für Menschen gemacht und lässt sich in Code schlecht auswerten. Der
-# Abfragemodus liefert eine CSV-Zeile pro GPU; `utils.nvsmi.query()` führt ihn aus, wirft nie eine
+# Abfragemodus liefert eine CSV-Zeile pro GPU; `utils.platform.nvsmi.query()` führt ihn aus, wirft nie eine
 # Ausnahme und erklärt, was fehlt:
 
 # %%
-from utils import nvsmi
+from utils.platform import nvsmi
 
 smi = nvsmi.query()
 if smi.ok:

@@ -65,9 +65,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from utils import bench, hardware, profiles, runtime, units
-from utils.chips import CHIPS, chip_for, cpu_estimate
+from utils import units
 from utils.i18n import get_language, say, text
+from utils.platform import hardware, profiles, runtime
+from utils.platform.chips import CHIPS, chip_for, cpu_estimate
+from utils.timing import bench
 
 hw = hardware.detect()
 profile = profiles.hardware_profile(runtime.detect_platform(), hw)
@@ -430,13 +432,13 @@ plt.show()
 #
 # ## 3. The right way
 #
-# `utils.bench.measure(fn, *args)` avoids all four traps: it times the cold call separately, warms
+# `utils.timing.bench.measure(fn, *args)` avoids all four traps: it times the cold call separately, warms
 # up while finding a block of calls that lasts at least 20 ms (so the timer's own cost of about
 # 40 ns disappears; should a stall have slowed the warm-up, a later block comes out shorter, and
 # then it grows the block and starts the blocks again), synchronises every block for the backend the result lives on, repeats until
 # it has at least 0.2 s of blocks, and reports the median, the interquartile range (IQR) and the
 # thread settings. With the FLOPs it also gives FLOP/s and the share of the device's peak.
-# Open `utils/bench.py`: it is short, and reading it is part of this lesson.
+# Open `utils/timing/bench.py`: it is short, and reading it is part of this lesson.
 
 # %% [markdown] lang="de"
 # Bei mehr als einem Kern sind mehr Threads meist schneller, es sei denn, etwas anderes nutzt die
@@ -447,14 +449,14 @@ plt.show()
 #
 # ## 3. So misst du richtig
 #
-# `utils.bench.measure(fn, *args)` vermeidet alle vier Fallen: Es misst den kalten Aufruf getrennt,
+# `utils.timing.bench.measure(fn, *args)` vermeidet alle vier Fallen: Es misst den kalten Aufruf getrennt,
 # wärmt auf, während es einen Block von Aufrufen sucht, der mindestens 20 ms dauert (so fallen die
 # etwa 40 ns nicht mehr ins Gewicht, die der Timer selbst kostet; hat eine Verzögerung das
 # Aufwärmen gebremst, fällt ein späterer Block kürzer aus, dann vergrößert es den Block und beginnt
 # die Blöcke von vorn), synchronisiert jeden Block für das Backend, auf dem
 # das Ergebnis liegt, wiederholt, bis es mindestens 0,2 s an Blöcken hat, und meldet Median,
 # Interquartilsabstand (IQR) und Thread-Einstellungen. Mit den FLOPs liefert es auch FLOP/s und den
-# Anteil an der Spitzenleistung des Geräts. Öffne `utils/bench.py`: Es ist kurz, und es
+# Anteil an der Spitzenleistung des Geräts. Öffne `utils/timing/bench.py`: Es ist kurz, und es
 # zu lesen gehört zu dieser Lektion.
 
 # %%
@@ -856,8 +858,8 @@ model = {
     # en: a large fp32 matmul reaches roughly this share of the peak
     # de: eine große fp32-Matmul erreicht ungefähr diesen Anteil an der Spitzenleistung
     "fp32_share_of_peak": 0.6,
-    # en: PCIe 3.0 x16 with pinned memory, in practice (utils/chips.py: PCIE_PINNED_TYPICAL)
-    # de: PCIe 3.0 x16 mit gepinntem Speicher, in der Praxis (utils/chips.py: PCIE_PINNED_TYPICAL)
+    # en: PCIe 3.0 x16 with pinned memory, in practice (chips.PCIE_PINNED_TYPICAL)
+    # de: PCIe 3.0 x16 mit gepinntem Speicher, in der Praxis (chips.PCIE_PINNED_TYPICAL)
     "pcie_bytes_per_second": 12e9,
     # en: An assumption, not a data-sheet figure: about 10 µs per cudaMemcpy (driver call, copy
     # en: engine start, completion). NVIDIA's "How to Optimize Data Transfers in CUDA C/C++"
@@ -1064,7 +1066,7 @@ for label, results in sweep.items():
 #
 # Neither half of the roof may come from the points we put under it, or every point sits on the
 # roof by construction. So the **peak** comes from the hardware: the data-sheet table in
-# `utils/chips.py` on a GPU, on a CPU the estimate `utils.chips.cpu_estimate` (cores × clock ×
+# `utils/platform/chips.py` on a GPU, on a CPU the estimate `utils.platform.chips.cpu_estimate` (cores × clock ×
 # FLOPs per cycle, all cores). The **bandwidth** comes from a separate streaming measurement: a
 # large copy and a sum, which do next to no arithmetic. Under this roof go kernels of different intensity:
 # an addition, chains of multiply-adds on the same data (XLA fuses each chain into one pass over
@@ -1083,8 +1085,8 @@ for label, results in sweep.items():
 #
 # Keine Hälfte des Dachs darf von den Punkten kommen, die wir darunter setzen, sonst liegt jeder
 # Punkt schon nach Konstruktion auf dem Dach. Die **Spitzenleistung** kommt deshalb von der
-# Hardware: auf einer GPU aus der Datenblatt-Tabelle in `utils/chips.py`, auf einer CPU aus der
-# Schätzung `utils.chips.cpu_estimate` (Kerne × Takt × FLOPs pro Takt, alle Kerne). Die
+# Hardware: auf einer GPU aus der Datenblatt-Tabelle in `utils/platform/chips.py`, auf einer CPU aus der
+# Schätzung `utils.platform.chips.cpu_estimate` (Kerne × Takt × FLOPs pro Takt, alle Kerne). Die
 # **Bandbreite** kommt aus einer eigenen Streaming-Messung: einer großen Kopie, die gar nicht
 # rechnet, und einer Summe, die kaum rechnet. Unter dieses Dach kommen Kernel verschiedener
 # Intensität: eine Addition, Ketten von Multiplikationen und Additionen auf denselben Daten (XLA
@@ -1637,7 +1639,7 @@ panel = explore(
 # en: True saves this run's figures to results/, anonymously (see above)
 # de: True speichert die Zahlen dieses Laufs anonym nach results/ (siehe oben)
 SAVE_RESULTS = False
-from utils.results import record
+from utils.workshop.results import record
 
 rates = {label: max(m.flops_per_second for m in s.values()) for label, s in sweep.items()}
 on_cpu = [r for label, r in rates.items() if "float32 (CPU)" in label]

@@ -77,21 +77,13 @@ import time
 
 import torch
 
-from utils import (
-    bench,
-    hardware,
-    memory,
-    memsim,
-    nvsmi,
-    placement,
-    profiles,
-    runtime,
-    transfers,
-    units,
-)
-from utils.chips import CHIPS, LINK_SOURCE
+from utils import units
 from utils.i18n import get_language, say, text
-from utils.sync import synchronizer
+from utils.platform import hardware, nvsmi, placement, profiles, runtime
+from utils.platform.chips import CHIPS, LINK_SOURCE
+from utils.sim import memsim
+from utils.timing import bench, transfers
+from utils.timing.sync import synchronizer
 
 hw = hardware.detect()
 profile = profiles.hardware_profile(runtime.detect_platform(), hw)
@@ -108,7 +100,7 @@ print(profile.label, "|", hw.summary())
 # ```
 #
 # It misses a Mac's GPU (`mps`) and Intel GPUs (`xpu`). Since PyTorch 2.6, `torch.accelerator`
-# knows every accelerator backend; `utils.placement.pick_device()` asks it first and falls back to
+# knows every accelerator backend; `utils.platform.placement.pick_device()` asks it first and falls back to
 # asking CUDA and MPS directly on older PyTorch versions. Here is the whole helper:
 
 # %% [markdown] lang="de"
@@ -121,7 +113,7 @@ print(profile.label, "|", hw.summary())
 # ```
 #
 # Dabei übersieht sie die GPU eines Macs (`mps`) und die GPUs von Intel (`xpu`). Seit PyTorch 2.6 kennt
-# `torch.accelerator` alle Beschleuniger-Backends; `utils.placement.pick_device()` fragt zuerst dort und
+# `torch.accelerator` alle Beschleuniger-Backends; `utils.platform.placement.pick_device()` fragt zuerst dort und
 # fragt bei älteren PyTorch-Versionen direkt bei CUDA und MPS nach. Hier ist der ganze Helfer:
 
 # %%
@@ -314,7 +306,7 @@ assert add_position_fixed(out).device == out.device
 #   memory access). `tensor.pin_memory()` or `DataLoader(..., pin_memory=True)` give you such memory;
 #   only then can `.to(device, non_blocking=True)` really run in the background.
 #
-# `transfers.measure_copy` times a copy with `utils.bench.measure` (warm, synchronised, median). On a
+# `transfers.measure_copy` times a copy with `utils.timing.bench.measure` (warm, synchronised, median). On a
 # CPU-only machine there is no link and nothing to pin (pinning needs an accelerator backend), so
 # the cell measures a CPU stand-in: copying into a **fresh** buffer, whose pages the operating
 # system has to map one by one on first touch, against copying into a buffer that is already mapped
@@ -343,7 +335,7 @@ assert add_position_fixed(out).device == out.device
 #   Direct Memory Access). `tensor.pin_memory()` oder `DataLoader(..., pin_memory=True)` liefern solchen
 #   Speicher; nur dann kann `.to(device, non_blocking=True)` wirklich im Hintergrund laufen.
 #
-# `transfers.measure_copy` misst eine Kopie mit `utils.bench.measure` (aufgewärmt, synchronisiert,
+# `transfers.measure_copy` misst eine Kopie mit `utils.timing.bench.measure` (aufgewärmt, synchronisiert,
 # Median). Auf einer reinen CPU-Maschine gibt es keine Verbindung und nichts zu pinnen (Pinnen
 # braucht ein Beschleuniger-Backend), also misst die Zelle die CPU-Fassung desselben Effekts: Sie
 # vergleicht als Ersatz eine Kopie in einen **frischen** Puffer, dessen Seiten das Betriebssystem
@@ -1298,7 +1290,7 @@ assert ran == (len(gpus) >= 2)
 # ## 8. `nvidia-smi` from code
 #
 # `nvidia-smi --query-gpu=...,... --format=csv` prints one CSV line per GPU with exactly the fields
-# you ask for (`nvidia-smi --help-query-gpu` lists them). `utils.nvsmi.query` runs it without ever
+# you ask for (`nvidia-smi --help-query-gpu` lists them). `utils.platform.nvsmi.query` runs it without ever
 # raising and parses the lines:
 
 # %% [markdown] lang="de"
@@ -1310,7 +1302,7 @@ assert ran == (len(gpus) >= 2)
 # ## 8. `nvidia-smi` aus Code
 #
 # `nvidia-smi --query-gpu=...,... --format=csv` gibt pro GPU eine CSV-Zeile mit genau den Feldern aus,
-# nach denen du fragst (`nvidia-smi --help-query-gpu` listet sie auf). `utils.nvsmi.query` führt es
+# nach denen du fragst (`nvidia-smi --help-query-gpu` listet sie auf). `utils.platform.nvsmi.query` führt es
 # aus, ohne je eine Ausnahme zu werfen, und zerlegt die Zeilen:
 
 # %%
@@ -1484,7 +1476,7 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 # en: True saves this run's figures to results/, anonymously (see above)
 # de: True speichert die Zahlen dieses Laufs anonym nach results/ (siehe oben)
 SAVE_RESULTS = False
-from utils.results import record
+from utils.workshop.results import record
 
 figures = {
     "copy_best_gbs": max(c.gbs for c in copies),

@@ -35,7 +35,7 @@
 # - time a matmul per dtype on your device: tensor cores, emulated bf16, slow fp16 on a CPU,
 # - use `torch.autocast` and see why fp16 training needs loss scaling (`GradScaler`),
 # - count bytes per parameter for inference, full fine-tuning, LoRA and QLoRA, and
-# - predict the memory of a real model (SmolLM2-135M) with `utils.fit` and hold it against a
+# - predict the memory of a real model (SmolLM2-135M) with `utils.memory.fit` and hold it against a
 #   measurement.
 
 # %% [markdown] lang="de"
@@ -48,7 +48,7 @@
 #   fp16 auf der CPU,
 # - `torch.autocast` benutzen und sehen, warum fp16-Training Loss Scaling braucht (`GradScaler`),
 # - Bytes pro Parameter für Inferenz, volles Feintuning, LoRA und QLoRA zählen und
-# - den Speicher eines echten Modells (SmolLM2-135M) mit `utils.fit` vorhersagen und mit einer
+# - den Speicher eines echten Modells (SmolLM2-135M) mit `utils.memory.fit` vorhersagen und mit einer
 #   Messung vergleichen.
 
 # %%
@@ -57,8 +57,10 @@ import os
 import matplotlib.pyplot as plt
 import torch
 
-from utils import bench, fit, hardware, placement, profiles, runtime
 from utils.i18n import say, text
+from utils.memory import fit
+from utils.platform import hardware, placement, profiles, runtime
+from utils.timing import bench
 from utils.units import GIB, format_bytes
 
 hw = hardware.detect()
@@ -344,7 +346,7 @@ else:
 #
 # The CPU row was measured on the course's CI machine and on an AVX2-only EPYC (docs/facts.md
 # §3; the verdict above says which kind yours is), the others are data
-# sheet peaks (NVIDIA T4, A100, H100 data sheets; Google Cloud TPU documentation; `utils/chips.py`,
+# sheet peaks (NVIDIA T4, A100, H100 data sheets; Google Cloud TPU documentation; `utils/platform/chips.py`,
 # checked 2026-11). This lesson's PyTorch cells compute on the CPU of a TPU runtime; lesson 04
 # uses the TPU.
 
@@ -361,7 +363,7 @@ else:
 # Die CPU-Zeile ist auf der CI-Maschine des Kurses und auf einer EPYC nur mit AVX2 gemessen
 # (docs/facts.md §3; das Urteil oben sagt, welche Art deine ist), die anderen sind
 # Spitzenwerte aus Datenblättern (NVIDIA-Datenblätter T4, A100, H100; Google-Cloud-TPU-Doku;
-# `utils/chips.py`, Stand 2026-11). Die PyTorch-Zellen dieser Lektion rechnen auf einer
+# `utils/platform/chips.py`, Stand 2026-11). Die PyTorch-Zellen dieser Lektion rechnen auf einer
 # TPU-Laufzeit auf der CPU; Lektion 04 nutzt die TPU.
 
 # %% [markdown] lang="en"
@@ -502,7 +504,7 @@ for table, low in ((on_cpu, "bfloat16"), (on_cuda, str(amp_dtype)[6:])):
 # needs: they grow with batch × sequence × layers × width (and the vocabulary at the head).
 # Activation checkpointing keeps only one input per block and recomputes the rest during
 # backward: about a third more compute for much less memory. On a GPU the CUDA context adds a few
-# hundred MiB. `utils.fit` adds all of that up; here are the rules of thumb, computed:
+# hundred MiB. `utils.memory.fit` adds all of that up; here are the rules of thumb, computed:
 
 # %% [markdown] lang="de"
 # Training hält pro Parameter: das Gewicht, seinen Gradienten und bei Adam zwei Momente (m und v).
@@ -513,7 +515,7 @@ for table, low in ((on_cpu, "bfloat16"), (on_cuda, str(amp_dtype)[6:])):
 # Schichten × Breite (und am Ausgang mit dem Vokabular). Activation Checkpointing behält pro Block
 # nur eine Eingabe und rechnet den Rest im Rückwärtsdurchlauf neu: etwa ein Drittel mehr Rechnen
 # für viel weniger Speicher. Auf einer GPU kommt der CUDA-Kontext mit einigen Hundert MiB dazu.
-# `utils.fit` zählt das alles zusammen; hier die Faustregeln, ausgerechnet:
+# `utils.memory.fit` zählt das alles zusammen; hier die Faustregeln, ausgerechnet:
 
 # %%
 seven_b = 7_000_000_000
@@ -628,8 +630,8 @@ assert (
 # %%
 from transformers import AutoConfig
 
-from utils import peakmem
-from utils.models import smollm2_location
+from utils.memory import peakmem
+from utils.models.loading import smollm2_location
 
 QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
 
@@ -983,7 +985,7 @@ explore(
 # en: True saves this run's figures to results/, anonymously (see above)
 # de: True speichert die Zahlen dieses Laufs anonym nach results/ (siehe oben)
 SAVE_RESULTS = False
-from utils.results import record
+from utils.workshop.results import record
 
 figures = {f"{name}_gflops": rate / 1e9 for name, rate in speed.items()}
 figures["matmul_n"] = n

@@ -71,7 +71,7 @@
 # number **once**, when it starts its backends (at the first array, the first `jax.devices()` call
 # or computation); importing jax does not start them. So this cell comes first:
 # `jaxdevices.simulate_cpu_devices(2)` runs `jax.config.update("jax_num_cpu_devices", 2)` (open
-# `utils/jaxdevices.py` to read it). Computed with JAX earlier in this kernel? The cell says so and
+# `utils/parallel/jaxdevices.py` to read it). Computed with JAX earlier in this kernel? The cell says so and
 # how to restart. On a GPU or TPU the accelerator stays JAX's default device.
 
 # %% [markdown] lang="de"
@@ -82,15 +82,15 @@
 # eigenem Speicher. JAX liest ihre Anzahl **ein einziges Mal**, wenn es seine Backends startet (beim
 # ersten Array, beim ersten Aufruf von `jax.devices()` oder bei der ersten Rechnung); `import jax`
 # allein startet sie nicht. Deshalb kommt diese Zelle zuerst: `jaxdevices.simulate_cpu_devices(2)`
-# führt `jax.config.update("jax_num_cpu_devices", 2)` aus (öffne `utils/jaxdevices.py`, um es zu
+# führt `jax.config.update("jax_num_cpu_devices", 2)` aus (öffne `utils/parallel/jaxdevices.py`, um es zu
 # lesen). Hast du in diesem Kernel schon mit JAX gerechnet? Dann sagt dir die Zelle das und wie du
 # neu startest. Auf einer GPU oder TPU bleibt der Beschleuniger das Standardgerät von JAX.
 
 # %%
 import jax
 
-from utils import jaxdevices
 from utils.i18n import say, text
+from utils.parallel import jaxdevices
 
 # en: before any JAX array exists
 # de: bevor es ein JAX-Array gibt
@@ -102,8 +102,10 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-from utils import bench, hardware, profiles, runtime, units
-from utils.chips import CHIPS
+from utils import units
+from utils.platform import hardware, profiles, runtime
+from utils.platform.chips import CHIPS
+from utils.timing import bench
 
 hw = hardware.detect()
 profile = profiles.hardware_profile(runtime.detect_platform(), hw)

@@ -84,9 +84,12 @@ from torch import nn
 from tqdm.auto import tqdm
 
 import utils
-from utils import checkpoint, hardware, placement, profiles, runtime, throughput, units
+from utils import units
 from utils.i18n import say, text
-from utils.sync import synchronizer
+from utils.models import checkpoint
+from utils.platform import hardware, placement, profiles, runtime
+from utils.timing import throughput
+from utils.timing.sync import synchronizer
 
 hw = hardware.detect()
 platform = runtime.detect_platform()
@@ -125,7 +128,10 @@ def course_text() -> str:
                 lines = cell.splitlines()[1:]
                 parts.append("\n".join(line[2:] for line in lines if line.startswith("#")))
     if not parts:  # en: no lesson sources here | de: hier keine Lektionsquellen
-        parts = [m.__doc__ or "" for m in (utils.bench, utils.chips, checkpoint, throughput)]
+        parts = [
+            m.__doc__ or ""
+            for m in (utils.timing.bench, utils.platform.chips, checkpoint, throughput)
+        ]
     return "\n\n".join(parts)
 
 
@@ -495,7 +501,7 @@ print(generate(model, text("The GPU ", "Die GPU ")))
 # Tokens/s is what you pay for; MFU says how much of the device that is. nanoGPT's `estimate_mfu`
 # divides by an A100's 312 TFLOP/s on any device, so on a T4 it reports a share of a chip you do
 # not have. Here the peak is the detected device's, for the dtype the matmuls run in
-# (`utils.throughput.peak_tflops`, from the data-sheet table in `utils/chips.py`; for a CPU an
+# (`utils.timing.throughput.peak_tflops`, from the data-sheet table in `utils/platform/chips.py`; for a CPU an
 # estimate from its cores, clock and vector width). Mixed precision runs the matmuls in bf16 or
 # fp16 under `torch.autocast` while the weights stay fp32; fp16 needs a `GradScaler` (its range is
 # small, lesson 03), bf16 does not. bf16 is fast from compute capability 8.0 (A100, L4, H100) and
@@ -508,7 +514,7 @@ print(generate(model, text("The GPU ", "Die GPU ")))
 # Tokens/s bezahlst du; die MFU sagt, wie viel vom Gerät das ist. nanoGPTs `estimate_mfu` teilt auf
 # jedem Gerät durch die 312 TFLOP/s einer A100, auf einer T4 meldet es also einen Anteil an einem Chip,
 # den du gar nicht hast. Hier ist die Spitzenleistung die des erkannten Geräts, im Zahlenformat, in dem
-# die Matmuls laufen (`utils.throughput.peak_tflops`, aus der Datenblatt-Tabelle in `utils/chips.py`;
+# die Matmuls laufen (`utils.timing.throughput.peak_tflops`, aus der Datenblatt-Tabelle in `utils/platform/chips.py`;
 # für eine CPU eine Schätzung aus Kernen, Takt und Vektorbreite). Gemischte Genauigkeit rechnet die
 # Matmuls unter `torch.autocast` in bf16 oder fp16, die Gewichte bleiben fp32; fp16 braucht einen
 # `GradScaler` (sein Wertebereich ist klein, Lektion 03), bf16 nicht. bf16 ist schnell ab Compute
@@ -974,8 +980,8 @@ for k in (1, 2, 4):
 
 # %%
 def home(nbytes):
-    # en: the smallest cache that holds nbytes (utils.hardware reads the sizes from sysfs)
-    # de: der kleinste Cache, der nbytes fasst (utils.hardware liest die Größen aus sysfs)
+    # en: the smallest cache that holds nbytes (utils.platform.hardware reads the sizes from sysfs)
+    # de: der kleinste Cache, der nbytes fasst (utils.platform.hardware liest die Größen aus sysfs)
     if device.type != "cpu":
         return text("GPU memory", "GPU-Speicher")
     level = caches.level_for(nbytes)
@@ -1130,7 +1136,7 @@ say(
 # | RNG states (Python, numpy, torch, CUDA) | dropout, sampling, augmentation |
 # | data position and step | which batch comes next; not re-reading consumed ones |
 #
-# `utils/checkpoint.py` does it in one page: it writes to a temporary file in the same folder,
+# `utils/models/checkpoint.py` does it in one page: it writes to a temporary file in the same folder,
 # flushes it to disk, and renames it over the final name, so a write cut off by a disconnect never
 # leaves a half checkpoint under the real name. It keeps the last k. Where it writes depends on
 # the platform:
@@ -1152,7 +1158,7 @@ say(
 # | Zufallszustände (Python, numpy, torch, CUDA) | Dropout, Sampling, Augmentierung |
 # | Datenposition und Schritt | welcher Batch als Nächstes kommt; keine schon verbrauchten noch einmal |
 #
-# `utils/checkpoint.py` erledigt das auf einer Seite: Es schreibt in eine temporäre Datei im selben
+# `utils/models/checkpoint.py` erledigt das auf einer Seite: Es schreibt in eine temporäre Datei im selben
 # Ordner, schreibt sie auf die Platte und benennt sie dann in den endgültigen Namen um, sodass ein
 # Schreibvorgang, den ein Abbruch unterbricht, nie einen halben Checkpoint unter dem echten Namen
 # hinterlässt. Es behält die letzten k. Wohin es schreibt, hängt von der Plattform ab:
@@ -1387,7 +1393,7 @@ with tempfile.TemporaryDirectory() as folder:
 #
 # On a TPU the training step belongs in JAX: lesson 04 trains with `jax.jit` and `grad`, and its
 # step is what runs fast on a v5e. The figures are from November 2026: the T4's data sheet
-# (utils/chips.py); a published anchor: LLMs-from-scratch (ch05, appendix) reports 142,156
+# (utils/platform/chips.py); a published anchor: LLMs-from-scratch (ch05, appendix) reports 142,156
 # tokens/s for GPT-2 124M on one A100. The CPU row's ranges are this notebook's measurements on a
 # shared 2-core AMD EPYC (December 2026); your run prints its own above, with the verdicts that
 # explain them. Run `benchmarks/bench_training.py` for the same figures with `torch.compile`.
@@ -1405,7 +1411,7 @@ with tempfile.TemporaryDirectory() as folder:
 #
 # Auf einer TPU gehört der Trainingsschritt in JAX: Lektion 04 trainiert mit `jax.jit` und `grad`, und
 # dieser Schritt läuft auf einer v5e schnell. Stand der Angaben: November 2026, das Datenblatt der T4
-# (utils/chips.py); ein veröffentlichter Vergleichswert: LLMs-from-scratch (Kapitel 5, Anhang)
+# (utils/platform/chips.py); ein veröffentlichter Vergleichswert: LLMs-from-scratch (Kapitel 5, Anhang)
 # meldet 142.156 Tokens/s für GPT-2 124M auf einer A100. Die Bereiche der CPU-Zeile hat dieses
 # Notebook auf einem geteilten AMD EPYC mit 2 Kernen gemessen (Dezember 2026); dein Lauf gibt oben
 # seine eigenen aus, mit den Urteilen, die sie erklären. `benchmarks/bench_training.py` liefert
@@ -1536,7 +1542,7 @@ with tempfile.TemporaryDirectory() as folder:
 # en: True saves this run's figures to results/, anonymously (see above)
 # de: True speichert die Zahlen dieses Laufs anonym nach results/ (siehe oben)
 SAVE_RESULTS = False
-from utils.results import record
+from utils.workshop.results import record
 
 figures = {
     "tokens_per_s": meter.tokens_per_s,

@@ -69,9 +69,11 @@ import time
 import matplotlib.pyplot as plt
 import torch
 
-from utils import hardware, profiles, quality, runtime, widgets
+from utils import widgets
 from utils.i18n import say, text
-from utils.models import load_minilm, load_smollm2, peft_ready, smollm2_location
+from utils.models import quality
+from utils.models.loading import load_minilm, load_smollm2, peft_ready, smollm2_location
+from utils.platform import hardware, profiles, runtime
 from utils.units import MIB
 
 # en: bitsandbytes and torchao repeat warnings hundreds of times per forward pass on a CPU
@@ -1078,7 +1080,7 @@ else:
 # GPU; on a CPU with the AVX512-BF16 instructions it *repacks* each 4-bit weight on its first
 # forward pass into a layout for a fused bf16 kernel; on other CPUs (most laptops, many cloud
 # machines) it dequantizes and multiplies. The cell says which one ran here. The helpers are in
-# `utils/merging.py`.
+# `utils/models/merging.py`.
 
 # %% [markdown] lang="de"
 # ## 8. Die Falle: einen LoRA-Adapter in 4-Bit-Gewichte einrechnen
@@ -1097,7 +1099,7 @@ else:
 # NVIDIA-GPU; auf einer CPU mit den AVX512-BF16-Befehlen *packt* es jedes 4-Bit-Gewicht beim ersten
 # Vorwärtsdurchlauf in ein Format für einen fusionierten bf16-Kernel *um*; auf anderen CPUs (die
 # meisten Laptops, viele Cloud-Maschinen) entquantisiert es und multipliziert dann. Die Zelle sagt,
-# welcher Weg hier lief. Die Hilfsfunktionen stehen in `utils/merging.py`.
+# welcher Weg hier lief. Die Hilfsfunktionen stehen in `utils/models/merging.py`.
 
 # %%
 merge = {}
@@ -1106,7 +1108,7 @@ merge = {}
 if bnb4 is not None and peft_ready():
     import warnings
 
-    from utils import merging
+    from utils.models import merging
 
     # en: peft warns that merging into 4 bits rounds; we measure it instead
     # de: peft warnt, dass das Einrechnen in 4 Bit rundet; wir messen es stattdessen

@@ -77,11 +77,13 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from utils import checkpoint, hardware, peakmem, profiles, quality, runtime
-from utils.fit import Shape, fit, shape_of
 from utils.i18n import say, text
-from utils.memory import free_memory
-from utils.models import peft_ready, smollm2_location
+from utils.memory import peakmem
+from utils.memory.fit import Shape, fit, shape_of
+from utils.memory.usage import free_memory
+from utils.models import checkpoint, quality
+from utils.models.loading import peft_ready, smollm2_location
+from utils.platform import hardware, profiles, runtime
 from utils.units import MIB, format_bytes
 
 # en: bitsandbytes repeats warnings hundreds of times per forward pass on a CPU
@@ -663,7 +665,7 @@ say(
 # The training loop: AdamW on the LoRA parameters only, a fixed learning rate of 2e-3 (LoRA uses
 # rates about ten times those of full fine-tuning, since it starts from 0 in a small space),
 # random batches of 4 pairs, a progress bar, and a checkpoint every few steps with lesson 05's
-# `utils.checkpoint`. The checkpoint holds only the adapter (its `A` and `B`), the optimizer, the
+# `utils.models.checkpoint`. The checkpoint holds only the adapter (its `A` and `B`), the optimizer, the
 # loss scaler (fp16 on a T4) and every random stream, a few MB rather than the whole model. The
 # batches are drawn from a generator of their own, `order`, whose state is saved with the rest, so a
 # resumed run sees exactly the batches the uninterrupted one would have seen. If a checkpoint is
@@ -674,7 +676,7 @@ say(
 # Die Trainingsschleife: AdamW nur auf den LoRA-Parametern, eine feste Lernrate von 2e-3 (LoRA
 # nimmt etwa zehnmal höhere Raten als volles Feintuning, weil es in einem kleinen Raum bei 0
 # beginnt), zufällige Batches aus 4 Paaren, ein Fortschrittsbalken und alle paar Schritte ein
-# Checkpoint mit `utils.checkpoint` aus Lektion 05. Der Checkpoint enthält nur den Adapter (sein `A`
+# Checkpoint mit `utils.models.checkpoint` aus Lektion 05. Der Checkpoint enthält nur den Adapter (sein `A`
 # und `B`), den Optimierer, den Loss-Scaler (fp16 auf einer T4) und jeden Zufallsstrom – ein paar MB
 # statt des ganzen Modells. Die Batches zieht die Schleife aus einem eigenen Generator, `order`,
 # dessen Zustand mitgespeichert wird; ein fortgesetzter Lauf bekommt also genau die Batches, die der
@@ -918,14 +920,14 @@ free_memory()
 #
 # ## 5. Memory and speed: full fine-tuning, LoRA, QLoRA
 #
-# Lesson 03's calculator (`utils.fit`) predicts the memory per part. For full fine-tuning with
+# Lesson 03's calculator (`utils.memory.fit`) predicts the memory per part. For full fine-tuning with
 # AdamW every parameter carries a gradient and two moments; for LoRA only the adapters do, and
 # the frozen base stays in the dtype it was loaded in (16 bits on a GPU, fp32 here on a CPU); for
 # QLoRA the base's linear layers sit in NF4 (about 0.52 bytes per weight). The measured column
 # counts the tensors a training step really holds after one AdamW step (weights, gradients,
 # optimizer state), on the model at hand. Full fine-tuning is measured only where the calculator
 # says it fits. Then the whole peak, activations included, for the LoRA step this lesson trains on
-# a CPU, measured in a clean child process (lesson 03's `utils.peakmem`).
+# a CPU, measured in a clean child process (lesson 03's `utils.memory.peakmem`).
 
 # %% [markdown] lang="de"
 # Neu laden ist exakt: dieselben Zahlen in denselben Schichten. Einrechnen ändert die Reihenfolge
@@ -936,7 +938,7 @@ free_memory()
 #
 # ## 5. Speicher und Geschwindigkeit: volles Feintuning, LoRA, QLoRA
 #
-# Der Rechner aus Lektion 03 (`utils.fit`) sagt den Speicher pro Teil vorher. Beim vollen
+# Der Rechner aus Lektion 03 (`utils.memory.fit`) sagt den Speicher pro Teil vorher. Beim vollen
 # Feintuning mit AdamW trägt jeder Parameter einen Gradienten und zwei Momente; bei LoRA nur die
 # Adapter, und die eingefrorene Basis bleibt im Datentyp, in dem sie geladen wurde (16 Bit auf
 # einer GPU, hier auf der CPU fp32); bei QLoRA liegen die linearen Schichten der Basis in NF4 (etwa
@@ -944,7 +946,7 @@ free_memory()
 # einem AdamW-Schritt wirklich hält (Gewichte, Gradienten, Optimiererzustand), am Modell hier. Volles
 # Feintuning wird nur gemessen, wo der Rechner sagt, dass es passt. Danach kommt die ganze Spitze,
 # Aktivierungen eingeschlossen, für den LoRA-Schritt, den diese Lektion auf einer CPU trainiert,
-# gemessen in einem sauberen Kindprozess (`utils.peakmem` aus Lektion 03).
+# gemessen in einem sauberen Kindprozess (`utils.memory.peakmem` aus Lektion 03).
 
 
 # %%
@@ -1224,7 +1226,7 @@ if HAS_BNB and HAS_PEFT:
     import peft
     from transformers import BitsAndBytesConfig
 
-    from utils import merging
+    from utils.models import merging
 
     compute_dtype = getattr(torch, hw.gpus[0].fast_dtype) if DEVICE == "cuda" else torch.float32
     config4 = BitsAndBytesConfig(
@@ -1723,7 +1725,7 @@ else:
 # en: True saves this run's figures to results/, anonymously (see above)
 # de: True speichert die Zahlen dieses Laufs anonym nach results/ (siehe oben)
 SAVE_RESULTS = False
-from utils.results import record
+from utils.workshop.results import record
 
 figures = {
     "step_seconds": step_time,

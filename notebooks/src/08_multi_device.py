@@ -79,8 +79,8 @@
 # %%
 import jax
 
-from utils import jaxdevices
 from utils.i18n import say, text
+from utils.parallel import jaxdevices
 
 # en: before any JAX array exists
 # de: bevor es ein JAX-Array gibt
@@ -99,9 +99,10 @@ import numpy as np
 import torch
 
 import utils
-from utils import hardware, profiles, runtime, sharding
-from utils.chips import pcie_gbs
-from utils.fit import BYTES, DEVICE_MEMORY, fit
+from utils.memory.fit import BYTES, DEVICE_MEMORY, fit
+from utils.parallel import sharding
+from utils.platform import hardware, profiles, runtime
+from utils.platform.chips import pcie_gbs
 from utils.units import GIB
 
 hw = hardware.detect()
@@ -111,7 +112,7 @@ print("torch", torch.__version__, "| jax", jax.__version__, "|", profile.label, 
 # %% [markdown] lang="en"
 # ## 1. Why more than one device
 #
-# **Memory.** Lesson 03's calculator (`utils.fit`) adds up what full training with AdamW needs:
+# **Memory.** Lesson 03's calculator (`utils.memory.fit`) adds up what full training with AdamW needs:
 # weights, gradients, two optimizer moments, activations. In fp32 that is 16 bytes per parameter
 # before any activation: 4 for the weight, 4 for its gradient, 8 for Adam's two moments. Mixed
 # precision as `torch.autocast` does it keeps a 16-bit copy of the weights as well: 18 bytes. The
@@ -120,7 +121,7 @@ print("torch", torch.__version__, "| jax", jax.__version__, "|", profile.label, 
 # %% [markdown] lang="de"
 # ## 1. Warum mehr als ein Gerät
 #
-# **Speicher.** Der Rechner aus Lektion 03 (`utils.fit`) zählt zusammen, was volles Training mit
+# **Speicher.** Der Rechner aus Lektion 03 (`utils.memory.fit`) zählt zusammen, was volles Training mit
 # AdamW braucht: Gewichte, Gradienten, zwei Optimizer-Momente, Aktivierungen. In fp32 sind das
 # 16 Bytes pro Parameter, noch ohne Aktivierungen: 4 für das Gewicht, 4 für seinen Gradienten, 8
 # für die beiden Momente von Adam. Mixed Precision, wie `torch.autocast` sie macht, hält zusätzlich
@@ -356,9 +357,9 @@ def ring_allreduce_bytes(n_bytes, devices):
     return 2 * (devices - 1) / devices * n_bytes
 
 
-# en: GB/s in one direction. T4: PCIe Gen3 x16 (utils.chips); NVLink: NVIDIA data sheets
+# en: GB/s in one direction. T4: PCIe Gen3 x16 (utils.platform.chips); NVLink: NVIDIA data sheets
 # en: (A100: NVLink 3, 600 GB/s both directions; H100 SXM: NVLink 4, 900 GB/s), as of 2026-11.
-# de: GB/s in eine Richtung. T4: PCIe Gen3 x16 (utils.chips); NVLink: NVIDIA-Datenblätter
+# de: GB/s in eine Richtung. T4: PCIe Gen3 x16 (utils.platform.chips); NVLink: NVIDIA-Datenblätter
 # de: (A100: NVLink 3, 600 GB/s in beide Richtungen; H100 SXM: NVLink 4, 900 GB/s), Stand 2026-11.
 links = {
     "2× T4, PCIe Gen3 x16": pcie_gbs(3, 16),
@@ -412,7 +413,7 @@ assert fsdp_sent > ddp_sent
 # notebook, `torch.multiprocessing.spawn` fails: it pickles the function it starts, and a function
 # defined in the notebook cannot be pickled into a new process (Lightning issues #7550, #10511). The
 # way that works in Jupyter, on Colab and on Kaggle is a **script** started by `torchrun`. The
-# course's script is `utils/ddp_demo.py` (open it): it trains a small MLP with DDP, then with FSDP2,
+# course's script is `utils/parallel/ddp_demo.py` (open it): it trains a small MLP with DDP, then with FSDP2,
 # and compares both with one process that trains on the whole batch. The cell runs it with
 # `python -m torch.distributed.run --standalone --nproc_per_node=2` (that is `torchrun`) and reads
 # the JSON it writes:
@@ -425,14 +426,14 @@ assert fsdp_sent > ddp_sent
 # NVIDIA-GPUs. In einem Notebook scheitert `torch.multiprocessing.spawn`: Es pickelt die Funktion, die
 # es startet, und eine im Notebook definierte Funktion lässt sich nicht in einen neuen Prozess
 # pickeln (Lightning-Issues #7550, #10511). Was in Jupyter, auf Colab und auf Kaggle funktioniert, ist
-# ein **Skript**, das `torchrun` startet. Das Skript des Kurses ist `utils/ddp_demo.py` (öffne es):
+# ein **Skript**, das `torchrun` startet. Das Skript des Kurses ist `utils/parallel/ddp_demo.py` (öffne es):
 # Es trainiert ein kleines MLP mit DDP, dann mit FSDP2, und vergleicht beide mit einem Prozess, der
 # auf dem ganzen Batch trainiert. Die Zelle startet es mit
 # `python -m torch.distributed.run --standalone --nproc_per_node=2` (das ist `torchrun`) und liest
 # das JSON, das es schreibt:
 
 # %%
-SCRIPT = Path(utils.__file__).parent / "ddp_demo.py"
+SCRIPT = Path(utils.__file__).parent / "parallel" / "ddp_demo.py"
 # en: NCCL where two NVIDIA GPUs are (Kaggle's T4 x2), else gloo on the CPU
 # de: NCCL, wo zwei NVIDIA-GPUs sind (Kaggles T4 x2), sonst gloo auf der CPU
 backend = "nccl" if torch.cuda.device_count() >= 2 else "gloo"

@@ -69,11 +69,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from utils import hardware, prices, profiles, runtime
-from utils.chips import CHIPS, chip_for
-from utils.fit import BYTES, fit
 from utils.i18n import say, text
+from utils.memory.fit import BYTES, fit
+from utils.platform import hardware, profiles, runtime
+from utils.platform.chips import CHIPS, chip_for
 from utils.widgets import explore
+from utils.workshop import prices
 
 hw = hardware.detect(use_jax=False)
 profile = profiles.hardware_profile(runtime.detect_platform(), hw)
@@ -206,7 +207,7 @@ say(
 
 # %%
 def peak_bf16(gpu_name):
-    """Dense 16-bit peak in TFLOP/s from utils/chips.py (fp16 on a T4, which has no bf16)."""
+    """Dense 16-bit peak in TFLOP/s from the chip table (fp16 on a T4, which has no bf16)."""
     chip = chip_for(gpu_name)
     if chip is None:
         return None
@@ -274,7 +275,7 @@ plt.show()
 # PaLM's 46.2 % (Chowdhery et al. 2022, arXiv:2204.02311), a well-tuned run on 6,144 TPU v4
 # chips. Small runs on one GPU usually reach less, so treat the default as optimistic.
 #
-# Memory decides which GPU can run it at all. Lesson 03's calculator, `utils.fit` (lessons 07 and
+# Memory decides which GPU can run it at all. Lesson 03's calculator, `utils.memory.fit` (lessons 07 and
 # 08 use it too), adds it up part by part. Before activations, full training with AdamW holds
 # 16 bytes per parameter in fp32 (4 weight + 4 gradient + 8 for Adam's two moments); mixed
 # precision as `torch.autocast` does it keeps a 16-bit copy of the weights as well, 18 bytes. The
@@ -298,7 +299,7 @@ plt.show()
 # sieh den Standardwert also als optimistisch an.
 #
 # Der Speicher entscheidet, welche GPU ihn überhaupt schafft. Der Rechner aus Lektion 03,
-# `utils.fit` (auch Lektion 07 und 08 nehmen ihn), zählt ihn Teil für Teil zusammen. Vor den
+# `utils.memory.fit` (auch Lektion 07 und 08 nehmen ihn), zählt ihn Teil für Teil zusammen. Vor den
 # Aktivierungen hält volles Training mit AdamW in fp32 16 Bytes pro Parameter (4 Gewicht +
 # 4 Gradient + 8 für die beiden Momente von Adam); Mixed Precision, wie `torch.autocast` sie macht,
 # hält dazu eine 16-Bit-Kopie der Gewichte, also 18 Bytes. Die Zelle unten rechnet mit dem Wert für
@@ -411,7 +412,7 @@ plt.show()
 # und einmal für einen Batch von Prompts.
 
 # %%
-from utils.models import load_smollm2
+from utils.models.loading import load_smollm2
 
 model, tokenizer, source = load_smollm2(device=device)
 tokenizer.padding_side = "left"

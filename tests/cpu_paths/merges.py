@@ -2,7 +2,7 @@
 
 tests/test_cpu_paths.py starts this in a fresh process per bitsandbytes CPU path (the path is
 decided when bitsandbytes is imported, so one process can't take both), with the lessons' model
-and the lessons' helpers (utils.merging). Run by hand:
+and the lessons' helpers (utils.models.merging). Run by hand:
 
     HF_HUB_OFFLINE=1 PYTHONPATH=$PWD python tests/cpu_paths/merges.py
     COURSE_BNB_AVX512BF16=0 ATEN_CPU_CAPABILITY=avx2 PYTHONPATH=tests/cpu_paths:$PWD \
@@ -22,13 +22,13 @@ import torch
 
 def main() -> dict:
     warnings.filterwarnings("ignore")
-    from utils import merging, quality
+    from utils.models import merging, quality
 
     quality.quiet_libraries()
     import peft
     import transformers
 
-    from utils.models import load_smollm2, smollm2_location
+    from utils.models.loading import load_smollm2, smollm2_location
 
     started = time.perf_counter()
     model, tokenizer, _ = load_smollm2()

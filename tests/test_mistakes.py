@@ -1,0 +1,52 @@
+"""labs.kit.mistakes: a table of mistakes finds the one slip that explains every failing input."""
+
+from __future__ import annotations
+
+import pytest
+
+from labs.kit import Mistake, Mistakes, Wrong, as_pair, as_tuple
+from utils import i18n
+
+TABLE = Mistakes(
+    Mistake("mkn", "m·k·n: {got}", "m·k·n: {got}", gives=lambda m, k, n: m * k * n),
+    Mistake("square", "m·m: {got}", "m·m: {got}", gives=lambda m, k, n: 2 * m * m * n),
+    Mistake("negative", "negative", "negativ", when=lambda got, **case: got < 0),
+    Mistake("wrong", "Not {got}.", "Nicht {got}."),
+)
+
+
+def _raised(failures):
+    with pytest.raises(Wrong) as caught:
+        TABLE.diagnose(failures)
+    return caught.value
+
+
+def test_the_slip_that_fits_every_failure_is_named_with_the_first_failures_values():
+    wrong = _raised([(6, dict(m=1, k=2, n=3)), (24, dict(m=2, k=3, n=4))])
+    assert (wrong.key, wrong.message) == ("mkn", "m·k·n: 6")
+
+
+def test_a_slip_that_fits_only_some_inputs_is_not_named():
+    # m = k on the first input: both slips fit it; only "mkn" fits the second
+    wrong = _raised([(8, dict(m=2, k=2, n=2)), (24, dict(m=2, k=3, n=4))])
+    assert wrong.key == "mkn"
+    wrong = _raised([(8, dict(m=2, k=2, n=2)), (23, dict(m=2, k=3, n=4))])
+    assert (wrong.key, wrong.message) == ("wrong", "Not 8.")
+
+
+def test_predicates_messages_in_german_and_no_failure_no_verdict():
+    assert TABLE.explaining(-1, dict(m=1, k=1, n=1)) == ["negative"]
+    TABLE.diagnose([])  # nothing failed: nothing raised
+    i18n.set_language("de")
+    assert TABLE.wrong("mkn", got=3).message == "m·k·n: 3"
+    with pytest.raises(ValueError):
+        Mistakes(Mistake("a", "", ""), Mistake("a", "", ""))
+
+
+def test_pairs_and_tuples_are_numbers_or_a_named_mistake():
+    assert as_pair((1, 2.5), ("a", "a"), ("b", "b")) == (1, 2.5)
+    assert as_tuple([1, 2, 3], (("a", "a"),) * 3) == (1, 2, 3)
+    for bad in (3, (1, 2, 3), ("x", 1)):
+        with pytest.raises(Wrong) as caught:
+            as_pair(bad, ("the TFLOP/s", "die TFLOP/s"), ("the percentage", "der Prozentwert"))
+        assert caught.value.key in ("not_a_pair", "not_a_number")

@@ -1,0 +1,5 @@
+import sys
+
+from utils.preflight.command import main
+
+sys.exit(main())

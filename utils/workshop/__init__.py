@@ -1,0 +1,1 @@
+"""The workshop and the costs lesson: a room's measured figures (results) and the dated price files (prices)."""
