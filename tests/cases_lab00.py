@@ -120,7 +120,7 @@ CASES: dict[tuple[str, str], Case] = {
             (lambda m, k, n: m * n, "outputs_only"),
             (lambda m, k, n: 2 * n**3, "square"),
             (lambda m, k, n: m + k + n, "wrong"),
-            # new since the checks became a module (accepted before: a 1-element tuple or array)
+            # a 1-element tuple, list or array is not one number
             (lambda m, k, n: (2 * m * k * n,), "trailing_comma"),
             (lambda m, k, n: [2 * m * k * n], "not_a_number"),
             (lambda m, k, n: np.array([2 * m * k * n]), "not_a_number"),
@@ -153,10 +153,10 @@ CASES: dict[tuple[str, str], Case] = {
             (lambda shape, dtype: elements(shape) * dtype.itemsize, "bytes"),
             (lambda shape, dtype: elements(shape) * dtype.itemsize * 8 / 1e9, "bits"),
             (lambda shape, dtype: elements(shape) * 8 / 2**30, "ignores_dtype"),
-            # accepted before on some seeds: only shapes of one or two dimensions were sure
+            # every seed asks shapes of three and four dimensions
             (lambda shape, dtype: math.prod(shape[:2]) * dtype.itemsize / 2**30, "some_dims"),
             (lambda shape, dtype: math.prod(shape[-2:]) * dtype.itemsize / 2**30, "some_dims"),
-            # accepted before on some seeds: no tensor was small enough for rounding to show
+            # every seed asks a tiny tensor, where rounding to 6 or 7 digits shows
             (lambda shape, dtype: round(elements(shape) * dtype.itemsize / 2**30, 6), "rounded"),
             (lambda shape, dtype: round(elements(shape) * dtype.itemsize / 2**30, 7), "rounded"),
             (lambda shape, dtype: elements(shape) * dtype.itemsize // 2**30, "integer_division"),
@@ -164,7 +164,7 @@ CASES: dict[tuple[str, str], Case] = {
                 lambda shape, dtype: elements(shape) * BYTES_NO_BF16.get(dtype, 4) / 2**30,
                 "wrong_itemsize",
             ),
-            # accepted before: a 1-element tuple or array
+            # a 1-element tuple or array is not one number
             (lambda shape, dtype: (elements(shape) * dtype.itemsize / 2**30,), "trailing_comma"),
             (
                 lambda shape, dtype: np.array([elements(shape) * dtype.itemsize / 2**30]),
@@ -213,9 +213,9 @@ CASES: dict[tuple[str, str], Case] = {
                 "wrong_itemsize",
             ),
             (lambda m, k, n, dtype: intensity(m, k, n, 8), "ignores_dtype"),
-            # accepted before on some seeds: no size was small enough for rounding to show
+            # every seed asks a size of 1, where rounding to 3 digits shows
             (lambda m, k, n, dtype: round(intensity(m, k, n, dtype.itemsize), 3), "rounded"),
-            # accepted before: a 1-element tuple or array
+            # a 1-element tuple or array is not one number
             (lambda m, k, n, dtype: (intensity(m, k, n, dtype.itemsize),), "trailing_comma"),
             (lambda m, k, n, dtype: np.array([intensity(m, k, n, dtype.itemsize)]), "not_a_number"),
             (lambda m, k, n, dtype: None, "no_return"),
