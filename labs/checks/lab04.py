@@ -1,5 +1,5 @@
 """Checks of lab 04 (JAX on one accelerator): compile time and run time of a jitted function, and
-batching with vmap. (The sharding exercises moved to lab 08.)
+batching with vmap. (The sharding exercises are in lab 08.)
 
 q1 judges the learner's timer by what its numbers measured, never by how fast this machine is
 now: while the learner's function runs, every clock read it makes is noted (utils.sim.clocks), so
@@ -9,6 +9,9 @@ a clock of the work done (CPU time on the CPU, which other programs can't stretc
 runs' worth of work each stretch held: the compile stretch must hold a trace and its compile and
 no run, the run stretch no compile and as many runs as the number was divided by.
 q2 checks the mechanism: `predict` must be traced by vmap (its argument is a batching tracer).
+
+Each exercise's mistakes are a table (`Mistakes`) next to it: key, when it applies, and the
+message in both languages.
 """
 
 from __future__ import annotations
@@ -24,15 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from labs.kit import (
-    Lab,
-    LearnerError,
-    Wrong,
-    allclose,
-    as_number,
-    call,
-    to_numpy,
-)
+from labs.kit import Lab, LearnerError, Mistake, Mistakes, allclose, as_pair, call, to_numpy
 from utils.i18n import text
 from utils.sim.clocks import REAL, REAL_SLEEP, Stretch, logged_clocks, stretches
 
@@ -42,6 +37,101 @@ lab = Lab("04")
 # --- q1: compile time and run time ---------------------------------------------------------------
 _REAL_CLOCK = REAL["perf_counter"]
 _RUN_TARGET = 0.03  # seconds of work per run: far above the cost of a clock read or a dispatch
+
+# Filled with the learner's numbers: got_c, got_r (as returned), c, r (in ms); run: one run here
+# now (ms); low: what tracing and compiling took (ms); sleep: the check's sleep while tracing (ms).
+COMPILE_AND_RUN = Mistakes(
+    Mistake(
+        "not_compiled",
+        "Your function never traced f, so it compiled nothing: time "
+        "jax.jit(f).lower(x).compile() and a run of the compiled program.",
+        "Deine Funktion hat f nie getract, also nichts kompiliert: Miss "
+        "jax.jit(f).lower(x).compile() und einen Lauf des kompilierten Programms.",
+    ),
+    Mistake(
+        "compile_too_short",
+        "Your compile time is {c:.1f} ms, but tracing and compiling took {low:.1f} ms here "
+        "(the check's function sleeps {sleep:.1f} ms while it is traced). jax.jit(f) alone "
+        "compiles nothing, and after a first call the program is cached, so compiling again "
+        "costs nothing: time jax.jit(f).lower(x).compile() on the fresh function, first, and "
+        "return (compile_seconds, run_seconds) in this order.",
+        "Deine Kompilierzeit ist {c:.1f} ms, Tracen und Kompilieren haben hier aber "
+        "{low:.1f} ms gedauert (die Funktion der Prüfung schläft {sleep:.1f} ms, während sie "
+        "getract wird). jax.jit(f) allein kompiliert nichts, und nach einem ersten Aufruf "
+        "liegt das Programm im Cache, erneutes Kompilieren kostet dann nichts: Miss "
+        "jax.jit(f).lower(x).compile() an der frischen Funktion, und zwar zuerst, und gib "
+        "(compile_seconds, run_seconds) in dieser Reihenfolge zurück.",
+    ),
+    Mistake(
+        "compile_includes_run",
+        "Your compile time ({c:.1f} ms) is longer than tracing and compiling took "
+        "({low:.1f} ms) by about a run ({run:.1f} ms): it includes a run. The first call of "
+        "jax.jit(f) traces, compiles and runs; time jax.jit(f).lower(x).compile() instead.",
+        "Deine Kompilierzeit ({c:.1f} ms) ist um etwa einen Lauf ({run:.1f} ms) länger, als "
+        "Tracen und Kompilieren gedauert haben ({low:.1f} ms): Sie enthält einen Lauf. Der "
+        "erste Aufruf von jax.jit(f) tract, kompiliert und rechnet; miss stattdessen "
+        "jax.jit(f).lower(x).compile().",
+    ),
+    Mistake(
+        "includes_compile",
+        "Your run time ({r:.1f} ms) was measured over a stretch that includes tracing and "
+        "compiling: restart the clock after compiling, and time a run of the compiled program.",
+        "Deine Laufzeit ({r:.1f} ms) wurde über eine Strecke gemessen, die Tracen und "
+        "Kompilieren enthält: Starte die Uhr nach dem Kompilieren neu und miss einen Lauf des "
+        "kompilierten Programms.",
+    ),
+    Mistake(
+        "no_sync",
+        "Your run time is {r:.1f} ms, but one run takes about {run:.1f} ms here: the clock "
+        "stopped when the work was queued, not when it was done. Call .block_until_ready() "
+        "on the result before you read the clock.",
+        "Deine Laufzeit ist {r:.1f} ms, ein Lauf dauert hier aber etwa {run:.1f} ms: Die Uhr "
+        "hat angehalten, als die Arbeit eingereiht war, nicht als sie fertig war. Ruf "
+        ".block_until_ready() auf dem Ergebnis auf, bevor du die Uhr abliest.",
+    ),
+    Mistake(
+        "run_too_long",
+        "Your run time is {r:.1f} ms, but one run takes about {run:.1f} ms here: time one run "
+        "of the compiled program (or divide by the number of runs you timed).",
+        "Deine Laufzeit ist {r:.1f} ms, ein Lauf dauert hier aber etwa {run:.1f} ms: Miss einen "
+        "Lauf des kompilierten Programms (oder teile durch die Zahl der gemessenen Läufe).",
+    ),
+    Mistake(
+        "runs_miscounted",
+        "Your run time is {r:.1f} ms, but the stretch you timed held fewer runs than you "
+        "divided by (a run takes about {run:.1f} ms here): divide by the number of runs you "
+        "timed.",
+        "Deine Laufzeit ist {r:.1f} ms, die gemessene Strecke enthielt aber weniger Läufe, "
+        "als du geteilt hast (ein Lauf dauert hier etwa {run:.1f} ms): Teile durch die Zahl "
+        "der gemessenen Läufe.",
+    ),
+    Mistake(
+        "unexplained",
+        "Your numbers ({got_c:.4g} and {got_r:.4g}) are not differences of clock readings "
+        "taken in your function: read time.perf_counter() (or time.monotonic(), time.time(), "
+        "their _ns forms, timeit) before and after what you time, and return the differences "
+        "in seconds (a mean of several runs is fine).",
+        "Deine Zahlen ({got_c:.4g} und {got_r:.4g}) sind keine Differenzen von Uhrzeiten, die "
+        "in deiner Funktion abgelesen wurden: Lies time.perf_counter() (oder time.monotonic(), "
+        "time.time(), ihre _ns-Formen, timeit) vor und nach dem, was du misst, und gib die "
+        "Differenzen in Sekunden zurück (ein Mittel über mehrere Läufe ist in Ordnung).",
+    ),
+    Mistake(
+        "milliseconds",
+        "You returned {got_c:.4g} and {got_r:.4g}: milliseconds. Return seconds "
+        "(time.perf_counter() counts in seconds).",
+        "Du hast {got_c:.4g} und {got_r:.4g} zurückgegeben: Millisekunden. Gib Sekunden zurück "
+        "(time.perf_counter() zählt in Sekunden).",
+    ),
+    Mistake(
+        "microseconds",
+        "You returned {got_c:.4g} and {got_r:.4g}: microseconds. Return seconds "
+        "(time.perf_counter() counts in seconds).",
+        "Du hast {got_c:.4g} und {got_r:.4g} zurückgegeben: Mikrosekunden. Gib Sekunden zurück "
+        "(time.perf_counter() zählt in Sekunden).",
+    ),
+)
+UNIT_MISTAKES = {1e3: "milliseconds", 1e6: "microseconds"}  # a stretch counted in these units
 
 
 def _work_clock() -> Callable[[], float]:
@@ -135,23 +225,6 @@ def _ms(seconds: float) -> float:
     return seconds * 1e3
 
 
-def _pair(got):
-    if not (isinstance(got, tuple | list) and len(got) == 2):
-        raise Wrong(
-            "not_a_pair",
-            text(
-                "Return two numbers, (compile_seconds, run_seconds); you returned {got}.",
-                "Gib zwei Zahlen zurück, (compile_seconds, run_seconds); du hast {got} "
-                "zurückgegeben.",
-                got=repr(got)[:60],
-            ),
-        )
-    return (
-        as_number(got[0], ("the compile time", "die Kompilierzeit")),
-        as_number(got[1], ("the run time", "die Laufzeit")),
-    )
-
-
 # Each number is judged by the stretch of the learner's function it measured (found from the
 # clock reads it is a difference of), never by comparing durations: the compile stretch must hold
 # a trace and its compile, and no run's worth of work more; the run stretch must hold no compile,
@@ -188,86 +261,6 @@ def _judged(value: float, reads, judge, rec, run_work) -> tuple[str | None, floa
     return (judge(found[0], rec, run_work), found[0].unit) if found else ("unexplained", 1.0)
 
 
-def _q1_message(key: str, **v: Any) -> str:
-    messages = {
-        "compile_too_short": (
-            "Your compile time is {c:.1f} ms, but tracing and compiling took {low:.1f} ms here "
-            "(the check's function sleeps {sleep:.1f} ms while it is traced). jax.jit(f) alone "
-            "compiles nothing, and after a first call the program is cached, so compiling again "
-            "costs nothing: time jax.jit(f).lower(x).compile() on the fresh function, first, and "
-            "return (compile_seconds, run_seconds) in this order.",
-            "Deine Kompilierzeit ist {c:.1f} ms, Tracen und Kompilieren haben hier aber "
-            "{low:.1f} ms gedauert (die Funktion der Prüfung schläft {sleep:.1f} ms, während sie "
-            "getract wird). jax.jit(f) allein kompiliert nichts, und nach einem ersten Aufruf "
-            "liegt das Programm im Cache, erneutes Kompilieren kostet dann nichts: Miss "
-            "jax.jit(f).lower(x).compile() an der frischen Funktion, und zwar zuerst, und gib "
-            "(compile_seconds, run_seconds) in dieser Reihenfolge zurück.",
-        ),
-        "compile_includes_run": (
-            "Your compile time ({c:.1f} ms) is longer than tracing and compiling took "
-            "({low:.1f} ms) by about a run ({run:.1f} ms): it includes a run. The first call of "
-            "jax.jit(f) traces, compiles and runs; time jax.jit(f).lower(x).compile() instead.",
-            "Deine Kompilierzeit ({c:.1f} ms) ist um etwa einen Lauf ({run:.1f} ms) länger, als "
-            "Tracen und Kompilieren gedauert haben ({low:.1f} ms): Sie enthält einen Lauf. Der "
-            "erste Aufruf von jax.jit(f) tract, kompiliert und rechnet; miss stattdessen "
-            "jax.jit(f).lower(x).compile().",
-        ),
-        "includes_compile": (
-            "Your run time ({r:.1f} ms) was measured over a stretch that includes tracing and "
-            "compiling: restart the clock after compiling, and time a run of the compiled "
-            "program.",
-            "Deine Laufzeit ({r:.1f} ms) wurde über eine Strecke gemessen, die Tracen und "
-            "Kompilieren enthält: Starte die Uhr nach dem Kompilieren neu und miss einen Lauf des "
-            "kompilierten Programms.",
-        ),
-        "no_sync": (
-            "Your run time is {r:.1f} ms, but one run takes about {run:.1f} ms here: the clock "
-            "stopped when the work was queued, not when it was done. Call .block_until_ready() "
-            "on the result before you read the clock.",
-            "Deine Laufzeit ist {r:.1f} ms, ein Lauf dauert hier aber etwa {run:.1f} ms: Die Uhr "
-            "hat angehalten, als die Arbeit eingereiht war, nicht als sie fertig war. Ruf "
-            ".block_until_ready() auf dem Ergebnis auf, bevor du die Uhr abliest.",
-        ),
-        "run_too_long": (
-            "Your run time is {r:.1f} ms, but one run takes about {run:.1f} ms here: time one run "
-            "of the compiled program (or divide by the number of runs you timed).",
-            "Deine Laufzeit ist {r:.1f} ms, ein Lauf dauert hier aber etwa {run:.1f} ms: Miss einen "
-            "Lauf des kompilierten Programms (oder teile durch die Zahl der gemessenen Läufe).",
-        ),
-        "runs_miscounted": (
-            "Your run time is {r:.1f} ms, but the stretch you timed held fewer runs than you "
-            "divided by (a run takes about {run:.1f} ms here): divide by the number of runs you "
-            "timed.",
-            "Deine Laufzeit ist {r:.1f} ms, die gemessene Strecke enthielt aber weniger Läufe, "
-            "als du geteilt hast (ein Lauf dauert hier etwa {run:.1f} ms): Teile durch die Zahl "
-            "der gemessenen Läufe.",
-        ),
-        "unexplained": (
-            "Your numbers ({got_c:.4g} and {got_r:.4g}) are not differences of clock readings taken in "
-            "your function: read time.perf_counter() (or time.monotonic(), time.time(), their "
-            "_ns forms, timeit) before and after what you time, and return the differences in "
-            "seconds (a mean of several runs is fine).",
-            "Deine Zahlen ({got_c:.4g} und {got_r:.4g}) sind keine Differenzen von Uhrzeiten, die in "
-            "deiner Funktion abgelesen wurden: Lies time.perf_counter() (oder time.monotonic(), "
-            "time.time(), ihre _ns-Formen, timeit) vor und nach dem, was du misst, und gib die "
-            "Differenzen in Sekunden zurück (ein Mittel über mehrere Läufe ist in Ordnung).",
-        ),
-        "milliseconds": (
-            "You returned {got_c:.4g} and {got_r:.4g}: milliseconds. Return seconds (time.perf_counter() "
-            "counts in seconds).",
-            "Du hast {got_c:.4g} und {got_r:.4g} zurückgegeben: Millisekunden. Gib Sekunden zurück "
-            "(time.perf_counter() zählt in Sekunden).",
-        ),
-        "microseconds": (
-            "You returned {got_c:.4g} and {got_r:.4g}: microseconds. Return seconds (time.perf_counter() "
-            "counts in seconds).",
-            "Du hast {got_c:.4g} und {got_r:.4g} zurückgegeben: Mikrosekunden. Gib Sekunden zurück "
-            "(time.perf_counter() zählt in Sekunden).",
-        ),
-    }
-    return text(*messages[key], **v)
-
-
 @lab.exercise(
     "compile_and_run",
     title=("Compile time and run time", "Kompilierzeit und Laufzeit"),
@@ -299,29 +292,23 @@ def q1(compile_and_run, rng):
         got = call(compile_and_run, f, x)
     more_walls, more_works = _runs(loop, x, steps, 1)
     run_work = statistics.median(works + more_works)
-    compile_s, run_s = _pair(got)
+    compile_s, run_s = as_pair(
+        got, ("the compile time", "die Kompilierzeit"), ("the run time", "die Laufzeit")
+    )
+    if not rec.traces:
+        raise COMPILE_AND_RUN.wrong("not_compiled")
+    start, done = rec.compiles()[0]
     values = dict(got_c=compile_s, got_r=run_s, c=_ms(compile_s), r=_ms(run_s))
     values.update(run=_ms(statistics.median(walls + more_walls)))
-    if not rec.traces:
-        raise Wrong(
-            "not_compiled",
-            text(
-                "Your function never traced f, so it compiled nothing: time "
-                "jax.jit(f).lower(x).compile() and a run of the compiled program.",
-                "Deine Funktion hat f nie getract, also nichts kompiliert: Miss "
-                "jax.jit(f).lower(x).compile() und einen Lauf des kompilierten Programms.",
-            ),
-        )
-    start, done = rec.compiles()[0]
     values.update(low=_ms(done.at - start.at), sleep=_ms(sleep_s))
     compile_mistake, compile_unit = _judged(compile_s, reads, _compile_mistake, rec, run_work)
     run_mistake, run_unit = _judged(run_s, reads, _run_mistake, rec, run_work)
     for mistake in (compile_mistake, run_mistake):
         if mistake is not None:
-            raise Wrong(mistake, _q1_message(mistake, **values))
-    for unit, key in ((1e3, "milliseconds"), (1e6, "microseconds")):
+            raise COMPILE_AND_RUN.wrong(mistake, **values)
+    for unit, mistake in UNIT_MISTAKES.items():
         if unit in (compile_unit, run_unit):
-            raise Wrong(key, _q1_message(key, **values))
+            raise COMPILE_AND_RUN.wrong(mistake, **values)
     return text(
         "Correct! Compiling took {c:.1f} ms (of which {sleep:.1f} ms the check's deliberate "
         "sleep while tracing), one run {r:.1f} ms (a run takes about {run:.1f} ms here now).",
@@ -333,6 +320,67 @@ def q1(compile_and_run, rng):
 
 
 # --- q2: batching with vmap ----------------------------------------------------------------------
+# Filled with features, n, outputs (the sizes), want (the shape asked for), shape (the answer's).
+VMAP = Mistakes(
+    Mistake(
+        "in_axes",
+        "predict is written for one example of shape ({features},), with the same w for all. "
+        "Map over axis 0 of xs and not over w: jax.vmap(predict, in_axes=(None, 0))(w, xs).",
+        "predict ist für ein Beispiel der Form ({features},) geschrieben, mit demselben w für "
+        "alle. Bilde über Achse 0 von xs ab und nicht über w: "
+        "jax.vmap(predict, in_axes=(None, 0))(w, xs).",
+    ),
+    Mistake(
+        "not_an_array",
+        "Return one array of shape {want} (what jax.vmap returns), not {kind}.",
+        "Gib ein Array der Form {want} zurück (das, was jax.vmap liefert), nicht {kind}.",
+    ),
+    Mistake(
+        "transposed",
+        "Your result has shape {shape}: one column per example. vmap puts the batch first, "
+        "{want}; leave out_axes at 0.",
+        "Dein Ergebnis hat die Form {shape}: eine Spalte pro Beispiel. vmap stellt den Batch "
+        "nach vorn, {want}; lass out_axes bei 0.",
+        when=lambda got, truth, **_: (
+            got.shape == truth.shape[::-1] != truth.shape
+            and allclose(got.T, truth, rtol=1e-4, atol=1e-5)
+        ),
+    ),
+    Mistake(
+        "wrong",
+        "For {n} examples your result should be predict(w, x) for each row x of xs, shape "
+        "{want}; yours has shape {shape} or other values.",
+        "Für {n} Beispiele sollte dein Ergebnis predict(w, x) für jede Zeile x von xs sein, "
+        "Form {want}; deins hat die Form {shape} oder andere Werte.",
+    ),
+    Mistake(
+        "not_vmapped",
+        "Right values, but predict never ran: you wrote the batched formula by hand. The "
+        "exercise is to let jax.vmap batch the function you are given, whatever it computes: "
+        "jax.vmap(predict, in_axes=(None, 0))(w, xs).",
+        "Richtige Werte, aber predict lief nie: Du hast die Batch-Formel von Hand geschrieben. "
+        "Die Aufgabe ist, jax.vmap die übergebene Funktion auf Batches erweitern zu lassen, was "
+        "immer sie rechnet: jax.vmap(predict, in_axes=(None, 0))(w, xs).",
+    ),
+    Mistake(
+        "python_loop",
+        "Right values, but predict ran {k} times, once per example: a Python loop. jax.vmap "
+        "traces it once, for the whole batch.",
+        "Richtige Werte, aber predict lief {k}-mal, einmal pro Beispiel: eine "
+        "Python-Schleife. jax.vmap tract es einmal, für den ganzen Batch.",
+    ),
+    Mistake(
+        "sequential",
+        "Right values, but predict handled one example at a time (lax.map, lax.scan or a loop "
+        "over a jitted predict), not the batch. jax.vmap turns the function into batched "
+        "operations instead.",
+        "Richtige Werte, aber predict hat ein Beispiel nach dem anderen bearbeitet (lax.map, "
+        "lax.scan oder eine Schleife über ein gejittetes predict), nicht den Batch. jax.vmap "
+        "macht aus der Funktion stattdessen Batch-Operationen.",
+    ),
+)
+
+
 def _batched(value: Any) -> bool:
     """True for the tracer jax.vmap hands a function (a batching tracer, in every JAX version)."""
     return isinstance(value, jax.core.Tracer) and type(value).__name__ == "BatchTracer"
@@ -342,6 +390,15 @@ def _refused_by_vmap(error: BaseException, calls: list) -> bool:
     """jax.vmap refused the axes before predict ran (by type and context: a ValueError, and
     predict never called; JAX hides its own frames from the traceback)."""
     return not calls and isinstance(error, ValueError)
+
+
+def _numbers(value: Any) -> np.ndarray | None:
+    """The answer as a numpy array of numbers, or None if it is no array of numbers."""
+    try:
+        array = to_numpy(value)
+    except Exception:
+        return None
+    return array if array.dtype.kind in "fiu" else None
 
 
 @lab.exercise(
@@ -361,25 +418,14 @@ def q2(predict_all, rng):
     keys = jax.random.split(jax.random.key(rng.randrange(2**31)), 2)
     w = jax.random.normal(keys[0], (outputs, features))
     xs = jax.random.normal(keys[1], (n, features))
-    calls = []
+    calls = []  # (w's shape, x's shape, x batched, w batched) of every call of predict
 
     def predict(w, x):  # written for one example: x has shape (features,)
         calls.append((tuple(w.shape), tuple(x.shape), _batched(x), _batched(w)))
         return jnp.tanh(w @ x)
 
-    want = np.stack([np.tanh(np.asarray(w) @ np.asarray(x)) for x in xs])
-    v = dict(features=features, n=n, outputs=outputs, want=want.shape)
-    wrong_axis = Wrong(
-        "in_axes",
-        text(
-            "predict is written for one example of shape ({features},), with the same w for all. "
-            "Map over axis 0 of xs and not over w: jax.vmap(predict, in_axes=(None, 0))(w, xs).",
-            "predict ist für ein Beispiel der Form ({features},) geschrieben, mit demselben w für "
-            "alle. Bilde über Achse 0 von xs ab und nicht über w: "
-            "jax.vmap(predict, in_axes=(None, 0))(w, xs).",
-            **v,
-        ),
-    )
+    truth = np.stack([np.tanh(np.asarray(w) @ np.asarray(x)) for x in xs])
+    v = dict(features=features, n=n, outputs=outputs, want=truth.shape)
 
     def mapped_wrong() -> bool:
         return any(c[:2] != (w.shape, (features,)) or c[3] for c in calls)
@@ -388,87 +434,23 @@ def q2(predict_all, rng):
         got = call(predict_all, predict, w, xs)
     except LearnerError as failure:
         if mapped_wrong() or _refused_by_vmap(failure.error, calls):
-            raise wrong_axis from None
+            raise VMAP.wrong("in_axes", **v) from None
         raise
     if mapped_wrong():
-        raise wrong_axis
-    try:
-        array = to_numpy(got)
-    except Exception:
-        array = None
-    if array is None or array.dtype.kind not in "fiu":
-        raise Wrong(
-            "not_an_array",
-            text(
-                "Return one array of shape {want} (what jax.vmap returns), not {kind}.",
-                "Gib ein Array der Form {want} zurück (das, was jax.vmap liefert), nicht {kind}.",
-                kind=type(got).__name__,
-                **v,
-            ),
-        )
-    shape = array.shape
-    if shape == (outputs, n) and outputs != n and allclose(array.T, want, rtol=1e-4, atol=1e-5):
-        raise Wrong(
-            "transposed",
-            text(
-                "Your result has shape {shape}: one column per example. vmap puts the batch "
-                "first, {want}; leave out_axes at 0.",
-                "Dein Ergebnis hat die Form {shape}: eine Spalte pro Beispiel. vmap stellt den "
-                "Batch nach vorn, {want}; lass out_axes bei 0.",
-                shape=shape,
-                **v,
-            ),
-        )
-    if shape != want.shape or not allclose(array, want, rtol=1e-4, atol=1e-5):
-        raise Wrong(
-            "wrong",
-            text(
-                "For {n} examples your result should be predict(w, x) for each row x of xs, "
-                "shape {want}; yours has shape {shape} or other values.",
-                "Für {n} Beispiele sollte dein Ergebnis predict(w, x) für jede Zeile x von xs "
-                "sein, Form {want}; deins hat die Form {shape} oder andere Werte.",
-                shape=shape,
-                **v,
-            ),
-        )
+        raise VMAP.wrong("in_axes", **v)
+    array = _numbers(got)
+    if array is None:
+        raise VMAP.wrong("not_an_array", kind=type(got).__name__, **v)
+    if array.shape != truth.shape or not allclose(array, truth, rtol=1e-4, atol=1e-5):
+        VMAP.diagnose([(array, dict(truth=truth, **v))], shape=array.shape)
     if not calls:
-        raise Wrong(
-            "not_vmapped",
-            text(
-                "Right values, but predict never ran: you wrote the batched formula by hand. The "
-                "exercise is to let jax.vmap batch the function you are given, whatever it "
-                "computes: jax.vmap(predict, in_axes=(None, 0))(w, xs).",
-                "Richtige Werte, aber predict lief nie: Du hast die Batch-Formel von Hand "
-                "geschrieben. Die Aufgabe ist, jax.vmap die übergebene Funktion auf Batches "
-                "erweitern zu lassen, was immer sie rechnet: "
-                "jax.vmap(predict, in_axes=(None, 0))(w, xs).",
-            ),
-        )
+        raise VMAP.wrong("not_vmapped")
     vmapped = [c for c in calls if c[2]]
     if not vmapped and len(calls) > 1:
-        raise Wrong(
-            "python_loop",
-            text(
-                "Right values, but predict ran {k} times, once per example: a Python loop. "
-                "jax.vmap traces it once, for the whole batch.",
-                "Richtige Werte, aber predict lief {k}-mal, einmal pro Beispiel: eine "
-                "Python-Schleife. jax.vmap tract es einmal, für den ganzen Batch.",
-                k=len(calls),
-            ),
-        )
+        raise VMAP.wrong("python_loop", k=len(calls))
     program = str(jax.make_jaxpr(lambda w, xs: predict_all(predict, w, xs))(w, xs))
     if not vmapped or "while" in program or "scan" in program:
-        raise Wrong(
-            "sequential",
-            text(
-                "Right values, but predict handled one example at a time (lax.map, lax.scan or "
-                "a loop over a jitted predict), not the batch. jax.vmap turns the function into "
-                "batched operations instead.",
-                "Richtige Werte, aber predict hat ein Beispiel nach dem anderen bearbeitet "
-                "(lax.map, lax.scan oder eine Schleife über ein gejittetes predict), nicht den "
-                "Batch. jax.vmap macht aus der Funktion stattdessen Batch-Operationen.",
-            ),
-        )
+        raise VMAP.wrong("sequential")
     return text(
         "Correct! jax.vmap traced predict once, with a batch of all {n} examples, and the "
         "program has no loop.",
