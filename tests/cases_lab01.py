@@ -97,7 +97,7 @@ def timer_milliseconds(fn, sync, repeats=20):  # ms instead of s
     return timer_loop(fn, sync, repeats) * 1e3
 
 
-def timer_constant(fn, sync, repeats=20):  # the old check passed it: 3 ms was "about right"
+def timer_constant(fn, sync, repeats=20):  # a constant: 3 ms is "about right" for one device only
     return 0.003
 
 

@@ -5,81 +5,80 @@ runs the learner's timer on a simulated asynchronous device on a virtual clock, 
 depends only on what the timer does (warm-up, sync, divide by the count, seconds), never on how
 busy the machine is; q3 turns a time into TFLOP/s and % of peak; q4 finds the crossover size,
 with a lucky early win, a tie, the last size only and "never" on every seed; q5 decides compute-
-or memory-bound with intensities near the ridge point (and exactly at it) on every seed.
+or memory-bound with intensities near the ridge point (and exactly at it) on every seed.  The
+mistakes each exercise knows are declared once, in the table of mistakes next to it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import timeit
-from typing import Any
 
-from labs.kit import (
-    UNIT_SLIPS,
-    Lab,
-    Wrong,
-    as_number,
-    call,
-    close,
-    diagnose,
-    factor_slip,
-    matching,
-    to_numpy,
-)
+from labs.kit import Lab, Mistake, Mistakes, as_number, as_pair, call, close
 from utils.i18n import text
 from utils.sim.asyncsim import SimulatedAccelerator, VirtualClock, virtual_time
 
 lab = Lab("01")
 
 
-def _capital(message: str) -> str:
-    """A message that follows "For these inputs: " starts as a sentence."""
-    return message[:1].upper() + message[1:]
+def _table(head, *mistakes):
+    """A table of mistakes whose messages all start with `head` (en, de): the input that failed."""
+    return Mistakes(
+        *(
+            dataclasses.replace(m, en=(head[0] + m.en).rstrip(), de=(head[1] + m.de).rstrip())
+            for m in mistakes
+        )
+    )
 
 
 # --- q1: FLOPs of a batched matmul ---------------------------------------------------------------
 
 
-def _batched_message(key, b, m, k, n, got, want):
-    messages = {
-        "no_batch": (
-            "you counted one matmul: there are b of them.",
-            "du hast eine Matmul gezählt: Es sind b Stück.",
-        ),
-        "mkn": (
-            "one multiply-add is two FLOPs (a multiplication and an addition).",
-            "ein Multiplizieren-Addieren sind zwei FLOPs (eine Multiplikation und eine Addition).",
-        ),
-        "outputs_only": (
-            "you counted the outputs; each is a sum of k products.",
-            "du hast die Ergebnisse gezählt; jedes ist eine Summe aus k Produkten.",
-        ),
-        "exact_adds": (
-            "you counted k - 1 additions per output. That is exact, but FLOP counts (and every data "
-            "sheet) use 2·m·k·n per matmul: k multiplications and k additions.",
-            "du hast k - 1 Additionen pro Ergebnis gezählt. Das ist genau, aber FLOP-Zahlen (und jedes "
-            "Datenblatt) rechnen 2·m·k·n pro Matmul: k Multiplikationen und k Additionen.",
-        ),
-        "overflow": (
-            "your number overflowed a 32-bit integer. Compute with Python ints (or int64).",
-            "deine Zahl ist über einen 32-Bit-Integer hinausgelaufen. Rechne mit Python-ints (oder int64).",
-        ),
-        "wrong": ("", ""),
-    }
-    head = text(
-        "For b={b}, m={m}, k={k}, n={n} it is {want:,} FLOPs, your function returns {got:,}: ",
-        "Für b={b}, m={m}, k={k}, n={n} sind es {want:,} FLOPs, deine Funktion liefert {got:,}: ",
-        b=b,
-        m=m,
-        k=k,
-        n=n,
-        want=want,
-        got=got,
-    )
-    return (head + _capital(text(*messages[key]))).rstrip(": ") + ("." if key == "wrong" else "")
-
-
 def _int32(value: int) -> int:
     return (value + 2**31) % 2**32 - 2**31
+
+
+BATCHED = _table(
+    (
+        "For b={b}, m={m}, k={k}, n={n} it is {want:,} FLOPs, your function returns {got:,}. ",
+        "Für b={b}, m={m}, k={k}, n={n} sind es {want:,} FLOPs, deine Funktion liefert {got:,}. ",
+    ),
+    Mistake(
+        "no_batch",
+        "You counted one matmul: there are b of them.",
+        "Du hast eine Matmul gezählt: Es sind b Stück.",
+        gives=lambda b, m, k, n, **_: 2 * m * k * n,
+    ),
+    Mistake(
+        "mkn",
+        "One multiply-add is two FLOPs (a multiplication and an addition).",
+        "Eine Multiplikation samt Addition sind zwei FLOPs (eine Multiplikation und eine "
+        "Addition).",
+        gives=lambda b, m, k, n, **_: b * m * k * n,
+    ),
+    Mistake(
+        "outputs_only",
+        "You counted the outputs; each is a sum of k products.",
+        "Du hast die Ergebnisse gezählt; jedes ist eine Summe aus k Produkten.",
+        gives=lambda b, m, k, n, **_: [b * m * n, 2 * b * m * n],
+    ),
+    Mistake(
+        "exact_adds",
+        "You counted k - 1 additions per output. That is exact, but FLOP counts (and every data "
+        "sheet) use 2·m·k·n per matmul: k multiplications and k additions.",
+        "Du hast k - 1 Additionen pro Ergebnis gezählt. Das ist genau, aber FLOP-Zahlen (und "
+        "jedes Datenblatt) rechnen 2·m·k·n pro Matmul: k Multiplikationen und k Additionen.",
+        gives=lambda b, m, k, n, **_: b * m * n * (2 * k - 1),
+    ),
+    Mistake(
+        "overflow",
+        "Your number overflowed a 32-bit integer. Compute with Python ints (or int64).",
+        "Deine Zahl ist übergelaufen: Sie passt nicht in einen 32-Bit-Integer. Rechne mit "
+        "Python-ints (oder int64).",
+        gives=lambda want, **_: _int32(want),
+    ),
+    Mistake("wrong", "", ""),  # the head says it all
+)
 
 
 def _batched_inputs(rng):
@@ -105,19 +104,12 @@ def _batched_inputs(rng):
 def q1(batched_matmul_flops, rng):
     failures = []
     for b, m, k, n in _batched_inputs(rng):
-        got = as_number(call(batched_matmul_flops, b, m, k, n), ("the FLOP count", "die FLOP-Zahl"))
-        want = 2 * b * m * k * n
-        if not close(got, want):
-            mistakes = {
-                "no_batch": 2 * m * k * n,
-                "mkn": b * m * k * n,
-                "outputs_only": [b * m * n, 2 * b * m * n],
-                "exact_adds": b * m * n * (2 * k - 1),
-                "overflow": _int32(want),
-            }
-            failures.append((matching(got, mistakes), dict(b=b, m=m, k=k, n=n, got=got, want=want)))
-    if failures:
-        diagnose(failures, _batched_message)
+        answer = call(batched_matmul_flops, b, m, k, n)
+        got = as_number(answer, ("the FLOP count", "die FLOP-Zahl"))
+        case = dict(b=b, m=m, k=k, n=n, want=2 * b * m * k * n)
+        if not close(got, case["want"]):
+            failures.append((got, case))
+    BATCHED.diagnose(failures)
     return text(
         "Correct! A batch of b matmuls costs b times one matmul.",
         "Richtig! Ein Batch aus b Matmuls kostet b-mal eine Matmul.",
@@ -130,7 +122,127 @@ def q1(batched_matmul_flops, rng):
 _TRIALS = ((0.001, 0.003), (0.005, 0.015), (0.03, 0.08))
 _LAUNCH = 2e-6  # what the host pays per kernel launch
 _TOLERANCE = 0.05  # the virtual clock is exact: a right timer is within launch overheads
-_MS_SLIPS = {key: UNIT_SLIPS[key] for key in ("milliseconds", "microseconds")}
+
+
+def _synced_after_first_call(events):
+    return "fn" in events and "sync" in events[events.index("fn") :]
+
+
+def _synced_before_only(events):
+    """The last sync came before the last call: the timed calls were still queued."""
+    fns = [i for i, e in enumerate(events) if e == "fn"]
+    syncs = [i for i, e in enumerate(events) if e == "sync"]
+    return bool(fns and syncs) and syncs[-1] < fns[-1]
+
+
+def _compile_timed(events):
+    """Did the clock start while the first call (which compiles) was still to run or queued?"""
+    if "fn" not in events:
+        return False
+    first = events.index("fn")
+    if "read" in events[:first]:
+        return True
+    later = events[first:]
+    read = later.index("read") if "read" in later else len(later)
+    return "sync" not in later[:read]
+
+
+def _timed_calls(events):
+    reads = [i for i, e in enumerate(events) if e == "read"]
+    return events[reads[0] : reads[-1]].count("fn") if len(reads) >= 2 else 0
+
+
+def _total(got, per_call, repeats, events, **_):
+    """The time of all the timed calls, not of one."""
+    counts = {repeats, _timed_calls(events)} - {0, 1}
+    return any(close(got, c * per_call, rel_tol=_TOLERANCE) for c in counts)
+
+
+# A trial's case: the seconds a call takes (per_call; call_ms in ms), the calls it asks for
+# (repeats), the kernels one call launches, what the timer did (events) and its answer in ms.
+TIMER = Mistakes(
+    Mistake(  # raised by name: the same answer on all three devices
+        "constant",
+        "Your timer returns {ms:.3f} ms on devices whose calls take {a:.1f}, {b:.1f} and {c:.1f} "
+        "ms: it has to measure. Call fn() and sync() and read the clock around them.",
+        "Dein Timer liefert {ms:.3f} ms auf Geräten, deren Aufrufe {a:.1f}, {b:.1f} und {c:.1f} "
+        "ms dauern: Er muss messen. Ruf fn() und sync() auf und lies die Uhr davor und danach ab.",
+    ),
+    Mistake(
+        "no_calls",
+        "Your timer never calls fn(), so it cannot measure it (it says {ms:.3f} ms, a call takes "
+        "{call_ms:.1f} ms).",
+        "Dein Timer ruft fn() nie auf, also kann er es nicht messen (er meldet {ms:.3f} ms, ein "
+        "Aufruf dauert {call_ms:.1f} ms).",
+        when=lambda got, events, **_: "fn" not in events,
+    ),
+    Mistake(
+        "internals",
+        "Your timer says {ms:.3f} ms, a call takes {call_ms:.1f} ms: that is a setting of the "
+        "device, not a measurement. Time the calls with the clock.",
+        "Dein Timer meldet {ms:.3f} ms, ein Aufruf dauert {call_ms:.1f} ms: Das ist eine "
+        "Einstellung des Geräts, keine Messung. Miss die Aufrufe mit der Uhr.",
+        when=lambda got, per_call, kernels, **_: close(got, per_call / kernels, rel_tol=0.01),
+    ),
+    Mistake(
+        "milliseconds",
+        "Your timer says {ms:.1f}, a call takes {call_ms:.1f} ms: that is milliseconds. Return "
+        "seconds.",
+        "Dein Timer meldet {ms:.1f}, ein Aufruf dauert {call_ms:.1f} ms: Das sind Millisekunden. "
+        "Gib Sekunden zurück.",
+        gives=lambda per_call, **_: per_call * 1e3,
+        rel_tol=_TOLERANCE,
+    ),
+    Mistake(
+        "microseconds",
+        "Your timer says {ms:.0f}, a call takes {call_ms:.1f} ms: that is microseconds. Return "
+        "seconds.",
+        "Dein Timer meldet {ms:.0f}, ein Aufruf dauert {call_ms:.1f} ms: Das sind Mikrosekunden. "
+        "Gib Sekunden zurück.",
+        gives=lambda per_call, **_: per_call * 1e6,
+        rel_tol=_TOLERANCE,
+    ),
+    Mistake(
+        "sync_before",
+        "Your timer says {ms:.3f} ms, but each call takes {call_ms:.1f} ms: you sync before the "
+        "clock starts, but not after the timed calls. Call sync() again before you read the "
+        "clock.",
+        "Dein Timer meldet {ms:.3f} ms, jeder Aufruf dauert aber {call_ms:.1f} ms: Du "
+        "synchronisierst, bevor die Uhr startet, aber nicht nach den gemessenen Aufrufen. Ruf "
+        "sync() noch einmal auf, bevor du die Uhr abliest.",
+        when=lambda got, per_call, events, **_: got < per_call / 2 and _synced_before_only(events),
+    ),
+    Mistake(
+        "no_sync",
+        "Your timer says {ms:.3f} ms, but each call takes {call_ms:.1f} ms: it stops the clock "
+        "while the work is still queued. Call sync() before you read the clock.",
+        "Dein Timer meldet {ms:.3f} ms, jeder Aufruf dauert aber {call_ms:.1f} ms: Er hält die "
+        "Uhr an, während die Arbeit noch in der Warteschlange steht. Ruf sync() auf, bevor du die "
+        "Uhr abliest.",
+        when=lambda got, per_call, **_: got < per_call / 2,
+    ),
+    Mistake(
+        "first_call",
+        "Your timer says {ms:.1f} ms instead of {call_ms:.1f} ms because it includes the first "
+        "call, which compiles. Call fn() once and sync() before you start the clock.",
+        "Dein Timer meldet {ms:.1f} ms statt {call_ms:.1f} ms, weil er den ersten Aufruf "
+        "mitmisst, der kompiliert. Ruf fn() einmal auf und sync(), bevor du die Uhr startest.",
+        when=lambda got, per_call, events, **_: got > per_call and _compile_timed(events),
+    ),
+    Mistake(
+        "not_per_call",
+        "Your timer says {ms:.1f} ms for {repeats} calls of {call_ms:.1f} ms each: divide the "
+        "time of the loop by the number of calls.",
+        "Dein Timer meldet {ms:.1f} ms für {repeats} Aufrufe von je {call_ms:.1f} ms: Teile die "
+        "Zeit der Schleife durch die Zahl der Aufrufe.",
+        when=_total,
+    ),
+    Mistake(
+        "wrong",
+        "Your timer says {ms:.3f} ms; each call takes {call_ms:.3f} ms.",
+        "Dein Timer meldet {ms:.3f} ms; jeder Aufruf dauert {call_ms:.3f} ms.",
+    ),
+)
 
 
 class _Watch(VirtualClock):
@@ -149,7 +261,7 @@ class _Watch(VirtualClock):
 
 
 def _time_one(timer, per_call, repeats, compile_seconds, kernels):
-    """Run the timer on a fresh simulated device: what it returned, and what it did."""
+    """Run the timer on a fresh simulated device: its answer, and the trial (what it did)."""
     clock, events = VirtualClock(), []
     # One call of fn launches several kernels, so the device's own settings are not the answer.
     device = SimulatedAccelerator(
@@ -171,113 +283,8 @@ def _time_one(timer, per_call, repeats, compile_seconds, kernels):
     with virtual_time(_Watch(clock, events), timer, timeit.repeat):
         answer = call(timer, fn, sync, repeats)
     got = as_number(answer, ("the time per call", "die Zeit pro Aufruf"))
-    return dict(got=got, per_call=per_call, repeats=repeats, kernels=kernels, events=events)
-
-
-def _synced_after_first_call(events):
-    return "fn" in events and "sync" in events[events.index("fn") :]
-
-
-def _compile_timed(events):
-    """Did the clock start while the first call (which compiles) was still to run or queued?"""
-    first = events.index("fn")
-    if "read" in events[:first]:
-        return True
-    later = events[first:]
-    read = later.index("read") if "read" in later else len(later)
-    return "sync" not in later[:read]
-
-
-def _timed_calls(events):
-    reads = [i for i, e in enumerate(events) if e == "read"]
-    return events[reads[0] : reads[-1]].count("fn") if len(reads) >= 2 else 0
-
-
-def _timer_key(trial):
-    got, true, events = trial["got"], trial["per_call"], trial["events"]
-    if "fn" not in events:
-        return "no_calls"
-    if close(got, true / trial["kernels"], rel_tol=0.01):
-        return "internals"
-    if slip := factor_slip(got, true, _MS_SLIPS, rel_tol=_TOLERANCE):
-        return slip
-    if got < true / 2:
-        fns = [i for i, e in enumerate(events) if e == "fn"]
-        syncs = [i for i, e in enumerate(events) if e == "sync"]
-        return "sync_before" if syncs and syncs[-1] < fns[-1] else "no_sync"
-    if got > true and _compile_timed(events):
-        return "first_call"
-    counts = {trial["repeats"], _timed_calls(events)} - {0, 1}
-    if any(close(got, c * true, rel_tol=_TOLERANCE) for c in counts):
-        return "not_per_call"
-    return "wrong"
-
-
-def _timer_message(key, trial, trials):
-    values = dict(got=trial["got"] * 1e3, true=trial["per_call"] * 1e3, n=trial["repeats"])
-    messages = {
-        "constant": (
-            "Your timer returns {got:.3f} ms on devices whose calls take {a:.1f}, {b:.1f} and "
-            "{c:.1f} ms: it has to measure. Call fn() and sync() and read the clock around them.",
-            "Dein Timer liefert {got:.3f} ms auf Geräten, deren Aufrufe {a:.1f}, {b:.1f} und "
-            "{c:.1f} ms dauern: Er muss messen. Ruf fn() und sync() auf und lies die Uhr davor und "
-            "danach ab.",
-        ),
-        "no_calls": (
-            "Your timer never calls fn(), so it cannot measure it (it says {got:.3f} ms, a call "
-            "takes {true:.1f} ms).",
-            "Dein Timer ruft fn() nie auf, also kann er es nicht messen (er meldet {got:.3f} ms, ein "
-            "Aufruf dauert {true:.1f} ms).",
-        ),
-        "internals": (
-            "Your timer says {got:.3f} ms, a call takes {true:.1f} ms: that is a setting of the "
-            "device, not a measurement. Time the calls with the clock.",
-            "Dein Timer meldet {got:.3f} ms, ein Aufruf dauert {true:.1f} ms: Das ist eine "
-            "Einstellung des Geräts, keine Messung. Miss die Aufrufe mit der Uhr.",
-        ),
-        "milliseconds": (
-            "Your timer says {got:.1f}, a call takes {true:.1f} ms: that is milliseconds. Return seconds.",
-            "Dein Timer meldet {got:.1f}, ein Aufruf dauert {true:.1f} ms: Das sind Millisekunden. "
-            "Gib Sekunden zurück.",
-        ),
-        "microseconds": (
-            "Your timer says {got:.0f}, a call takes {true:.1f} ms: that is microseconds. Return seconds.",
-            "Dein Timer meldet {got:.0f}, ein Aufruf dauert {true:.1f} ms: Das sind Mikrosekunden. "
-            "Gib Sekunden zurück.",
-        ),
-        "no_sync": (
-            "Your timer says {got:.3f} ms, but each call takes {true:.1f} ms: it stops the clock while "
-            "the work is still queued. Call sync() before you read the clock.",
-            "Dein Timer meldet {got:.3f} ms, jeder Aufruf dauert aber {true:.1f} ms: Er hält die Uhr "
-            "an, während die Arbeit noch in der Warteschlange steht. Ruf sync() auf, bevor du die Uhr "
-            "abliest.",
-        ),
-        "sync_before": (
-            "Your timer says {got:.3f} ms, but each call takes {true:.1f} ms: you sync before the "
-            "clock starts, but not after the timed calls. Call sync() again before you read the clock.",
-            "Dein Timer meldet {got:.3f} ms, jeder Aufruf dauert aber {true:.1f} ms: Du "
-            "synchronisierst, bevor die Uhr startet, aber nicht nach den gemessenen Aufrufen. Ruf "
-            "sync() noch einmal auf, bevor du die Uhr abliest.",
-        ),
-        "not_per_call": (
-            "Your timer says {got:.1f} ms for {n} calls of {true:.1f} ms each: divide the time of the "
-            "loop by the number of calls.",
-            "Dein Timer meldet {got:.1f} ms für {n} Aufrufe von je {true:.1f} ms: Teile die Zeit der "
-            "Schleife durch die Zahl der Aufrufe.",
-        ),
-        "first_call": (
-            "Your timer says {got:.1f} ms instead of {true:.1f} ms because it includes the first "
-            "call, which compiles. Call fn() once and sync() before you start the clock.",
-            "Dein Timer meldet {got:.1f} ms statt {true:.1f} ms, weil er den ersten Aufruf mitmisst, "
-            "der kompiliert. Ruf fn() einmal auf und sync(), bevor du die Uhr startest.",
-        ),
-        "wrong": (
-            "Your timer says {got:.3f} ms; each call takes {true:.3f} ms.",
-            "Dein Timer meldet {got:.3f} ms; jeder Aufruf dauert {true:.3f} ms.",
-        ),
-    }
-    a, b, c = (t["per_call"] * 1e3 for t in trials)
-    return text(*messages[key], **values, a=a, b=b, c=c)
+    trial = dict(per_call=per_call, repeats=repeats, kernels=kernels, events=events)
+    return got, {**trial, "ms": got * 1e3, "call_ms": per_call * 1e3}
 
 
 @lab.exercise(
@@ -292,28 +299,26 @@ def _timer_message(key, trial, trials):
     ),
 )
 def q2(time_per_call, rng):
-    trials = []
+    runs = []
     for low, high in rng.sample(_TRIALS, len(_TRIALS)):
         per_call, repeats = rng.uniform(low, high), rng.randint(3, 10)
         compile_seconds = per_call * repeats * rng.uniform(1.0, 4.0)
-        trials.append(
-            _time_one(time_per_call, per_call, repeats, compile_seconds, rng.randint(2, 4))
-        )
-    right = [close(t["got"], t["per_call"], rel_tol=_TOLERANCE) for t in trials]
-    failed = [t for t, ok in zip(trials, right, strict=True) if not ok]
-    same = all(close(t["got"], trials[0]["got"], rel_tol=1e-9) for t in trials)
-    measured_launches = all("fn" in t["events"] and t["got"] < t["per_call"] / 2 for t in trials)
-    if failed and same and not measured_launches:  # (without sync a timer measures launches only)
-        raise Wrong("constant", _timer_message("constant", trials[0], trials))
-    if failed:
-        key = _timer_key(failed[0])
-        raise Wrong(key, _timer_message(key, failed[0], trials))
-    if not all(_synced_after_first_call(t["events"]) for t in trials):
-        raise Wrong("no_sync", _timer_message("no_sync", trials[0], trials))
+        runs.append(_time_one(time_per_call, per_call, repeats, compile_seconds, rng.randint(2, 4)))
+    calls = dict(zip("abc", (trial["call_ms"] for _, trial in runs), strict=True))
+    failed = [(got, t) for got, t in runs if not close(got, t["per_call"], rel_tol=_TOLERANCE)]
+    same = all(close(got, runs[0][0], rel_tol=1e-9) for got, _ in runs)
+    # without sync a timer measures the launches only, which take the same time on every device
+    launches = all("fn" in t["events"] and got < t["per_call"] / 2 for got, t in runs)
+    if failed and same and not launches:
+        raise TIMER.wrong("constant", **runs[0][1], **calls)
+    TIMER.diagnose(failed[:1], **calls)  # the first device it fails on shows the mistake
+    if not all(_synced_after_first_call(t["events"]) for _, t in runs):
+        raise TIMER.wrong("no_sync", **runs[0][1])
     return text(
-        "Correct! Warm-up first, then sync around the timed calls: this is what utils.timing.bench does.",
-        "Richtig! Erst aufwärmen, dann um die gemessenen Aufrufe herum synchronisieren: So macht es "
-        "utils.timing.bench.",
+        "Correct! Warm-up first, then sync around the timed calls: this is what "
+        "utils.timing.bench does.",
+        "Richtig! Erst aufwärmen, dann um die gemessenen Aufrufe herum synchronisieren: So macht "
+        "es utils.timing.bench.",
     )
 
 
@@ -321,82 +326,68 @@ def q2(time_per_call, rng):
 
 _PEAKS = (8.1, 65.0, 312.0, 989.0, 1979.0)  # TFLOP/s of data sheets (1979: H100 with sparsity)
 
-
-def _pair(answer: Any) -> tuple[float, float]:
-    items = None
-    if isinstance(answer, tuple | list):
-        items = list(answer)
-    elif hasattr(answer, "shape") and not isinstance(answer, str):
-        try:
-            array = to_numpy(answer)
-        except Exception:
-            array = None
-        if array is not None and array.size == 2 and array.dtype.kind in "iuf":
-            items = list(array.reshape(-1))
-    if items is None or len(items) != 2:
-        raise Wrong(
-            "not_a_pair",
-            text(
-                "Return two numbers, (tflops, percent), not {kind}.",
-                "Gib zwei Zahlen zurück, (tflops, prozent), nicht {kind}.",
-                kind=type(answer).__name__,
-            ),
-        )
-    return (
-        as_number(items[0], ("the TFLOP/s", "die TFLOP/s")),
-        as_number(items[1], ("the percentage", "der Prozentwert")),
-    )
-
-
-def _achieved_message(key, n, seconds, peak, got, want):
-    messages = {
-        "mkn": (
-            "both numbers are half of what they should be: a square matmul is 2·n³ FLOPs.",
-            "beide Zahlen sind halb so groß wie richtig: Eine quadratische Matmul sind 2·n³ FLOPs.",
-        ),
-        "fraction": (
-            "the percentage is a fraction: multiply by 100.",
-            "der Prozentwert ist ein Bruchteil: Nimm ihn mal 100.",
-        ),
-        "sparse_peak": (
-            "your percentage is half of what it should be, as against twice the peak: the data "
-            "sheet's figure with sparsity is 2× the dense peak. Divide by peak_tflops as given.",
-            "dein Prozentwert ist halb so groß wie richtig, wie gegen die doppelte Spitzenleistung: "
-            "Die Angabe „mit Sparsity“ im Datenblatt ist das Doppelte der dichten. Teile durch "
-            "peak_tflops, wie übergeben.",
-        ),
-        "gflops": (
-            "your TFLOP/s are 1000× too large: that is GFLOP/s. One TFLOP/s is 10¹² FLOP/s.",
-            "deine TFLOP/s sind 1000-mal zu groß: Das sind GFLOP/s. Ein TFLOP/s sind 10¹² FLOP/s.",
-        ),
-        "ms_as_s": (
-            "both numbers are 1000× too small, as if the time were {ms:.4g} s: `seconds` is already in "
-            "seconds, don't convert it to milliseconds.",
-            "beide Zahlen sind 1000-mal zu klein, als wären es {ms:.4g} s: `seconds` ist schon in "
-            "Sekunden, rechne es nicht in Millisekunden um.",
-        ),
-        "inverted": (
-            "you divided seconds by FLOPs; FLOP/s is FLOPs divided by seconds.",
-            "du hast Sekunden durch FLOPs geteilt; FLOP/s sind FLOPs durch Sekunden.",
-        ),
-        "swapped": (
-            "the two numbers are the wrong way round: return (tflops, percent).",
-            "die beiden Zahlen sind vertauscht: Gib (tflops, prozent) zurück.",
-        ),
-        "wrong": (
-            "expected ({t:.4g} TFLOP/s, {p:.4g}%), got ({gt:.4g}, {gp:.4g}).",
-            "erwartet ({t:.4g} TFLOP/s, {p:.4g} %), erhalten ({gt:.4g}, {gp:.4g}).",
-        ),
-    }
-    head = text(
+# A case: n, seconds (in_ms: the same time in ms), peak and want, the right (TFLOP/s, percent).
+ACHIEVED = _table(
+    (
         "For n={n}, {seconds:.4g} s and a peak of {peak} TFLOP/s: ",
         "Für n={n}, {seconds:.4g} s und eine Spitzenleistung von {peak} TFLOP/s: ",
-        n=n,
-        seconds=seconds,
-        peak=peak,
-    )
-    values = dict(t=want[0], p=want[1], gt=got[0], gp=got[1], ms=seconds * 1e3)
-    return head + _capital(text(*messages[key], **values))
+    ),
+    Mistake(
+        "mkn",
+        "Both numbers are half of what they should be: a square matmul is 2·n³ FLOPs.",
+        "Beide Zahlen sind halb so groß wie richtig: Eine quadratische Matmul sind 2·n³ FLOPs.",
+        gives=lambda want, **_: (want[0] / 2, want[1] / 2),
+    ),
+    Mistake(
+        "fraction",
+        "The percentage is a fraction: multiply by 100.",
+        "Der Prozentwert ist ein Bruchteil: Nimm ihn mal 100.",
+        gives=lambda want, **_: (want[0], want[1] / 100),
+    ),
+    Mistake(
+        "sparse_peak",
+        "Your percentage is half of what it should be, as against twice the peak: the data "
+        "sheet's figure with sparsity is 2× the dense peak. Divide by peak_tflops as given.",
+        "Dein Prozentwert ist halb so groß wie richtig, wie gegen die doppelte Spitzenleistung: "
+        "Die Angabe „mit Sparsity“ im Datenblatt ist das Doppelte der dichten. Teile durch "
+        "peak_tflops, wie übergeben.",
+        gives=lambda want, **_: (want[0], want[1] / 2),
+    ),
+    Mistake(
+        "gflops",
+        "Your TFLOP/s are 1000× too large: that is GFLOP/s. One TFLOP/s is 10¹² FLOP/s.",
+        "Deine TFLOP/s sind 1000-mal zu groß: Das sind GFLOP/s. Ein TFLOP/s sind 10¹² FLOP/s.",
+        gives=lambda want, **_: [(want[0] * 1e3, want[1]), (want[0] * 1e3, want[1] * 1e3)],
+    ),
+    Mistake(
+        "ms_as_s",
+        "Both numbers are 1000× too small, as if the time were {in_ms:.4g} s: `seconds` is "
+        "already in seconds, don't convert it to milliseconds.",
+        "Beide Zahlen sind 1000-mal zu klein, als wären es {in_ms:.4g} s: `seconds` ist schon in "
+        "Sekunden, rechne es nicht in Millisekunden um.",
+        gives=lambda want, **_: (want[0] / 1e3, want[1] / 1e3),
+    ),
+    Mistake(
+        "inverted",
+        "You divided seconds by FLOPs; FLOP/s is FLOPs divided by seconds.",
+        "Du hast Sekunden durch FLOPs geteilt; FLOP/s sind FLOPs durch Sekunden.",
+        gives=lambda n, seconds, peak, want, **_: [
+            (seconds / (2 * n**3) * 1e12, 100 * seconds / (2 * n**3) * 1e12 / peak),
+            (seconds / (2 * n**3) * 1e12, want[1]),
+        ],
+    ),
+    Mistake(
+        "swapped",
+        "The two numbers are the wrong way round: return (tflops, percent).",
+        "Die beiden Zahlen sind vertauscht: Gib (tflops, prozent) zurück.",
+        gives=lambda want, **_: (want[1], want[0]),
+    ),
+    Mistake(
+        "wrong",
+        "Expected ({want[0]:.4g} TFLOP/s, {want[1]:.4g}%), got ({got[0]:.4g}, {got[1]:.4g}).",
+        "Erwartet ({want[0]:.4g} TFLOP/s, {want[1]:.4g} %), erhalten ({got[0]:.4g}, {got[1]:.4g}).",
+    ),
+)
 
 
 def _achieved_inputs(rng):
@@ -420,27 +411,14 @@ def _achieved_inputs(rng):
 def q3(achieved, rng):
     failures = []
     for n, seconds, peak in _achieved_inputs(rng):
-        got = _pair(call(achieved, n, seconds, peak))
-        flops = 2 * n**3
-        t = flops / seconds / 1e12
-        want = (t, 100 * t / peak)
-        if close(got[0], want[0]) and close(got[1], want[1]):
-            continue
-        inverted = seconds / flops * 1e12
-        mistakes = {
-            "mkn": (t / 2, want[1] / 2),
-            "fraction": (t, want[1] / 100),
-            "sparse_peak": (t, want[1] / 2),
-            "gflops": [(t * 1e3, want[1]), (t * 1e3, want[1] * 1e3)],
-            "ms_as_s": (t / 1e3, want[1] / 1e3),
-            "inverted": [(inverted, 100 * inverted / peak), (inverted, want[1])],
-            "swapped": (want[1], t),
-        }
-        failures.append(
-            (matching(got, mistakes), dict(n=n, seconds=seconds, peak=peak, got=got, want=want))
-        )
-    if failures:
-        diagnose(failures, _achieved_message)
+        answer = call(achieved, n, seconds, peak)
+        got = as_pair(answer, ("the TFLOP/s", "die TFLOP/s"), ("the percentage", "der Prozentwert"))
+        tflops = 2 * n**3 / seconds / 1e12
+        want = (tflops, 100 * tflops / peak)
+        if not (close(got[0], want[0]) and close(got[1], want[1])):
+            case = dict(n=n, seconds=seconds, in_ms=seconds * 1e3, peak=peak, want=want)
+            failures.append((got, case))
+    ACHIEVED.diagnose(failures)
     return text(
         "Correct! This is how bench.measure turns a median into FLOP/s and % of peak.",
         "Richtig! So macht bench.measure aus einem Median FLOP/s und den Anteil an der "
@@ -452,6 +430,61 @@ def q3(achieved, rng):
 
 # Every seed asks all of these, in this order: each mistake fails on one of them every time.
 _SERIES = ("lucky", "streak", "tie", "last", "first", "never")
+
+# A case: the sizes, the cpu and acc(elerator) times, want (the right size or None), wins (where
+# the accelerator is faster), at (the position of the answer among the sizes, None if it is none
+# of them) and lost (the first size from there on where the accelerator loses).
+CROSSOVER = Mistakes(
+    Mistake(
+        "index",
+        "You returned the position in the list ({got}); return the size itself ({want}).",
+        "Du gibst die Position in der Liste zurück ({got}); gib die Größe selbst zurück ({want}).",
+        when=lambda got, at, sizes, want, **_: (
+            at is None and want is not None and isinstance(got, int) and got == sizes.index(want)
+        ),
+    ),
+    Mistake(
+        "tie",
+        "At size {got} both took the same time: a tie is no win. Compare with <, not <=.",
+        "Bei Größe {got} brauchen beide gleich lang: Gleichstand ist kein Sieg. Vergleiche mit <, "
+        "nicht mit <=.",
+        when=lambda got, at, cpu, acc, **_: at is not None and acc[at] == cpu[at],
+    ),
+    Mistake(
+        "first_win",
+        "At size {got} the accelerator was faster, but at {lost} it lost again: a lucky "
+        "measurement. Return the size from which it wins at every larger size ({want}).",
+        "Bei Größe {got} war der Beschleuniger schneller, aber bei {lost} hat er wieder verloren: "
+        "eine Glücksmessung. Gib die Größe zurück, ab der er bei jeder größeren gewinnt ({want}).",
+        when=lambda got, at, wins, **_: at is not None and wins[at] and not all(wins[at:]),
+    ),
+    Mistake(
+        "misses_last",
+        "Here the accelerator wins at the last size only, {want}: the last size counts too.",
+        "Hier gewinnt der Beschleuniger nur bei der letzten Größe, {want}: Die letzte Größe "
+        "zählt auch.",
+        when=lambda got, sizes, want, **_: want == sizes[-1] and got is None,
+    ),
+    Mistake(
+        "skips_first",
+        "Here the accelerator wins at every size, so the answer is the smallest one, {want}, not "
+        "{got}.",
+        "Hier gewinnt der Beschleuniger bei jeder Größe, die Antwort ist also die kleinste, "
+        "{want}, nicht {got}.",
+        when=lambda got, at, sizes, want, **_: want == sizes[0] and at == 1,
+    ),
+    Mistake(
+        "never",
+        "Here the accelerator never wins for good: return None, not {got}.",
+        "Hier gewinnt der Beschleuniger nie dauerhaft: Gib None zurück, nicht {got}.",
+        when=lambda got, want, **_: want is None and got is not None,
+    ),
+    Mistake(
+        "wrong",
+        "For these times the answer is {want}, not {got}.",
+        "Für diese Zeiten ist die Antwort {want}, nicht {got}.",
+    ),
+)
 
 
 def _series(rng, kind):
@@ -485,67 +518,12 @@ def _series(rng, kind):
     return sizes, cpu, acc, want
 
 
-def _crossover_key(got, sizes, cpu, acc, want):
+def _crossover_case(got, sizes, cpu, acc, want):
     wins = [a < c for c, a in zip(cpu, acc, strict=True)]
-    position = sizes.index(got) if isinstance(got, int) and got in sizes else None
-    if want is not None and isinstance(got, int) and got == sizes.index(want) and position is None:
-        return "index"
-    if position is not None and acc[position] == cpu[position]:
-        return "tie"
-    if position is not None and wins[position] and not all(wins[position:]):
-        return "first_win"
-    if want == sizes[-1] and got is None:
-        return "misses_last"
-    if want == sizes[0] and position == 1:
-        return "skips_first"
-    if want is None and got is not None:
-        return "never"
-    return "wrong"
-
-
-def _crossover_message(key, got, sizes, cpu, acc, want):
-    wins = [a < c for c, a in zip(cpu, acc, strict=True)]
-    position = sizes.index(got) if key in ("tie", "first_win") else 0
-    lost = next((s for s, w in zip(sizes[position:], wins[position:], strict=True) if not w), None)
-    messages = {
-        "index": (
-            "You returned the position in the list ({got}); return the size itself ({want}).",
-            "Du gibst die Position in der Liste zurück ({got}); gib die Größe selbst zurück ({want}).",
-        ),
-        "tie": (
-            "At size {got} both took the same time: a tie is no win. Compare with <, not <=.",
-            "Bei Größe {got} brauchen beide gleich lang: Gleichstand ist kein Sieg. Vergleiche mit <, "
-            "nicht mit <=.",
-        ),
-        "first_win": (
-            "At size {got} the accelerator was faster, but at {lost} it lost again: a lucky "
-            "measurement. Return the size from which it wins at every larger size ({want}).",
-            "Bei Größe {got} war der Beschleuniger schneller, aber bei {lost} hat er wieder verloren: "
-            "eine Glücksmessung. Gib die Größe zurück, ab der er bei jeder größeren gewinnt ({want}).",
-        ),
-        "misses_last": (
-            "Here the accelerator wins at the last size only, {want}: the last size counts too.",
-            "Hier gewinnt der Beschleuniger nur bei der letzten Größe, {want}: Die letzte Größe zählt "
-            "auch.",
-        ),
-        "skips_first": (
-            "Here the accelerator wins at every size, so the answer is the smallest one, {want}, not "
-            "{got}.",
-            "Hier gewinnt der Beschleuniger bei jeder Größe, die Antwort ist also die kleinste, {want}, "
-            "nicht {got}.",
-        ),
-        "never": (
-            "Here the accelerator never wins for good: return None, not {got}.",
-            "Hier gewinnt der Beschleuniger nie dauerhaft: Gib None zurück, nicht {got}.",
-        ),
-        "wrong": (
-            "For these times the answer is {want}, not {got}.",
-            "Für diese Zeiten ist die Antwort {want}, nicht {got}.",
-        ),
-    }
-    return text(
-        *messages[key], got=got if isinstance(got, int) else repr(got), want=want, lost=lost
-    )
+    at = sizes.index(got) if isinstance(got, int) and got in sizes else None
+    later = zip(sizes[at:], wins[at:], strict=True) if at is not None else ()
+    lost = next((size for size, won in later if not won), None)
+    return dict(sizes=sizes, cpu=cpu, acc=acc, want=want, wins=wins, at=at, lost=lost)
 
 
 @lab.exercise(
@@ -554,10 +532,10 @@ def _crossover_message(key, got, sizes, cpu, acc, want):
     points=2,
     hint=(
         "Go through the sizes from small to large and return the first one from which "
-        "accelerator < cpu holds for it and for all larger sizes (all(...) over the rest); None if "
-        "none.",
-        "Geh die Größen von klein nach groß durch und gib die erste zurück, ab der accelerator < cpu "
-        "für sie und alle größeren gilt (all(...) über den Rest); None, wenn keine.",
+        "accelerator < cpu holds for it and for all larger sizes (all(...) over the rest); None "
+        "if none.",
+        "Geh die Größen von klein nach groß durch und gib die erste zurück, ab der accelerator < "
+        "cpu für sie und alle größeren gilt (all(...) über den Rest); None, wenn keine.",
     ),
 )
 def q4(crossover, rng):
@@ -568,8 +546,8 @@ def q4(crossover, rng):
             got = got.item()
         if got == want and (want is None or not isinstance(got, bool)):
             continue
-        key = _crossover_key(got, sizes, cpu, acc, want)
-        raise Wrong(key, _crossover_message(key, got, sizes, cpu, acc, want))
+        shown = got if isinstance(got, int) else repr(got)
+        CROSSOVER.diagnose([(got, _crossover_case(got, sizes, cpu, acc, want))], got=shown)
     return text(
         "Correct! A crossover must hold for every larger size, or noise decides it.",
         "Richtig! Ein Übergang muss für jede größere Größe gelten, sonst entscheidet das Rauschen.",
@@ -595,48 +573,73 @@ _BANDS = (
     (2.1, 7.5),
     (8.5, 64),
 )
+LABELS = ("compute", "memory")
 
-
-def _bound_message(key, intensity, ridge, got, want, low=None, high=None):
-    messages = {
-        "inverted": (
-            "the other way round: above the ridge point an operation has enough work per byte and "
-            "is compute-bound; below it, it waits for memory.",
-            "umgekehrt: Oberhalb des Knickpunkts hat eine Operation genug Arbeit pro Byte und ist "
-            "rechengebunden; darunter wartet sie auf den Speicher.",
-        ),
-        "ignores_bandwidth": (
-            "your function always answers 'memory'. Compare the intensity (FLOPs per byte) with the "
-            "ridge point, peak ÷ bandwidth, not with the peak itself.",
-            "deine Funktion antwortet immer 'memory'. Vergleiche die Intensität (FLOPs pro Byte) mit "
-            "dem Knickpunkt, Spitze ÷ Bandbreite, nicht mit der Spitze selbst.",
-        ),
-        "constant": (
-            "your function always answers {got!r}; it depends on the operation and the chip.",
-            "deine Funktion antwortet immer {got!r}; es hängt aber von Operation und Chip ab.",
-        ),
-        "at_ridge": (
-            "exactly at the ridge point both limits are equal and the answer is 'memory': it is "
-            "compute-bound only above it (>, not >=).",
-            "genau am Knickpunkt sind beide Grenzen gleich, und die Antwort ist 'memory': "
-            "Rechengebunden ist sie erst darüber (>, nicht >=).",
-        ),
-        "threshold": (
-            "your function switches from 'memory' to 'compute' between {low:.3g}× and {high:.3g}× the "
-            "ridge point, not at it. Is a factor off, e.g. 2 (bytes counted twice) or 8 (bits)?",
-            "deine Funktion wechselt zwischen dem {low:.3g}- und dem {high:.3g}-Fachen des "
-            "Knickpunkts von 'memory' zu 'compute', nicht am Knickpunkt. Stimmt ein Faktor nicht, "
-            "z. B. 2 (Bytes doppelt gezählt) oder 8 (Bits)?",
-        ),
-        "wrong": ("here it is {want!r}, not {got!r}.", "hier ist es {want!r}, nicht {got!r}."),
-    }
-    head = text(
+# Each raised by name (`_bound_key`): a mistake shows in the labels of all inputs together.
+BOUND = _table(
+    (
         "Intensity {intensity:.4g} FLOP/byte, ridge point {ridge:.4g}: ",
         "Intensität {intensity:.4g} FLOP/Byte, Knickpunkt {ridge:.4g}: ",
-        intensity=intensity,
-        ridge=ridge,
-    )
-    return head + _capital(text(*messages[key], got=got, want=want, low=low, high=high))
+    ),
+    Mistake(
+        "not_a_label",
+        "Return 'compute' or 'memory', not {got}.",
+        "Gib 'compute' oder 'memory' zurück, nicht {got}.",
+    ),
+    Mistake(
+        "inverted",
+        "The other way round: above the ridge point an operation has enough work per byte and "
+        "is compute-bound; below it, it waits for memory.",
+        "Umgekehrt: Oberhalb des Knickpunkts hat eine Operation genug Arbeit pro Byte und ist "
+        "rechengebunden; darunter wartet sie auf den Speicher.",
+    ),
+    Mistake(
+        "ignores_bandwidth",
+        "Your function always answers 'memory'. Compare the intensity (FLOPs per byte) with the "
+        "ridge point, peak ÷ bandwidth, not with the peak itself.",
+        "Deine Funktion antwortet immer 'memory'. Vergleiche die Intensität (FLOPs pro Byte) mit "
+        "dem Knickpunkt, Spitze ÷ Bandbreite, nicht mit der Spitze selbst.",
+    ),
+    Mistake(
+        "constant",
+        "Your function always answers {got!r}; it depends on the operation and the chip.",
+        "Deine Funktion antwortet immer {got!r}; es hängt aber von Operation und Chip ab.",
+    ),
+    Mistake(
+        "at_ridge",
+        "Exactly at the ridge point both limits are equal and the answer is 'memory': it is "
+        "compute-bound only above it (>, not >=).",
+        "Genau am Knickpunkt sind beide Grenzen gleich, und die Antwort ist 'memory': "
+        "Rechengebunden ist sie erst darüber (>, nicht >=).",
+    ),
+    Mistake(
+        "threshold",
+        "Your function switches from 'memory' to 'compute' between {low:.3g}× and {high:.3g}× "
+        "the ridge point, not at it. Is a factor off, e.g. 2 (bytes counted twice) or 8 (bits)?",
+        "Deine Funktion wechselt zwischen dem {low:.3g}- und dem {high:.3g}-Fachen des "
+        "Knickpunkts von 'memory' zu 'compute', nicht am Knickpunkt. Stimmt ein Faktor nicht, "
+        "z. B. 2 (Bytes doppelt gezählt) oder 8 (Bits)?",
+    ),
+    Mistake(
+        "wrong",
+        "Here it is {want!r}, not {got!r}.",
+        "Hier ist es {want!r}, nicht {got!r}.",
+    ),
+)
+
+
+def _bound_key(labels, failures):
+    """The mistake behind the `failures`, from the `labels` the answer gave, by intensity."""
+    if len(failures) == len(labels):
+        return "inverted"
+    if set(labels) == {"memory"}:
+        return "ignores_bandwidth"
+    if set(labels) == {"compute"}:
+        return "constant"
+    if [f["intensity"] == f["ridge"] for f in failures] == [True]:
+        return "at_ridge"
+    switch = labels.index("compute")
+    return "threshold" if set(labels[switch:]) == {"compute"} else "wrong"
 
 
 @lab.exercise(
@@ -654,46 +657,28 @@ def q5(bound, rng):
     asked = [(1.0, *rng.choice(_EXACT))]
     asked += [(rng.uniform(low, high), *rng.choice(_CHIPS)) for low, high in _BANDS]
     rng.shuffle(asked)
-    answers = []
+    answers = []  # (multiple of the ridge point, case)
     for multiple, peak, bandwidth in asked:
         ridge = peak / bandwidth
         nbytes = float(2 ** rng.randint(20, 36))  # a power of two: flops / nbytes is exact
         flops = ridge * multiple * nbytes
         intensity = flops / nbytes
         got = call(bound, flops, nbytes, peak, bandwidth)
-        if not (isinstance(got, str) and got in ("compute", "memory")):
-            raise Wrong(
-                "not_a_label",
-                text(
-                    "Return 'compute' or 'memory', not {got}.",
-                    "Gib 'compute' oder 'memory' zurück, nicht {got}.",
-                    got=repr(got),
-                ),
-            )
+        if not (isinstance(got, str) and got in LABELS):
+            raise BOUND.wrong("not_a_label", intensity=intensity, ridge=ridge, got=repr(got))
         want = "compute" if intensity > ridge else "memory"
         answers.append((multiple, dict(intensity=intensity, ridge=ridge, got=str(got), want=want)))
-    failures = [a for _, a in answers if a["got"] != a["want"]]
-    if not failures:
-        return text(
-            "Correct! An elementwise add (1/12 FLOP per byte) is memory-bound on every chip.",
-            "Richtig! Eine elementweise Addition (1/12 FLOP pro Byte) ist auf jedem Chip "
-            "speichergebunden.",
-        )
-    said = {a["got"] for _, a in answers}
-    ordered = [a["got"] for _, a in sorted(answers, key=lambda item: item[0])]
-    switch = ordered.index("compute") if "compute" in ordered else len(ordered)
-    if len(failures) == len(answers):
-        key = "inverted"
-    elif said == {"memory"}:
-        key = "ignores_bandwidth"
-    elif said == {"compute"}:
-        key = "constant"
-    elif [f["intensity"] == f["ridge"] for f in failures] == [True]:
-        key = "at_ridge"
-    elif ordered[switch:] == ["compute"] * (len(ordered) - switch):
-        key = "threshold"
-        multiples = sorted(m for m, _ in answers)
-        failures[0].update(low=multiples[switch - 1], high=multiples[switch])
-    else:
-        key = "wrong"
-    raise Wrong(key, _bound_message(key, **failures[0]))
+    failures = [case for _, case in answers if case["got"] != case["want"]]
+    if failures:
+        ordered = sorted(answers, key=lambda answer: answer[0])
+        labels = [case["got"] for _, case in ordered]
+        key, between = _bound_key(labels, failures), {}
+        if key == "threshold":  # the multiples of the ridge point where the answer switches
+            switch = labels.index("compute")
+            between = dict(low=ordered[switch - 1][0], high=ordered[switch][0])
+        raise BOUND.wrong(key, **failures[0], **between)
+    return text(
+        "Correct! An elementwise add (1/12 FLOP per byte) is memory-bound on every chip.",
+        "Richtig! Eine elementweise Addition (1/12 FLOP pro Byte) ist auf jedem Chip "
+        "speichergebunden.",
+    )
