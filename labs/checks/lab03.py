@@ -13,71 +13,55 @@ clipping one mixed-precision step like GradScaler.unscale_ + clip_grad_norm_, on
 max_norm but not once scaled, above it (scale 2^16, the bias alone below), tiny, and with inf and
 with nan (clipping first, no or double unscaling, no clipping, per-tensor or summed norms, and each
 wrong skip get their own message).
+
+Each exercise's mistakes are one table (`labs.kit.Mistakes`) above it: key, the slip's value or
+a predicate, the message in both languages.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import torch
 
-from labs.kit import Lab, Wrong, as_number, call, close, diagnose, matching, to_numpy
+from labs.kit import Lab, Mistake, Mistakes, as_number, call, close, to_numpy
 from utils.i18n import text
 
 lab = Lab("03")
 
+
+def _headed(en: str, de: str, *mistakes: Mistake) -> tuple[Mistake, ...]:
+    """The mistakes, each message after one sentence that says what was asked and what came."""
+    return tuple(
+        replace(m, en=f"{en} {m.en}".rstrip(), de=f"{de} {m.de}".rstrip()) for m in mistakes
+    )
+
+
+# --- q1: bytes of a tensor -----------------------------------------------------------------------
+
 _BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "float64": 8, "int4": 0.5}
 
-
-def _message(key, got, want, **inputs):
-    messages = {
-        "bits": (
-            "you counted bits, not bytes (8 bits per byte).",
-            "du hast Bits gezählt, nicht Bytes (8 Bit pro Byte).",
+BYTES_MISTAKES = Mistakes(
+    *_headed(
+        "For shape {shape} and {dtype} it is {want} bytes, your function returns {got}.",
+        "Für die Form {shape} und {dtype} sind es {want} Bytes, deine Funktion liefert {got}.",
+        Mistake(
+            "bits",
+            "You counted bits, not bytes (8 bits per byte).",
+            "Du hast Bits gezählt, nicht Bytes (8 Bit pro Byte).",
+            gives=lambda want, **_: 8 * want,
         ),
-        "fp32_always": (
-            "you used 4 bytes for every dtype.",
-            "du hast für jeden Datentyp 4 Bytes genommen.",
+        Mistake(
+            "fp32_always",
+            "You used 4 bytes for every dtype.",
+            "Du hast für jeden Datentyp 4 Bytes genommen.",
+            gives=lambda numel, **_: 4 * numel,
         ),
-        "no_implicit_bit": (
-            "the mantissa has one more, implicit bit: 2^(m+1).",
-            "die Mantisse hat ein weiteres, implizites Bit: 2^(m+1).",
-        ),
-        "minus_one": (
-            "2^(m+1) itself is exact too: it is a power of two.",
-            "2^(m+1) selbst ist auch exakt: Es ist eine Zweierpotenz.",
-        ),
-        "no_optimizer": (
-            "you forgot Adam's two moments (8 B per trained parameter).",
-            "du hast die zwei Momente von Adam vergessen (8 B pro trainiertem Parameter).",
-        ),
-        "no_gradients": (
-            "you forgot the gradients (4 B per trained parameter).",
-            "du hast die Gradienten vergessen (4 B pro trainiertem Parameter).",
-        ),
-        "gb_not_gib": (
-            "that is GB (10^9 bytes); GiB are 2^30 bytes.",
-            "das sind GB (10^9 Bytes); GiB sind 2^30 Bytes.",
-        ),
-        "fp32_base": (
-            "LoRA's frozen base is stored in 16 bits (2 B), not fp32.",
-            "die eingefrorene Basis von LoRA liegt in 16 Bit (2 B), nicht in fp32.",
-        ),
-        "base_trained": (
-            "LoRA trains only the adapters: the base has no gradients or Adam states.",
-            "LoRA trainiert nur die Adapter: Die Basis hat keine Gradienten und keinen Adam-Zustand.",
-        ),
-        "wrong": ("", ""),
-    }
-    head = text(
-        "For {inputs} it is {want}, your function returns {got}. ",
-        "Für {inputs} ist es {want}, deine Funktion liefert {got}. ",
-        inputs=inputs,
-        want=want,
-        got=got,
+        Mistake("wrong", "", ""),
     )
-    return (head + text(*messages[key])).strip()
+)
 
 
 @lab.exercise(
@@ -94,27 +78,46 @@ def q1(tensor_bytes, rng):
     cases += [((0, 7), "float16"), ((1,), "bfloat16"), ((2, 3, 4), "int8"), ((64, 64), "int4")]
     failures = []
     for shape, dtype in cases:
-        got = as_number(
-            call(tensor_bytes, shape, dtype), ("the number of bytes", "die Zahl der Bytes")
-        )
-        numel = 1
-        for s in shape:
-            numel *= s
+        answer = call(tensor_bytes, shape, dtype)
+        got = as_number(answer, ("the number of bytes", "die Zahl der Bytes"))
+        numel = math.prod(shape)
         want = numel * _BYTES[dtype]
         if not close(got, want):
-            mistakes = {"bits": 8 * want, "fp32_always": 4 * numel}
-            failures.append(
-                (matching(got, mistakes), dict(got=got, want=want, shape=shape, dtype=dtype))
-            )
-    if failures:
-        diagnose(
-            failures,
-            lambda key, got, want, shape, dtype: _message(key, got, want, shape=shape, dtype=dtype),
-        )
+            failures.append((got, dict(shape=shape, dtype=dtype, numel=numel, want=want)))
+    BYTES_MISTAKES.diagnose(failures)
     return text(
         "Correct! Half the bits, half the memory.",
         "Richtig! Halb so viele Bits, halb so viel Speicher.",
     )
+
+
+# --- q2: the largest exact integer ---------------------------------------------------------------
+
+EXACT_MISTAKES = Mistakes(
+    Mistake(
+        "fp16_for_bf16",  # raised by name: it shows on m = 7 alone
+        "For m = 7 (bf16) you gave fp16's 2048: bf16 has only 7 stored mantissa bits, so 256.",
+        "Für m = 7 (bf16) hast du die 2048 von fp16 angegeben: bf16 hat nur 7 gespeicherte "
+        "Mantissenbits, also 256.",
+    ),
+    *_headed(
+        "For m = {m} it is {want}, your function returns {got}.",
+        "Für m = {m} ist es {want}, deine Funktion liefert {got}.",
+        Mistake(
+            "no_implicit_bit",
+            "The mantissa has one more, implicit bit: 2^(m+1).",
+            "Die Mantisse hat ein weiteres, implizites Bit: 2^(m+1).",
+            gives=lambda m, **_: 2**m,
+        ),
+        Mistake(
+            "minus_one",
+            "2^(m+1) itself is exact too: it is a power of two.",
+            "Auch 2^(m+1) selbst ist exakt: Es ist eine Zweierpotenz.",
+            gives=lambda want, **_: want - 1,
+        ),
+        Mistake("wrong", "", ""),
+    ),
+)
 
 
 @lab.exercise(
@@ -123,7 +126,8 @@ def q1(tensor_bytes, rng):
     points=1,
     hint=(
         "With m stored mantissa bits plus the implicit 1, every integer up to 2^(m+1) is exact.",
-        "Mit m gespeicherten Mantissenbits plus der impliziten 1 ist jede Ganzzahl bis 2^(m+1) exakt.",
+        "Mit m gespeicherten Mantissenbits plus der impliziten 1 ist jede Ganzzahl bis 2^(m+1) "
+        "exakt.",
     ),
 )
 def q2(largest_exact, rng):
@@ -132,23 +136,52 @@ def q2(largest_exact, rng):
     for m in widths:
         got = as_number(call(largest_exact, m), ("the integer", "die Ganzzahl"))
         want = 2 ** (m + 1)
+        if m == 7 and close(got, 2048):
+            raise EXACT_MISTAKES.wrong("fp16_for_bf16")
         if not close(got, want):
-            mistakes = {"no_implicit_bit": 2**m, "minus_one": want - 1}
-            if m == 7 and close(got, 2048):
-                raise Wrong(
-                    "fp16_for_bf16",
-                    text(
-                        "For m = 7 (bf16) you gave fp16's 2048: bf16 has only 7 stored mantissa bits, so 256.",
-                        "Für m = 7 (bf16) hast du die 2048 von fp16 angegeben: bf16 hat nur 7 gespeicherte Mantissenbits, also 256.",
-                    ),
-                )
-            failures.append((matching(got, mistakes), dict(got=got, want=want, m=m)))
-    if failures:
-        diagnose(failures, lambda key, got, want, m: _message(key, got, want, m=m))
+            failures.append((got, dict(m=m, want=want)))
+    EXACT_MISTAKES.diagnose(failures)
     return text(
         "Correct! fp16 counts exactly to 2048, bf16 only to 256.",
         "Richtig! fp16 zählt exakt bis 2048, bf16 nur bis 256.",
     )
+
+
+# --- q3: a loss-scaling step ---------------------------------------------------------------------
+
+SCALING_MISTAKES = Mistakes(
+    Mistake(
+        "not_a_tensor",
+        "Return a tensor of the gradient's shape {shape}, not {kind}.",
+        "Gib einen Tensor in der Form des Gradienten {shape} zurück, nicht {kind}.",
+    ),
+    Mistake(
+        "not_fp32",
+        "Unscale in fp32 (.float() before dividing): your result is {dtype}.",
+        "Skaliere in fp32 zurück (.float() vor dem Teilen): Dein Ergebnis ist {dtype}.",
+    ),
+    Mistake(
+        "underflow",
+        "Without scaling the small gradients became 0: multiply by scale before going to fp16.",
+        "Ohne Skalierung wurden die kleinen Gradienten zu 0: Multipliziere vor fp16 mit scale.",
+        when=lambda got, grad, **_: torch.allclose(got, grad.half().float()),
+    ),
+    Mistake(
+        "not_unscaled",
+        "Your gradients are still multiplied by {scale:.0f}: divide by the scale (before any "
+        "clipping).",
+        "Deine Gradienten sind noch mit {scale:.0f} multipliziert: Teile durch die Skala (vor "
+        "jedem Clipping).",
+        when=lambda got, want, scale, **_: torch.allclose(got, want * scale, rtol=1e-3),
+    ),
+    Mistake(
+        "wrong",
+        "Your result differs from the unscaled fp16 gradient, e.g. {first:.3e} instead of "
+        "{first_want:.3e}.",
+        "Dein Ergebnis weicht vom zurückskalierten fp16-Gradienten ab, z. B. {first:.3e} statt "
+        "{first_want:.3e}.",
+    ),
+)
 
 
 @lab.exercise(
@@ -156,8 +189,10 @@ def q2(largest_exact, rng):
     title=("A loss-scaling step", "Ein Schritt mit Loss Scaling"),
     points=2,
     hint=(
-        "Multiply by scale in fp32, store in fp16 (.half()), go back to fp32 (.float()), then divide by scale.",
-        "Multipliziere in fp32 mit scale, speichere in fp16 (.half()), zurück nach fp32 (.float()), dann teile durch scale.",
+        "Multiply by scale in fp32, store in fp16 (.half()), go back to fp32 (.float()), then "
+        "divide by scale.",
+        "Multipliziere in fp32 mit scale, speichere in fp16 (.half()), zurück nach fp32 "
+        "(.float()), dann teile durch scale.",
     ),
 )
 def q3(rescue_gradient, rng):
@@ -166,58 +201,71 @@ def q3(rescue_gradient, rng):
         scale = 2.0 ** rng.randint(14, 18)
         got = call(rescue_gradient, grad.clone(), scale)
         if not isinstance(got, torch.Tensor) or got.shape != grad.shape:
-            raise Wrong(
-                "not_a_tensor",
-                text(
-                    "Return a tensor of the gradient's shape {shape}, not {kind}.",
-                    "Gib einen Tensor in der Form des Gradienten {shape} zurück, nicht {kind}.",
-                    shape=tuple(grad.shape),
-                    kind=type(got).__name__,
-                ),
-            )
+            kind = type(got).__name__
+            raise SCALING_MISTAKES.wrong("not_a_tensor", shape=tuple(grad.shape), kind=kind)
         if got.dtype != torch.float32:
-            raise Wrong(
-                "not_fp32",
-                text(
-                    "Unscale in fp32 (.float() before dividing): your result is {dt}.",
-                    "Skaliere in fp32 zurück (.float() vor dem Teilen): Dein Ergebnis ist {dt}.",
-                    dt=got.dtype,
-                ),
-            )
+            raise SCALING_MISTAKES.wrong("not_fp32", dtype=got.dtype)
         want = (grad * scale).half().float() / scale
-        if torch.allclose(got, want, rtol=1e-3, atol=0):
-            continue
-        if torch.allclose(got, grad.half().float()):
-            raise Wrong(
-                "underflow",
-                text(
-                    "Without scaling the small gradients became {z}: multiply by scale before going to fp16.",
-                    "Ohne Skalierung wurden die kleinen Gradienten zu {z}: Multipliziere vor fp16 mit scale.",
-                    z=0,
-                ),
-            )
-        if torch.allclose(got, want * scale, rtol=1e-3):
-            raise Wrong(
-                "not_unscaled",
-                text(
-                    "Your gradients are still multiplied by {s:.0f}: divide by the scale (before any clipping).",
-                    "Deine Gradienten sind noch mit {s:.0f} multipliziert: Teile durch die Skala (vor jedem Clipping).",
-                    s=scale,
-                ),
-            )
-        raise Wrong(
-            "wrong",
-            text(
-                "Your result differs from the unscaled fp16 gradient, e.g. {g:.3e} instead of {w:.3e}.",
-                "Dein Ergebnis weicht vom zurückskalierten fp16-Gradienten ab, z. B. {g:.3e} statt {w:.3e}.",
-                g=got[0].item(),
-                w=want[0].item(),
-            ),
-        )
+        if not torch.allclose(got, want, rtol=1e-3, atol=0):
+            case = dict(grad=grad, scale=scale, want=want)
+            SCALING_MISTAKES.diagnose([(got, case)], first=got[0].item(), first_want=want[0].item())
     return text(
         "Correct! Scaled, the gradient survives fp16.",
         "Richtig! Skaliert übersteht der Gradient fp16.",
     )
+
+
+# --- q4: full fine-tuning vs. LoRA ---------------------------------------------------------------
+
+
+def _gib(n_params, adapter_params, mode, base=2, trained=16, **_):
+    """GiB of fine-tuning with AdamW: every parameter trained takes `trained` bytes (weight,
+    gradient, two moments); LoRA trains only the adapters and keeps its base at `base` bytes."""
+    if mode == "full":
+        return trained * n_params / 2**30
+    return (base * n_params + trained * adapter_params) / 2**30
+
+
+FINETUNE_MISTAKES = Mistakes(
+    *_headed(
+        "For n_params = {n_params:,}, adapter_params = {adapter_params:,} and mode {mode!r} it "
+        "is {want:.6g} GiB, your function returns {got:.6g}.",
+        "Für n_params = {n_params:,}, adapter_params = {adapter_params:,} und mode {mode!r} "
+        "sind es {want:.6g} GiB, deine Funktion liefert {got:.6g}.",
+        Mistake(
+            "gb_not_gib",
+            "That is GB (10^9 bytes); GiB are 2^30 bytes.",
+            "Das sind GB (10^9 Bytes); GiB sind 2^30 Bytes.",
+            gives=lambda want, **_: want * 2**30 / 1e9,
+        ),
+        Mistake(
+            "no_optimizer",
+            "You forgot Adam's two moments (8 B per trained parameter).",
+            "Du hast die zwei Momente von Adam vergessen (8 B pro trainiertem Parameter).",
+            gives=lambda **case: _gib(**case, trained=8),
+        ),
+        Mistake(
+            "no_gradients",
+            "You forgot the gradients (4 B per trained parameter).",
+            "Du hast die Gradienten vergessen (4 B pro trainiertem Parameter).",
+            gives=lambda **case: _gib(**case, trained=12),
+        ),
+        Mistake(
+            "fp32_base",
+            "LoRA's frozen base is stored in 16 bits (2 B), not fp32.",
+            "Die eingefrorene Basis von LoRA liegt in 16 Bit (2 B), nicht in fp32.",
+            gives=lambda **case: _gib(**case, base=4),
+        ),
+        Mistake(
+            "base_trained",
+            "LoRA trains only the adapters: the base has no gradients or Adam states.",
+            "LoRA trainiert nur die Adapter: Die Basis hat keine Gradienten und keinen "
+            "Adam-Zustand.",
+            gives=lambda **case: _gib(**case, base=16),
+        ),
+        Mistake("wrong", "", ""),
+    )
+)
 
 
 @lab.exercise(
@@ -225,39 +273,61 @@ def q3(rescue_gradient, rng):
     title=("Full fine-tuning vs. LoRA", "Volles Feintuning gegen LoRA"),
     points=2,
     hint=(
-        "full fp32 AdamW: 4 (weight) + 4 (gradient) + 8 (Adam) B per parameter; LoRA: 2 B per base parameter + 16 B per adapter parameter. GiB = 2^30 B.",
-        "volles fp32-AdamW: 4 (Gewicht) + 4 (Gradient) + 8 (Adam) B pro Parameter; LoRA: 2 B pro Basisparameter + 16 B pro Adapterparameter. GiB = 2^30 B.",
+        "full fp32 AdamW: 4 (weight) + 4 (gradient) + 8 (Adam) B per parameter; LoRA: 2 B per "
+        "base parameter + 16 B per adapter parameter. GiB = 2^30 B.",
+        "volles fp32-AdamW: 4 (Gewicht) + 4 (Gradient) + 8 (Adam) B pro Parameter; LoRA: 2 B "
+        "pro Basisparameter + 16 B pro Adapterparameter. GiB = 2^30 B.",
     ),
 )
 def q4(finetune_gib, rng):
-    failures = []
     cases = [
         (rng.randint(10**8, 10**10), rng.randint(10**5, 10**8), mode) for mode in ("full", "lora")
     ]
     cases += [(135_000_000, 4_884_480, "lora"), (7_000_000_000, 0, "full")]
+    failures = []
     for n, a, mode in cases:
         got = as_number(call(finetune_gib, n, a, mode), ("the GiB", "die GiB"))
-        want = (16 * n if mode == "full" else 2 * n + 16 * a) / 2**30
+        case = dict(n_params=n, adapter_params=a, mode=mode)
+        want = _gib(**case)
         if not close(got, want, 1e-3):
-            mistakes = {"gb_not_gib": want * 2**30 / 1e9}
-            if mode == "full":
-                mistakes |= {"no_optimizer": 8 * n / 2**30, "no_gradients": 12 * n / 2**30}
-            else:
-                mistakes |= {
-                    "no_optimizer": (2 * n + 8 * a) / 2**30,
-                    "no_gradients": (2 * n + 12 * a) / 2**30,
-                    "fp32_base": (4 * n + 16 * a) / 2**30,
-                    "base_trained": 16 * (n + a) / 2**30,
-                }
-            failures.append(
-                (matching(got, mistakes), dict(got=got, want=want, n=n, adapters=a, mode=mode))
-            )
-    if failures:
-        diagnose(failures, lambda key, got, want, **kw: _message(key, got, want, **kw))
+            failures.append((got, dict(case, want=want)))
+    FINETUNE_MISTAKES.diagnose(failures)
     return text(
         "Correct! LoRA trades 16 B per parameter for about 2.",
         "Richtig! LoRA tauscht 16 B pro Parameter gegen etwa 2.",
     )
+
+
+# --- q5: the autocast dtype ----------------------------------------------------------------------
+
+AUTOCAST_MISTAKES = Mistakes(  # in this order: the first slip an answer shows is named
+    Mistake(
+        "bf16_on_t4",
+        "Below compute capability 8.0 (a T4 is 7.5) bf16 is emulated and slower than fp32, even "
+        "though torch.cuda.is_bf16_supported() says True: use fp16.",
+        "Unter Compute Capability 8,0 (eine T4 hat 7,5) wird bf16 emuliert und ist langsamer als "
+        "fp32, obwohl torch.cuda.is_bf16_supported() True sagt: Nimm fp16.",
+        when=lambda got, want, **_: want == torch.float16,
+    ),
+    Mistake(
+        "fp16_on_cpu",
+        "On the CPU autocast runs bf16; fp16 matmuls there are far slower.",
+        "Auf der CPU rechnet Autocast in bf16; fp16-Matmuls sind dort weit langsamer.",
+        when=lambda got, device, **_: device == "cpu",
+    ),
+    Mistake(
+        "fp16_on_ampere",
+        "From compute capability 8.0 on bf16 is fast: take it (fp32's range, no GradScaler).",
+        "Ab Compute Capability 8,0 ist bf16 schnell: Nimm es (Wertebereich von fp32, kein "
+        "GradScaler).",
+        when=lambda got, device, want, **_: device == "cuda" and want == torch.bfloat16,
+    ),
+    Mistake(
+        "not_a_dtype",
+        "Return a torch dtype such as torch.float16, not {kind}.",
+        "Gib einen torch-Datentyp wie torch.float16 zurück, nicht {kind}.",
+    ),
+)
 
 
 @lab.exercise(
@@ -265,8 +335,10 @@ def q4(finetune_gib, rng):
     title=("The autocast dtype for a device", "Der Autocast-Datentyp für ein Gerät"),
     points=1,
     hint=(
-        "bf16 needs compute capability ≥ 8.0 on CUDA (a T4 is 7.5 and emulates it); the CPU's autocast takes bf16.",
-        "bf16 braucht auf CUDA Compute Capability ≥ 8,0 (eine T4 hat 7,5 und emuliert es); Autocast auf der CPU nimmt bf16.",
+        "bf16 needs compute capability ≥ 8.0 on CUDA (a T4 is 7.5 and emulates it); the CPU's "
+        "autocast takes bf16.",
+        "bf16 braucht auf CUDA Compute Capability ≥ 8,0 (eine T4 hat 7,5 und emuliert es); "
+        "Autocast auf der CPU nimmt bf16.",
     ),
 )
 def q5(autocast_dtype, rng):
@@ -281,45 +353,14 @@ def q5(autocast_dtype, rng):
     slips = set()
     for device, cc in cases:
         got = call(autocast_dtype, device, cc)
-        want = torch.bfloat16 if device == "cpu" or cc >= (8, 0) else torch.float16
         if not isinstance(got, torch.dtype):
-            raise Wrong(
-                "not_a_dtype",
-                text(
-                    "Return a torch dtype such as torch.float16, not {kind}.",
-                    "Gib einen torch-Datentyp wie torch.float16 zurück, nicht {kind}.",
-                    kind=type(got).__name__,
-                ),
-            )
+            raise AUTOCAST_MISTAKES.wrong("not_a_dtype", kind=type(got).__name__)
+        want = torch.bfloat16 if device == "cpu" or cc >= (8, 0) else torch.float16
         if got != want:
-            slips.add("bf16_on_t4" if want == torch.float16 else device)
-    if "bf16_on_t4" in slips:
-        raise Wrong(
-            "bf16_on_t4",
-            text(
-                "Below compute capability 8.0 (a T4 is 7.5) bf16 is emulated and slower than fp32, "
-                "even though torch.cuda.is_bf16_supported() says True: use fp16.",
-                "Unter Compute Capability 8,0 (eine T4 hat 7,5) wird bf16 emuliert und ist "
-                "langsamer als fp32, obwohl torch.cuda.is_bf16_supported() True sagt: Nimm fp16.",
-            ),
-        )
-    if "cpu" in slips:
-        raise Wrong(
-            "fp16_on_cpu",
-            text(
-                "On the CPU autocast runs bf16; fp16 matmuls there are far slower.",
-                "Auf der CPU rechnet Autocast in bf16; fp16-Matmuls sind dort weit langsamer.",
-            ),
-        )
-    if slips:
-        raise Wrong(
-            "fp16_on_ampere",
-            text(
-                "From compute capability 8.0 on bf16 is fast: take it (fp32's range, no GradScaler).",
-                "Ab Compute Capability 8,0 ist bf16 schnell: Nimm es (Wertebereich von fp32, kein "
-                "GradScaler).",
-            ),
-        )
+            slips.update(AUTOCAST_MISTAKES.explaining(got, dict(device=device, want=want)))
+    for mistake in AUTOCAST_MISTAKES:
+        if mistake.key in slips:
+            raise AUTOCAST_MISTAKES.wrong(mistake.key)
     return text(
         "Correct! fp16 on a T4, bf16 from Ampere on and on the CPU.",
         "Richtig! fp16 auf der T4, bf16 ab Ampere und auf der CPU.",
@@ -385,6 +426,60 @@ def _running(values):
     return total.item()
 
 
+SUM_MISTAKES = Mistakes(
+    *_headed(
+        "For {n} {dt} values (the first {big}) the exact sum is {want:.6g}, yours {got:.6g}.",
+        "Für {n} {dt}-Werte (der erste {big}) ist die exakte Summe {want:.6g}, deine {got:.6g}.",
+        Mistake(
+            "running_16bit",
+            "A running total in {dt} rounds every small term away: each is below half the gap "
+            "between the total and its neighbour. Accumulate in float32, round once at the end.",
+            "Eine laufende Summe in {dt} rundet jeden kleinen Term weg: Jeder liegt unter der "
+            "halben Lücke zwischen der Summe und ihrem Nachbarn. Summiere in float32 und runde "
+            "einmal am Ende.",
+            when=lambda got, values, tol, **_: abs(got - _running(values)) <= tol,
+        ),
+        Mistake(
+            "sorted",
+            "Sorting small to large helps only a little: in {dt} the small terms' own subtotal "
+            "stalls once each term is below half its gap. Accumulate in float32.",
+            "Von klein nach groß sortieren hilft nur wenig: In {dt} bleibt schon die Teilsumme "
+            "der kleinen Terme stehen, sobald jeder unter ihrer halben Lücke liegt. Summiere in "
+            "float32.",
+            when=lambda got, values, tol, **_: abs(got - _running(values.sort().values)) <= tol,
+        ),
+        Mistake(
+            "mean",
+            "That is the mean, not the sum.",
+            "Das ist der Mittelwert, nicht die Summe.",
+            when=lambda got, want, n, eps, **_: abs(got - want / n) <= eps * abs(want / n),
+        ),
+        Mistake(
+            "wrong_format",
+            "You rounded to {other}: the result belongs in values.dtype ({dt}), rounded once at "
+            "the end.",
+            "Du hast auf {other} gerundet: Das Ergebnis gehört in values.dtype ({dt}), einmal am "
+            "Ende gerundet.",
+            when=lambda got, values, want, tol, **_: (
+                abs(got - _round_to(want, _OTHER[values.dtype])) <= tol
+            ),
+        ),
+        Mistake(
+            "not_rounded",  # raised by name: close to the exact sum, but not rounded to dt
+            "Your sum {got:.10g} ({kind}) is no {dt} number: convert the total to values.dtype "
+            "({dt}) once, at the end.",
+            "Deine Summe {got:.10g} ({kind}) ist keine {dt}-Zahl: Wandle sie am Ende einmal in "
+            "values.dtype ({dt}) um.",
+        ),
+        Mistake(
+            "wrong",
+            "Allowed is ±{tol:.3g} (2 eps of {dt} times the sum of |values|).",
+            "Erlaubt sind ±{tol:.3g} (2 eps von {dt} mal die Summe der |Werte|).",
+        ),
+    )
+)
+
+
 @lab.exercise(
     "careful_sum",
     title=("Which sum loses precision?", "Welche Summe verliert Genauigkeit?"),
@@ -403,100 +498,40 @@ def q6(careful_sum, rng):
     cases.append(torch.tensor([rng.uniform(-100, 100)]).to(rng.choice(list(_MANTISSA))))
     failures = []
     for values in cases:
-        dtype, name, other = values.dtype, _name(values.dtype), _name(_OTHER[values.dtype])
+        dtype, other = values.dtype, _OTHER[values.dtype]
         result = call(careful_sum, values.clone())
         got = as_number(result, ("the sum", "die Summe"))
         kind = getattr(result, "dtype", None)
-        if isinstance(kind, torch.dtype) and kind != dtype:
-            key = "wrong_format" if kind == _OTHER[dtype] else "not_rounded"
-            raise Wrong(
-                key,
-                text(
-                    "For {dt} values your sum is a {kind} tensor: convert the total to "
-                    "values.dtype ({dt}) once, at the end.",
-                    "Für {dt}-Werte ist deine Summe ein {kind}-Tensor: Wandle die Summe einmal, "
-                    "am Ende, in values.dtype ({dt}) um.",
-                    dt=name,
-                    kind=_name(kind),
-                ),
-            )
         exact = values.double().sum().item()
         eps = torch.finfo(dtype).eps
-        tol = 2 * eps * values.double().abs().sum().item()
-        if abs(got - exact) <= tol:
+        case = dict(
+            values=values,
+            want=exact,
+            tol=2 * eps * values.double().abs().sum().item(),
+            eps=eps,
+            n=len(values),
+            big=values[0].item(),
+            dt=_name(dtype),
+            other=_name(other),
+            kind=_name(kind) if isinstance(kind, torch.dtype) else type(result).__name__,
+        )
+        if isinstance(kind, torch.dtype) and kind != dtype:
+            raise SUM_MISTAKES.wrong(
+                "wrong_format" if kind == other else "not_rounded", got=got, **case
+            )
+        if abs(got - exact) <= case["tol"]:
             if not _holds(got, dtype):
-                raise Wrong(
-                    "wrong_format" if _holds(got, _OTHER[dtype]) else "not_rounded",
-                    text(
-                        "Your sum {got:.10g} is close to the exact {want:.10g}, but it is no {dt} "
-                        "number: round the total once to values.dtype ({dt}) at the end.",
-                        "Deine Summe {got:.10g} liegt nah an der exakten {want:.10g}, ist aber "
-                        "keine {dt}-Zahl: Runde sie am Ende einmal auf values.dtype ({dt}).",
-                        got=got,
-                        want=exact,
-                        dt=name,
-                    ),
-                )
-            continue
-        mistakes = {
-            "running_16bit": _running(values),
-            "sorted": _running(torch.sort(values).values),
-            "mean": exact / len(values),
-            "wrong_format": _round_to(exact, _OTHER[dtype]),
-        }
-        keys = [
-            k for k, v in mistakes.items() if abs(got - v) <= (eps * abs(v) if k == "mean" else tol)
-        ]
-        failures.append(
-            (keys, dict(got=got, want=exact, tol=tol, n=len(values), big=values[0].item(),
-                        dt=name, other=other))
-        )  # fmt: skip
-    if failures:
-        diagnose(failures, _sum_message)
+                key = "wrong_format" if _holds(got, other) else "not_rounded"
+                raise SUM_MISTAKES.wrong(key, got=got, **case)
+        else:
+            failures.append((got, case))
+    SUM_MISTAKES.diagnose(failures)
     return text(
         "Correct! One rounding at the end keeps the small terms. torch.sum on a 16-bit tensor "
         "does the same: it accumulates in float32.",
         "Richtig! Eine Rundung am Ende behält die kleinen Terme. torch.sum auf einem "
         "16-Bit-Tensor macht es genauso: Es summiert in float32.",
     )
-
-
-def _sum_message(key, got, want, tol, n, big, dt, other):
-    head = text(
-        "For {n} {dt} values (the first {big}) the exact sum is {want:.6g}, yours {got:.6g}. ",
-        "Für {n} {dt}-Werte (der erste {big}) ist die exakte Summe {want:.6g}, deine {got:.6g}. ",
-        n=n,
-        dt=dt,
-        big=big,
-        want=want,
-        got=got,
-    )
-    messages = {
-        "running_16bit": (
-            "A running total in {dt} rounds every small term away: each is below half the gap "
-            "between the total and its neighbour. Accumulate in float32, round once at the end.",
-            "Eine laufende Summe in {dt} rundet jeden kleinen Term weg: Jeder liegt unter der "
-            "halben Lücke zwischen der Summe und ihrem Nachbarn. Summiere in float32 und runde "
-            "einmal am Ende.",
-        ),
-        "sorted": (
-            "Sorting small to large helps only a little: in {dt} the small terms' own subtotal "
-            "stalls once each term is below half its gap. Accumulate in float32.",
-            "Von klein nach groß sortieren hilft nur wenig: In {dt} bleibt schon die Teilsumme "
-            "der kleinen Terme stehen, sobald jeder unter ihrer halben Lücke liegt. Summiere in "
-            "float32.",
-        ),
-        "mean": ("That is the mean, not the sum.", "Das ist der Mittelwert, nicht die Summe."),
-        "wrong_format": (
-            "You rounded to {other}: the result belongs in values.dtype ({dt}).",
-            "Du hast auf {other} gerundet: Das Ergebnis gehört in values.dtype ({dt}).",
-        ),
-        "wrong": (
-            "Allowed is ±{tol:.3g} (2 eps of {dt} times the sum of |values|).",
-            "Erlaubt sind ±{tol:.3g} (2 eps von {dt} mal die Summe der |Werte|).",
-        ),
-    }
-    return head + text(*messages[key], dt=dt, other=other, tol=tol)
 
 
 # --- q7: unscale, then clip ----------------------------------------------------------------------
@@ -526,59 +561,141 @@ def _gradients(gen, norm, bias_norm=None):
     return [grads[0] * rest, grads[1] * (bias_norm / _norm([grads[1]])), grads[2] * rest]
 
 
-def _flag(value, what):
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    if isinstance(value, torch.Tensor) and value.dtype == torch.bool and value.numel() == 1:
-        return bool(value)
-    raise Wrong(
-        "type",
-        text(
-            "{what} should be True or False, not {kind}.",
-            "{what} sollte True oder False sein, nicht {kind}.",
-            what=what,
-            kind=type(value).__name__,
-        ),
-    )
-
-
-def _grad_list(value, shapes):
-    if not isinstance(value, list | tuple) or len(value) != len(shapes):
-        raise Wrong(
-            "type",
-            text(
-                "grads should be a list of {n} tensors, one per gradient, not {kind}.",
-                "grads sollte eine Liste von {n} Tensoren sein, einer pro Gradient, nicht {kind}.",
-                n=len(shapes),
-                kind=type(value).__name__,
-            ),
-        )
-    out = []
-    for g, shape in zip(value, shapes, strict=True):
-        try:
-            array = torch.as_tensor(to_numpy(g), dtype=torch.float64)
-        except Exception:
-            array = None
-        if array is None or tuple(array.shape) != tuple(shape):
-            raise Wrong(
-                "type",
-                text(
-                    "Each gradient should be a tensor of its input's shape {shape}, not {kind}.",
-                    "Jeder Gradient sollte ein Tensor in der Form seiner Eingabe {shape} sein, "
-                    "nicht {kind}.",
-                    shape=tuple(shape),
-                    kind=type(g).__name__ + f" {tuple(getattr(g, 'shape', ()))}",
-                ),
-            )
-        out.append(array)
-    return out
-
-
 def _same_grads(got, want, rtol):
     diff = math.sqrt(
         sum(float(((a - b.double()) ** 2).sum()) for a, b in zip(got, want, strict=True))
     )
     return diff <= rtol * _norm(want)
+
+
+def _gives(*slips):
+    """A predicate: the answer equals what one of the slips makes of (scaled, scale, max_norm)."""
+    return lambda got, scaled, scale, max_norm, **_: any(
+        _same_grads(got, slip(scaled, scale, max_norm), 1e-3) for slip in slips
+    )
+
+
+def _unscaled(scaled, s):
+    return [g / s for g in scaled]
+
+
+CLIP_MISTAKES = Mistakes(
+    Mistake(
+        "type",
+        "Return a pair (grads, skip): grads a list of {n} tensors of the shapes {shapes}, skip "
+        "True or False; not {shown}.",
+        "Gib ein Paar (grads, skip) zurück: grads eine Liste von {n} Tensoren der Formen "
+        "{shapes}, skip True oder False; nicht {shown}.",
+    ),
+    Mistake(
+        "skip_finite",
+        "You skipped a step whose gradients are all finite (the largest scaled one is {top:.4g}: "
+        "too large for fp16, fine in fp32). Skip only on inf or nan.",
+        "Du hast einen Schritt übersprungen, dessen Gradienten alle endlich sind (der größte "
+        "skalierte ist {top:.4g}: zu groß für fp16, in fp32 kein Problem). Überspring nur bei "
+        "inf oder nan.",
+    ),
+    Mistake(
+        "no_skip",
+        "A gradient holds inf: the scale was too large, this step's gradients are useless. "
+        "Return skip=True (GradScaler skips optimizer.step and halves the scale).",
+        "Ein Gradient enthält inf: Die Skala war zu groß, die Gradienten dieses Schritts sind "
+        "unbrauchbar. Gib skip=True zurück (GradScaler lässt optimizer.step aus und halbiert "
+        "die Skala).",
+    ),
+    Mistake(
+        "nan_not_skipped",
+        "You skip on inf but not on nan: test with torch.isfinite (nan is not inf).",
+        "Du überspringst bei inf, aber nicht bei nan: Prüfe mit torch.isfinite (nan ist nicht "
+        "inf).",
+    ),
+    *_headed(
+        "With scale {scale:.0f} and max_norm {max_norm:g} (the unscaled gradients' norm is "
+        "{norm:.4g}) the result should have norm {want:.4g}, yours has {yours:.4g}.",
+        "Mit Skala {scale:.0f} und max_norm {max_norm:g} (die Norm der entskalierten Gradienten "
+        "ist {norm:.4g}) sollte das Ergebnis die Norm {want:.4g} haben, deins hat {yours:.4g}.",
+        Mistake(
+            "clip_first",
+            "You clipped before unscaling: max_norm was compared with a norm {scale:.0f} times "
+            "too large, so the clipping cut far too hard. Divide by the scale first, then clip.",
+            "Du hast vor dem Entskalieren geclippt: max_norm wurde mit einer {scale:.0f}-mal zu "
+            "großen Norm verglichen, das Clipping hat also viel zu stark gekürzt. Teile zuerst "
+            "durch die Skala, dann clippe.",
+            when=_gives(lambda g, s, m: _unscaled(_clip(g, m), s)),
+        ),
+        Mistake(
+            "not_unscaled",
+            "Your gradients are still multiplied by the scale: divide each by {scale:.0f} before "
+            "clipping.",
+            "Deine Gradienten sind noch mit der Skala multipliziert: Teile jeden durch "
+            "{scale:.0f}, bevor du clippst.",
+            when=_gives(lambda g, s, m: _clip(g, m), lambda g, s, m: g),
+        ),
+        Mistake(
+            "unscaled_twice",
+            "You divided by the scale twice: the gradients come scaled once, by {scale:.0f}.",
+            "Du hast zweimal durch die Skala geteilt: Die Gradienten sind einmal skaliert, mit "
+            "{scale:.0f}.",
+            when=_gives(lambda g, s, m: _clip(_unscaled(_unscaled(g, s), s), m)),
+        ),
+        Mistake(
+            "no_clip",
+            "You unscaled but did not clip: the norm is above max_norm {max_norm:g}. "
+            "(clip_grad_norm_ clips the .grad of parameters; given plain tensors it does "
+            "nothing.)",
+            "Du hast entskaliert, aber nicht geclippt: Die Norm liegt über max_norm {max_norm:g}. "
+            "(clip_grad_norm_ clippt das .grad von Parametern; mit bloßen Tensoren tut es "
+            "nichts.)",
+            when=_gives(lambda g, s, m: _unscaled(g, s)),
+        ),
+        Mistake(
+            "per_tensor",
+            "You clipped each tensor on its own; clip_grad_norm_ takes one global norm over all "
+            "gradients and scales them all by the same factor.",
+            "Du hast jeden Tensor einzeln geclippt; clip_grad_norm_ nimmt eine globale Norm über "
+            "alle Gradienten und skaliert alle mit demselben Faktor.",
+            when=_gives(lambda g, s, m: [_clip([u], m)[0] for u in _unscaled(g, s)]),
+        ),
+        Mistake(
+            "sum_of_norms",
+            "You added the tensors' norms; the global norm is sqrt(Σ ‖g‖²), the norm of all "
+            "entries together.",
+            "Du hast die Normen der Tensoren addiert; die globale Norm ist sqrt(Σ ‖g‖²), die "
+            "Norm aller Einträge zusammen.",
+            when=_gives(
+                lambda g, s, m: _clip(_unscaled(g, s), m, sum(_norm([u]) for u in _unscaled(g, s)))
+            ),
+        ),
+        Mistake("wrong", "", ""),
+    ),
+)
+
+
+def _not_the_form(shown: str):
+    return CLIP_MISTAKES.wrong("type", n=len(_SHAPES), shapes=_SHAPES, shown=shown)
+
+
+def _flag(value):
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, torch.Tensor) and value.dtype == torch.bool and value.numel() == 1:
+        return bool(value)
+    raise _not_the_form(f"skip = {type(value).__name__}")
+
+
+def _grad_list(value):
+    if not isinstance(value, list | tuple) or len(value) != len(_SHAPES):
+        raise _not_the_form(f"grads = {type(value).__name__}")
+    out = []
+    for i, (g, shape) in enumerate(zip(value, _SHAPES, strict=True)):
+        try:
+            array = torch.as_tensor(to_numpy(g), dtype=torch.float64)
+        except Exception:
+            array = None
+        if array is None or tuple(array.shape) != shape:
+            raise _not_the_form(f"grads[{i}] = {type(g).__name__} {tuple(getattr(g, 'shape', ()))}")
+        out.append(array)
+    return out
 
 
 @lab.exercise(
@@ -622,75 +739,27 @@ def q7(unscale_and_clip, rng):
     def run(scaled, s):
         result = call(unscale_and_clip, [g.clone() for g in scaled], s, max_norm)
         if not isinstance(result, tuple | list) or len(result) != 2:
-            raise Wrong(
-                "type",
-                text(
-                    "Return a pair (grads, skip), not {kind}.",
-                    "Gib ein Paar (grads, skip) zurück, nicht {kind}.",
-                    kind=type(result).__name__,
-                ),
-            )
-        return result[0], _flag(result[1], "skip")
+            raise _not_the_form(type(result).__name__)
+        return result[0], _flag(result[1])
 
     failures = []
     for true, s in finite:
         scaled = [g * s for g in true]  # en: exact: s is a power of two | de: exakt: Zweierpotenz
         grads, skip = run(scaled, s)
         if skip:
-            raise Wrong(
-                "skip_finite",
-                text(
-                    "You skipped a step whose gradients are all finite (the largest scaled one "
-                    "is {top:.4g}: too large for fp16, fine in fp32). Skip only on inf or nan.",
-                    "Du hast einen Schritt übersprungen, dessen Gradienten alle endlich sind (der "
-                    "größte skalierte ist {top:.4g}: zu groß für fp16, in fp32 kein Problem). "
-                    "Überspring nur bei inf oder nan.",
-                    top=max(float(g.abs().max()) for g in scaled),
-                ),
-            )
-        got = _grad_list(grads, [g.shape for g in true])
+            top = max(float(g.abs().max()) for g in scaled)
+            raise CLIP_MISTAKES.wrong("skip_finite", top=top)
+        got = _grad_list(grads)
         want = _clip(true, max_norm)
-        if _same_grads(got, want, 1e-4):
-            continue
-        unscaled = [g / s for g in scaled]
-        mistakes = {
-            "clip_first": [[g / s for g in _clip(scaled, max_norm)]],
-            "not_unscaled": [_clip(scaled, max_norm), scaled],
-            "unscaled_twice": [_clip([g / s for g in unscaled], max_norm)],
-            "no_clip": [unscaled],
-            "per_tensor": [[_clip([g], max_norm)[0] for g in unscaled]],
-            "sum_of_norms": [_clip(unscaled, max_norm, sum(_norm([g]) for g in unscaled))],
-        }
-        keys = [
-            key
-            for key, options in mistakes.items()
-            if any(_same_grads(got, option, 1e-3) for option in options)
-        ]
-        failures.append((keys, dict(got=_norm(got), want=_norm(want), norm=_norm(true), scale=s)))
-    if failures:
-        diagnose(failures, lambda key, **kw: _clip_message(key, max_norm=max_norm, **kw))
+        if not _same_grads(got, want, 1e-4):
+            case = dict(scaled=scaled, scale=s, max_norm=max_norm, norm=_norm(true))
+            failures.append((got, dict(case, want=_norm(want), yours=_norm(got))))
+    CLIP_MISTAKES.diagnose(failures)
     skipped = [run(scaled, s)[1] for scaled, s in overflow]
     if not skipped[0]:
-        raise Wrong(
-            "no_skip",
-            text(
-                "A gradient holds {bad}: the scale was too large, this step's gradients are "
-                "useless. Return skip=True (GradScaler skips optimizer.step and halves the scale).",
-                "Ein Gradient enthält {bad}: Die Skala war zu groß, die Gradienten dieses Schritts "
-                "sind unbrauchbar. Gib skip=True zurück (GradScaler lässt optimizer.step aus und "
-                "halbiert die Skala).",
-                bad="inf",
-            ),
-        )
+        raise CLIP_MISTAKES.wrong("no_skip")
     if not skipped[1]:
-        raise Wrong(
-            "nan_not_skipped",
-            text(
-                "You skip on inf but not on nan: test with torch.isfinite (nan is not inf).",
-                "Du überspringst bei inf, aber nicht bei nan: Prüfe mit torch.isfinite (nan ist "
-                "nicht inf).",
-            ),
-        )
+        raise CLIP_MISTAKES.wrong("nan_not_skipped")
     return text(
         "Correct! Unscale, then clip the global norm, and skip a step with inf or nan: what "
         "scaler.unscale_(optimizer) + clip_grad_norm_ + scaler.step do.",
@@ -698,57 +767,3 @@ def q7(unscale_and_clip, rng):
         "oder nan überspringen: Das machen scaler.unscale_(optimizer) + clip_grad_norm_ + "
         "scaler.step.",
     )
-
-
-def _clip_message(key, got, want, norm, scale, max_norm):
-    head = text(
-        "With scale {s:.0f} and max_norm {m:g} (the unscaled gradients' norm is {n:.4g}) the "
-        "result should have norm {want:.4g}, yours has {got:.4g}. ",
-        "Mit Skala {s:.0f} und max_norm {m:g} (die Norm der entskalierten Gradienten ist "
-        "{n:.4g}) sollte das Ergebnis die Norm {want:.4g} haben, deins hat {got:.4g}. ",
-        s=scale,
-        m=max_norm,
-        n=norm,
-        want=want,
-        got=got,
-    )
-    messages = {
-        "clip_first": (
-            "You clipped before unscaling: max_norm was compared with a norm {s:.0f} times too "
-            "large, so the clipping cut far too hard. Divide by the scale first, then clip.",
-            "Du hast vor dem Entskalieren geclippt: max_norm wurde mit einer {s:.0f}-mal zu "
-            "großen Norm verglichen, das Clipping hat also viel zu stark gekürzt. Teile zuerst "
-            "durch die Skala, dann clippe.",
-        ),
-        "not_unscaled": (
-            "Your gradients are still multiplied by the scale: divide each by {s:.0f} before "
-            "clipping.",
-            "Deine Gradienten sind noch mit der Skala multipliziert: Teile jeden durch {s:.0f}, "
-            "bevor du clippst.",
-        ),
-        "unscaled_twice": (
-            "You divided by the scale twice: the gradients come scaled once, by {s:.0f}.",
-            "Du hast zweimal durch die Skala geteilt: Die Gradienten sind einmal skaliert, mit "
-            "{s:.0f}.",
-        ),
-        "no_clip": (
-            "You unscaled but did not clip: the norm is above max_norm {m:g}. (clip_grad_norm_ "
-            "clips the .grad of parameters; given plain tensors it does nothing.)",
-            "Du hast entskaliert, aber nicht geclippt: Die Norm liegt über max_norm {m:g}. "
-            "(clip_grad_norm_ clippt das .grad von Parametern; mit bloßen Tensoren tut es nichts.)",
-        ),
-        "per_tensor": (
-            "You clipped each tensor on its own; clip_grad_norm_ takes one global norm over all "
-            "gradients and scales them all by the same factor.",
-            "Du hast jeden Tensor einzeln geclippt; clip_grad_norm_ nimmt eine globale Norm über "
-            "alle Gradienten und skaliert alle mit demselben Faktor.",
-        ),
-        "sum_of_norms": (
-            "You added the tensors' norms; the global norm is sqrt(Σ ‖g‖²), the norm of all "
-            "entries together.",
-            "Du hast die Normen der Tensoren addiert; die globale Norm ist sqrt(Σ ‖g‖²), die Norm "
-            "aller Einträge zusammen.",
-        ),
-        "wrong": ("", ""),
-    }
-    return (head + text(*messages[key], s=scale, m=max_norm)).strip()
