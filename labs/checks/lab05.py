@@ -11,6 +11,9 @@ was not restored (optimizer, scheduler, scaler, each RNG, step, data position) h
 and a save that crashes halfway (`torch.save` made to fail after writing half) must leave the
 previous checkpoint loadable. q4 chooses accumulation steps with targets that fit at once, primes,
 exact multiples and one above the limit on every seed.
+
+Each exercise's mistakes are one table (`labs.kit.Mistakes`) above it: key, the slip's value or
+a predicate, the message in both languages.
 """
 
 from __future__ import annotations
@@ -21,61 +24,94 @@ import io
 import random
 import tempfile
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from labs.kit import Lab, Wrong, as_number, call, close, diagnose, matching
+from labs.kit import Lab, Mistake, Mistakes, Wrong, as_number, call, close
 from utils.i18n import text
 
 lab = Lab("05")
 
+
+def _headed(en: str, de: str, *mistakes: Mistake) -> tuple[Mistake, ...]:
+    """The mistakes, each message after one sentence that says what was asked and what came."""
+    return tuple(
+        replace(m, en=f"{en} {m.en}".rstrip(), de=f"{de} {m.de}".rstrip()) for m in mistakes
+    )
+
+
 # --- q1: MFU -------------------------------------------------------------------------------------
 
-_MFU_MESSAGES = {
-    "no_attention": (
-        "you counted 6·N only: attention adds 12·L·d·T FLOPs per token, large for a long context.",
-        "du hast nur 6·N gezählt: Die Attention kommt mit 12·L·d·T FLOPs pro Token dazu, viel bei "
-        "langem Kontext.",
-    ),
-    "forward_only": (
-        "you counted the forward pass only (2 FLOPs per weight); training adds the backward, 4 more.",
-        "du hast nur den Forward gezählt (2 FLOPs pro Gewicht); das Training kommt mit dem Backward "
-        "auf 4 weitere.",
-    ),
-    "percent": (
-        "that is a percentage; return a fraction (0.25 for 25%).",
-        "das ist ein Prozentwert; gib einen Bruchteil zurück (0,25 für 25 %).",
-    ),
-    "units": (
-        "a factor of 1000 off: the peak is in TFLOP/s (10¹² FLOP/s), not GFLOP/s.",
-        "um den Faktor 1000 daneben: Die Spitzenleistung ist in TFLOP/s (10¹² FLOP/s), nicht GFLOP/s.",
-    ),
-    "a100": (
-        "you divided by an A100's 312 TFLOP/s, as nanoGPT does; use the peak you were given.",
-        "du hast durch die 312 TFLOP/s einer A100 geteilt, wie nanoGPT; nimm die übergebene "
-        "Spitzenleistung.",
-    ),
-    "wrong": (
-        "MFU = tokens/s × (6·N + 12·L·d·T) / (peak × 10¹²).",
-        "MFU = Tokens/s × (6·N + 12·L·d·T) / (Spitze × 10¹²).",
-    ),
-}
+
+def _flops_per_token(n_params, n_layers, d_model, seq_len, per_weight=6, attention=True, **_):
+    """Training FLOPs per token: `per_weight` per weight (forward 2, backward 4) and attention's
+    12·L·d·T."""
+    return per_weight * n_params + (12 * n_layers * d_model * seq_len if attention else 0)
 
 
-def _mfu_message(key, tps, got, want):
-    return text(
-        "For tokens/s {tps:,.0f} you returned {got:.4g}, expected {want:.4g}: ",
-        "Für {tps:,.0f} Tokens/s hast du {got:.4g} zurückgegeben, erwartet war {want:.4g}: ",
-        tps=tps,
-        got=got,
-        want=want,
-    ) + text(*_MFU_MESSAGES[key])
+def _mfu(tps, peak, **model):
+    return tps * _flops_per_token(**model) / (peak * 1e12)
+
+
+MFU_MISTAKES = Mistakes(
+    *_headed(
+        "For {tps:,.0f} tokens/s you returned {got:.4g}, expected {want:.4g}.",
+        "Für {tps:,.0f} Tokens/s hast du {got:.4g} zurückgegeben, erwartet war {want:.4g}.",
+        Mistake(
+            "no_attention",
+            "You counted 6·N only: attention adds 12·L·d·T FLOPs per token, large for a long "
+            "context.",
+            "Du hast nur 6·N gezählt: Die Attention kommt mit 12·L·d·T FLOPs pro Token dazu, "
+            "viel bei langem Kontext.",
+            gives=lambda **case: _mfu(**case, attention=False),
+        ),
+        Mistake(
+            "forward_only",
+            "You counted the forward pass only (2 FLOPs per weight); training adds the backward, "
+            "4 more.",
+            "Du hast nur den Forward gezählt (2 FLOPs pro Gewicht); das Training kommt mit dem "
+            "Backward auf 4 weitere.",
+            gives=lambda **case: [
+                _mfu(**case, per_weight=2),
+                _mfu(**case, per_weight=2, attention=False),
+            ],
+        ),
+        Mistake(
+            "percent",
+            "That is a percentage; return a fraction (0.25 for 25%).",
+            "Das ist ein Prozentwert; gib einen Bruchteil zurück (0,25 für 25 %).",
+            gives=lambda want, **_: 100 * want,
+        ),
+        Mistake(
+            "units",
+            "A factor of 1000 off: the peak is in TFLOP/s (10¹² FLOP/s), not GFLOP/s.",
+            "Um den Faktor 1000 daneben: Die Spitzenleistung ist in TFLOP/s (10¹² FLOP/s), "
+            "nicht GFLOP/s.",
+            gives=lambda want, **_: [want * 1e3, want / 1e3],
+        ),
+        Mistake(
+            "a100",
+            "You divided by an A100's 312 TFLOP/s, as nanoGPT does; use the peak you were given.",
+            "Du hast durch die 312 TFLOP/s einer A100 geteilt, wie nanoGPT; nimm die übergebene "
+            "Spitzenleistung.",
+            gives=lambda **case: _mfu(**dict(case, peak=312.0)),
+        ),
+        Mistake(
+            "wrong",
+            "MFU = tokens/s × (6·N + 12·L·d·T) / (peak × 10¹²).",
+            "MFU = Tokens/s × (6·N + 12·L·d·T) / (Spitze × 10¹²).",
+        ),
+    )
+)
 
 
 def _mfu_inputs(rng):
+    """(tokens/s, n_params, n_layers, d_model, seq_len, peak TFLOP/s): a long context on a small
+    model, a GPT-2-sized model on an A100's peak, a small one on a T4-sized peak."""
     return [
         (rng.uniform(2e4, 9e4), rng.randint(8, 20) * 10**5, rng.randint(4, 8), 128, 4096, 65.0),
         (rng.uniform(1e5, 2e5), rng.randint(80, 130) * 10**6, 12, 768, 1024, 312.0),
@@ -98,22 +134,11 @@ def q1(mfu, rng):
     failures = []
     for tps, n, layers, d, t, peak in _mfu_inputs(rng):
         got = as_number(call(mfu, tps, n, layers, d, t, peak))
-        attn = 12 * layers * d * t
-        want = tps * (6 * n + attn) / (peak * 1e12)
-        if close(got, want, rel_tol=1e-6):
-            continue
-        mistakes = {
-            "no_attention": tps * 6 * n / (peak * 1e12),
-            "forward_only": [tps * (2 * n + attn) / (peak * 1e12), tps * 2 * n / (peak * 1e12)],
-            "percent": 100 * want,
-            "units": [want * 1e3, want / 1e3],
-            "a100": want * peak / 312.0,
-        }
-        if peak == 312.0:
-            mistakes.pop("a100")
-        failures.append((matching(got, mistakes), dict(tps=tps, got=got, want=want)))
-    if failures:
-        diagnose(failures, _mfu_message)
+        case = dict(tps=tps, n_params=n, n_layers=layers, d_model=d, seq_len=t, peak=peak)
+        want = _mfu(**case)
+        if not close(got, want, rel_tol=1e-6):
+            failures.append((got, dict(case, want=want)))
+    MFU_MISTAKES.diagnose(failures)
     return text(
         "Correct! utils.timing.throughput.mfu computes the same.",
         "Richtig! utils.timing.throughput.mfu rechnet genauso.",
@@ -143,27 +168,53 @@ def _profile_rows(rng):
     return rows, winner
 
 
-_BOTTLENECK_MESSAGES = {
-    "whole_step": (
-        "train_step is the whole step, not one of its phases: compare data, forward, backward "
-        "and optimizer only.",
-        "train_step ist der ganze Schritt, keine seiner Phasen: Vergleich nur data, forward, "
-        "backward und optimizer.",
+def _phase(rows, by):
+    """The phase whose row is the largest by `by(total_ms, calls)`."""
+    return max((r for r in rows if r[0] in PHASES), key=lambda r: by(r[1], r[2]))[0]
+
+
+BOTTLENECK_MISTAKES = Mistakes(
+    Mistake(
+        "type",
+        "Return the phase's name as a string (e.g. 'forward'), not {kind}.",
+        "Gib den Namen der Phase als String zurück (z. B. 'forward'), nicht {kind}.",
     ),
-    "operation": (
-        "that is a single operation inside the phases, not a phase.",
-        "das ist eine einzelne Operation innerhalb der Phasen, keine Phase.",
+    *_headed(
+        "You named {got!r}, the bottleneck is {want!r}.",
+        "Du hast {got!r} genannt, der Engpass ist {want!r}.",
+        Mistake(
+            "whole_step",
+            "train_step is the whole step, not one of its phases: compare data, forward, "
+            "backward and optimizer only.",
+            "train_step ist der ganze Schritt, keine seiner Phasen: Vergleich nur data, forward, "
+            "backward und optimizer.",
+            when=lambda got, **_: got == "train_step",
+        ),
+        Mistake(
+            "operation",
+            "That is a single operation inside the phases, not a phase.",
+            "Das ist eine einzelne Operation innerhalb der Phasen, keine Phase.",
+            when=lambda got, **_: got.startswith("aten::"),
+        ),
+        Mistake(
+            "per_call",
+            "You compared the time per call; the bottleneck is the largest total.",
+            "Du hast die Zeit pro Aufruf verglichen; der Engpass ist die größte Summe.",
+            when=lambda got, rows, **_: got == _phase(rows, lambda total, calls: total / calls),
+        ),
+        Mistake(
+            "smallest",
+            "That is the smallest phase.",
+            "Das ist die kleinste Phase.",
+            when=lambda got, rows, **_: got == _phase(rows, lambda total, calls: -total),
+        ),
+        Mistake(
+            "wrong",
+            "That is not the phase with the largest total.",
+            "Das ist nicht die Phase mit der größten Summe.",
+        ),
     ),
-    "per_call": (
-        "you compared the time per call; the bottleneck is the largest total.",
-        "du hast die Zeit pro Aufruf verglichen; der Engpass ist die größte Summe.",
-    ),
-    "smallest": ("that is the smallest phase.", "das ist die kleinste Phase."),
-    "wrong": (
-        "that is not the phase with the largest total.",
-        "das ist nicht die Phase mit der größten Summe.",
-    ),
-}
+)
 
 
 @lab.exercise(
@@ -182,37 +233,9 @@ def q2(bottleneck, rng):
         rows, want = _profile_rows(rng)
         got = call(bottleneck, [tuple(r) for r in rows])
         if not isinstance(got, str):
-            raise Wrong(
-                "type",
-                text(
-                    "Return the phase's name as a string (e.g. 'forward'), not {kind}.",
-                    "Gib den Namen der Phase als String zurück (z. B. 'forward'), nicht {kind}.",
-                    kind=type(got).__name__,
-                ),
-            )
-        if got == want:
-            continue
-        phases = {r[0]: r for r in rows if r[0] in PHASES}
-        if got == "train_step":
-            key = "whole_step"
-        elif got.startswith("aten::"):
-            key = "operation"
-        elif got == max(phases, key=lambda p: phases[p][1] / phases[p][2]):
-            key = "per_call"
-        elif got == min(phases, key=lambda p: phases[p][1]):
-            key = "smallest"
-        else:
-            key = "wrong"
-        raise Wrong(
-            key,
-            text(
-                "You named {got!r}, the bottleneck is {want!r}: ",
-                "Du hast {got!r} genannt, der Engpass ist {want!r}: ",
-                got=got,
-                want=want,
-            )
-            + text(*_BOTTLENECK_MESSAGES[key]),
-        )
+            raise BOTTLENECK_MISTAKES.wrong("type", kind=type(got).__name__)
+        if got != want:
+            BOTTLENECK_MISTAKES.diagnose([(got, dict(rows=rows, want=want))])
     return text("Correct!", "Richtig!")
 
 
@@ -285,61 +308,88 @@ def _crashing_save():
         torch.save = real
 
 
-_CKPT_MESSAGES = {
-    "model": (
-        "the model's weights were not restored.",
-        "die Gewichte des Modells wurden nicht wiederhergestellt.",
+_PARTS = ("model", "optimizer", "scheduler", "scaler")  # in the order _setup returns them
+_RNGS = ("Python (random)", "numpy", "torch")  # in the order _rng returns them
+
+
+CHECKPOINT_MISTAKES = Mistakes(
+    Mistake(
+        "type",
+        "{code} should be a pair {pair}, not {kind}.",
+        "{code} sollte ein Paar {pair} sein, nicht {kind}.",
     ),
-    "optimizer": (
-        "the optimizer's state (AdamW's moments and step count) was not restored.",
-        "der Zustand des Optimizers (die Momente und der Schrittzähler von AdamW) wurde nicht "
+    Mistake(
+        "model",
+        "The model's weights were not restored.",
+        "Die Gewichte des Modells wurden nicht wiederhergestellt.",
+    ),
+    Mistake(
+        "optimizer",
+        "The optimizer's state (AdamW's moments and step count) was not restored.",
+        "Der Zustand des Optimizers (die Momente und der Schrittzähler von AdamW) wurde nicht "
         "wiederhergestellt.",
     ),
-    "scheduler": (
-        "the scheduler was not restored: the learning rate starts its schedule again.",
-        "der Scheduler wurde nicht wiederhergestellt: Die Lernrate beginnt ihren Plan von vorn.",
+    Mistake(
+        "scheduler",
+        "The scheduler was not restored: the learning rate starts its schedule again.",
+        "Der Scheduler wurde nicht wiederhergestellt: Die Lernrate beginnt ihren Plan von vorn.",
     ),
-    "scaler": (
-        "the GradScaler was not restored: its loss scale starts again from the beginning.",
-        "der GradScaler wurde nicht wiederhergestellt: Sein Skalierungsfaktor beginnt von vorn.",
+    Mistake(
+        "scaler",
+        "The GradScaler was not restored: its loss scale starts again from the beginning.",
+        "Der GradScaler wurde nicht wiederhergestellt: Sein Skalierungsfaktor beginnt von vorn.",
     ),
-    "rng": (
-        "the random generator of {which} was not restored (dropout, shuffling and noise draw "
+    Mistake(
+        "rng",
+        "The random generator of {which} was not restored (dropout, shuffling and noise draw "
         "from it).",
-        "der Zufallsgenerator von {which} wurde nicht wiederhergestellt (Dropout, Mischen und "
+        "Der Zufallsgenerator von {which} wurde nicht wiederhergestellt (Dropout, Mischen und "
         "Rauschen ziehen daraus).",
     ),
-    "step": (
+    Mistake(
+        "step",
         "load_checkpoint returned step {got}, the checkpoint was saved at step {want}.",
         "load_checkpoint hat Schritt {got} zurückgegeben, gespeichert wurde bei Schritt {want}.",
     ),
-    "data_position": (
-        "the data position came back as {got}, saved was {want}: the resumed run would read "
+    Mistake(
+        "data_position",
+        "The data position came back as {got}, saved was {want}: the resumed run would read "
         "consumed batches again (or skip some).",
-        "die Datenposition kam als {got} zurück, gespeichert war {want}: Der fortgesetzte Lauf würde "
-        "schon verbrauchte Batches noch einmal lesen (oder welche überspringen).",
+        "Die Datenposition kam als {got} zurück, gespeichert war {want}: Der fortgesetzte Lauf "
+        "würde schon verbrauchte Batches noch einmal lesen (oder welche überspringen).",
     ),
-    "atomic": (
-        "a save that was cut off halfway destroyed the previous checkpoint ({error}). Write to a "
-        "temporary file first, then os.replace it over the real name.",
-        "ein halb abgebrochenes Speichern hat den vorigen Checkpoint zerstört ({error}). Schreib "
-        "zuerst in eine temporäre Datei und ersetze dann mit os.replace den echten Namen.",
+    Mistake(
+        "not_equal",
+        "The resumed run ends with different weights than the uninterrupted one.",
+        "Der fortgesetzte Lauf endet mit anderen Gewichten als der ununterbrochene.",
     ),
-    "torch_save": (
-        "your save_checkpoint does not call torch.save(...), so the check cannot simulate a "
+    Mistake(
+        "torch_save",
+        "Your save_checkpoint does not call torch.save(...), so the check cannot simulate a "
         "disconnect during the write. Write the file with torch.save.",
-        "dein save_checkpoint ruft torch.save(...) nicht auf, deshalb kann die Prüfung keinen "
+        "Dein save_checkpoint ruft torch.save(...) nicht auf, deshalb kann die Prüfung keinen "
         "Abbruch während des Schreibens nachstellen. Schreib die Datei mit torch.save.",
     ),
-    "not_equal": (
-        "the resumed run ends with different weights than the uninterrupted one.",
-        "der fortgesetzte Lauf endet mit anderen Gewichten als der ununterbrochene.",
+    Mistake(
+        "atomic",
+        "A save that was cut off halfway destroyed the previous checkpoint ({error}). Write to a "
+        "temporary file first, then os.replace it over the real name.",
+        "Ein halb abgebrochenes Speichern hat den vorigen Checkpoint zerstört ({error}). Schreib "
+        "zuerst in eine temporäre Datei und ersetze dann mit os.replace den echten Namen.",
     ),
-}
+)
 
 
-def _ckpt_wrong(key, **values):
-    return Wrong(key, text(*_CKPT_MESSAGES[key], **values))
+def _pair(value, code, pair):
+    """`value` if it is a pair; `as_pair` does not fit: a data position is a dict, no number."""
+    if not (isinstance(value, tuple | list) and len(value) == 2):
+        kind = type(value).__name__
+        raise CHECKPOINT_MISTAKES.wrong("type", code=code, pair=pair, kind=kind)
+    return value
+
+
+def _loaded(value):
+    return _pair(value, "load_checkpoint(...)", "(step, position)")
 
 
 def _same_state(a: Any, b: Any) -> bool:
@@ -356,19 +406,6 @@ def _same_state(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _pair(got):
-    if not (isinstance(got, tuple | list) and len(got) == 2):
-        raise Wrong(
-            "type",
-            text(
-                "load_checkpoint must return a pair (step, position), not {kind}.",
-                "load_checkpoint muss ein Paar (step, position) zurückgeben, nicht {kind}.",
-                kind=type(got).__name__,
-            ),
-        )
-    return got
-
-
 def _required(fn) -> int:
     try:
         params = inspect.signature(fn).parameters.values()
@@ -383,16 +420,7 @@ def _required(fn) -> int:
 def _functions(checkpointing):
     if callable(checkpointing) and not _required(checkpointing):
         call(checkpointing)  # the starter: returns ____, so "not attempted"
-    if not (isinstance(checkpointing, tuple | list) and len(checkpointing) == 2):
-        raise Wrong(
-            "type",
-            text(
-                "Pass the pair (save_checkpoint, load_checkpoint), not {kind}.",
-                "Übergib das Paar (save_checkpoint, load_checkpoint), nicht {kind}.",
-                kind=type(checkpointing).__name__,
-            ),
-        )
-    return checkpointing
+    return _pair(checkpointing, "checkpointing", "(save_checkpoint, load_checkpoint)")
 
 
 @lab.exercise(
@@ -421,13 +449,8 @@ def q3(checkpointing, rng):
     random.seed(seed), np.random.seed(seed), torch.manual_seed(seed)
     straight = _setup(seed)
     step, position = _train(straight, data, 0, {"epoch": 0, "batch": 0}, cut)
-    saved = {
-        "model": copy.deepcopy(straight[0].state_dict()),
-        "optimizer": copy.deepcopy(straight[1].state_dict()),
-        "scheduler": copy.deepcopy(straight[2].state_dict()),
-        "scaler": copy.deepcopy(straight[3].state_dict()),
-        "rng": _rng(),
-    }
+    saved = [copy.deepcopy(part.state_dict()) for part in straight]
+    saved_rng = _rng()
     with tempfile.TemporaryDirectory() as folder:
         path = str(Path(folder) / "ckpt.pt")
         call(save, path, *straight, step, dict(position))
@@ -435,38 +458,37 @@ def q3(checkpointing, rng):
         # a new session: other weights, other random numbers
         random.seed(seed + 1), np.random.seed(seed + 1), torch.manual_seed(seed + 1)
         resumed = _setup(seed + 1)
-        got_step, got_position = _pair(call(load, path, *resumed))
-        for key, part in zip(("model", "optimizer", "scheduler", "scaler"), resumed, strict=True):
-            if not _same_state(part.state_dict(), saved[key]):
-                raise _ckpt_wrong(key)
-        for which, now, then in zip(
-            ("Python (random)", "numpy", "torch"), _rng(), saved["rng"], strict=True
-        ):
+        got_step, got_position = _loaded(call(load, path, *resumed))
+        for key, part, then in zip(_PARTS, resumed, saved, strict=True):
+            if not _same_state(part.state_dict(), then):
+                raise CHECKPOINT_MISTAKES.wrong(key)
+        for which, now, then in zip(_RNGS, _rng(), saved_rng, strict=True):
             if not _same_state(now, then):
-                raise _ckpt_wrong("rng", which=which)
+                raise CHECKPOINT_MISTAKES.wrong("rng", which=which)
         if as_number(got_step, ("the step", "der Schritt")) != step:
-            raise _ckpt_wrong("step", got=got_step, want=step)
+            raise CHECKPOINT_MISTAKES.wrong("step", got=got_step, want=step)
         if got_position != position:
-            raise _ckpt_wrong("data_position", got=got_position, want=position)
+            raise CHECKPOINT_MISTAKES.wrong("data_position", got=got_position, want=position)
         _train(resumed, data, got_step, got_position, TOTAL)
         if not all(
             torch.equal(p, q)
             for p, q in zip(straight[0].parameters(), resumed[0].parameters(), strict=True)
         ):
-            raise _ckpt_wrong("not_equal")
+            raise CHECKPOINT_MISTAKES.wrong("not_equal")
         # a disconnect in the middle of the next save must leave this checkpoint intact
         with _crashing_save() as crashed, suppress(Exception):  # the crash is the point
             save(path, *resumed, TOTAL, {"epoch": 9, "batch": 9})
         if not crashed:
-            raise _ckpt_wrong("torch_save")
+            raise CHECKPOINT_MISTAKES.wrong("torch_save")
         try:
-            back = _pair(load(path, *_setup(seed)))
+            back = _loaded(load(path, *_setup(seed)))
         except Wrong:
             raise
         except Exception as error:  # noqa: BLE001 -- a damaged file raises anything
-            raise _ckpt_wrong("atomic", error=type(error).__name__) from None
+            raise CHECKPOINT_MISTAKES.wrong("atomic", error=type(error).__name__) from None
         if back[0] != step:
-            raise _ckpt_wrong("atomic", error=text("step {s}", "Schritt {s}", s=back[0]))
+            error = text("step {s}", "Schritt {s}", s=back[0])
+            raise CHECKPOINT_MISTAKES.wrong("atomic", error=error)
     return text(
         "Correct! The resumed run equals the uninterrupted one, bit for bit.",
         "Richtig! Der fortgesetzte Lauf gleicht dem ununterbrochenen, Bit für Bit.",
@@ -492,34 +514,36 @@ def _accum_want(target, max_micro):
     return next(k for k in range(1, target + 1) if target % k == 0 and target // k <= max_micro)
 
 
-_ACCUM_MESSAGES = {
-    "not_divisor": (
-        "target / k is not a whole number: the micro-batches would differ in size (and the mean "
-        "of means would weigh them wrongly). k must divide target.",
-        "target / k ist keine ganze Zahl: Die Micro-Batches wären verschieden groß (und der "
-        "Mittelwert der Mittelwerte gewichtete sie falsch). k muss target teilen.",
-    ),
-    "floor": (
-        "rounded down: the micro-batches are larger than max_micro and do not fit.",
-        "abgerundet: Die Micro-Batches sind größer als max_micro und passen nicht.",
-    ),
-    "micro": (
-        "that is the micro-batch size; return the number of steps k.",
-        "das ist die Größe des Micro-Batches; gib die Zahl der Schritte k zurück.",
-    ),
-    "wrong": ("that is not the smallest valid k.", "das ist nicht das kleinste gültige k."),
-}
-
-
-def _accum_message(key, target, max_micro, got, want):
-    return text(
-        "For target {t} and max_micro {m} you returned {got}, expected {want}: ",
-        "Für target {t} und max_micro {m} hast du {got} zurückgegeben, erwartet war {want}: ",
-        t=target,
-        m=max_micro,
-        got=got,
-        want=want,
-    ) + text(*_ACCUM_MESSAGES[key])
+ACCUMULATION_MISTAKES = Mistakes(
+    *_headed(
+        "For target {target} and max_micro {max_micro} you returned {got}, expected {want}.",
+        "Für target {target} und max_micro {max_micro} hast du {got} zurückgegeben, erwartet war "
+        "{want}.",
+        Mistake(
+            "not_divisor",
+            "target / k is not a whole number: the micro-batches would differ in size (and the "
+            "mean of means would weigh them wrongly). k must divide target.",
+            "target / k ist keine ganze Zahl: Die Micro-Batches wären verschieden groß (und der "
+            "Mittelwert der Mittelwerte gewichtete sie falsch). k muss target teilen.",
+            gives=lambda target, max_micro, **_: -(-target // max_micro),
+        ),
+        Mistake(
+            "floor",
+            "Rounded down: the micro-batches are larger than max_micro and do not fit.",
+            "Abgerundet: Die Micro-Batches sind größer als max_micro und passen nicht.",
+            gives=lambda target, max_micro, **_: [target // max_micro, max(1, target // max_micro)],
+        ),
+        Mistake(
+            "micro",
+            "That is the micro-batch size; return the number of steps k.",
+            "Das ist die Größe des Micro-Batches; gib die Zahl der Schritte k zurück.",
+            gives=lambda target, want, **_: target // want,
+        ),
+        Mistake(
+            "wrong", "That is not the smallest valid k.", "Das ist nicht das kleinste gültige k."
+        ),
+    )
+)
 
 
 @lab.exercise(
@@ -527,8 +551,10 @@ def _accum_message(key, target, max_micro, got, want):
     title=("Accumulation steps for a target batch", "Akkumulationsschritte für einen Ziel-Batch"),
     points=2,
     hint=(
-        "Try k = 1, 2, 3, ... and take the first k that divides target with target // k ≤ max_micro.",
-        "Probier k = 1, 2, 3, ... und nimm das erste k, das target teilt, mit target // k ≤ max_micro.",
+        "Try k = 1, 2, 3, ... and take the first k that divides target with target // k ≤ "
+        "max_micro.",
+        "Probier k = 1, 2, 3, ... und nimm das erste k, das target teilt, mit target // k ≤ "
+        "max_micro.",
     ),
 )
 def q4(accumulation_steps, rng):
@@ -536,21 +562,7 @@ def q4(accumulation_steps, rng):
     for target, max_micro in _accum_inputs(rng):
         got = as_number(call(accumulation_steps, target, max_micro))
         want = _accum_want(target, max_micro)
-        if got == want:
-            continue
-        mistakes = {
-            "not_divisor": -(-target // max_micro),
-            "floor": [target // max_micro, max(1, target // max_micro)],
-            "micro": target // want,
-        }
-        if mistakes["not_divisor"] == want:
-            mistakes.pop("not_divisor")
-        failures.append(
-            (
-                matching(got, mistakes),
-                dict(target=target, max_micro=max_micro, got=got, want=want),
-            )
-        )
-    if failures:
-        diagnose(failures, _accum_message)
+        if got != want:
+            failures.append((got, dict(target=target, max_micro=max_micro, want=want)))
+    ACCUMULATION_MISTAKES.diagnose(failures)
     return text("Correct!", "Richtig!")
