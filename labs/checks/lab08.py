@@ -12,12 +12,16 @@ parameter more (they do not), states within the 7 % between GB and GiB on both s
 limits, one GPU, the lesson's 1.5B, 7B and 70B models on 80 GiB H100s, and 18 bytes per parameter
 once. Each slip is named from the cases it gets wrong: `<` for `<=`, GB for GiB, the whole state
 held against one GPU for FSDP, the state divided for DDP, DDP for a state that fits nowhere.
+
+Each exercise's mistakes are a table (`Mistakes`) next to it: key, the wrong value or the
+condition it shows in, and the message in both languages.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -26,7 +30,17 @@ import torch
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from labs.kit import Lab, Wrong, allclose, as_number, call, diagnose, matching, to_numpy
+from labs.kit import (
+    Lab,
+    Mistake,
+    Mistakes,
+    Wrong,
+    allclose,
+    as_number,
+    call,
+    close,
+    to_numpy,
+)
 from utils.i18n import text
 from utils.memory.fit import DEVICE_MEMORY
 from utils.parallel import jaxdevices
@@ -46,7 +60,65 @@ def _mesh_devices():
         raise Wrong("few_devices", str(err)) from None
 
 
+def _explained(table: Mistakes, got: Any, case: dict[str, Any], otherwise: str) -> Wrong:
+    """The Wrong for the first mistake of `table` that explains `got`, else for `otherwise`."""
+    found = table.explaining(got, case)
+    return table.wrong(found[0] if found else otherwise, **case)
+
+
 # --- q1: the bytes of a ring all-reduce ----------------------------------------------------------
+# Filled with size (the bytes to reduce), n (the devices), want (the bytes each device sends).
+RING = Mistakes(
+    Mistake(
+        "one_phase",
+        "For {size:,} bytes on {n} devices you return {got:,.0f}: half of it, one phase. An "
+        "all-reduce is a reduce-scatter and then an all-gather, each (N−1)/N · size.",
+        "Für {size:,} Bytes auf {n} Geräten gibst du {got:,.0f} zurück: die Hälfte, eine Phase. "
+        "Ein All-Reduce ist ein Reduce-Scatter und danach ein All-Gather, jedes (N−1)/N · size.",
+        gives=lambda size, n, **_: (n - 1) / n * size,
+    ),
+    Mistake(
+        "bits",
+        "For {size:,} bytes on {n} devices you return {got:,.0f}: 8 times too many. That is "
+        "bits; return bytes.",
+        "Für {size:,} Bytes auf {n} Geräten gibst du {got:,.0f} zurück: 8-mal zu viel. Das sind "
+        "Bits; gib Bytes zurück.",
+        gives=lambda want, **_: 8 * want,
+    ),
+    Mistake(
+        "naive",
+        "You return (N−1) · size = {got:,.0f}: every device sending its whole array to every "
+        "other. The ring sends chunks of size/N: 2·(N−1)/N · size = {want:,.0f} for {n} "
+        "devices.",
+        "Du gibst (N−1) · size = {got:,.0f} zurück: Jedes Gerät schickt sein ganzes Array an "
+        "jedes andere. Der Ring schickt Stücke von size/N: 2·(N−1)/N · size = {want:,.0f} für "
+        "{n} Geräte.",
+        gives=lambda size, n, **_: (n - 1) * size,
+    ),
+    Mistake(
+        "one_device",
+        "With one device there is nothing to exchange: 0 bytes, not {got:,.0f}.",
+        "Mit einem Gerät gibt es nichts auszutauschen: 0 Bytes, nicht {got:,.0f}.",
+        when=lambda got, n, **_: n == 1,
+    ),
+    Mistake(
+        "no_fraction",
+        "You return 2 · size = {got:,.0f} for {n} devices: the limit for many devices. Each "
+        "device sends N−1 chunks of size/N per phase: {want:,.0f}.",
+        "Du gibst 2 · size = {got:,.0f} für {n} Geräte zurück: die Grenze für viele Geräte. "
+        "Jedes Gerät sendet pro Phase N−1 Stücke von size/N: {want:,.0f}.",
+        gives=lambda size, **_: 2 * size,
+    ),
+    Mistake(
+        "wrong",
+        "For {size:,} bytes on {n} devices a ring all-reduce sends {want:,.0f} bytes per "
+        "device; you return {got:,.0f}.",
+        "Für {size:,} Bytes auf {n} Geräten sendet ein Ring-All-Reduce {want:,.0f} Bytes pro "
+        "Gerät; du gibst {got:,.0f} zurück.",
+    ),
+)
+
+
 @lab.exercise(
     "ring_bytes",
     title=("The bytes of a ring all-reduce", "Die Bytes eines Ring-All-Reduce"),
@@ -60,64 +132,14 @@ def _mesh_devices():
 )
 def q1(ring_allreduce_bytes, rng):
     size = rng.choice([1, 3, 7]) * 2 ** rng.randint(20, 30)
-    # one device, two (the fraction is 1), a ring of 8, a large odd one
-    cases = [(size, 1), (size, 2), (size, 8), (size, rng.choice([3, 5, 64, 1000]))]
-    for n_bytes, devices in cases:
-        got = as_number(call(ring_allreduce_bytes, n_bytes, devices), ("the bytes", "die Bytes"))
-        want = 2 * (devices - 1) / devices * n_bytes
-        v = dict(size=n_bytes, n=devices, got=got, want=want)
-        if math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-6):
-            continue
-        if devices > 1 and math.isclose(got, want / 2, rel_tol=1e-6):
-            key = "one_phase"
-            msg = (
-                "For {size:,} bytes on {n} devices you return {got:,.0f}: half of it, one phase. "
-                "An all-reduce is a reduce-scatter and then an all-gather, each (N−1)/N · size.",
-                "Für {size:,} Bytes auf {n} Geräten gibst du {got:,.0f} zurück: die Hälfte, eine "
-                "Phase. Ein All-Reduce ist ein Reduce-Scatter und danach ein All-Gather, jedes "
-                "(N−1)/N · size.",
-            )
-        elif devices > 1 and math.isclose(got, want * 8, rel_tol=1e-6):
-            key = "bits"
-            msg = (
-                "For {size:,} bytes on {n} devices you return {got:,.0f}: 8 times too many. That is "
-                "bits; return bytes.",
-                "Für {size:,} Bytes auf {n} Geräten gibst du {got:,.0f} zurück: 8-mal zu viel. Das "
-                "sind Bits; gib Bytes zurück.",
-            )
-        elif devices > 1 and math.isclose(got, (devices - 1) * n_bytes, rel_tol=1e-6):
-            key = "naive"
-            msg = (
-                "You return (N−1) · size = {got:,.0f}: every device sending its whole array to "
-                "every other. The ring sends chunks of size/N: 2·(N−1)/N · size = {want:,.0f} for "
-                "{n} devices.",
-                "Du gibst (N−1) · size = {got:,.0f} zurück: Jedes Gerät schickt sein ganzes Array "
-                "an jedes andere. Der Ring schickt Stücke von size/N: 2·(N−1)/N · size = "
-                "{want:,.0f} für {n} Geräte.",
-            )
-        elif devices == 1:
-            key = "one_device"
-            msg = (
-                "With one device there is nothing to exchange: 0 bytes, not {got:,.0f}.",
-                "Mit einem Gerät gibt es nichts auszutauschen: 0 Bytes, nicht {got:,.0f}.",
-            )
-        elif math.isclose(got, 2 * n_bytes, rel_tol=1e-6):
-            key = "no_fraction"
-            msg = (
-                "You return 2 · size = {got:,.0f} for {n} devices: the limit for many devices. "
-                "Each device sends N−1 chunks of size/N per phase: {want:,.0f}.",
-                "Du gibst 2 · size = {got:,.0f} für {n} Geräte zurück: die Grenze für viele "
-                "Geräte. Jedes Gerät sendet pro Phase N−1 Stücke von size/N: {want:,.0f}.",
-            )
-        else:
-            key = "wrong"
-            msg = (
-                "For {size:,} bytes on {n} devices a ring all-reduce sends {want:,.0f} bytes per "
-                "device; you return {got:,.0f}.",
-                "Für {size:,} Bytes auf {n} Geräten sendet ein Ring-All-Reduce {want:,.0f} Bytes "
-                "pro Gerät; du gibst {got:,.0f} zurück.",
-            )
-        raise Wrong(key, text(*msg, **v))
+    # one device, two (the fraction is 1), a ring of 8, a large odd one; the first wrong one says
+    for n in (1, 2, 8, rng.choice([3, 5, 64, 1000])):
+        got = as_number(
+            call(ring_allreduce_bytes, size, n), ("the byte count", "die Anzahl der Bytes")
+        )
+        want = 2 * (n - 1) / n * size
+        if not close(got, want, abs_tol=1e-6):
+            RING.diagnose([(got, dict(size=size, n=n, want=want))])
     return text(
         "Correct! On 8 devices each sends {f:.2f}× the gradients' size, on many almost 2×: the "
         "cost per device hardly grows with the number of devices.",
@@ -128,6 +150,60 @@ def q1(ring_allreduce_bytes, rng):
 
 
 # --- q2: a DDP step, rank by rank ---------------------------------------------------------------
+# Filled with world (the ranks), batch (its rows), rows (per rank), n (the parameters), seeds (the
+# seeds the ranks built their models with), models and seen (the models built, the batch sizes
+# their forward passes saw).
+DDP = Mistakes(
+    Mistake(
+        "structure",
+        "Return a list with one averaged gradient per parameter, in the order of "
+        "model.parameters(): {n} tensors with the parameters' shapes.",
+        "Gib eine Liste mit einem gemittelten Gradienten pro Parameter zurück, in der "
+        "Reihenfolge von model.parameters(): {n} Tensoren in den Formen der Parameter.",
+    ),
+    Mistake(
+        "seed_per_rank",
+        "Your ranks built their models with different seeds, {seeds}: they start from "
+        "different weights, and averaging their gradients means nothing. DDP needs the same "
+        "initial weights on every rank (it even broadcasts rank 0's at the start): "
+        "make_model(0) on each.",
+        "Deine Ränge haben ihre Modelle mit verschiedenen Seeds gebaut, {seeds}: Sie starten "
+        "mit verschiedenen Gewichten, und ihre Gradienten zu mitteln ergibt nichts. DDP braucht "
+        "auf jedem Rang dieselben Anfangsgewichte (es sendet sogar die von Rang 0 am Anfang an "
+        "alle): make_model(0) auf jedem.",
+    ),
+    Mistake(
+        "summed",
+        "Your gradients are {world} times too large: you summed the ranks' gradients. Each "
+        "rank's loss is already a mean over its rows; DDP averages the gradients (the "
+        "all-reduce sums, then divides by the world size {world}).",
+        "Deine Gradienten sind {world}-mal zu groß: Du hast die Gradienten der Ränge summiert. "
+        "Der Verlust jedes Rangs ist schon ein Mittelwert über seine Zeilen; DDP mittelt die "
+        "Gradienten (das All-Reduce summiert, dann wird durch die Zahl der Ränge {world} "
+        "geteilt).",
+        when=lambda got, want, world, **_: _all_close(got, [world * w for w in want]),
+    ),
+    Mistake(
+        "wrong_gradients",
+        "Your averaged gradients differ from the full-batch gradient of the {batch} rows. Each "
+        "of the {world} ranks computes mse_loss on its {rows} rows; the mean of their gradients "
+        "equals the full-batch one.",
+        "Deine gemittelten Gradienten weichen vom Gradienten des ganzen Batches mit {batch} "
+        "Zeilen ab. Jeder der {world} Ränge rechnet mse_loss auf seinen {rows} Zeilen; der "
+        "Mittelwert ihrer Gradienten ist gleich dem des ganzen Batches.",
+    ),
+    Mistake(
+        "not_split",
+        "Right numbers, but the ranks did not split the batch: {world} ranks should build "
+        "{world} models and each see {rows} of the {batch} rows; yours built {models} and saw "
+        "batches of {seen}.",
+        "Richtige Zahlen, aber die Ränge haben den Batch nicht aufgeteilt: {world} Ränge sollten "
+        "{world} Modelle bauen und je {rows} der {batch} Zeilen sehen; deine haben {models} "
+        "gebaut und Batches von {seen} gesehen.",
+    ),
+)
+
+
 class _Factory:
     """make_model(seed): a small MLP, built after torch.manual_seed(seed); notes every seed and
     every batch its models see."""
@@ -152,6 +228,23 @@ def _full_batch_grads(factory, x, y):
     return [p.grad.detach().clone() for p in model.parameters()]
 
 
+def _tensors(got, want) -> list[torch.Tensor] | None:
+    """The answer as float32 tensors, one per parameter in the parameters' shapes, else None."""
+    try:
+        tensors = [torch.as_tensor(to_numpy(g), dtype=torch.float32) for g in got]
+    except Exception:
+        return None
+    if len(tensors) != len(want) or any(
+        g.shape != w.shape for g, w in zip(tensors, want, strict=True)
+    ):
+        return None
+    return tensors
+
+
+def _all_close(got, want) -> bool:
+    return all(allclose(g, w, rtol=1e-4, atol=1e-6) for g, w in zip(got, want, strict=True))
+
+
 @lab.exercise(
     "ddp_step",
     title=("A DDP step, rank by rank", "Ein DDP-Schritt, Rang für Rang"),
@@ -174,87 +267,16 @@ def q2(ddp_gradients, rng):
     y = torch.randn(batch, outputs, generator=generator)
     want = _full_batch_grads(_Factory(features, hidden, outputs), x, y)
     factory = _Factory(features, hidden, outputs)
-    got = call(ddp_gradients, factory, x, y, world)
-    v = dict(world=world, batch=batch, rows=batch // world)
-    try:
-        got = [torch.as_tensor(to_numpy(g), dtype=torch.float32) for g in got]
-    except Exception:
-        got = None
-    if (
-        got is None
-        or len(got) != len(want)
-        or any(g.shape != w.shape for g, w in zip(got, want, strict=True))
-    ):
-        raise Wrong(
-            "structure",
-            text(
-                "Return a list with one averaged gradient per parameter, in the order of "
-                "model.parameters(): {n} tensors with the parameters' shapes.",
-                "Gib eine Liste mit einem gemittelten Gradienten pro Parameter zurück, in der "
-                "Reihenfolge von model.parameters(): {n} Tensoren in den Formen der Parameter.",
-                n=len(want),
-            ),
-        )
+    got = _tensors(call(ddp_gradients, factory, x, y, world), want)
+    v = dict(world=world, batch=batch, rows=batch // world, n=len(want))
+    if got is None:
+        raise DDP.wrong("structure", **v)
     if len(set(factory.seeds)) > 1:
-        raise Wrong(
-            "seed_per_rank",
-            text(
-                "Your ranks built their models with different seeds, {seeds}: they start from "
-                "different weights, and averaging their gradients means nothing. DDP needs the "
-                "same initial weights on every rank (it even broadcasts rank 0's at the start): "
-                "make_model(0) on each.",
-                "Deine Ränge haben ihre Modelle mit verschiedenen Seeds gebaut, {seeds}: Sie "
-                "starten mit verschiedenen Gewichten, und ihre Gradienten zu mitteln ergibt "
-                "nichts. DDP braucht auf jedem Rang dieselben Anfangsgewichte (es sendet sogar "
-                "die von Rang 0 am Anfang an alle): make_model(0) auf jedem.",
-                seeds=sorted(set(factory.seeds)),
-            ),
-        )
-    close = all(allclose(g, w, rtol=1e-4, atol=1e-6) for g, w in zip(got, want, strict=True))
-    if not close and all(
-        allclose(g, world * w, rtol=1e-4, atol=1e-6) for g, w in zip(got, want, strict=True)
-    ):
-        raise Wrong(
-            "summed",
-            text(
-                "Your gradients are {world} times too large: you summed the ranks' gradients. "
-                "Each rank's loss is already a mean over its rows; DDP averages the gradients "
-                "(the all-reduce sums, then divides by the world size {world}).",
-                "Deine Gradienten sind {world}-mal zu groß: Du hast die Gradienten der Ränge "
-                "summiert. Der Verlust jedes Rangs ist schon ein Mittelwert über seine Zeilen; "
-                "DDP mittelt die Gradienten (das All-Reduce summiert, dann wird durch die Zahl "
-                "der Ränge {world} geteilt).",
-                **v,
-            ),
-        )
-    if not close:
-        raise Wrong(
-            "wrong_gradients",
-            text(
-                "Your averaged gradients differ from the full-batch gradient of the {batch} "
-                "rows. Each of the {world} ranks computes mse_loss on its {rows} rows; the mean "
-                "of their gradients equals the full-batch one.",
-                "Deine gemittelten Gradienten weichen vom Gradienten des ganzen Batches mit "
-                "{batch} Zeilen ab. Jeder der {world} Ränge rechnet mse_loss auf seinen {rows} "
-                "Zeilen; der Mittelwert ihrer Gradienten ist gleich dem des ganzen Batches.",
-                **v,
-            ),
-        )
+        raise DDP.wrong("seed_per_rank", seeds=sorted(set(factory.seeds)))
+    if not _all_close(got, want):
+        raise _explained(DDP, got, dict(want=want, **v), otherwise="wrong_gradients")
     if len(factory.seeds) != world or sorted(factory.batches) != [batch // world] * world:
-        raise Wrong(
-            "not_split",
-            text(
-                "Right numbers, but the ranks did not split the batch: {world} ranks should "
-                "build {world} models and each see {rows} of the {batch} rows; yours built "
-                "{models} and saw batches of {seen}.",
-                "Richtige Zahlen, aber die Ränge haben den Batch nicht aufgeteilt: {world} Ränge "
-                "sollten {world} Modelle bauen und je {rows} der {batch} Zeilen sehen; deine "
-                "haben {models} gebaut und Batches von {seen} gesehen.",
-                models=len(factory.seeds),
-                seen=factory.batches,
-                **v,
-            ),
-        )
+        raise DDP.wrong("not_split", models=len(factory.seeds), seen=factory.batches, **v)
     return text(
         "Correct! {world} ranks, {rows} rows each, the same initial weights: the mean of their "
         "gradients is the full-batch gradient. That is what DDP's all-reduce computes.",
@@ -278,14 +300,127 @@ def _axes(entry):
     return () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
 
 
-def _block(shape, spec, mesh_shape, divide=None):
-    """Each dimension divided by the product of the sizes of the mesh axes its spec entry names."""
-    divide = divide or (lambda size, axes: size // math.prod(mesh_shape[a] for a in axes))
+def _blocked(shape, spec, divide):
+    """Each dimension that its spec entry splits, as `divide(size, axes)` gives it; the rest
+    whole (a spec may be shorter than the shape)."""
     entries = list(spec) + [None] * (len(shape) - len(spec))
     return tuple(
         divide(size, _axes(entry)) if _axes(entry) else size
         for size, entry in zip(shape, entries, strict=True)
     )
+
+
+def _block(shape, spec, mesh):
+    """Each dimension divided by the product of the sizes of the mesh axes its spec entry names."""
+    return _blocked(shape, spec, lambda size, axes: size // math.prod(mesh[a] for a in axes))
+
+
+def _by_position(shape, spec, mesh):
+    """Dimension i divided by the size of mesh axis i, whatever axis its entry names."""
+    names = list(mesh)
+    entries = list(spec) + [None] * (len(shape) - len(spec))
+    return tuple(
+        size // mesh[names[i]] if _axes(e) and i < len(names) else size
+        for i, (size, e) in enumerate(zip(shape, entries, strict=True))
+    )
+
+
+def _on_layout(key: str, en: str, de: str, **finds: Any) -> Mistake:
+    """A mistake found in one layout; its message starts with that layout."""
+    return Mistake(
+        key,
+        "For shape {shape}, spec {spec} on mesh {mesh}: " + en,
+        "Für die Form {shape}, Spec {spec} auf dem Mesh {mesh}: " + de,
+        **finds,
+    )
+
+
+# Filled with shape, spec, mesh (axis name → size) and want (the block) of the layout, and got.
+SHARD = Mistakes(
+    Mistake(
+        "not_a_shape",
+        "Return the shape as a tuple of whole numbers, such as {want}; you returned {shown} "
+        "({kind}).",
+        "Gib die Form als Tupel ganzer Zahlen zurück, etwa {want}; du hast {shown} ({kind}) "
+        "zurückgegeben.",
+    ),
+    Mistake(
+        "dims",
+        "For shape {shape} and spec {spec} you returned {k} dimension(s), but a block has as "
+        "many dimensions as the array. Dimensions the spec does not mention (it may be "
+        "shorter) stay whole.",
+        "Für die Form {shape} und Spec {spec} hast du {k} Dimension(en) zurückgegeben, ein "
+        "Block hat aber so viele Dimensionen wie das Array. Dimensionen, die die Spec nicht "
+        "erwähnt (sie darf kürzer sein), bleiben ganz.",
+    ),
+    Mistake(
+        "not_integers",
+        "Shapes are whole numbers, but you returned {floats}: use // instead of / (the sizes "
+        "here always divide evenly).",
+        "Formen sind ganze Zahlen, du hast aber {floats} zurückgegeben: Nimm // statt / (die "
+        "Größen hier gehen immer glatt auf).",
+    ),
+    _on_layout(
+        "global_shape",
+        "you returned the whole array's shape. Each device holds only a block: divide each "
+        "dimension by the size of the mesh axis its spec entry names.",
+        "Du hast die Form des ganzen Arrays zurückgegeben. Jedes Gerät hält nur einen Block: "
+        "Teile jede Dimension durch die Größe der Mesh-Achse, die ihr Spec-Eintrag nennt.",
+        gives=lambda shape, **_: tuple(shape),
+    ),
+    _on_layout(
+        "all_devices",
+        "you divided by all 8 devices. A dimension is split only over the mesh axes its own "
+        "spec entry names (mesh_shape[name]); the other axes hold copies.",
+        "Du hast durch alle 8 Geräte geteilt. Eine Dimension wird nur über die Mesh-Achsen "
+        "aufgeteilt, die ihr eigener Spec-Eintrag nennt (mesh_shape[name]); die anderen Achsen "
+        "halten Kopien.",
+        gives=lambda shape, spec, **_: _blocked(shape, spec, lambda size, axes: size // 8),
+    ),
+    _on_layout(
+        "first_axis_only",
+        "a spec entry can be a tuple of axes, such as ('data', 'model'): the dimension is then "
+        "split over all of them, the product of their sizes. You used only the first.",
+        "Ein Spec-Eintrag kann ein Tupel von Achsen sein, etwa ('data', 'model'): Die Dimension "
+        "wird dann über alle aufgeteilt, das Produkt ihrer Größen. Du hast nur die erste "
+        "genommen.",
+        gives=lambda shape, spec, mesh, **_: _blocked(
+            shape, spec, lambda size, axes: size // mesh[axes[0]]
+        ),
+    ),
+    _on_layout(
+        "by_position",
+        "you divided dimension i by the size of mesh axis i. The spec names the axis: divide by "
+        "mesh_shape[name] of the names in that dimension's entry.",
+        "Du hast Dimension i durch die Größe der Mesh-Achse i geteilt. Die Spec nennt die "
+        "Achse: Teile durch mesh_shape[name] der Namen im Eintrag dieser Dimension.",
+        gives=lambda shape, spec, mesh, **_: _by_position(shape, spec, mesh),
+    ),
+    _on_layout(
+        "added_sizes",
+        "a dimension split over a tuple of axes is split into the product of their sizes, not "
+        "the sum.",
+        "Eine Dimension, die über ein Tupel von Achsen aufgeteilt wird, zerfällt in so viele "
+        "Teile, wie das Produkt ihrer Größen angibt, nicht die Summe.",
+        gives=lambda shape, spec, mesh, **_: _blocked(
+            shape, spec, lambda size, axes: size // sum(mesh[a] for a in axes)
+        ),
+    ),
+    _on_layout(
+        "multiplied",
+        "your block is bigger than the array: divide by the axis size, don't multiply.",
+        "Dein Block ist größer als das Array: Teile durch die Achsengröße, statt zu "
+        "multiplizieren.",
+        gives=lambda shape, spec, mesh, **_: _blocked(
+            shape, spec, lambda size, axes: size * math.prod(mesh[a] for a in axes)
+        ),
+    ),
+    _on_layout(
+        "wrong",
+        "each device holds a block of shape {want}, not {got}.",
+        "Jedes Gerät hält einen Block der Form {want}, nicht {got}.",
+    ),
+)
 
 
 def _q3_cases(rng):
@@ -336,69 +471,24 @@ def _confirm(shape, spec, mesh_shape, want):
     )
     sharding = NamedSharding(mesh, P(*spec))
     if tuple(sharding.shard_shape(shape)) != want:  # a bug in the check, not the learner's
-        raise AssertionError(f"lab 04 q2: expected {want}, JAX says {sharding.shard_shape(shape)}")
+        raise AssertionError(f"lab 08 q3: expected {want}, JAX says {sharding.shard_shape(shape)}")
     return shape, tuple(want)
 
 
-def _shard_message(key, shape, spec, mesh, got, want):
-    messages = {
-        "global_shape": (
-            "you returned the whole array's shape. Each device holds only a block: divide each "
-            "dimension by the size of the mesh axis its spec entry names.",
-            "Du hast die Form des ganzen Arrays zurückgegeben. Jedes Gerät hält nur einen Block: "
-            "Teile jede Dimension durch die Größe der Mesh-Achse, die ihr Spec-Eintrag nennt.",
-        ),
-        "all_devices": (
-            "you divided by all 8 devices. A dimension is split only over the mesh axes its own "
-            "spec entry names (mesh_shape[name]); the other axes hold copies.",
-            "Du hast durch alle 8 Geräte geteilt. Eine Dimension wird nur über die Mesh-Achsen "
-            "aufgeteilt, die ihr eigener Spec-Eintrag nennt (mesh_shape[name]); die anderen "
-            "Achsen halten Kopien.",
-        ),
-        "first_axis_only": (
-            "a spec entry can be a tuple of axes, such as ('data', 'model'): the dimension is "
-            "then split over all of them, the product of their sizes. You used only the first.",
-            "Ein Spec-Eintrag kann ein Tupel von Achsen sein, etwa ('data', 'model'): Die "
-            "Dimension wird dann über alle aufgeteilt, das Produkt ihrer Größen. Du hast nur die "
-            "erste genommen.",
-        ),
-        "by_position": (
-            "you divided dimension i by the size of mesh axis i. The spec names the axis: divide "
-            "by mesh_shape[name] of the names in that dimension's entry.",
-            "Du hast Dimension i durch die Größe der Mesh-Achse i geteilt. Die Spec nennt die "
-            "Achse: Teile durch mesh_shape[name] der Namen im Eintrag dieser Dimension.",
-        ),
-        "added_sizes": (
-            "a dimension split over a tuple of axes is split into the product of their sizes, "
-            "not the sum.",
-            "Eine Dimension, die über ein Tupel von Achsen aufgeteilt wird, zerfällt in so viele "
-            "Teile, wie das Produkt ihrer Größen angibt, nicht die Summe.",
-        ),
-        "multiplied": (
-            "your block is bigger than the array: divide by the axis size, don't multiply.",
-            "Dein Block ist größer als das Array: Teile durch die Achsengröße, statt zu "
-            "multiplizieren.",
-        ),
-        "wrong": (
-            "each device holds a block of shape {want}, not {got}.",
-            "Jedes Gerät hält einen Block der Form {want}, nicht {got}.",
-        ),
-    }
-    values = dict(shape=shape, spec=spec, mesh=mesh, got=got, want=want)
-    return text(
-        "For shape {shape}, spec {spec} on mesh {mesh}: ",
-        "Für die Form {shape}, Spec {spec} auf dem Mesh {mesh}: ",
-        **values,
-    ) + text(*messages[key], **values)
-
-
-def _by_position(shape, spec, sizes):
-    names = list(sizes)
-    entries = list(spec) + [None] * (len(shape) - len(spec))
-    return tuple(
-        size // sizes[names[i]] if _axes(e) and i < len(names) else size
-        for i, (size, e) in enumerate(zip(shape, entries, strict=True))
+def _whole_numbers(got, shape, spec, want) -> tuple[int, ...]:
+    """The answer as a tuple of ints, one per dimension of the array, else the Wrong why not."""
+    numbers = isinstance(got, tuple | list) and all(
+        isinstance(v, int | np.integer | float | np.floating) and not isinstance(v, bool)
+        for v in got
     )
+    if not numbers:
+        shown = repr(got)[:60]
+        raise SHARD.wrong("not_a_shape", want=want, shown=shown, kind=type(got).__name__)
+    if len(got) != len(shape):
+        raise SHARD.wrong("dims", shape=shape, spec=spec, k=len(got))
+    if any(isinstance(v, float | np.floating) for v in got):
+        raise SHARD.wrong("not_integers", floats=tuple(float(v) for v in got))
+    return tuple(int(v) for v in got)
 
 
 @lab.exercise(
@@ -416,84 +506,15 @@ def _by_position(shape, spec, sizes):
     ),
 )
 def q3(shard_shape, rng):
-    failures = []
-    confirmed = None
-    for shape, spec, sizes, mesh_shape in _q3_cases(rng):
-        got = call(shard_shape, shape, spec, dict(sizes))
-        want = _block(shape, spec, sizes)
-        if not isinstance(got, tuple | list) or not all(
-            isinstance(v, int | np.integer | float | np.floating) and not isinstance(v, bool)
-            for v in got
-        ):
-            raise Wrong(
-                "not_a_shape",
-                text(
-                    "Return the shape as a tuple of whole numbers, such as {want}; you returned "
-                    "{got} ({kind}).",
-                    "Gib die Form als Tupel ganzer Zahlen zurück, etwa {want}; du hast {got} "
-                    "({kind}) zurückgegeben.",
-                    want=want,
-                    got=repr(got)[:60],
-                    kind=type(got).__name__,
-                ),
-            )
-        if len(got) != len(shape):
-            raise Wrong(
-                "dims",
-                text(
-                    "For shape {shape} and spec {spec} you returned {k} dimension(s), but a block "
-                    "has as many dimensions as the array. Dimensions the spec does not mention "
-                    "(it may be shorter) stay whole.",
-                    "Für die Form {shape} und Spec {spec} hast du {k} Dimension(en) "
-                    "zurückgegeben, ein Block hat aber so viele Dimensionen wie das Array. "
-                    "Dimensionen, die die Spec nicht erwähnt (sie darf kürzer sein), bleiben ganz.",
-                    shape=shape,
-                    spec=spec,
-                    k=len(got),
-                ),
-            )
-        if any(isinstance(v, float | np.floating) for v in got):
-            raise Wrong(
-                "not_integers",
-                text(
-                    "Shapes are whole numbers, but you returned {got}: use // instead of / (the "
-                    "sizes here always divide evenly).",
-                    "Formen sind ganze Zahlen, du hast aber {got} zurückgegeben: Nimm // statt / "
-                    "(die Größen hier gehen immer glatt auf).",
-                    got=tuple(float(v) for v in got),
-                ),
-            )
-        got = tuple(int(v) for v in got)
-        placed = _confirm(shape, spec, mesh_shape, want)
-        if confirmed is None:
-            confirmed = placed
+    failures, confirmed = [], []
+    for shape, spec, mesh, mesh_shape in _q3_cases(rng):
+        want = _block(shape, spec, mesh)
+        got = _whole_numbers(call(shard_shape, shape, spec, dict(mesh)), shape, spec, want)
+        confirmed.append(_confirm(shape, spec, mesh_shape, want))
         if got != want:
-            mistakes = {
-                "global_shape": tuple(shape),
-                "all_devices": _block(shape, spec, sizes, lambda size, axes: size // 8),
-                "first_axis_only": _block(
-                    shape, spec, sizes, lambda size, axes, s=sizes: size // s[axes[0]]
-                ),
-                "by_position": _by_position(shape, spec, sizes),
-                "added_sizes": _block(
-                    shape, spec, sizes, lambda size, axes, s=sizes: size // sum(s[a] for a in axes)
-                ),
-                "multiplied": _block(
-                    shape,
-                    spec,
-                    sizes,
-                    lambda size, axes, s=sizes: size * math.prod(s[a] for a in axes),
-                ),
-            }
-            failures.append(
-                (
-                    matching(got, mistakes),
-                    dict(shape=shape, spec=spec, mesh=dict(sizes), got=got, want=want),
-                )
-            )
-    if failures:
-        diagnose(failures, _shard_message)
-    if confirmed is None:
+            failures.append((got, dict(shape=shape, spec=spec, mesh=dict(mesh), want=want)))
+    SHARD.diagnose(failures)
+    if confirmed[0] is None:
         return text(
             "Correct! You predict every shard shape.", "Richtig! Du sagst jede Shard-Form voraus."
         )
@@ -502,12 +523,85 @@ def q3(shard_shape, rng):
         "devices agrees, e.g. blocks of {block} for shape {shape}.",
         "Richtig! Du sagst jede Shard-Form voraus, und JAXs NamedSharding auf den 8 Geräten "
         "dieser Maschine stimmt zu, z. B. Blöcke der Form {block} für die Form {shape}.",
-        shape=confirmed[0],
-        block=confirmed[1],
+        shape=confirmed[0][0],
+        block=confirmed[0][1],
     )
 
 
 # --- q4: a data-parallel gradient ----------------------------------------------------------------
+TOL = {"rtol": 1e-4, "atol": 1e-5}
+
+# Filled with keys and shapes (of params), yours (what came back), name (x or y), n (its rows),
+# rows (the rows each device got) and per_device (the rows each device should get).
+DATA_PARALLEL = Mistakes(
+    Mistake(
+        "structure",
+        "Return the gradients as jax.grad(loss_fn) does: a dict with the keys of params, "
+        "{keys}, each gradient in the shape of its parameter, {shapes}; you returned {yours}.",
+        "Gib die Gradienten so zurück, wie jax.grad(loss_fn) es tut: als dict mit den "
+        "Schlüsseln von params, {keys}, jeden Gradienten in der Form seines Parameters, "
+        "{shapes}; du hast {yours} zurückgegeben.",
+    ),
+    Mistake(
+        "summed",
+        "Your gradients are 8 times too large: they were summed over the 8 devices instead of "
+        "averaged. (Inside shard_map, jax.grad of a replicated parameter already sums over the "
+        "devices.) jax.jit with shardings gets the mean right by itself.",
+        "Deine Gradienten sind 8-mal zu groß: Sie wurden über die 8 Geräte summiert statt "
+        "gemittelt. (In shard_map summiert jax.grad eines replizierten Parameters schon über "
+        "die Geräte.) jax.jit mit Shardings bildet den Mittelwert von selbst richtig.",
+        when=lambda got, want, **_: all(allclose(got[k], 8 * want[k], **TOL) for k in want),
+    ),
+    Mistake(
+        "one_shard",
+        "Your gradients are those of one device's share of the batch only. The gradient of "
+        "the mean loss needs every example: let jit combine the shards.",
+        "Deine Gradienten gehören nur zum Anteil eines Geräts am Batch. Der Gradient des "
+        "mittleren Verlusts braucht jedes Beispiel: Lass jit die Teile zusammenführen.",
+        when=lambda got, one_shard, **_: all(
+            allclose(got[k], one_shard[k], **TOL) for k in one_shard
+        ),
+    ),
+    Mistake(
+        "wrong_gradients",
+        "Your gradients differ from those of the same loss on one device. Compute "
+        "jax.grad(loss_fn)(params, x, y), only with x and y split over the mesh.",
+        "Deine Gradienten weichen von denen desselben Verlusts auf einem Gerät ab. Rechne "
+        "jax.grad(loss_fn)(params, x, y), nur mit x und y über das Mesh verteilt.",
+    ),
+    Mistake(
+        "loss_not_called",
+        "Right numbers, but not from loss_fn: compute the gradient of the loss_fn you are "
+        "given, jax.grad(loss_fn), so the check can see how x arrives there.",
+        "Richtige Zahlen, aber nicht aus loss_fn: Rechne den Gradienten des übergebenen "
+        "loss_fn, jax.grad(loss_fn), damit die Prüfung sieht, wie x dort ankommt.",
+    ),
+    Mistake(
+        "one_device",
+        "Right gradients, but all on one device: {name} arrived in loss_fn whole, on a single "
+        "device. Put x and y split over the mesh, NamedSharding(mesh, P('data')), and params "
+        "replicated, NamedSharding(mesh, P()).",
+        "Richtige Gradienten, aber alle auf einem Gerät: {name} kam ganz und auf einem "
+        "einzigen Gerät in loss_fn an. Leg x und y über das Mesh verteilt ab, "
+        "NamedSharding(mesh, P('data')), und params repliziert, NamedSharding(mesh, P()).",
+    ),
+    Mistake(
+        "batch_replicated",
+        "Right gradients, but every device got all {n} rows of {name}: it was copied to the 8 "
+        "devices, not split. Split its first dimension: P('data').",
+        "Richtige Gradienten, aber jedes Gerät bekam alle {n} Zeilen von {name}: Es wurde auf "
+        "die 8 Geräte kopiert, nicht aufgeteilt. Teile seine erste Dimension: P('data').",
+    ),
+    Mistake(
+        "not_all_devices",
+        "Right gradients, but each device got {rows} of the {n} rows of {name} instead of "
+        "{per_device}: split the batch over all 8 devices of the mesh.",
+        "Richtige Gradienten, aber jedes Gerät bekam {rows} der {n} Zeilen von {name} statt "
+        "{per_device}: Teile den Batch über alle 8 Geräte des Meshs auf.",
+    ),
+)
+
+
 def _q4_inputs(rng):
     features = rng.choice([3, 5, 6, 7])  # not multiples of 8: only the batch can split
     outputs = rng.choice([2, 3])
@@ -533,37 +627,27 @@ def _mse_grads(params, x, y):
     return {"w": x.T @ error, "b": error.sum(axis=0)}
 
 
-def _layout_wrong(name, shape, sharding, shard_size):
-    """The key and message if `name` (x or y) did not arrive in loss_fn split 8 ways, else None."""
-    rows = sharding.shard_shape(shape)[0]
-    v = dict(name=name, n=shape[0], rows=rows, want=shard_size)
-    if len(sharding.device_set) == 1:
-        return "one_device", text(
-            "Right gradients, but all on one device: {name} arrived in loss_fn whole, on a single "
-            "device. Put x and y split over the mesh, NamedSharding(mesh, P('data')), and params "
-            "replicated, NamedSharding(mesh, P()).",
-            "Richtige Gradienten, aber alle auf einem Gerät: {name} kam ganz und auf einem "
-            "einzigen Gerät in loss_fn an. Leg x und y über das Mesh verteilt ab, "
-            "NamedSharding(mesh, P('data')), und params repliziert, NamedSharding(mesh, P()).",
-            **v,
-        )
-    if rows == shape[0]:
-        return "batch_replicated", text(
-            "Right gradients, but every device got all {n} rows of {name}: it was copied to the 8 "
-            "devices, not split. Split its first dimension: P('data').",
-            "Richtige Gradienten, aber jedes Gerät bekam alle {n} Zeilen von {name}: Es wurde auf "
-            "die 8 Geräte kopiert, nicht aufgeteilt. Teile seine erste Dimension: P('data').",
-            **v,
-        )
-    if rows != shard_size:
-        return "not_all_devices", text(
-            "Right gradients, but each device got {rows} of the {n} rows of {name} instead of "
-            "{want}: split the batch over all 8 devices of the mesh.",
-            "Richtige Gradienten, aber jedes Gerät bekam {rows} der {n} Zeilen von {name} statt "
-            "{want}: Teile den Batch über alle 8 Geräte des Meshs auf.",
-            **v,
-        )
-    return None
+def _shapes(grads: Any) -> Any:
+    """A dict's shapes by key (None where a value is no array), or the type of anything else."""
+    if not isinstance(grads, dict):
+        return type(grads).__name__
+    shapes = {}
+    for k, v in grads.items():
+        try:
+            shapes[k] = tuple(to_numpy(v).shape)
+        except Exception:
+            shapes[k] = None
+    return shapes
+
+
+def _layout_mistake(devices: int, rows: int, n: int, per_device: int) -> str | None:
+    """How an array of n rows, seen as blocks of `rows` on `devices` devices, is not split 8
+    ways (None if it is)."""
+    if devices == 1:
+        return "one_device"
+    if rows == n:
+        return "batch_replicated"
+    return "not_all_devices" if rows != per_device else None
 
 
 @lab.exercise(
@@ -595,91 +679,30 @@ def q4(dp_grads, rng):
     with jax.default_matmul_precision("float32"):  # a TPU's default would round to bf16
         got = call(dp_grads, loss_fn, params, x, y, mesh)
     want = _mse_grads(params, x, y)
-    shard_size = x.shape[0] // 8
-    one_shard = _mse_grads(params, x[:shard_size], y[:shard_size])
-    if not (isinstance(got, dict) and set(got) == set(params)):
-        raise Wrong(
-            "structure",
-            text(
-                "Return the gradients as a dict with the keys of params, {keys}, like "
-                "jax.grad(loss_fn) does; you returned {kind}.",
-                "Gib die Gradienten als dict mit den Schlüsseln von params zurück, {keys}, wie "
-                "jax.grad(loss_fn) es tut; du hast {kind} zurückgegeben.",
-                keys=sorted(params),
-                kind=type(got).__name__,
-            ),
-        )
-    for k in params:
-        if getattr(to_numpy(got[k]), "shape", None) != want[k].shape:
-            raise Wrong(
-                "structure",
-                text(
-                    "The gradient for {k} should have the shape of params[{k!r}], {want}; yours "
-                    "has {shape}.",
-                    "Der Gradient für {k} sollte die Form von params[{k!r}] haben, {want}; deiner "
-                    "hat {shape}.",
-                    k=k,
-                    want=want[k].shape,
-                    shape=getattr(to_numpy(got[k]), "shape", None),
-                ),
-            )
-    tol = {"rtol": 1e-4, "atol": 1e-5}
-    if not all(allclose(got[k], want[k], **tol) for k in params):
-        if all(allclose(got[k], 8 * want[k], **tol) for k in params):
-            raise Wrong(
-                "summed",
-                text(
-                    "Your gradients are 8 times too large: they were summed over the 8 devices "
-                    "instead of averaged. (Inside shard_map, jax.grad of a replicated parameter "
-                    "already sums over the devices.) jax.jit with shardings gets the mean right "
-                    "by itself.",
-                    "Deine Gradienten sind 8-mal zu groß: Sie wurden über die 8 Geräte summiert "
-                    "statt gemittelt. (In shard_map summiert jax.grad eines replizierten "
-                    "Parameters schon über die Geräte.) jax.jit mit Shardings bildet den "
-                    "Mittelwert von selbst richtig.",
-                ),
-            )
-        if shard_size < x.shape[0] and all(allclose(got[k], one_shard[k], **tol) for k in params):
-            raise Wrong(
-                "one_shard",
-                text(
-                    "Your gradients are those of one device's share of the batch only. The "
-                    "gradient of the mean loss needs every example: let jit combine the shards.",
-                    "Deine Gradienten gehören nur zum Anteil eines Geräts am Batch. Der Gradient "
-                    "des mittleren Verlusts braucht jedes Beispiel: Lass jit die Teile "
-                    "zusammenführen.",
-                ),
-            )
-        raise Wrong(
-            "wrong_gradients",
-            text(
-                "Your gradients differ from those of the same loss on one device. Compute "
-                "jax.grad(loss_fn)(params, x, y), only with x and y split over the mesh.",
-                "Deine Gradienten weichen von denen desselben Verlusts auf einem Gerät ab. Rechne "
-                "jax.grad(loss_fn)(params, x, y), nur mit x und y über das Mesh verteilt.",
-            ),
-        )
+    per_device = x.shape[0] // 8
+    shapes = {k: want[k].shape for k in sorted(want)}
+    if _shapes(got) != shapes:
+        raise DATA_PARALLEL.wrong("structure", keys=sorted(want), shapes=shapes, yours=_shapes(got))
+    if not all(allclose(got[k], want[k], **TOL) for k in want):
+        one_shard = _mse_grads(params, x[:per_device], y[:per_device])
+        case = dict(want=want, one_shard=one_shard)
+        raise _explained(DATA_PARALLEL, got, case, otherwise="wrong_gradients")
     if not seen["x"]:
-        raise Wrong(
-            "loss_not_called",
-            text(
-                "Right numbers, but not from loss_fn: compute the gradient of the loss_fn you "
-                "are given, jax.grad(loss_fn), so the check can see how x arrives there.",
-                "Richtige Zahlen, aber nicht aus loss_fn: Rechne den Gradienten des übergebenen "
-                "loss_fn, jax.grad(loss_fn), damit die Prüfung sieht, wie x dort ankommt.",
-            ),
-        )
+        raise DATA_PARALLEL.wrong("loss_not_called")
     for name in ("x", "y"):
         shape, sharding = seen[name][-1]
-        wrong = _layout_wrong(name, shape, sharding, shard_size)
-        if wrong is not None:
-            raise Wrong(*wrong)
+        rows = sharding.shard_shape(shape)[0]
+        mistake = _layout_mistake(len(sharding.device_set), rows, shape[0], per_device)
+        if mistake is not None:
+            raise DATA_PARALLEL.wrong(
+                mistake, name=name, n=shape[0], rows=rows, per_device=per_device
+            )
     return text(
         "Correct! x and y arrived in loss_fn split over the 8 devices, {rows} of the {n} rows "
         "each, and the gradient equals the single-device one.",
         "Richtig! x und y kamen auf die 8 Geräte verteilt in loss_fn an, je {rows} der {n} "
         "Zeilen, und der Gradient ist gleich dem auf einem Gerät.",
-        rows=shard_size,
+        rows=per_device,
         n=x.shape[0],
     )
 
@@ -688,6 +711,178 @@ def q4(dp_grads, rng):
 CHOICES = ("single", "ddp", "fsdp", "none")
 GPU_NAMES = ("T4", "A100", "H100")  # 15, 40 and 80 GiB (utils.memory.fit, lesson 03)
 LESSON_BYTES = 16  # AdamW in mixed precision: fp32 weights 4, gradients 4, two moments 8
+
+# Parts of the messages below that depend on the question: the share per GPU (several GPUs
+# only), what is exactly full, and the limit a state one parameter too large goes over.
+SPLIT = (
+    " ({share_gib:,.2f} GiB per GPU when split)",
+    " ({share_gib:,.2f} GiB pro GPU, wenn aufgeteilt)",
+)
+FULL_STATE = (
+    "The state is exactly as large as one GPU's memory",
+    "Der Zustand ist genau so groß wie der Speicher einer GPU",
+)
+FULL_SHARE = (
+    "Each GPU's share, {share:,} bytes, is exactly as large as its memory",
+    "Der Anteil jeder GPU, {share:,} Bytes, ist genau so groß wie ihr Speicher",
+)
+ONE_GPU = ("one GPU's memory", "der Speicher einer GPU")
+ALL_GPUS = ("all {gpus} GPUs together", "alle {gpus} GPUs zusammen")
+
+# Filled with a question's values (_Plan.values) and got, the answer. The conditions read the
+# answer against the question: want (the answer), and for the slips near a limit: boundary
+# (exactly full), strict (what `<` answers), unit_case and units (what GB for GiB answers), near
+# (one parameter over a limit).
+WHICH = Mistakes(
+    Mistake(
+        "not_an_answer",
+        "You returned {got!r} ({kind}). Return one of the four strings 'single', 'ddp', 'fsdp' "
+        "or 'none', written exactly so: lowercase, without spaces; 'none' is a string too, not "
+        "None.",
+        "Du hast {got!r} ({kind}) zurückgegeben. Gib einen der vier Strings 'single', 'ddp', "
+        "'fsdp' oder 'none' zurück, genau so geschrieben: klein und ohne Leerzeichen; auch "
+        "'none' ist ein String, nicht None.",
+    ),
+    Mistake(
+        "fixed_bytes",
+        "For {n:,} parameters at {bpp} bytes each you return {got!r}: the answer for 16 bytes "
+        "per parameter. Use the bytes_per_param you are given: here the state is "
+        "{state_gib:,.1f} GiB and a GPU has {mem_gib:,.0f} GiB: {want!r}.",
+        "Für {n:,} Parameter mit je {bpp} Bytes gibst du {got!r} zurück: die Antwort für 16 "
+        "Bytes pro Parameter. Nimm das übergebene bytes_per_param: Hier ist der Zustand "
+        "{state_gib:,.1f} GiB groß, und eine GPU hat {mem_gib:,.0f} GiB: {want!r}.",
+        when=lambda got, n, bpp, memory, gpus, **_: (
+            bpp != LESSON_BYTES and got == _rule(n * LESSON_BYTES, memory, gpus)
+        ),
+    ),
+    Mistake(
+        "one_gpu",
+        "With one GPU there is nothing to copy and nothing to split, yet you return {got!r} for "
+        "gpus = 1. One GPU of {mem_gib:,.0f} GiB either holds the {state_gib:,.1f} GiB of "
+        "training state or it does not: {want!r}.",
+        "Mit einer GPU gibt es nichts zu kopieren und nichts aufzuteilen, trotzdem gibst du "
+        "{got!r} für gpus = 1 zurück. Eine GPU mit {mem_gib:,.0f} GiB fasst die "
+        "{state_gib:,.1f} GiB Trainingszustand, oder sie fasst sie nicht: {want!r}.",
+        when=lambda got, gpus, **_: gpus == 1 and got in ("ddp", "fsdp"),
+    ),
+    Mistake(
+        "several_gpus",
+        "You return 'single' for {gpus} GPUs, but 'single' is for one GPU only. {n:,} "
+        "parameters need {state_gib:,.1f} GiB, each GPU has {mem_gib:,.0f} GiB: {want!r}.",
+        "Du gibst 'single' für {gpus} GPUs zurück, aber 'single' gilt nur für eine GPU. {n:,} "
+        "Parameter brauchen {state_gib:,.1f} GiB, jede GPU hat {mem_gib:,.0f} GiB: {want!r}.",
+        when=lambda got, gpus, **_: gpus > 1 and got == "single",
+    ),
+    Mistake(
+        "ddp_too_big",
+        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'ddp'. DDP keeps "
+        "the whole training state, {state_gib:,.1f} GiB, on every GPU, and it does not fit on "
+        "one. Even split {gpus} ways it is {share_gib:,.1f} GiB per GPU, more than "
+        "{mem_gib:,.0f} GiB: 'none'.",
+        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'ddp' zurück. DDP "
+        "hält den ganzen Trainingszustand, {state_gib:,.1f} GiB, auf jeder GPU, und er passt "
+        "auf keine. Selbst in {gpus} Teile aufgeteilt sind es {share_gib:,.1f} GiB pro GPU, "
+        "mehr als {mem_gib:,.0f} GiB: 'none'.",
+        when=lambda got, want, **_: got == "ddp" and want == "none",
+    ),
+    Mistake(
+        "ddp_divided",
+        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'ddp'. DDP splits "
+        "the batch, not the model: every GPU holds the whole {state_gib:,.1f} GiB, more than it "
+        "has. Only FSDP divides the state by the number of GPUs, {share_gib:,.1f} GiB each: "
+        "'fsdp'.",
+        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'ddp' zurück. DDP "
+        "teilt den Batch auf, nicht das Modell: Jede GPU hält die ganzen {state_gib:,.1f} GiB, "
+        "mehr als sie hat. Nur FSDP teilt den Zustand durch die Zahl der GPUs, je "
+        "{share_gib:,.1f} GiB: 'fsdp'.",
+        when=lambda got, want, **_: got == "ddp" and want == "fsdp",
+    ),
+    Mistake(
+        "fsdp_not_divided",
+        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'none'. FSDP "
+        "splits weights, gradients and optimizer states {gpus} ways: each GPU holds "
+        "{share_gib:,.1f} GiB of the {state_gib:,.1f} GiB, and that fits: 'fsdp'. Compare "
+        "state / gpus with the memory of one GPU.",
+        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'none' zurück. "
+        "FSDP teilt Gewichte, Gradienten und Optimizer-Zustände in {gpus} Teile: Jede GPU hält "
+        "{share_gib:,.1f} GiB der {state_gib:,.1f} GiB, und das passt: 'fsdp'. Vergleiche "
+        "Zustand / gpus mit dem Speicher einer GPU.",
+        when=lambda got, want, **_: got == "none" and want == "fsdp",
+    ),
+    Mistake(
+        "fsdp_fits",
+        "For {n:,} parameters ({state_gib:,.1f} GiB) on {gpus} GPUs of {mem_gib:,.0f} GiB you "
+        "return 'fsdp'. The whole state fits on one GPU, so nothing needs splitting: 'ddp' "
+        "keeps a full copy on each and sends only the gradients. Ask first whether it fits on "
+        "one GPU.",
+        "Für {n:,} Parameter ({state_gib:,.1f} GiB) auf {gpus} GPUs mit {mem_gib:,.0f} GiB "
+        "gibst du 'fsdp' zurück. Der ganze Zustand passt auf eine GPU, also muss nichts "
+        "aufgeteilt werden: 'ddp' hält auf jeder eine volle Kopie und sendet nur die "
+        "Gradienten. Frag zuerst, ob er auf eine GPU passt.",
+        when=lambda got, want, **_: got == "fsdp" and want == "ddp",
+    ),
+    Mistake(
+        "fsdp_too_big",
+        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'fsdp'. Even "
+        "split {gpus} ways the state of {state_gib:,.1f} GiB is {share_gib:,.1f} GiB per GPU, "
+        "more than {mem_gib:,.0f} GiB: 'none'. The shards must fit too.",
+        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'fsdp' zurück. "
+        "Selbst in {gpus} Teile aufgeteilt ist der Zustand von {state_gib:,.1f} GiB pro GPU "
+        "{share_gib:,.1f} GiB groß, mehr als {mem_gib:,.0f} GiB: 'none'. Auch die Teile müssen "
+        "passen.",
+        when=lambda got, want, **_: got == "fsdp" and want == "none",
+    ),
+    Mistake(
+        "gb_gib",
+        "For {n:,} parameters × {bpp} bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} on "
+        "{gpus} GPU(s) of {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB you return {got!r}; the answer "
+        "is {want!r}. That is a GB/GiB slip: 1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes, {pct:.1f}% "
+        "more. Both numbers come in bytes: compare them as they are.",
+        "Für {n:,} Parameter × {bpp} Bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} auf "
+        "{gpus} GPU(s) mit {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB gibst du {got!r} zurück; die "
+        "Antwort ist {want!r}. Das ist eine Verwechslung von GB und GiB: 1 GB = 10⁹ Bytes, "
+        "1 GiB = 2³⁰ Bytes, {pct:.1f} % mehr. Beide Zahlen kommen in Bytes: Vergleiche sie so, "
+        "wie sie sind.",
+        when=lambda got, unit_case, near, units, **_: unit_case and not near and got in units,
+    ),
+    Mistake(
+        "strict",
+        "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of {memory:,} "
+        "bytes you return {got!r}. {full}, and that still fits (<=, not <): {want!r}.",
+        "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit {memory:,} "
+        "Bytes gibst du {got!r} zurück. {full}, und das passt noch (<=, nicht <): {want!r}.",
+        when=lambda got, boundary, strict, **_: boundary and got == strict,
+    ),
+    Mistake(
+        "one_more",
+        "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of {memory:,} "
+        "bytes you return {got!r}; the answer is {want!r}. The state is {over:,} bytes more "
+        "than {limit:,} bytes, {what}: one parameter too many, so it does not fit there. "
+        "Compare the exact whole numbers; float32, rounding to GiB or n_params // gpus lose "
+        "those bytes.",
+        "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit {memory:,} "
+        "Bytes gibst du {got!r} zurück; die Antwort ist {want!r}. Der Zustand ist {over:,} "
+        "Bytes größer als {limit:,} Bytes, {what}: ein Parameter zu viel, also passt er dort "
+        "nicht. Vergleiche die genauen ganzen Zahlen; float32, Runden auf GiB oder "
+        "n_params // gpus verlieren diese Bytes.",
+        when=lambda got, near, **_: near,
+    ),
+    Mistake(
+        "wrong",
+        "For n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} bytes "
+        "({mem_gib:,.0f} GiB) and gpus = {gpus} you return {got!r}; the answer is {want!r}. "
+        "The state is {state:,} bytes ({state_gib:,.2f} GiB), {share_gib:,.2f} GiB per GPU "
+        "when split {gpus} ways.",
+        "Für n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} Bytes "
+        "({mem_gib:,.0f} GiB) und gpus = {gpus} gibst du {got!r} zurück; die Antwort ist "
+        "{want!r}. Der Zustand ist {state:,} Bytes groß ({state_gib:,.2f} GiB), "
+        "{share_gib:,.2f} GiB pro GPU, wenn er in {gpus} Teile aufgeteilt wird.",
+    ),
+)
+# The slips of the questions far from every limit, then of those near one, in this order.
+FAR_SLIPS = ("one_gpu", "several_gpus", "ddp_too_big", "ddp_divided", "fsdp_not_divided")
+FAR_SLIPS += ("fsdp_fits", "fsdp_too_big")
+NEAR_SLIPS = ("gb_gib", "strict", "one_more")
 
 
 def _rule(state, memory, gpus, fits=lambda need, have: need <= have):
@@ -716,7 +911,13 @@ class _Plan:
         over = min(abs(state - memory), abs(state - gpus * memory))
         self.near = not self.boundary and over <= bpp * gpus
 
-    def values(self, got=None) -> dict:
+    def values(self) -> dict[str, Any]:
+        """What the messages show and the conditions of WHICH read."""
+        one = self.want == "fsdp" or self.gpus == 1  # over one GPU's memory, or over all of them
+        limit = self.memory if one else self.gpus * self.memory
+        share_gib = self.state / self.gpus / GIB
+        full = FULL_STATE if self.state == self.memory else FULL_SHARE
+        full = text(*full, share=self.state // self.gpus)
         return dict(
             n=self.n_params,
             bpp=self.bpp,
@@ -725,13 +926,23 @@ class _Plan:
             memory=self.memory,
             share=self.state // self.gpus,
             state_gib=self.state / GIB,
-            share_gib=self.state / self.gpus / GIB,
+            share_gib=share_gib,
             mem_gib=self.memory / GIB,
             gb=self.state / 1e9,
             mem_gb=self.memory / 1e9,
             pct=(GIB / 1e9 - 1) * 100,
+            split="" if self.gpus == 1 else text(*SPLIT, share_gib=share_gib),
+            full=full,
+            over=self.state - limit,
+            limit=limit,
+            what=text(*ONE_GPU) if one else text(*ALL_GPUS, gpus=self.gpus),
             want=self.want,
-            got=got,
+            strict=self.strict,
+            units=self.units,
+            boundary=self.boundary,
+            regular=self.regular,
+            unit_case=self.unit_case,
+            near=self.near,
         )
 
 
@@ -781,236 +992,35 @@ def _q5_plans(rng):
     return plans
 
 
-def _q5_answer(got):
+def _answer(got: Any) -> str:
+    """One of the four strings, else the Wrong that names them."""
     if isinstance(got, str) and got in CHOICES:
         return got
-    v = dict(got=got, kind=type(got).__name__)
-    if got is None:
-        msg = (
-            "You returned None. Return one of the strings 'single', 'ddp', 'fsdp' or 'none': "
-            "'none' is a string too, not None.",
-            "Du hast None zurückgegeben. Gib einen der Strings 'single', 'ddp', 'fsdp' oder "
-            "'none' zurück: Auch 'none' ist ein String, nicht None.",
-        )
-    elif isinstance(got, str) and got.strip().lower() in CHOICES:
-        msg = (
-            "You returned {got!r}: write the answer exactly as one of 'single', 'ddp', 'fsdp' "
-            "or 'none', in lowercase, without spaces.",
-            "Du hast {got!r} zurückgegeben: Schreib die Antwort genau als 'single', 'ddp', "
-            "'fsdp' oder 'none', klein und ohne Leerzeichen.",
-        )
-    else:
-        msg = (
-            "Return one of the four strings 'single', 'ddp', 'fsdp' or 'none'; you returned "
-            "{got!r} ({kind}).",
-            "Gib einen der vier Strings 'single', 'ddp', 'fsdp' oder 'none' zurück; du hast "
-            "{got!r} ({kind}) zurückgegeben.",
-        )
-    raise Wrong("not_an_answer", text(*msg, **v))
+    raise WHICH.wrong("not_an_answer", got=got, kind=type(got).__name__)
 
 
-_Q5_SLIPS = {  # the cases that are no boundary: what each slip gets wrong there
-    "one_gpu": (
-        lambda p, got: p.gpus == 1 and got in ("ddp", "fsdp"),
-        "With one GPU there is nothing to copy and nothing to split, yet you return {got!r} for "
-        "gpus = 1. One GPU of {mem_gib:,.0f} GiB either holds the {state_gib:,.1f} GiB of "
-        "training state or it does not: {want!r}.",
-        "Mit einer GPU gibt es nichts zu kopieren und nichts aufzuteilen, trotzdem gibst du "
-        "{got!r} für gpus = 1 zurück. Eine GPU mit {mem_gib:,.0f} GiB fasst die "
-        "{state_gib:,.1f} GiB Trainingszustand, oder sie fasst sie nicht: {want!r}.",
-    ),
-    "several_gpus": (
-        lambda p, got: p.gpus > 1 and got == "single",
-        "You return 'single' for {gpus} GPUs, but 'single' is for one GPU only. {n:,} "
-        "parameters need {state_gib:,.1f} GiB, each GPU has {mem_gib:,.0f} GiB: {want!r}.",
-        "Du gibst 'single' für {gpus} GPUs zurück, aber 'single' gilt nur für eine GPU. {n:,} "
-        "Parameter brauchen {state_gib:,.1f} GiB, jede GPU hat {mem_gib:,.0f} GiB: {want!r}.",
-    ),
-    "ddp_too_big": (
-        lambda p, got: got == "ddp" and p.want == "none",
-        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'ddp'. DDP keeps "
-        "the whole training state, {state_gib:,.1f} GiB, on every GPU, and it does not fit on "
-        "one. Even split {gpus} ways it is {share_gib:,.1f} GiB per GPU, more than "
-        "{mem_gib:,.0f} GiB: 'none'.",
-        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'ddp' zurück. DDP "
-        "hält den ganzen Trainingszustand, {state_gib:,.1f} GiB, auf jeder GPU, und er passt "
-        "auf keine. Selbst in {gpus} Teile aufgeteilt sind es {share_gib:,.1f} GiB pro GPU, "
-        "mehr als {mem_gib:,.0f} GiB: 'none'.",
-    ),
-    "ddp_divided": (
-        lambda p, got: got == "ddp" and p.want == "fsdp",
-        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'ddp'. DDP splits "
-        "the batch, not the model: every GPU holds the whole {state_gib:,.1f} GiB, more than it "
-        "has. Only FSDP divides the state by the number of GPUs, {share_gib:,.1f} GiB each: "
-        "'fsdp'.",
-        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'ddp' zurück. DDP "
-        "teilt den Batch auf, nicht das Modell: Jede GPU hält die ganzen {state_gib:,.1f} GiB, "
-        "mehr als sie hat. Nur FSDP teilt den Zustand durch die Zahl der GPUs, je "
-        "{share_gib:,.1f} GiB: 'fsdp'.",
-    ),
-    "fsdp_not_divided": (
-        lambda p, got: got == "none" and p.want == "fsdp",
-        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'none'. FSDP "
-        "splits weights, gradients and optimizer states {gpus} ways: each GPU holds "
-        "{share_gib:,.1f} GiB of the {state_gib:,.1f} GiB, and that fits: 'fsdp'. Compare "
-        "state / gpus with the memory of one GPU.",
-        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'none' zurück. "
-        "FSDP teilt Gewichte, Gradienten und Optimizer-Zustände in {gpus} Teile: Jede GPU hält "
-        "{share_gib:,.1f} GiB der {state_gib:,.1f} GiB, und das passt: 'fsdp'. Vergleiche "
-        "Zustand / gpus mit dem Speicher einer GPU.",
-    ),
-    "fsdp_fits": (
-        lambda p, got: got == "fsdp" and p.want == "ddp",
-        "For {n:,} parameters ({state_gib:,.1f} GiB) on {gpus} GPUs of {mem_gib:,.0f} GiB you "
-        "return 'fsdp'. The whole state fits on one GPU, so nothing needs splitting: 'ddp' "
-        "keeps a full copy on each and sends only the gradients. Ask first whether it fits on "
-        "one GPU.",
-        "Für {n:,} Parameter ({state_gib:,.1f} GiB) auf {gpus} GPUs mit {mem_gib:,.0f} GiB "
-        "gibst du 'fsdp' zurück. Der ganze Zustand passt auf eine GPU, also muss nichts "
-        "aufgeteilt werden: 'ddp' hält auf jeder eine volle Kopie und sendet nur die "
-        "Gradienten. Frag zuerst, ob er auf eine GPU passt.",
-    ),
-    "fsdp_too_big": (
-        lambda p, got: got == "fsdp" and p.want == "none",
-        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'fsdp'. Even "
-        "split {gpus} ways the state of {state_gib:,.1f} GiB is {share_gib:,.1f} GiB per GPU, "
-        "more than {mem_gib:,.0f} GiB: 'none'. The shards must fit too.",
-        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'fsdp' zurück. "
-        "Selbst in {gpus} Teile aufgeteilt ist der Zustand von {state_gib:,.1f} GiB pro GPU "
-        "{share_gib:,.1f} GiB groß, mehr als {mem_gib:,.0f} GiB: 'none'. Auch die Teile müssen "
-        "passen.",
-    ),
-}
+def _first_slip(keys: tuple[str, ...], failures: list[tuple[str, dict]]) -> Wrong | None:
+    """The Wrong for the first of `keys` that one of `failures` (answer, values) shows."""
+    for key in keys:
+        for got, case in failures:
+            if WHICH.by_key[key].fits(got, case):
+                return WHICH.wrong(key, got=got, **case)
+    return None
 
 
-def _split(p):
-    """The share per GPU in parentheses, on several GPUs; nothing on one."""
-    if p.gpus == 1:
-        return ""
-    return text(
-        " ({share_gib:,.2f} GiB per GPU when split)",
-        " ({share_gib:,.2f} GiB pro GPU, wenn aufgeteilt)",
-        share_gib=p.state / p.gpus / GIB,
-    )
-
-
-def _q5_verdict(results):
-    """Raise Wrong for the first slip the wrong answers show (None if all are right)."""
-    wrong = [(p, got) for p, got in results if got != p.want]
+def _q5_verdict(results: list[tuple[_Plan, str]]) -> None:
+    """Raise the slip the wrong answers show: a fixed 16 bytes if every question far from a limit
+    shows it, else the first slip one of them shows, else the first near a limit."""
+    wrong = [(got, p.values()) for p, got in results if got != p.want]
     if not wrong:
         return
-    regular = [(p, got) for p, got in wrong if p.regular]
-    if regular and all(
-        p.bpp != LESSON_BYTES and got == _rule(p.n_params * LESSON_BYTES, p.memory, p.gpus)
-        for p, got in regular
-    ):
-        p, got = regular[0]
-        raise Wrong(
-            "fixed_bytes",
-            text(
-                "For {n:,} parameters at {bpp} bytes each you return {got!r}: the answer for 16 "
-                "bytes per parameter. Use the bytes_per_param you are given: here the state is "
-                "{state_gib:,.1f} GiB and a GPU has {mem_gib:,.0f} GiB: {want!r}.",
-                "Für {n:,} Parameter mit je {bpp} Bytes gibst du {got!r} zurück: die Antwort für "
-                "16 Bytes pro Parameter. Nimm das übergebene bytes_per_param: Hier ist der "
-                "Zustand {state_gib:,.1f} GiB groß, und eine GPU hat {mem_gib:,.0f} GiB: {want!r}.",
-                **p.values(got),
-            ),
-        )
-    for key, (slip, *msg) in _Q5_SLIPS.items():
-        for p, got in regular:
-            if slip(p, got):
-                raise Wrong(key, text(*msg, **p.values(got)))
-    if regular:  # wrong far from every limit: none of the slips below
-        _q5_wrong(*regular[0])
-    for p, got in wrong:
-        if p.unit_case and not p.near and got in p.units:
-            raise Wrong(
-                "gb_gib",
-                text(
-                    "For {n:,} parameters × {bpp} bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB"
-                    "{split} on {gpus} GPU(s) of {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB you "
-                    "return {got!r}; the answer is {want!r}. That is a GB/GiB slip: 1 GB = 10⁹ "
-                    "bytes, 1 GiB = 2³⁰ bytes, {pct:.1f}% more. Both numbers come in bytes: "
-                    "compare them as they are.",
-                    "Für {n:,} Parameter × {bpp} Bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB"
-                    "{split} auf {gpus} GPU(s) mit {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB gibst "
-                    "du {got!r} zurück; die Antwort ist {want!r}. Das ist eine Verwechslung von "
-                    "GB und GiB: 1 GB = 10⁹ Bytes, 1 GiB = 2³⁰ Bytes, {pct:.1f} % mehr. Beide "
-                    "Zahlen kommen in Bytes: Vergleiche sie so, wie sie sind.",
-                    split=_split(p),
-                    **p.values(got),
-                ),
-            )
-    for p, got in wrong:
-        if p.boundary and got == p.strict:
-            if p.state == p.memory:
-                msg = (
-                    "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of "
-                    "{memory:,} bytes you return {got!r}. The state is exactly as large as one "
-                    "GPU's memory, and that still fits (<=, not <): {want!r}.",
-                    "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit "
-                    "{memory:,} Bytes gibst du {got!r} zurück. Der Zustand ist genau so groß "
-                    "wie der Speicher einer GPU, und das passt noch (<=, nicht <): {want!r}.",
-                )
-            else:
-                msg = (
-                    "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPUs of "
-                    "{memory:,} bytes you return {got!r}. Each GPU's share, {share:,} bytes, is "
-                    "exactly as large as its memory, and that still fits (<=, not <): {want!r}.",
-                    "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPUs mit "
-                    "{memory:,} Bytes gibst du {got!r} zurück. Der Anteil jeder GPU, {share:,} "
-                    "Bytes, ist genau so groß wie ihr Speicher, und das passt noch (<=, nicht "
-                    "<): {want!r}.",
-                )
-            raise Wrong("strict", text(*msg, **p.values(got)))
-    for p, got in wrong:
-        if p.near:
-            one = p.want == "fsdp" or p.gpus == 1  # over one GPU's memory, or over all of them
-            limit = p.memory if one else p.gpus * p.memory
-            what = (
-                text("one GPU's memory", "der Speicher einer GPU")
-                if one
-                else text("all {gpus} GPUs together", "alle {gpus} GPUs zusammen", gpus=p.gpus)
-            )
-            raise Wrong(
-                "one_more",
-                text(
-                    "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of "
-                    "{memory:,} bytes you return {got!r}; the answer is {want!r}. The state is "
-                    "{over:,} bytes more than {limit:,} bytes, {what}: one parameter too many, "
-                    "so it does not fit there. Compare the exact whole numbers; float32, "
-                    "rounding to GiB or n_params // gpus lose those bytes.",
-                    "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit "
-                    "{memory:,} Bytes gibst du {got!r} zurück; die Antwort ist {want!r}. Der "
-                    "Zustand ist {over:,} Bytes größer als {limit:,} Bytes, {what}: ein "
-                    "Parameter zu viel, also passt er dort nicht. Vergleiche die genauen ganzen "
-                    "Zahlen; float32, Runden auf GiB oder n_params // gpus verlieren diese "
-                    "Bytes.",
-                    over=p.state - limit,
-                    limit=limit,
-                    what=what,
-                    **p.values(got),
-                ),
-            )
-    _q5_wrong(*wrong[0])
-
-
-def _q5_wrong(p, got):
-    raise Wrong(
-        "wrong",
-        text(
-            "For n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} bytes "
-            "({mem_gib:,.0f} GiB) and gpus = {gpus} you return {got!r}; the answer is {want!r}. "
-            "The state is {state:,} bytes ({state_gib:,.2f} GiB), {share_gib:,.2f} GiB per GPU "
-            "when split {gpus} ways.",
-            "Für n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} Bytes "
-            "({mem_gib:,.0f} GiB) und gpus = {gpus} gibst du {got!r} zurück; die Antwort ist "
-            "{want!r}. Der Zustand ist {state:,} Bytes groß ({state_gib:,.2f} GiB), "
-            "{share_gib:,.2f} GiB pro GPU, wenn er in {gpus} Teile aufgeteilt wird.",
-            **p.values(got),
-        ),
-    )
+    far = [(got, case) for got, case in wrong if case["regular"]]
+    fixed = WHICH.by_key["fixed_bytes"]
+    if far and all(fixed.fits(got, case) for got, case in far):
+        raise WHICH.wrong("fixed_bytes", got=far[0][0], **far[0][1])
+    if far:
+        raise _first_slip(FAR_SLIPS, far) or WHICH.wrong("wrong", got=far[0][0], **far[0][1])
+    raise _first_slip(NEAR_SLIPS, wrong) or WHICH.wrong("wrong", got=wrong[0][0], **wrong[0][1])
 
 
 @lab.exercise(
@@ -1029,11 +1039,8 @@ def _q5_wrong(p, got):
     ),
 )
 def q5(choose, rng):
-    results = []
-    for p in _q5_plans(rng):
-        got = call(choose, p.n_params, p.bpp, p.memory, p.gpus)
-        results.append((p, _q5_answer(got)))
-    _q5_verdict(results)
+    plans = _q5_plans(rng)
+    _q5_verdict([(p, _answer(call(choose, p.n_params, p.bpp, p.memory, p.gpus))) for p in plans])
     sizes = {b: b * 1e9 * LESSON_BYTES / GIB for b in (1.5, 7, 70)}  # GiB of training state
     return text(
         "Correct! The lesson's models on H100s of {h:.0f} GiB: {b1:.1f}B parameters need "
