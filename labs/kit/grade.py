@@ -71,7 +71,7 @@ import sys as _grader_sys
 for _grader_name in [m for m in _grader_sys.modules if m.split(".")[0] in ("utils", "labs")]:
     if _grader_name != "labs.kit.blank":  # the blank in the learner's code must stay the blank
         del _grader_sys.modules[_grader_name]
-__import__("labs.kit").checks.regrade(globals(), {lab!r}, {seed})"""
+__import__("labs.kit").kit.regrade(globals(), {lab!r}, {seed})"""
 # In a sandbox: the same, from the checks written after the submission ran (`{fresh}`), and every
 # course module the re-check loads must be one of those files, byte for byte (SHA-256).
 VERIFY = """\
@@ -94,7 +94,7 @@ _grader_imp.import_module("labs.checks.lab{lab}")
 """
     + VERIFY
     + """
-__import__("labs.kit").checks.regrade(globals(), {lab!r}, {seed})
+__import__("labs.kit").kit.regrade(globals(), {lab!r}, {seed})
 """
     + VERIFY
 )
