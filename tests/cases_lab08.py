@@ -218,8 +218,16 @@ def choose_floor(n_params, bytes_per_param, gpu_memory, gpus):  # the smallest s
     return "fsdp" if n_params // gpus * bytes_per_param <= gpu_memory else "none"
 
 
-def choose_with(fits=lambda need, have: need <= have, share=lambda state, gpus: state / gpus,
-                copy=lambda state, gpus: state, bpp=None, one_gpu="single"):  # fmt: skip
+def fits_in(need, have):
+    return need <= have
+
+
+def choose_with(
+    fits=fits_in, share=lambda s, g: s / g, copy=lambda s, g: s, bpp=None, one_gpu="single"
+):
+    """The right rule with one piece swapped: the test of a fit, the state a GPU holds under
+    FSDP (share) or DDP (copy), the bytes per parameter, the answer for one GPU."""
+
     def choose(n_params, bytes_per_param, gpu_memory, gpus):
         state = n_params * (bpp or bytes_per_param)
         if fits(copy(state, gpus), gpu_memory):
