@@ -17,10 +17,12 @@ first rank over the budget.
 
 from __future__ import annotations
 
+import operator
+
 import torch
 from torch import nn
 
-from labs.kit import Lab, Wrong, as_number, call
+from labs.kit import Lab, Mistake, Mistakes, as_number, call
 from labs.kit.blank import Unfinished, has_blank
 from utils.i18n import text
 
@@ -41,6 +43,104 @@ def _scales(rng):
 # --- q1 ------------------------------------------------------------------------------------------
 
 
+def _forward_scaled(scale):
+    """The mistake of a forward pass that scales the adapter by `scale(alpha, r)`."""
+
+    def fits(got, base_out, stale_out, low_rank, alpha, r):
+        return torch.allclose(got, base_out + scale(alpha, r) * low_rank, 1e-4, 1e-4)
+
+    return fits
+
+
+def _stale_base(got, base_out, stale_out, low_rank, alpha, r):
+    return torch.allclose(got, stale_out + (alpha / r) * low_rank, rtol=1e-4, atol=1e-4)
+
+
+# The forward pass's slips are found on base(x) now, base(x) with the weights the layer was built
+# with (`stale_out`), x Aᵀ Bᵀ, alpha and r.
+LORA_LAYER = Mistakes(
+    Mistake(
+        "no_parameters",
+        "The layer needs self.A and self.B as nn.Parameter.",
+        "Die Schicht braucht self.A und self.B als nn.Parameter.",
+    ),
+    Mistake(
+        "shapes",
+        "A should be (r, in) = {want_a} and B (out, r) = {want_b}; yours are {a} and {b}.",
+        "A sollte (r, in) = {want_a} und B (out, r) = {want_b} sein; deine sind {a} und {b}.",
+    ),
+    Mistake(
+        "base_trainable",
+        "The base layer's weight or bias is still trainable: LoRA freezes them "
+        "(requires_grad_(False)), so only A and B get gradients and optimizer states.",
+        "Gewicht oder Bias der Basisschicht sind noch trainierbar: LoRA friert sie ein "
+        "(requires_grad_(False)), damit nur A und B Gradienten und Optimiererzustände bekommen.",
+    ),
+    Mistake(
+        "adapters_frozen",
+        "A and B must be trainable nn.Parameters registered on the layer.",
+        "A und B müssen trainierbare nn.Parameter sein, die an der Schicht registriert sind.",
+    ),
+    Mistake(
+        "output_shape",
+        "forward should return a tensor of shape {want} for x of shape {x}.",
+        "forward sollte für x der Form {x} einen Tensor der Form {want} liefern.",
+    ),
+    Mistake(
+        "b_random",
+        "B is not 0 at the start, so the layer changes the model before any training (by up to "
+        "{change:.3g} here): initialise B with zeros, A at random.",
+        "B ist zu Beginn nicht 0, also ändert die Schicht das Modell vor jedem Training (hier um "
+        "bis zu {change:.3g}): Initialisiere B mit Nullen, A zufällig.",
+    ),
+    Mistake(
+        "a_zero",
+        "A is 0 as well: with A = B = 0 neither ever gets a gradient. Initialise A with "
+        "nn.init.kaiming_uniform_.",
+        "A ist ebenfalls 0: Mit A = B = 0 bekommt keiner von beiden je einen Gradienten. "
+        "Initialisiere A mit nn.init.kaiming_uniform_.",
+    ),
+    Mistake(
+        "start_changed",
+        "With B = 0 the layer must give exactly base(x); yours differs.",
+        "Mit B = 0 muss die Schicht genau base(x) liefern; deine weicht ab.",
+    ),
+    Mistake(
+        "scale_alpha",
+        "You scaled by alpha; LoRA scales by alpha / r (here {alpha} / {r}), so that changing r "
+        "does not change the update's size.",
+        "Du hast mit alpha skaliert; LoRA skaliert mit alpha / r (hier {alpha} / {r}), damit eine "
+        "Änderung von r die Größe des Updates nicht ändert.",
+        when=_forward_scaled(lambda alpha, r: alpha),
+    ),
+    Mistake(
+        "no_scale",
+        "The adapter's output is not scaled: multiply B A x by alpha / r (here {alpha} / {r}).",
+        "Die Ausgabe des Adapters ist nicht skaliert: Multipliziere B A x mit alpha / r (hier "
+        "{alpha} / {r}).",
+        when=_forward_scaled(lambda alpha, r: 1.0),
+    ),
+    Mistake(
+        "scale_inverted",
+        "You scaled by r / alpha; it is alpha / r (here {alpha} / {r}).",
+        "Du hast mit r / alpha skaliert; richtig ist alpha / r (hier {alpha} / {r}).",
+        when=_forward_scaled(lambda alpha, r: r / alpha),
+    ),
+    Mistake(
+        "ignores_base",
+        "The layer does not use base as it is: call self.base(x), don't copy its weights.",
+        "Die Schicht nutzt base nicht, wie es ist: Ruf self.base(x) auf, statt seine Gewichte zu "
+        "kopieren.",
+        when=_stale_base,
+    ),
+    Mistake(
+        "wrong_forward",
+        "forward is not base(x) + (alpha / r) · x Aᵀ Bᵀ.",
+        "forward ist nicht base(x) + (alpha / r) · x Aᵀ Bᵀ.",
+    ),
+)
+
+
 @lab.exercise(
     "lora_layer",
     title=("A LoRA layer", "Eine LoRA-Schicht"),
@@ -59,119 +159,49 @@ def q1(LoRALinear, rng):
     r, alpha = _scales(rng)
     n_in, n_out = 24, 40  # en: non-square: a transposed A or B fails | de: nicht quadratisch
     base = nn.Linear(n_in, n_out)
-    reference = (base.weight.detach().clone(), base.bias.detach().clone())
+    built_with = (base.weight.detach().clone(), base.bias.detach().clone())
     layer = call(LoRALinear, base, r, alpha)
     A, B = getattr(layer, "A", None), getattr(layer, "B", None)
     if has_blank(A) or has_blank(B):
         raise Unfinished("____")
     if not isinstance(A, nn.Parameter) or not isinstance(B, nn.Parameter):
-        raise Wrong("no_parameters", text("The layer needs self.A and self.B as nn.Parameter.",
-                                          "Die Schicht braucht self.A und self.B als nn.Parameter."))  # fmt: skip
+        raise LORA_LAYER.wrong("no_parameters")
     if tuple(A.shape) != (r, n_in) or tuple(B.shape) != (n_out, r):
-        raise Wrong(
-            "shapes",
-            text(
-                "A should be (r, in) = {a} and B (out, r) = {b}; yours are {ga} and {gb}.",
-                "A sollte (r, in) = {a} und B (out, r) = {b} sein; deine sind {ga} und {gb}.",
-                a=(r, n_in),
-                b=(n_out, r),
-                ga=tuple(A.shape),
-                gb=tuple(B.shape),
-            ),
-        )
+        shapes = dict(a=tuple(A.shape), b=tuple(B.shape))
+        raise LORA_LAYER.wrong("shapes", want_a=(r, n_in), want_b=(n_out, r), **shapes)
     trainable = {id(p) for p in layer.parameters() if p.requires_grad}
     if id(base.weight) in trainable or id(base.bias) in trainable:
-        raise Wrong(
-            "base_trainable",
-            text(
-                "The base layer's weight or bias is still trainable: LoRA freezes them "
-                "(requires_grad_(False)), so only A and B get gradients and optimizer states.",
-                "Gewicht oder Bias der Basisschicht sind noch trainierbar: LoRA friert sie ein "
-                "(requires_grad_(False)), damit nur A und B Gradienten und Optimiererzustände "
-                "bekommen.",
-            ),
-        )
+        raise LORA_LAYER.wrong("base_trainable")
     if id(A) not in trainable or id(B) not in trainable:
-        raise Wrong("adapters_frozen", text(
-            "A and B must be trainable nn.Parameters registered on the layer.",
-            "A und B müssen trainierbare nn.Parameter sein, die an der Schicht registriert sind."))  # fmt: skip
+        raise LORA_LAYER.wrong("adapters_frozen")
     x = torch.randn(3, 5, n_in, generator=g)  # en: 3-D, like (batch, tokens, features)
     with torch.no_grad():
         start = call(layer, x)
-        plain = base(x)
-    if not isinstance(start, torch.Tensor) or start.shape != plain.shape:
-        raise Wrong("output_shape", text(
-            "forward should return a tensor of shape {s} for x of shape {x}.",
-            "forward sollte für x der Form {x} einen Tensor der Form {s} liefern.",
-            s=tuple(plain.shape), x=tuple(x.shape)))  # fmt: skip
+        base_out = base(x)
+    if not isinstance(start, torch.Tensor) or start.shape != base_out.shape:
+        raise LORA_LAYER.wrong("output_shape", want=tuple(base_out.shape), x=tuple(x.shape))
     if B.detach().abs().max() > 0:
-        raise Wrong(
-            "b_random",
-            text(
-                "B is not 0 at the start, so the layer changes the model before any training "
-                "(by up to {d:.3g} here): initialise B with zeros, A at random.",
-                "B ist zu Beginn nicht 0, also ändert die Schicht das Modell vor jedem Training "
-                "(hier um bis zu {d:.3g}): Initialisiere B mit Nullen, A zufällig.",
-                d=float((start - plain).abs().max()),
-            ),
-        )
+        raise LORA_LAYER.wrong("b_random", change=float((start - base_out).abs().max()))
     if A.detach().abs().max() == 0:
-        raise Wrong("a_zero", text(
-            "A is 0 as well: with A = B = 0 neither ever gets a gradient. Initialise A with "
-            "nn.init.kaiming_uniform_.",
-            "A ist ebenfalls 0: Mit A = B = 0 bekommt keiner von beiden je einen Gradienten. "
-            "Initialisiere A mit nn.init.kaiming_uniform_."))  # fmt: skip
-    if not torch.allclose(start, plain, atol=1e-6):
-        raise Wrong("start_changed", text(
-            "With B = 0 the layer must give exactly base(x); yours differs.",
-            "Mit B = 0 muss die Schicht genau base(x) liefern; deine weicht ab."))  # fmt: skip
+        raise LORA_LAYER.wrong("a_zero")
+    if not torch.allclose(start, base_out, atol=1e-6):
+        raise LORA_LAYER.wrong("start_changed")
     with torch.no_grad():
         A.copy_(torch.randn(A.shape, generator=g))
         B.copy_(torch.randn(B.shape, generator=g))
         base.weight.mul_(2.0)  # en: the layer must use base as it is now | de: base wie jetzt
         got = call(layer, x)
-        plain = base(x)
+        base_out = base(x)
+        stale_out = x @ built_with[0].T + built_with[1]
         low_rank = x @ A.T @ B.T
-    candidates = {
-        "right": alpha / r,
-        "scale_alpha": alpha,
-        "no_scale": 1.0,
-        "scale_inverted": r / alpha,
-    }
-    key = next(
-        (
-            k
-            for k, sc in candidates.items()
-            if torch.allclose(got, plain + sc * low_rank, 1e-4, 1e-4)
-        ),
-        None,
+    case = dict(base_out=base_out, stale_out=stale_out, low_rank=low_rank, alpha=alpha, r=r)
+    if not torch.allclose(got, base_out + (alpha / r) * low_rank, 1e-4, 1e-4):
+        key = next(iter(LORA_LAYER.explaining(got, case)), "wrong_forward")
+        raise LORA_LAYER.wrong(key, alpha=alpha, r=r)
+    return text(
+        "Correct! B = 0 starts at the base model; α/r keeps the update's size.",
+        "Richtig! B = 0 startet beim Basismodell; α/r hält die Größe des Updates.",
     )
-    if key is None:
-        old_plain = x @ reference[0].T + reference[1]
-        stale = torch.allclose(got, old_plain + (alpha / r) * low_rank, rtol=1e-4, atol=1e-4)
-        key = "ignores_base" if stale else "wrong_forward"
-    messages = {
-        "scale_alpha": ("You scaled by alpha; LoRA scales by alpha / r (here {a} / {r}), so that "
-                        "changing r does not change the update's size.",
-                        "Du hast mit alpha skaliert; LoRA skaliert mit alpha / r (hier {a} / {r}), "
-                        "damit eine Änderung von r die Größe des Updates nicht ändert."),
-        "no_scale": ("The adapter's output is not scaled: multiply B A x by alpha / r "
-                     "(here {a} / {r}).",
-                     "Die Ausgabe des Adapters ist nicht skaliert: Multipliziere B A x mit "
-                     "alpha / r (hier {a} / {r})."),
-        "scale_inverted": ("You scaled by r / alpha; it is alpha / r (here {a} / {r}).",
-                           "Du hast mit r / alpha skaliert; richtig ist alpha / r (hier {a} / {r})."),
-        "ignores_base": ("The layer does not use base as it is: call self.base(x), don't copy its "
-                         "weights.",
-                         "Die Schicht nutzt base nicht, wie es ist: Ruf self.base(x) auf, statt seine "
-                         "Gewichte zu kopieren."),
-        "wrong_forward": ("forward is not base(x) + (alpha / r) · x Aᵀ Bᵀ.",
-                          "forward ist nicht base(x) + (alpha / r) · x Aᵀ Bᵀ."),
-    }  # fmt: skip
-    if key != "right":
-        raise Wrong(key, text(*messages[key], a=alpha, r=r))
-    return text("Correct! B = 0 starts at the base model; α/r keeps the update's size.",
-                "Richtig! B = 0 startet beim Basismodell; α/r hält die Größe des Updates.")  # fmt: skip
 
 
 # --- a small model for q2 and q3 -----------------------------------------------------------------
@@ -229,6 +259,45 @@ class _Tiny(nn.Module):
 # --- q2 ------------------------------------------------------------------------------------------
 
 
+def _trainable(model):
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+# Found on the model; filled with `want`, the trainable count.
+COUNT_TRAINABLE = Mistakes(
+    Mistake(
+        "counted_frozen",
+        "You counted all {got:,} parameters, the frozen ones too; only those with requires_grad "
+        "train ({want:,} here).",
+        "Du hast alle {got:,} Parameter gezählt, auch die eingefrorenen; nur die mit "
+        "requires_grad trainieren (hier {want:,}).",
+        gives=lambda model: sum(p.numel() for p in model.parameters()),
+    ),
+    Mistake(
+        "tensors",
+        "You counted the parameter tensors ({got}); count their elements, p.numel().",
+        "Du hast die Parameter-Tensoren gezählt ({got}); zähl ihre Elemente, p.numel().",
+        gives=lambda model: sum(1 for p in model.parameters() if p.requires_grad),
+    ),
+    Mistake(
+        "state_dict",
+        "state_dict() lists a shared weight under each name and holds buffers too, and it does "
+        "not know what is frozen: count model.parameters() with requires_grad.",
+        "state_dict() führt ein geteiltes Gewicht unter jedem Namen und enthält auch Buffer, und "
+        "es weiß nicht, was eingefroren ist: Zähl model.parameters() mit requires_grad.",
+        gives=lambda model: [
+            sum(t.numel() for t in model.state_dict().values()),
+            _trainable(model) + model.embed.weight.numel() * model.embed.weight.requires_grad,
+        ],
+    ),
+    Mistake(
+        "wrong",
+        "{got:,} is not the number of trainable parameters ({want:,}).",
+        "{got:,} ist nicht die Zahl der trainierbaren Parameter ({want:,}).",
+    ),
+)
+
+
 @lab.exercise(
     "count_trainable",
     title=("Count the trainable parameters", "Trainierbare Parameter zählen"),
@@ -246,43 +315,63 @@ def q2(count_trainable, rng):
     frozen = rng.choice([("embed",), ("embed", "layers.0"), ("layers.1.mlp", "layers.0.attn")])
     for name, p in model.named_parameters():
         p.requires_grad_(not name.startswith(frozen))
-    params = list(model.parameters())
-    want = sum(p.numel() for p in params if p.requires_grad)
+    want = _trainable(model)
     got = as_number(call(count_trainable, model), ("the count", "die Zahl"))
-    if got == want:
-        return text("Correct! {n:,} of {t:,} parameters train here.",
-                    "Richtig! {n:,} von {t:,} Parametern trainieren hier.",
-                    n=want, t=sum(p.numel() for p in params))  # fmt: skip
-    if got == sum(p.numel() for p in params):
-        raise Wrong(
-            "counted_frozen",
-            text(
-                "You counted all {n:,} parameters, the frozen ones too; only those with "
-                "requires_grad train ({w:,} here).",
-                "Du hast alle {n:,} Parameter gezählt, auch die eingefrorenen; nur die mit "
-                "requires_grad trainieren (hier {w:,}).",
-                n=int(got),
-                w=want,
-            ),
-        )
-    if got == sum(1 for p in params if p.requires_grad):
-        raise Wrong("tensors", text(
-            "You counted the parameter tensors ({n}); count their elements, p.numel().",
-            "Du hast die Parameter-Tensoren gezählt ({n}); zähl ihre Elemente, p.numel().",
-            n=int(got)))  # fmt: skip
-    if got in (sum(t.numel() for t in model.state_dict().values()),
-               want + model.embed.weight.numel() * model.embed.weight.requires_grad):  # fmt: skip
-        raise Wrong("state_dict", text(
-            "state_dict() lists a shared weight under each name and holds buffers too, and it "
-            "does not know what is frozen: count model.parameters() with requires_grad.",
-            "state_dict() führt ein geteiltes Gewicht unter jedem Namen und enthält auch Buffer, "
-            "und es weiß nicht, was eingefroren ist: Zähl model.parameters() mit requires_grad."))  # fmt: skip
-    raise Wrong("wrong", text("{g:,} is not the number of trainable parameters ({w:,}).",
-                              "{g:,} ist nicht die Zahl der trainierbaren Parameter ({w:,}).",
-                              g=got, w=want))  # fmt: skip
+    if got != want:
+        COUNT_TRAINABLE.diagnose([(got, dict(model=model))], want=want)
+    return text(
+        "Correct! {n:,} of {total:,} parameters train here.",
+        "Richtig! {n:,} von {total:,} Parametern trainieren hier.",
+        n=want,
+        total=sum(p.numel() for p in model.parameters()),
+    )
 
 
 # --- q3 ------------------------------------------------------------------------------------------
+
+ADD_LORA = Mistakes(
+    Mistake(
+        "wrong_modules",
+        "LoRA went into modules not in targets: {extra}. Compare each child's own name with "
+        "targets, not its type alone.",
+        "LoRA kam in Module, die nicht in targets stehen: {extra}. Vergleiche den eigenen Namen "
+        "jedes Kindes mit targets, nicht nur seinen Typ.",
+    ),
+    Mistake(
+        "missed_modules",
+        "These targets got no LoRA: {missed}. They sit deeper in the model: walk all modules "
+        "(model.modules()), not only the top-level children.",
+        "Diese Ziele bekamen kein LoRA: {missed}. Sie liegen tiefer im Modell: Geh alle Module "
+        "durch (model.modules()), nicht nur die obersten Kinder.",
+    ),
+    Mistake(
+        "base_trainable",
+        "Base parameters are still trainable: {names}. Freeze every parameter of the model "
+        "first, then add the adapters.",
+        "Parameter der Basis sind noch trainierbar: {names}. Friere zuerst jeden Parameter des "
+        "Modells ein, dann füge die Adapter hinzu.",
+    ),
+    Mistake(
+        "adapters_frozen",
+        "The adapters are frozen too: freeze the model before you add LoRA, not after.",
+        "Auch die Adapter sind eingefroren: Friere das Modell ein, bevor du LoRA hinzufügst, "
+        "nicht danach.",
+    ),
+    Mistake(
+        "output_changed",
+        "The model's output changed although every B is 0: keep each wrapped layer's original "
+        "nn.Linear as its base.",
+        "Die Ausgabe des Modells hat sich geändert, obwohl jedes B 0 ist: Behalte das "
+        "ursprüngliche nn.Linear jeder eingepackten Schicht als seine Basis.",
+    ),
+)
+
+
+TARGET_SETS = [
+    ("q_proj", "v_proj"),
+    ("q_proj", "k_proj", "v_proj", "o_proj"),
+    ("v_proj", "up_proj", "down_proj"),
+]
 
 
 @lab.exercise(
@@ -304,8 +393,7 @@ def q3(add_lora, rng):
     ids = torch.randint(0, 23, (2, 7), generator=g)
     with torch.no_grad():
         before = model(ids)
-    targets = set(rng.choice([("q_proj", "v_proj"), ("q_proj", "k_proj", "v_proj", "o_proj"),
-                              ("v_proj", "up_proj", "down_proj")]))  # fmt: skip
+    targets = set(rng.choice(TARGET_SETS))
     r, alpha = _scales(rng)
     old = {n: m for n, m in model.named_modules() if isinstance(m, nn.Linear)}
     result = call(add_lora, model, set(targets), r, alpha)
@@ -314,69 +402,99 @@ def q3(add_lora, rng):
     wrapped = {n for n in old if hasattr(now.get(n), "A") and hasattr(now.get(n), "B")}
     wanted = {n for n in old if n.rsplit(".", 1)[-1] in targets}
     if wrapped - wanted:
-        raise Wrong(
-            "wrong_modules",
-            text(
-                "LoRA went into modules not in targets: {extra}. Compare each child's own name "
-                "with targets, not its type alone.",
-                "LoRA kam in Module, die nicht in targets stehen: {extra}. Vergleich den eigenen "
-                "Namen jedes Kindes mit targets, nicht nur seinen Typ.",
-                extra=", ".join(sorted(wrapped - wanted)),
-            ),
-        )
+        raise ADD_LORA.wrong("wrong_modules", extra=", ".join(sorted(wrapped - wanted)))
     if wanted - wrapped:
-        raise Wrong(
-            "missed_modules",
-            text(
-                "These targets got no LoRA: {missed}. They sit deeper in the model: walk all "
-                "modules (model.modules()), not only the top-level children.",
-                "Diese Ziele bekamen kein LoRA: {missed}. Sie liegen tiefer im Modell: Geh alle "
-                "Module durch (model.modules()), nicht nur die obersten Kinder.",
-                missed=", ".join(sorted(wanted - wrapped)),
-            ),
-        )
+        raise ADD_LORA.wrong("missed_modules", missed=", ".join(sorted(wanted - wrapped)))
     adapters = {id(p) for n in wrapped for p in (now[n].A, now[n].B)}
     left = [n for n, p in model.named_parameters() if p.requires_grad and id(p) not in adapters]
     if left:
-        raise Wrong(
-            "base_trainable",
-            text(
-                "Base parameters are still trainable: {names}. Freeze every parameter of the "
-                "model first, then add the adapters.",
-                "Parameter der Basis sind noch trainierbar: {names}. Friere zuerst jeden Parameter "
-                "des Modells ein, dann füge die Adapter hinzu.",
-                names=", ".join(left[:4]) + (" …" if len(left) > 4 else ""),
-            ),
-        )
+        names = ", ".join(left[:4]) + (" …" if len(left) > 4 else "")
+        raise ADD_LORA.wrong("base_trainable", names=names)
     if not all(now[n].A.requires_grad and now[n].B.requires_grad for n in wrapped):
-        raise Wrong("adapters_frozen", text(
-            "The adapters are frozen too: freeze the model before you add LoRA, not after.",
-            "Auch die Adapter sind eingefroren: Friere das Modell ein, bevor du LoRA hinzufügst, "
-            "nicht danach."))  # fmt: skip
+        raise ADD_LORA.wrong("adapters_frozen")
     with torch.no_grad():
         after = call(model, ids)
     if not torch.allclose(after, before, atol=1e-5):
-        raise Wrong("output_changed", text(
-            "The model's output changed although every B is 0: keep each wrapped layer's "
-            "original nn.Linear as its base.",
-            "Die Ausgabe des Modells hat sich geändert, obwohl jedes B 0 ist: Behalte das "
-            "ursprüngliche nn.Linear jeder eingepackten Schicht als seine Basis."))  # fmt: skip
-    n = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    return text("Correct! {k} layers wrapped, {n:,} trainable parameters, the output unchanged.",
-                "Richtig! {k} Schichten eingepackt, {n:,} trainierbare Parameter, die Ausgabe "
-                "unverändert.", k=len(wrapped), n=n)  # fmt: skip
+        raise ADD_LORA.wrong("output_changed")
+    return text(
+        "Correct! {k} layers wrapped, {n:,} trainable parameters, the output unchanged.",
+        "Richtig! {k} Schichten eingepackt, {n:,} trainierbare Parameter, die Ausgabe unverändert.",
+        k=len(wrapped),
+        n=_trainable(model),
+    )
 
 
 # --- q4 ------------------------------------------------------------------------------------------
+
+
+def _merged(weight):
+    """The mistake of a merge that returns `weight(W, delta, alpha, r)`, delta being B A."""
+
+    def fits(got, W, delta, alpha, r):
+        return torch.allclose(got, weight(W, delta, alpha, r), rtol=1e-4, atol=1e-4)
+
+    return fits
+
+
+MERGE_WEIGHT = Mistakes(
+    Mistake(
+        "type",
+        "Return the merged weight as a tensor of shape {shape}.",
+        "Gib das eingerechnete Gewicht als Tensor der Form {shape} zurück.",
+    ),
+    Mistake(
+        "shape",
+        "The merged weight must have W's shape {shape}, yours is {got}: B @ A, not A @ B.",
+        "Das eingerechnete Gewicht muss die Form von W haben, {shape}, deins hat {got}: B @ A, "
+        "nicht A @ B.",
+    ),
+    Mistake(
+        "no_scale",
+        "You merged without the scale: W + B A. The adapter was trained with alpha / r (here "
+        "{alpha} / {r}) in front, so the merge needs it too.",
+        "Du hast ohne die Skala eingerechnet: W + B A. Der Adapter wurde mit alpha / r (hier "
+        "{alpha} / {r}) davor trainiert, also braucht ihn das Einrechnen auch.",
+        when=_merged(lambda W, delta, alpha, r: W + delta),
+    ),
+    Mistake(
+        "scale_alpha",
+        "You scaled by alpha; the scale is alpha / r (here {alpha} / {r}).",
+        "Du hast mit alpha skaliert; die Skala ist alpha / r (hier {alpha} / {r}).",
+        when=_merged(lambda W, delta, alpha, r: W + alpha * delta),
+    ),
+    Mistake(
+        "scale_inverted",
+        "You scaled by r / alpha; the scale is alpha / r (here {alpha} / {r}).",
+        "Du hast mit r / alpha skaliert; die Skala ist alpha / r (hier {alpha} / {r}).",
+        when=_merged(lambda W, delta, alpha, r: W + (r / alpha) * delta),
+    ),
+    Mistake(
+        "delta_only",
+        "You returned only the update (alpha / r)·B A: add it to W.",
+        "Du hast nur das Update (alpha / r)·B A zurückgegeben: Addiere es zu W.",
+        when=_merged(lambda W, delta, alpha, r: (alpha / r) * delta),
+    ),
+    Mistake(
+        "in_place",
+        "Right values, but W was changed in place: the frozen base should stay as it was (you "
+        "may need it for another adapter). Use W + ..., not W += ....",
+        "Richtige Werte, aber W wurde an Ort und Stelle geändert: Die eingefrorene Basis soll "
+        "bleiben, wie sie war (du brauchst sie vielleicht für einen anderen Adapter). Nimm "
+        "W + ..., nicht W += ....",
+    ),
+    Mistake("wrong", "This is not W + (alpha / r)·B A.", "Das ist nicht W + (alpha / r)·B A."),
+)
 
 
 @lab.exercise(
     "merge_weight",
     title=("The merged weight", "Das eingerechnete Gewicht"),
     points=2,
-    hint=("W' = W + (alpha / r) · B @ A: B (out, r) times A (r, in) has W's shape (out, in).",
-          "W' = W + (alpha / r) · B @ A: B (out, r) mal A (r, in) hat die Form von W (out, in)."),
-)  # fmt: skip
+    hint=(
+        "W' = W + (alpha / r) · B @ A: B (out, r) times A (r, in) has W's shape (out, in).",
+        "W' = W + (alpha / r) · B @ A: B (out, r) mal A (r, in) hat die Form von W (out, in).",
+    ),
+)
 def q4(merge_weight, rng):
     g = _generator(rng)
     r, alpha = _scales(rng)
@@ -389,49 +507,18 @@ def q4(merge_weight, rng):
         try:
             got = torch.as_tensor(got, dtype=torch.float32)
         except (TypeError, ValueError, RuntimeError):
-            raise Wrong("type", text("Return the merged weight as a tensor of shape {s}.",
-                                     "Gib das eingerechnete Gewicht als Tensor der Form {s} zurück.",
-                                     s=(n_out, n_in))) from None  # fmt: skip
+            raise MERGE_WEIGHT.wrong("type", shape=(n_out, n_in)) from None
     if tuple(got.shape) != (n_out, n_in):
-        raise Wrong("shape", text(
-            "The merged weight must have W's shape {s}, yours is {g}: B @ A, not A @ B.",
-            "Das eingerechnete Gewicht muss die Form von W haben, {s}, deins hat {g}: B @ A, nicht "
-            "A @ B.", s=(n_out, n_in), g=tuple(got.shape)))  # fmt: skip
-    got = got.detach().float()
-    delta = B @ A
-    candidates = {
-        "right": W + (alpha / r) * delta,
-        "no_scale": W + delta,
-        "scale_alpha": W + alpha * delta,
-        "scale_inverted": W + (r / alpha) * delta,
-        "delta_only": (alpha / r) * delta,
-    }
-    key = next((k for k, v in candidates.items() if torch.allclose(got, v, rtol=1e-4, atol=1e-4)),
-               "wrong")  # fmt: skip
-    if key == "right" and not torch.equal(W_given, W):
-        key = "in_place"
-    messages = {
-        "no_scale": ("You merged without the scale: W + B A. The adapter was trained with "
-                     "alpha / r (here {a} / {r}) in front, so the merge needs it too.",
-                     "Du hast ohne die Skala eingerechnet: W + B A. Der Adapter wurde mit alpha / r "
-                     "(hier {a} / {r}) davor trainiert, also braucht ihn das Einrechnen auch."),
-        "scale_alpha": ("You scaled by alpha; the scale is alpha / r (here {a} / {r}).",
-                        "Du hast mit alpha skaliert; die Skala ist alpha / r (hier {a} / {r})."),
-        "scale_inverted": ("You scaled by r / alpha; the scale is alpha / r (here {a} / {r}).",
-                           "Du hast mit r / alpha skaliert; die Skala ist alpha / r (hier {a} / {r})."),
-        "delta_only": ("You returned only the update (alpha / r)·B A: add it to W.",
-                       "Du hast nur das Update (alpha / r)·B A zurückgegeben: Addiere es zu W."),
-        "in_place": ("Right values, but W was changed in place: the frozen base should stay as it "
-                     "was (you may need it for another adapter). Use W + ..., not W += ....",
-                     "Richtige Werte, aber W wurde an Ort und Stelle geändert: Die eingefrorene "
-                     "Basis soll bleiben, wie sie war (du brauchst sie vielleicht für einen anderen "
-                     "Adapter). Nimm W + ..., nicht W += ...."),
-        "wrong": ("This is not W + (alpha / r)·B A.", "Das ist nicht W + (alpha / r)·B A."),
-    }  # fmt: skip
-    if key != "right":
-        raise Wrong(key, text(*messages[key], a=alpha, r=r))
-    return text("Correct! After the merge the layer is a plain nn.Linear again.",
-                "Richtig! Nach dem Einrechnen ist die Schicht wieder ein schlichtes nn.Linear.")  # fmt: skip
+        raise MERGE_WEIGHT.wrong("shape", shape=(n_out, n_in), got=tuple(got.shape))
+    got, delta = got.detach().float(), B @ A
+    if not torch.allclose(got, W + (alpha / r) * delta, rtol=1e-4, atol=1e-4):
+        MERGE_WEIGHT.diagnose([(got, dict(W=W, delta=delta, alpha=alpha, r=r))])
+    if not torch.equal(W_given, W):
+        raise MERGE_WEIGHT.wrong("in_place")
+    return text(
+        "Correct! After the merge the layer is a plain nn.Linear again.",
+        "Richtig! Nach dem Einrechnen ist die Schicht wieder ein schlichtes nn.Linear.",
+    )
 
 
 # --- q5 ------------------------------------------------------------------------------------------
@@ -439,11 +526,79 @@ def q4(merge_weight, rng):
 RANKS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
-def _largest(shapes, layers, budget, per_param=16, count=None, strict=False):
-    count = count or (lambda r: layers * sum(r * (a + b) for a, b in shapes))
-    fits = [r for r in RANKS if (per_param * count(r) < budget if strict else
-                                 per_param * count(r) <= budget)]  # fmt: skip
-    return fits[-1] if fits else 0
+def _largest(shapes, layers, budget, per_param=16, count=None, fits=operator.le):
+    """The largest rank whose adapters' training state fits the budget, 0 if none does.
+    `count(shapes, layers, r)` counts the parameters of rank r (by default, A and B in each
+    layer), `per_param` the bytes each needs in training."""
+    count = count or _adapter_params
+    ranks = [r for r in RANKS if fits(per_param * count(shapes, layers, r), budget)]
+    return ranks[-1] if ranks else 0
+
+
+def _adapter_params(shapes, layers, r):
+    return layers * sum(r * (a + b) for a, b in shapes)
+
+
+# Found on the shapes, the layers and the budget; filled with `want`, the right rank.
+LARGEST_RANK = Mistakes(
+    Mistake(
+        "bytes_4",
+        "You counted 4 bytes per trainable parameter, the value alone; training holds its "
+        "gradient and Adam's two moments too: 16 bytes.",
+        "Du hast 4 Bytes pro trainierbarem Parameter gezählt, nur den Wert; das Training hält "
+        "auch seinen Gradienten und die zwei Momente von Adam: 16 Bytes.",
+        gives=lambda shapes, layers, budget: _largest(shapes, layers, budget, per_param=4),
+    ),
+    Mistake(
+        "one_layer",
+        "Your rank fits one block, not all {layers}: multiply by layers.",
+        "Dein Rang passt für einen Block, nicht für alle {layers}: Multipliziere mit layers.",
+        gives=lambda shapes, layers, budget: _largest(shapes, 1, budget),
+    ),
+    Mistake(
+        "a_only",
+        "You counted only A (r · in); B adds r · out: r · (in + out) per layer.",
+        "Du hast nur A gezählt (r · in); B bringt r · out dazu: r · (in + out) pro Schicht.",
+        gives=lambda shapes, layers, budget: _largest(
+            shapes, layers, budget, count=lambda s, n, r: n * sum(r * a for a, _ in s)
+        ),
+    ),
+    Mistake(
+        "strict",
+        "At a budget of exactly {budget:,} bytes, r = {want} fits (equal counts as fitting): use "
+        "<=, not <.",
+        "Bei einem Budget von genau {budget:,} Bytes passt r = {want} (Gleichstand zählt als "
+        "passend): Nimm <=, nicht <.",
+        gives=lambda shapes, layers, budget: _largest(shapes, layers, budget, fits=operator.lt),
+    ),
+    Mistake(
+        "square",
+        "You treated every layer as square (r · 2 · in); v is narrower here: use each layer's own "
+        "(in, out).",
+        "Du hast jede Schicht als quadratisch behandelt (r · 2 · in); v ist hier schmaler: Nimm "
+        "(in, out) jeder Schicht.",
+        gives=lambda shapes, layers, budget: _largest(
+            shapes, layers, budget, count=lambda s, n, r: n * sum(2 * r * a for a, _ in s)
+        ),
+    ),
+    Mistake(
+        "over_budget",
+        "r = {got} needs more than the budget of {budget:,} bytes: return the largest rank that "
+        "fits ({want}), not the first that does not.",
+        "r = {got} braucht mehr als das Budget von {budget:,} Bytes: Gib den größten Rang zurück, "
+        "der passt ({want}), nicht den ersten, der nicht passt.",
+        gives=lambda shapes, layers, budget: next(
+            (r for r in RANKS if 16 * _adapter_params(shapes, layers, r) > budget), 0
+        ),
+    ),
+    Mistake(
+        "wrong",
+        "For {layers} blocks and a budget of {budget:,} bytes the largest rank is {want}, not "
+        "{got}.",
+        "Für {layers} Blöcke und ein Budget von {budget:,} Bytes ist der größte Rang {want}, "
+        "nicht {got}.",
+    ),
+)
 
 
 @lab.exercise(
@@ -465,51 +620,14 @@ def q5(largest_rank, rng):
     r_edge = rng.choice([4, 8, 16])
     # en: just over a rank's need first (a slight over-count shows), then exactly at it (<= vs <)
     # de: knapp über dem Bedarf eines Rangs zuerst (leichtes Überzählen fällt auf), dann genau darauf
-    cases = [per_r * r_edge * 11 // 10, per_r * r_edge, per_r * r_edge - 1, per_r * 3 * r_edge // 2]
-    cases += [per_r // 2, per_r * 300]
-    for budget in cases:
-        want = _largest(shapes, layers, budget)
+    budgets = [per_r * r_edge * 11 // 10, per_r * r_edge, per_r * r_edge - 1]
+    budgets += [per_r * 3 * r_edge // 2, per_r // 2, per_r * 300]
+    for budget in budgets:
+        case = dict(shapes=shapes, layers=layers, budget=budget)
         got = as_number(call(largest_rank, list(shapes), layers, budget), ("the rank", "der Rang"))
-        if got == want:
-            continue
-        slips = {
-            "bytes_4": _largest(shapes, layers, budget, per_param=4),
-            "one_layer": _largest(shapes, 1, budget),
-            "a_only": _largest(shapes, layers, budget, count=lambda r: layers * sum(r * a for a, _ in shapes)),
-            "strict": _largest(shapes, layers, budget, strict=True),
-            "square": _largest(shapes, layers, budget, count=lambda r: layers * sum(2 * r * a for a, _ in shapes)),
-            "over_budget": next((r for r in RANKS if 16 * layers * sum(r * (a + b) for a, b in shapes) > budget), 0),
-        }  # fmt: skip
-        key = next((k for k, v in slips.items() if v == got), "wrong")
-        messages = {
-            "bytes_4": ("You counted 4 bytes per trainable parameter, the value alone; training "
-                        "holds its gradient and Adam's two moments too: 16 bytes.",
-                        "Du hast 4 Bytes pro trainierbarem Parameter gezählt, nur den Wert; das "
-                        "Training hält auch seinen Gradienten und die zwei Momente von Adam: 16 "
-                        "Bytes."),
-            "one_layer": ("Your rank fits one block, not all {l}: multiply by layers.",
-                          "Dein Rang passt für einen Block, nicht für alle {l}: Multipliziere mit "
-                          "layers."),
-            "a_only": ("You counted only A (r · in); B adds r · out: r · (in + out) per layer.",
-                       "Du hast nur A gezählt (r · in); B bringt r · out dazu: r · (in + out) pro "
-                       "Schicht."),
-            "square": ("You treated every layer as square (r · 2 · in); v is narrower here: use "
-                       "each layer's own (in, out).",
-                       "Du hast jede Schicht als quadratisch behandelt (r · 2 · in); v ist hier "
-                       "schmaler: Nimm (in, out) jeder Schicht."),
-            "strict": ("At a budget of exactly {b:,} bytes, r = {w} fits (equal counts as "
-                       "fitting): use <=, not <.",
-                       "Bei einem Budget von genau {b:,} Bytes passt r = {w} (Gleichstand zählt "
-                       "als passend): Nimm <=, nicht <."),
-            "over_budget": ("r = {g} needs more than the budget of {b:,} bytes: return the "
-                            "largest rank that fits ({w}), not the first that does not.",
-                            "r = {g} braucht mehr als das Budget von {b:,} Bytes: Gib den größten "
-                            "Rang zurück, der passt ({w}), nicht den ersten, der nicht passt."),
-            "wrong": ("For {l} blocks and a budget of {b:,} bytes the largest rank is {w}, not "
-                      "{g}.",
-                      "Für {l} Blöcke und ein Budget von {b:,} Bytes ist der größte Rang {w}, "
-                      "nicht {g}."),
-        }  # fmt: skip
-        raise Wrong(key, text(*messages[key], l=layers, b=budget, w=want, g=got))
-    return text("Correct! Memory for the adapters grows linearly with r.",
-                "Richtig! Der Speicher für die Adapter wächst linear mit r.")  # fmt: skip
+        if got != _largest(**case):
+            LARGEST_RANK.diagnose([(got, case)], want=_largest(**case))
+    return text(
+        "Correct! Memory for the adapters grows linearly with r.",
+        "Richtig! Der Speicher für die Adapter wächst linear mit r.",
+    )
