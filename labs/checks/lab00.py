@@ -74,7 +74,7 @@ NUMBER = Mistakes(
 
 
 def _number(value, what):
-    """`as_number`, with a message of their own for None and a tuple of one (`return x,`)."""
+    """`as_number`, with messages of their own for None and for a tuple of one (`return x,`)."""
     if value is None:
         raise NUMBER.wrong("no_return")
     if isinstance(value, tuple) and len(value) == 1:
