@@ -50,3 +50,11 @@ def test_pairs_and_tuples_are_numbers_or_a_named_mistake():
         with pytest.raises(Wrong) as caught:
             as_pair(bad, ("the TFLOP/s", "die TFLOP/s"), ("the percentage", "der Prozentwert"))
         assert caught.value.key in ("not_a_pair", "not_a_number")
+
+
+def test_a_head_opens_every_message_of_a_table():
+    headed = Mistakes(*TABLE, head=("For m={m}: ", "Für m={m}: "))
+    with pytest.raises(Wrong) as caught:
+        headed.diagnose([(6, dict(m=1, k=2, n=3))])
+    assert caught.value.message == "For m=1: m·k·n: 6"
+    assert headed.wrong("negative", m=2).message == "For m=2: negative"

@@ -17,14 +17,15 @@ A mistake with `gives` is found by value: `gives(**case)` is what that slip retu
 `case` (a dict of the check's arguments).  One with `when` is a predicate `when(got, **case)`.
 `explaining(got, case)` lists the mistakes that fit one failing input, in table order;
 `diagnose` raises the first one that fits every failing input, else the table's "wrong" (or a
-plain "That is not it yet" when the table has none).  Messages are `str.format` templates: the
+plain "That is not it yet" when the table has none).  `Mistakes(..., head=(en, de))` opens every
+message with the same sentence, the one that names the failing input.  Messages are `str.format` templates: the
 case's fields, `got` and whatever the check passes to `wrong(key, **values)` fill them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from labs.kit.answers import Wrong
@@ -76,9 +77,14 @@ def _same(got: Any, want: Any, rel_tol: float) -> bool:
 class Mistakes:
     """An exercise's table of mistakes, by key, in the order a diagnosis prefers them."""
 
-    def __init__(self, *mistakes: Mistake):
+    def __init__(self, *mistakes: Mistake, head: tuple[str, str] | None = None):
+        """`head` (en, de), if given, opens every message: the sentence that says which input
+        failed ("For m=3, k=5, n=7 the answer is {want}; yours {got}. ")."""
         self.by_key: dict[str, Mistake] = {}
         for mistake in mistakes:
+            if head is not None:
+                en, de = (head[0] + mistake.en).rstrip(), (head[1] + mistake.de).rstrip()
+                mistake = replace(mistake, en=en, de=de)
             if mistake.key in self.by_key:
                 raise ValueError(f"two mistakes with the key {mistake.key!r}")
             self.by_key[mistake.key] = mistake
