@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from labs.kit.answers import Text, Wrong
-from utils.i18n import text
+from utils.i18n import num, text
 
 
 def to_numpy(value: Any) -> Any:
@@ -74,10 +74,17 @@ def as_tuple(value: Any, whats: tuple[Text, ...], key: str = "not_a_tuple") -> t
                 "Gib {n} Zahlen zurück ({names}), nicht {shown}.",
                 n=len(whats),
                 names=text(*names),
-                shown=textwrap.shorten(repr(value), 60, placeholder=" ..."),
+                shown=_shown(value),
             ),
         )
     return tuple(as_number(item, what) for item, what in zip(items, whats, strict=True))
+
+
+def _shown(value: Any) -> str:
+    """A wrong answer as the message shows it: a number in the learner's format, else its repr."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return num(value, ".6g")
+    return textwrap.shorten(repr(value), 60, placeholder=" ...")
 
 
 def as_pair(value: Any, first: Text, second: Text, key: str = "not_a_pair") -> tuple[Any, Any]:
