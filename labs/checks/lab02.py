@@ -9,13 +9,18 @@ words of an error message.  q3 hands out a simulated copy on a virtual clock (`u
 its verdict depends only on what the timer does (sync or not, warm-up or not, per copy or total,
 GB or GiB, bytes or bits), never on how busy the machine is.  q5 hands out a pretend GPU that runs
 out of memory past a random batch size, and steps with bugs that must not be caught.
+
+Each exercise's mistakes are one table (`labs.kit.mistakes`), declared above its check: q4's are
+found by the value they give, the others by what the learner's code did, and the check raises the
+one it found by its key.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import torch
@@ -24,14 +29,13 @@ from torch.overrides import TorchFunctionMode
 from labs.kit import (
     Lab,
     LearnerError,
+    Mistake,
+    Mistakes,
     Wrong,
     allclose,
     as_number,
     call,
     close,
-    diagnose,
-    factor_slip,
-    matching,
 )
 from utils.i18n import text
 from utils.platform import placement
@@ -50,6 +54,11 @@ def _targets() -> list[torch.device]:
 
 def _on(device: torch.device, target: torch.device) -> bool:
     return device.type == target.type and (target.index is None or device.index == target.index)
+
+
+def _headed(head: tuple[str, str], *mistakes: Mistake) -> Mistakes:
+    """A table whose every message opens with `head` (en, de), the sentence about the case."""
+    return Mistakes(*(replace(m, en=head[0] + m.en, de=head[1] + m.de) for m in mistakes))
 
 
 # --- watching what the learner's code asks torch to do -------------------------------------------
@@ -139,23 +148,89 @@ def _hide_watch(failure: LearnerError) -> LearnerError:
     return failure
 
 
-def _hardcoded_cuda(target: torch.device, what: str) -> Wrong:
-    return Wrong(
+# Shared by q1 and q2: `what` names the device the code was given ("the device", "x").
+PLACEMENT_MISTAKES = Mistakes(
+    Mistake(
         "hardcoded_cuda",
-        text(
-            "Your code asks for 'cuda' itself, but {what} was {target}. Use the device you are "
-            "given (or x.device), never a fixed name: the same code then runs on a CPU, a GPU, "
-            "MPS or a TPU.",
-            "Dein Code verlangt selbst 'cuda', aber {what} war {target}. Nimm das Gerät, das du "
-            "bekommst (oder x.device), nie einen festen Namen: Dann läuft derselbe Code auf einer "
-            "CPU, einer GPU, mit MPS oder auf einer TPU.",
-            what=what,
-            target=str(target),
-        ),
-    )
+        "Your code asks for 'cuda' itself, but {what} was {target}. Use the device you are "
+        "given (or x.device), never a fixed name: the same code then runs on a CPU, a GPU, MPS "
+        "or a TPU.",
+        "Dein Code verlangt selbst 'cuda', aber {what} war {target}. Nimm das Gerät, das du "
+        "bekommst (oder x.device), nie einen festen Namen: Dann läuft derselbe Code auf einer "
+        "CPU, einer GPU, mit MPS oder auf einer TPU.",
+    ),
+)
 
 
 # --- q1: move a model and a batch ----------------------------------------------------------------
+
+FORWARD_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
+    Mistake(
+        "not_assigned",
+        "On {target}: you call batch.to(device) but keep using the old batch. A tensor's .to() "
+        "returns a *new* tensor and leaves the original where it was: write "
+        "batch = batch.to(device).",
+        "Auf {target}: Du rufst batch.to(device) auf, rechnest aber mit dem alten Batch weiter. "
+        ".to() eines Tensors gibt einen *neuen* Tensor zurück und lässt das Original, wo es war: "
+        "Schreib batch = batch.to(device).",
+    ),
+    Mistake(
+        "only_model",
+        "On {target}: the model is there, the batch is still on {batch}, so the forward pass "
+        "mixes devices. Move the batch too: batch = batch.to(device).",
+        "Auf {target}: Das Modell ist dort, der Batch liegt noch auf {batch}, also mischt der "
+        "Vorwärtsdurchlauf Geräte. Verschieb auch den Batch: batch = batch.to(device).",
+    ),
+    Mistake(
+        "only_batch",
+        "On {target}: the batch is there, the model's weights are still on {model}. Move the "
+        "model too: model.to(device).",
+        "Auf {target}: Der Batch ist dort, die Gewichte des Modells liegen noch auf {model}. "
+        "Verschieb auch das Modell: model.to(device).",
+    ),
+    Mistake(
+        "mixed",
+        "On {target} the forward pass mixes devices: model on {model}, batch on {batch}. Move "
+        "both to the device you are given.",
+        "Auf {target} mischt der Vorwärtsdurchlauf Geräte: Modell auf {model}, Batch auf "
+        "{batch}. Verschieb beide auf das Gerät, das du bekommst.",
+    ),
+    Mistake(
+        "moved_back",
+        "The output was computed on {target}: return it there. Copying it back (.cpu(), .item(), "
+        ".numpy()) costs a transfer, and the caller decides when to pay it.",
+        "Das Ergebnis wurde auf {target} berechnet: Gib es dort zurück. Es zurückzukopieren "
+        "(.cpu(), .item(), .numpy()) kostet eine Übertragung, und wann die sich lohnt, "
+        "entscheidet der Aufrufer.",
+    ),
+    Mistake(
+        "not_a_tensor",
+        "Return the model's output (a tensor), not {kind}.",
+        "Gib die Ausgabe des Modells zurück (einen Tensor), nicht {kind}.",
+    ),
+    Mistake(
+        "ignores_device",
+        "Asked to compute on {target}, your function computed on {where}. Use the device "
+        "parameter, don't pick your own.",
+        "Gerechnet werden sollte auf {target}, deine Funktion rechnete auf {where}. Nimm den "
+        "Parameter device, statt selbst eines zu wählen.",
+    ),
+    Mistake(
+        "moved_output",
+        "Your output is on {target}, but the model computed on {where} and only the result was "
+        "moved. Move the model and the batch first, then compute: the work is meant to run on "
+        "{target}.",
+        "Dein Ergebnis liegt auf {target}, aber das Modell rechnete auf {where}, und nur das "
+        "Ergebnis wurde verschoben. Verschieb zuerst Modell und Batch, dann rechne: Die Arbeit "
+        "soll auf {target} laufen.",
+    ),
+    Mistake(
+        "wrong_output",
+        "Right device, wrong output: return model(batch) itself, nothing else.",
+        "Richtiges Gerät, falsches Ergebnis: Gib genau model(batch) zurück, sonst nichts.",
+    ),
+)
+THE_DEVICE = ("the device", "das Gerät")  # what q1's code was given, for "hardcoded_cuda"
 
 
 def _model_and_batch(rng):
@@ -170,7 +245,7 @@ def _model_and_batch(rng):
 def _forward_failure(error: Exception, watch: _Watch, target: torch.device) -> Wrong | None:
     """Which mistake made the learner's forward pass raise, judged by what its code did."""
     if target.type != "cuda" and watch.literal_cuda:
-        return _hardcoded_cuda(target, text("the device", "das Gerät"))
+        return FORWARD_MISTAKES.wrong("hardcoded_cuda", target=target, what=text(*THE_DEVICE))
     failing = watch.failing()
     if (
         isinstance(error, RuntimeError)
@@ -179,53 +254,11 @@ def _forward_failure(error: Exception, watch: _Watch, target: torch.device) -> W
         and len({(d.type, d.index) for d in failing.devices}) > 1
     ):
         batch_at, model_at = failing.devices[0], failing.devices[1]  # linear(input, weight, bias)
-        values = dict(target=str(target), model=str(model_at), batch=str(batch_at))
-        if _on(model_at, target) and watch.moved:
-            return Wrong(
-                "not_assigned",
-                text(
-                    "On {target}: you call batch.to(device) but keep using the old batch. A "
-                    "tensor's .to() returns a *new* tensor and leaves the original where it was: "
-                    "write batch = batch.to(device).",
-                    "Auf {target}: Du rufst batch.to(device) auf, rechnest aber mit dem alten "
-                    "Batch weiter. .to() eines Tensors gibt einen *neuen* Tensor zurück und lässt "
-                    "das Original, wo es war: Schreib batch = batch.to(device).",
-                    **values,
-                ),
-            )
         if _on(model_at, target):
-            return Wrong(
-                "only_model",
-                text(
-                    "On {target}: the model is there, the batch is still on {batch}, so the "
-                    "forward pass mixes devices. Move the batch too: batch = batch.to(device).",
-                    "Auf {target}: Das Modell ist dort, der Batch liegt noch auf {batch}, also "
-                    "mischt der Vorwärtsdurchlauf Geräte. Verschieb auch den Batch: "
-                    "batch = batch.to(device).",
-                    **values,
-                ),
-            )
-        if _on(batch_at, target):
-            return Wrong(
-                "only_batch",
-                text(
-                    "On {target}: the batch is there, the model's weights are still on {model}. "
-                    "Move the model too: model.to(device).",
-                    "Auf {target}: Der Batch ist dort, die Gewichte des Modells liegen noch auf "
-                    "{model}. Verschieb auch das Modell: model.to(device).",
-                    **values,
-                ),
-            )
-        return Wrong(
-            "mixed",
-            text(
-                "On {target} the forward pass mixes devices: model on {model}, batch on {batch}. "
-                "Move both to the device you are given.",
-                "Auf {target} mischt der Vorwärtsdurchlauf Geräte: Modell auf {model}, Batch auf "
-                "{batch}. Verschieb beide auf das Gerät, das du bekommst.",
-                **values,
-            ),
-        )
+            key = "not_assigned" if watch.moved else "only_model"
+        else:
+            key = "only_batch" if _on(batch_at, target) else "mixed"
+        return FORWARD_MISTAKES.wrong(key, target=target, model=model_at, batch=batch_at)
     ran = watch.forwards()
     if (
         target.type == "meta"
@@ -234,22 +267,35 @@ def _forward_failure(error: Exception, watch: _Watch, target: torch.device) -> W
         and failing is not None
         and failing.name in _COPY_OUT
     ):  # the model computed on meta, then the code wanted the numbers: there are none
-        return _moved_back(target)
+        return FORWARD_MISTAKES.wrong("moved_back", target=target)
     return None
 
 
-def _moved_back(target: torch.device) -> Wrong:
-    return Wrong(
-        "moved_back",
-        text(
-            "The output was computed on {target}: return it there. Copying it back (.cpu(), "
-            ".item(), .numpy()) costs a transfer, and the caller decides when to pay it.",
-            "Das Ergebnis wurde auf {target} berechnet: Gib es dort zurück. Es zurückzukopieren "
-            "(.cpu(), .item(), .numpy()) kostet eine Übertragung, und wann die sich lohnt, "
-            "entscheidet der Aufrufer.",
-            target=str(target),
-        ),
-    )
+def _output_mistake(
+    out: Any, want: torch.Tensor, watch: _Watch, target: torch.device
+) -> Wrong | None:
+    """What is wrong with the output of a forward pass that ran, judged by where it computed."""
+    if not isinstance(out, torch.Tensor):
+        return FORWARD_MISTAKES.wrong("not_a_tensor", kind=type(out).__name__)
+    ran = watch.forwards()
+    computed = ran[-1].devices[0] if ran else None
+    if not _on(out.device, target):
+        if target.type != "cuda" and watch.literal_cuda:
+            key = "hardcoded_cuda"
+        elif computed is not None and _on(computed, target):
+            key = "moved_back"
+        else:
+            key = "ignores_device"
+    elif computed is not None and not _on(computed, target):
+        key = "moved_output"
+    elif computed is None or (
+        target.type != "meta" and not allclose(out.detach(), want, rtol=1e-4, atol=1e-5)
+    ):
+        key = "wrong_output"
+    else:
+        return None
+    where = computed if computed is not None else out.device
+    return FORWARD_MISTAKES.wrong(key, target=target, where=where, what=text(*THE_DEVICE))
 
 
 @lab.exercise(
@@ -279,58 +325,8 @@ def q1(forward_on, rng):
             if wrong is None:
                 raise _hide_watch(failure) from failure.error
             raise wrong from None
-        if not isinstance(out, torch.Tensor):
-            raise Wrong(
-                "not_a_tensor",
-                text(
-                    "Return the model's output (a tensor), not {kind}.",
-                    "Gib die Ausgabe des Modells zurück (einen Tensor), nicht {kind}.",
-                    kind=type(out).__name__,
-                ),
-            )
-        ran = watch.forwards()
-        computed = ran[-1].devices[0] if ran else None
-        if not _on(out.device, target):
-            if target.type != "cuda" and watch.literal_cuda:
-                raise _hardcoded_cuda(target, text("the device", "das Gerät"))
-            if computed is not None and _on(computed, target):
-                raise _moved_back(target)
-            raise Wrong(
-                "ignores_device",
-                text(
-                    "Asked to compute on {target}, your function computed on {where}. Use the "
-                    "device parameter, don't pick your own.",
-                    "Gerechnet werden sollte auf {target}, deine Funktion rechnete auf {where}. "
-                    "Nimm den Parameter device, statt selbst eines zu wählen.",
-                    target=str(target),
-                    where=str(computed if computed is not None else out.device),
-                ),
-            )
-        if computed is not None and not _on(computed, target):
-            raise Wrong(
-                "moved_output",
-                text(
-                    "Your output is on {target}, but the model computed on {where} and only the "
-                    "result was moved. Move the model and the batch first, then compute: the "
-                    "work is meant to run on {target}.",
-                    "Dein Ergebnis liegt auf {target}, aber das Modell rechnete auf {where}, und "
-                    "nur das Ergebnis wurde verschoben. Verschieb zuerst Modell und Batch, dann "
-                    "rechne: Die Arbeit soll auf {target} laufen.",
-                    target=str(target),
-                    where=str(computed),
-                ),
-            )
-        if computed is None or (
-            target.type != "meta" and not allclose(out.detach(), want, rtol=1e-4, atol=1e-5)
-        ):
-            raise Wrong(
-                "wrong_output",
-                text(
-                    "Right device, wrong output: return model(batch) itself, nothing else.",
-                    "Richtiges Gerät, falsches Ergebnis: Gib genau model(batch) zurück, sonst "
-                    "nichts.",
-                ),
-            )
+        if wrong := _output_mistake(out, want, watch, target):
+            raise wrong
     return text(
         "Correct! Your forward pass worked on {tried}.",
         "Richtig! Dein Vorwärtsdurchlauf lief auf {tried}.",
@@ -339,6 +335,54 @@ def q1(forward_on, rng):
 
 
 # --- q2: fix a function that mixes devices -------------------------------------------------------
+
+SCALE_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
+    Mistake(
+        "weights_elsewhere",
+        "x was on {target}, but your weights were made somewhere else, so x * weights mixes "
+        "devices. torch.linspace makes its tensor on the CPU unless you pass device=x.device.",
+        "x lag auf {target}, deine Gewichte entstanden aber woanders, also mischt x * weights "
+        "Geräte. torch.linspace legt seinen Tensor auf der CPU an, außer du gibst "
+        "device=x.device an.",
+    ),
+    Mistake(
+        "moved_x",
+        "You move x (on {target}) to meet the weights. Move the small weights to x instead: x "
+        "may be a big batch on a GPU, and the result belongs where x is.",
+        "Du verschiebst x (auf {target}) zu den Gewichten. Bring stattdessen die kleinen "
+        "Gewichte zu x: x kann ein großer Batch auf einer GPU sein, und das Ergebnis gehört "
+        "dorthin, wo x liegt.",
+    ),
+    Mistake(
+        "shape",
+        "For x of shape {shape} return a tensor of the same shape.",
+        "Für x der Form {shape} gib einen Tensor derselben Form zurück.",
+    ),
+    Mistake(
+        "in_place",
+        "Your function changes x in place (x *= ..., x.mul_(...)): the caller's batch is "
+        "overwritten. Return a new tensor, x * weights, and leave x as it was.",
+        "Deine Funktion ändert x an Ort und Stelle (x *= ..., x.mul_(...)): Der Batch des "
+        "Aufrufers wird überschrieben. Gib einen neuen Tensor zurück, x * weights, und lass x, "
+        "wie es war.",
+    ),
+    Mistake(
+        "dtype",
+        "x was {dtype}, your result is {got}: float32 weights turn a {dtype} batch into float32, "
+        "twice the memory. Make the weights with dtype=x.dtype too.",
+        "x war {dtype}, dein Ergebnis ist {got}: float32-Gewichte machen aus einem "
+        "{dtype}-Batch float32, doppelt so viel Speicher. Leg die Gewichte auch mit "
+        "dtype=x.dtype an.",
+    ),
+    Mistake(
+        "wrong_values",
+        "Right device and dtype, wrong numbers for x of shape {shape}: keep the weights as they "
+        "were, torch.linspace(0.5, 1.5, x.shape[-1]), one per feature (the last dimension).",
+        "Richtiges Gerät und richtiger Typ, aber falsche Zahlen für x der Form {shape}: Lass die "
+        "Gewichte, wie sie waren, torch.linspace(0.5, 1.5, x.shape[-1]), eines pro Merkmal (die "
+        "letzte Dimension).",
+    ),
+)
 
 
 def _features(rng, where, dtype, shape):
@@ -367,33 +411,34 @@ def _scale_inputs(rng) -> list[tuple[torch.device, torch.dtype, tuple[int, ...]]
     return cases
 
 
-def _weights_elsewhere(target: torch.device) -> Wrong:
-    return Wrong(
-        "weights_elsewhere",
-        text(
-            "x was on {target}, but your weights were made somewhere else, so x * weights mixes "
-            "devices. torch.linspace makes its tensor on the CPU unless you pass "
-            "device=x.device.",
-            "x lag auf {target}, deine Gewichte entstanden aber woanders, also mischt "
-            "x * weights Geräte. torch.linspace legt seinen Tensor auf der CPU an, außer du gibst "
-            "device=x.device an.",
-            target=str(target),
-        ),
-    )
+def _scale_failure(error: Exception, watch: _Watch, target: torch.device) -> str:
+    """The key of the mistake that made the learner's function raise, or "" if none is known."""
+    if target.type != "cuda" and watch.literal_cuda:
+        return "hardcoded_cuda"
+    if watch.moved:
+        return "moved_x"
+    failing = watch.failing()
+    mixed = failing is not None and len({(d.type, d.index) for d in failing.devices}) > 1
+    return "weights_elsewhere" if isinstance(error, RuntimeError) and mixed else ""
 
 
-def _moved_x(target: torch.device) -> Wrong:
-    return Wrong(
-        "moved_x",
-        text(
-            "You move x (on {target}) to meet the weights. Move the small weights to x instead: "
-            "x may be a big batch on a GPU, and the result belongs where x is.",
-            "Du verschiebst x (auf {target}) zu den Gewichten. Bring stattdessen die kleinen "
-            "Gewichte zu x: x kann ein großer Batch auf einer GPU sein, und das Ergebnis gehört "
-            "dorthin, wo x liegt.",
-            target=str(target),
-        ),
-    )
+def _scaled_mistake(out: Any, x: torch.Tensor, before: torch.Tensor | None, watch: _Watch) -> str:
+    """The key of what is wrong with the learner's result for x, or "" if nothing."""
+    if not isinstance(out, torch.Tensor) or out.shape != x.shape:
+        return "shape"
+    if out is x or (before is not None and not torch.equal(x, before)):
+        return "in_place"
+    if out.device != x.device:
+        if x.device.type != "cuda" and watch.literal_cuda:
+            return "hardcoded_cuda"
+        return "moved_x" if watch.moved else "weights_elsewhere"
+    if out.dtype != x.dtype:
+        return "dtype"
+    if x.device.type != "meta":
+        want = (x.float().cpu() * torch.linspace(0.5, 1.5, x.shape[-1])).to(x.dtype)
+        if not allclose(out.cpu(), want):
+            return "wrong_values"
+    return ""
 
 
 @lab.exercise(
@@ -413,74 +458,17 @@ def q2(scale_features, rng):
     for target, dtype, shape in _scale_inputs(rng):
         x = _features(rng, target, dtype, shape)
         before = x.clone() if target.type != "meta" else None
+        values = dict(target=target, what="x", shape=tuple(x.shape), dtype=x.dtype)
         watch = _Watch(x)
         try:
             with watch:
                 out = call(scale_features, x)
         except LearnerError as failure:
-            if target.type != "cuda" and watch.literal_cuda:
-                raise _hardcoded_cuda(target, "x") from None
-            if watch.moved:
-                raise _moved_x(target) from None
-            failing = watch.failing()
-            mixed = failing is not None and len({(d.type, d.index) for d in failing.devices}) > 1
-            if isinstance(failure.error, RuntimeError) and mixed:
-                raise _weights_elsewhere(target) from None
+            if key := _scale_failure(failure.error, watch, target):
+                raise SCALE_MISTAKES.wrong(key, **values) from None
             raise _hide_watch(failure) from failure.error
-        values = dict(shape=tuple(x.shape), dtype=str(x.dtype), device=str(x.device))
-        if not isinstance(out, torch.Tensor) or out.shape != x.shape:
-            raise Wrong(
-                "shape",
-                text(
-                    "For x of shape {shape} return a tensor of the same shape.",
-                    "Für x der Form {shape} gib einen Tensor derselben Form zurück.",
-                    **values,
-                ),
-            )
-        if out is x or (before is not None and not torch.equal(x, before)):
-            raise Wrong(
-                "in_place",
-                text(
-                    "Your function changes x in place (x *= ..., x.mul_(...)): the caller's batch "
-                    "is overwritten. Return a new tensor, x * weights, and leave x as it was.",
-                    "Deine Funktion ändert x an Ort und Stelle (x *= ..., x.mul_(...)): Der Batch "
-                    "des Aufrufers wird überschrieben. Gib einen neuen Tensor zurück, x * weights, "
-                    "und lass x, wie es war.",
-                ),
-            )
-        if out.device != x.device:
-            if target.type != "cuda" and watch.literal_cuda:
-                raise _hardcoded_cuda(target, "x")
-            raise _moved_x(target) if watch.moved else _weights_elsewhere(target)
-        if out.dtype != x.dtype:
-            raise Wrong(
-                "dtype",
-                text(
-                    "x was {dtype}, your result is {got}: float32 weights turn a {dtype} batch "
-                    "into float32, twice the memory. Make the weights with dtype=x.dtype too.",
-                    "x war {dtype}, dein Ergebnis ist {got}: float32-Gewichte machen aus einem "
-                    "{dtype}-Batch float32, doppelt so viel Speicher. Leg die Gewichte auch mit "
-                    "dtype=x.dtype an.",
-                    got=str(out.dtype),
-                    **values,
-                ),
-            )
-        if target.type != "meta":
-            want = (x.float().cpu() * torch.linspace(0.5, 1.5, x.shape[-1])).to(x.dtype)
-            if not allclose(out.cpu(), want):
-                raise Wrong(
-                    "wrong_values",
-                    text(
-                        "Right device and dtype, wrong numbers for x of shape {shape}: keep the "
-                        "weights as they were, torch.linspace(0.5, 1.5, x.shape[-1]), one per "
-                        "feature (the last dimension).",
-                        "Richtiges Gerät und richtiger Typ, aber falsche Zahlen für x der Form "
-                        "{shape}: Lass die Gewichte, wie sie waren, "
-                        "torch.linspace(0.5, 1.5, x.shape[-1]), eines pro Merkmal (die letzte "
-                        "Dimension).",
-                        **values,
-                    ),
-                )
+        if key := _scaled_mistake(out, x, before, watch):
+            raise SCALE_MISTAKES.wrong(key, got=getattr(out, "dtype", None), **values)
     return text(
         "Correct! Your weights are made where x lives, in x's dtype.",
         "Richtig! Deine Gewichte entstehen dort, wo x liegt, im dtype von x.",
@@ -550,34 +538,122 @@ def _copy_rounds(rng) -> list[tuple[int, float, float]]:
     ]
 
 
-# got = want × factor for these slips (UNIT_SLIPS names where they exist)
-_BANDWIDTH_SLIPS = {
-    "gib": 1e9 / 2**30,
-    "bits": 8.0,
-    "bits:gib": 8e9 / 2**30,
-    "unit:bytes": 1e9,
-    "unit:kb": 1e6,
-    "unit:mb": 1e3,
-    "unit:mib": 1e9 / 2**20,
-}
+# A case: nbytes, seconds (of one warm copy), us (the same in µs), want (GB/s), link and clock.
+# The unit slips and the inverted ratio are found by value; the rest by what the timer did.
+BANDWIDTH_MISTAKES = _headed(
+    (
+        "For copies of {nbytes:,} bytes that take {us:.4g} µs each ({want:.4g} GB/s): ",
+        "Für Kopien von {nbytes:,} Byte, die je {us:.4g} µs dauern ({want:.4g} GB/s): ",
+    ),
+    Mistake(
+        "no_copy",
+        "Your function never called copy(): time it, e.g. with measure(copy, sync=sync).",
+        "Deine Funktion hat copy() nie aufgerufen: Miss es, z. B. mit measure(copy, sync=sync).",
+    ),
+    Mistake(
+        "not_measured",
+        "The number is right, but it does not come from timing the copies (the clock was never "
+        "read, or sync() never called). Time copy() with measure(copy, sync=sync) or with "
+        "time.perf_counter.",
+        "Die Zahl stimmt, sie kommt aber nicht aus einer Messung der Kopien (die Uhr wurde nie "
+        "gelesen oder sync() nie aufgerufen). Miss copy() mit measure(copy, sync=sync) oder mit "
+        "time.perf_counter.",
+    ),
+    Mistake(
+        "other_clock",
+        "Your timer reads none of the clocks for wall time (time.perf_counter, time.time, "
+        "time.monotonic, timeit.default_timer). time.process_time counts only the CPU's work, "
+        "not the waiting for a copy: use measure(copy, sync=sync) or time.perf_counter.",
+        "Dein Timer liest keine der Uhren für die verstrichene Zeit (time.perf_counter, "
+        "time.time, time.monotonic, timeit.default_timer). time.process_time zählt nur die "
+        "Arbeit der CPU, nicht das Warten auf eine Kopie: Nimm measure(copy, sync=sync) oder "
+        "time.perf_counter.",
+    ),
+    Mistake(
+        "no_sync",
+        "Your time is shorter than the copies take: copy() only starts a copy and returns at "
+        "once, so the clock must stop after sync(). Call sync() before you read the clock (or "
+        "pass it: measure(copy, sync=sync)).",
+        "Deine Zeit ist kürzer, als die Kopien dauern: copy() startet eine Kopie nur und kehrt "
+        "sofort zurück, also darf die Uhr erst nach sync() anhalten. Ruf sync() auf, bevor du "
+        "die Uhr liest (oder übergib es: measure(copy, sync=sync)).",
+    ),
+    Mistake(
+        "gib",
+        "That is GiB/s (2³⁰ bytes per second). Bandwidths are given in GB/s, 10⁹ bytes per "
+        "second, like the PCIe figures: divide by 1e9.",
+        "Das sind GiB/s (2³⁰ Byte pro Sekunde). Bandbreiten werden in GB/s angegeben, 10⁹ Byte "
+        "pro Sekunde, wie die PCIe-Werte: Teile durch 1e9.",
+        gives=lambda want, **_: want * 1e9 / 2**30,
+        rel_tol=1e-3,
+    ),
+    Mistake(
+        "bits",
+        "That is gigabits per second: count bytes, not bits.",
+        "Das sind Gigabit pro Sekunde: Zähl Bytes, nicht Bits.",
+        gives=lambda want, **_: [want * 8, want * 8e9 / 2**30],  # in GB/s or in GiB/s
+        rel_tol=1e-3,
+    ),
+    Mistake(
+        "unit",
+        "Right speed, wrong unit: bytes per second ÷ 10⁹ gives GB/s.",
+        "Richtige Geschwindigkeit, falsche Einheit: Byte pro Sekunde ÷ 10⁹ ergibt GB/s.",
+        gives=lambda want, **_: [want * 1e9, want * 1e6, want * 1e3, want * 1e9 / 2**20],
+        rel_tol=1e-3,
+    ),
+    Mistake(
+        "inverted",
+        "That is time per byte: bandwidth is bytes divided by seconds.",
+        "Das ist Zeit pro Byte: Bandbreite ist Bytes geteilt durch Sekunden.",
+        gives=lambda want, nbytes, seconds, **_: [
+            1 / want,
+            seconds / nbytes,
+            seconds,
+            seconds * 1e9 / nbytes,
+            seconds * 1e3,
+        ],
+        rel_tol=1e-3,
+    ),
+    Mistake(
+        "total_time",
+        "You divide the bytes of one copy by the time of several: divide the time by the number "
+        "of copies you timed (measure's median already is the time of one call).",
+        "Du teilst die Bytes einer Kopie durch die Zeit mehrerer: Teile die Zeit durch die Zahl "
+        "der gemessenen Kopien (der Median von measure ist schon die Zeit eines Aufrufs).",
+    ),
+    Mistake(
+        "cold",
+        "Your time includes the first (cold) copy, which pays for allocation and driver "
+        "start-up: warm up first (measure does), then time.",
+        "Deine Zeit enthält die erste (kalte) Kopie, die für Speicheranlegen und Treiberstart "
+        "zahlt: Wärm erst auf (measure tut das), dann miss.",
+    ),
+    Mistake(
+        "wrong",
+        "Your function returns {got:.4g}, expected {want:.4g} GB/s.",
+        "Deine Funktion liefert {got:.4g}, erwartet sind {want:.4g} GB/s.",
+    ),
+)
 
 
-def _bandwidth_key(got: float, want: float, link: _Link, clock: _Clock, nbytes: int) -> str:
-    seconds = link.seconds
+def _bandwidth_key(got: float, case: dict[str, Any]) -> str:
+    """The mistake of an answer that is wrong or not measured: first by what the timer did (read
+    a clock, synced), then by value, then by the number of copies the answer's time stands for."""
+    link, clock, want, seconds = case["link"], case["clock"], case["want"], case["seconds"]
+    if close(got, want, rel_tol=1e-3):
+        return "not_measured"
+    if link.copies == 0:
+        return "no_copy"
     if clock.reads == 0:
         return "other_clock"
     if link.syncs == 0:
         return "no_sync"
-    slip = factor_slip(got, want, _BANDWIDTH_SLIPS, rel_tol=1e-3)
-    if slip is not None:
-        return slip.split(":")[0]
-    inverse = [1 / want, seconds / nbytes, seconds, seconds * 1e9 / nbytes, seconds * 1e3]
-    if any(close(got, v, rel_tol=1e-3) for v in inverse):
-        return "inverted"
+    if slips := BANDWIDTH_MISTAKES.explaining(got, case):
+        return slips[0]
     if got > want:
         return "no_sync"  # the clock stopped before the copies were done
     if got > 0:
-        implied = nbytes / (got * 1e9)  # the seconds of one copy the answer stands for
+        implied = case["nbytes"] / (got * 1e9)  # the seconds of one copy the answer stands for
 
         def whole(k: float) -> bool:  # a whole number of copies, at most as many as were made
             return 1 <= round(k) <= link.copies and abs(k - round(k)) <= 1e-4 * k
@@ -586,88 +662,10 @@ def _bandwidth_key(got: float, want: float, link: _Link, clock: _Clock, nbytes: 
             return "cold"  # (k copies + the cold extra) / k: no warm-up
         if whole(implied / seconds) or whole((implied - link.cold) / seconds):
             return "total_time"  # k copies timed, the time taken as one copy's
-    first = nbytes / (seconds + link.cold) / 1e9
+    first = case["nbytes"] / (seconds + link.cold) / 1e9
     if first * (1 - 1e-3) <= got < want:
         return "cold"  # the cold copy among the timed ones
     return "wrong"
-
-
-def _bandwidth_message(key, nbytes, micros, want, got) -> str:
-    messages = {
-        "no_copy": (
-            "Your function never called copy(): time it, e.g. with measure(copy, sync=sync).",
-            "Deine Funktion hat copy() nie aufgerufen: Miss es, z. B. mit "
-            "measure(copy, sync=sync).",
-        ),
-        "not_measured": (
-            "The number is right, but it does not come from timing the copies (the clock was "
-            "never read, or sync() never called). Time copy() with measure(copy, sync=sync) or "
-            "with time.perf_counter.",
-            "Die Zahl stimmt, sie kommt aber nicht aus einer Messung der Kopien (die Uhr wurde nie "
-            "gelesen oder sync() nie aufgerufen). Miss copy() mit measure(copy, sync=sync) oder "
-            "mit time.perf_counter.",
-        ),
-        "other_clock": (
-            "Your timer reads none of the clocks for wall time (time.perf_counter, time.time, "
-            "time.monotonic, timeit.default_timer). time.process_time counts only the CPU's work, "
-            "not the waiting for a copy: use measure(copy, sync=sync) or time.perf_counter.",
-            "Dein Timer liest keine der Uhren für die verstrichene Zeit (time.perf_counter, "
-            "time.time, time.monotonic, timeit.default_timer). time.process_time zählt nur die "
-            "Arbeit der CPU, nicht das Warten auf eine Kopie: Nimm measure(copy, sync=sync) oder "
-            "time.perf_counter.",
-        ),
-        "no_sync": (
-            "Your time is shorter than the copies take: copy() only starts a copy and returns at "
-            "once, so the clock must stop after sync(). Call sync() before you read the clock "
-            "(or pass it: measure(copy, sync=sync)).",
-            "Deine Zeit ist kürzer, als die Kopien dauern: copy() startet eine Kopie nur und kehrt "
-            "sofort zurück, also darf die Uhr erst nach sync() anhalten. Ruf sync() auf, bevor du "
-            "die Uhr liest (oder übergib es: measure(copy, sync=sync)).",
-        ),
-        "gib": (
-            "That is GiB/s (2³⁰ bytes per second). Bandwidths are given in GB/s, 10⁹ bytes per "
-            "second, like the PCIe figures: divide by 1e9.",
-            "Das sind GiB/s (2³⁰ Byte pro Sekunde). Bandbreiten werden in GB/s angegeben, 10⁹ Byte "
-            "pro Sekunde, wie die PCIe-Werte: Teile durch 1e9.",
-        ),
-        "bits": (
-            "That is gigabits per second: count bytes, not bits.",
-            "Das sind Gigabit pro Sekunde: Zähl Bytes, nicht Bits.",
-        ),
-        "unit": (
-            "Right speed, wrong unit: bytes per second ÷ 10⁹ gives GB/s.",
-            "Richtige Geschwindigkeit, falsche Einheit: Byte pro Sekunde ÷ 10⁹ ergibt GB/s.",
-        ),
-        "inverted": (
-            "That is time per byte: bandwidth is bytes divided by seconds.",
-            "Das ist Zeit pro Byte: Bandbreite ist Bytes geteilt durch Sekunden.",
-        ),
-        "total_time": (
-            "You divide the bytes of one copy by the time of several: divide the time by the "
-            "number of copies you timed (measure's median already is the time of one call).",
-            "Du teilst die Bytes einer Kopie durch die Zeit mehrerer: Teile die Zeit durch die "
-            "Zahl der gemessenen Kopien (der Median von measure ist schon die Zeit eines "
-            "Aufrufs).",
-        ),
-        "cold": (
-            "Your time includes the first (cold) copy, which pays for allocation and driver "
-            "start-up: warm up first (measure does), then time.",
-            "Deine Zeit enthält die erste (kalte) Kopie, die für Speicheranlegen und Treiberstart "
-            "zahlt: Wärm erst auf (measure tut das), dann miss.",
-        ),
-        "wrong": (
-            "your function returns {got:.4g}, expected {want:.4g} GB/s.",
-            "deine Funktion liefert {got:.4g}, erwartet sind {want:.4g} GB/s.",
-        ),
-    }
-    head = text(
-        "For copies of {n:,} bytes that take {us:.4g} µs each ({want:.4g} GB/s): ",
-        "Für Kopien von {n:,} Byte, die je {us:.4g} µs dauern ({want:.4g} GB/s): ",
-        n=nbytes,
-        us=micros,
-        want=want,
-    )
-    return head + text(*messages[key], got=got, want=want)
 
 
 @lab.exercise(
@@ -686,7 +684,6 @@ def _bandwidth_message(key, nbytes, micros, want, got) -> str:
 def q3(copy_gbs, rng):
     for nbytes, gbs, latency in _copy_rounds(rng):
         seconds = latency + nbytes / (gbs * 1e9)
-        want = nbytes / seconds / 1e9
         clock = _Clock()
         link = _Link(
             clock,
@@ -698,16 +695,13 @@ def q3(copy_gbs, rng):
         with virtual_time(clock, copy_gbs):
             answer = call(copy_gbs, copy, sync, nbytes)
         got = as_number(answer, ("the bandwidth", "die Bandbreite"))
-        if close(got, want, rel_tol=1e-3):
-            if clock.reads == 0 or link.syncs == 0:
-                key = "not_measured"
-            else:
-                continue
-        elif link.copies == 0:
-            key = "no_copy"
-        else:
-            key = _bandwidth_key(got, want, link, clock, nbytes)
-        raise Wrong(key, _bandwidth_message(key, nbytes, seconds * 1e6, want, got))
+        want = nbytes / seconds / 1e9
+        measured = clock.reads > 0 and link.syncs > 0
+        if not (measured and close(got, want, rel_tol=1e-3)):
+            case = dict(
+                nbytes=nbytes, seconds=seconds, us=seconds * 1e6, want=want, link=link, clock=clock
+            )
+            raise BANDWIDTH_MISTAKES.wrong(_bandwidth_key(got, case), got=got, **case)
     return text(
         "Correct! Below, your function measures real copies on this machine.",
         "Richtig! Unten misst deine Funktion echte Kopien auf dieser Maschine.",
@@ -717,81 +711,104 @@ def q3(copy_gbs, rng):
 # --- q4: how many samples fit --------------------------------------------------------------------
 
 
-def _fit_message(key, budget_gib, model_bytes, sample_shape, dtype, got, want):
-    per_sample = math.prod(sample_shape) * dtype.itemsize
-    values = dict(
-        model=model_bytes,
-        dtype=str(dtype),
-        size=dtype.itemsize,
-        got=got,
-        want=want,
-        per=per_sample,
-        free=budget_gib * GIB - model_bytes,
-    )
-    messages = {
-        "not_whole": (
-            "Half a sample does not exist: round down to a whole number (// or math.floor).",
-            "Ein halbes Beispiel gibt es nicht: Runde auf eine ganze Zahl ab (// oder math.floor).",
-        ),
-        "rounded_up": (
-            "You round up: the last sample would not fit. Round down.",
-            "Du rundest auf: Das letzte Beispiel passt dann nicht mehr. Runde ab.",
-        ),
-        "off_by_one": (
-            "The free memory ({free:,} bytes) holds exactly {want:,} samples of {per:,} bytes, and "
-            "you return one less: a sample that fills the memory exactly still fits. free // "
-            "per_sample is exact.",
-            "Der freie Speicher ({free:,} Byte) fasst genau {want:,} Beispiele zu je {per:,} Byte, "
-            "und du gibst eines weniger zurück: Ein Beispiel, das den Speicher genau füllt, passt "
-            "noch. frei // pro_beispiel ist exakt.",
-        ),
-        "gb": (
-            "You count the budget in GB (10⁹ bytes); it is in GiB, 2³⁰ bytes, as PyTorch and "
-            "nvidia-smi count.",
-            "Du rechnest das Budget in GB (10⁹ Byte); es ist in GiB angegeben, 2³⁰ Byte, wie "
-            "PyTorch und nvidia-smi zählen.",
-        ),
-        "forgot_model": (
-            "The model's weights ({model:,} bytes) take memory first: only what is left holds "
-            "samples.",
-            "Die Gewichte des Modells ({model:,} Byte) belegen zuerst Speicher: Nur der Rest nimmt "
-            "Beispiele auf.",
-        ),
-        "ignores_dtype": (
-            "Your answer does not depend on the dtype: a {dtype} element takes {size} byte(s) "
-            "(dtype.itemsize).",
-            "Deine Antwort hängt nicht vom dtype ab: Ein {dtype}-Element braucht {size} Byte "
-            "(dtype.itemsize).",
-        ),
-        "shape_sum": (
-            "A sample of shape {shape} has the product of these sizes as elements, not their sum: "
-            "math.prod(sample_shape).",
-            "Ein Beispiel der Form {shape} hat das Produkt dieser Größen an Elementen, nicht ihre "
-            "Summe: math.prod(sample_shape).",
-        ),
-        "bits": (
-            "You count bits per element; memory is counted in bytes.",
-            "Du zählst Bits pro Element; Speicher wird in Byte gezählt.",
-        ),
-        "negative": (
-            "The model alone does not fit, so no sample does: return 0, not a negative number.",
-            "Schon das Modell passt nicht, also passt kein Beispiel: Gib 0 zurück, keine negative "
-            "Zahl.",
-        ),
-        "wrong": (
-            "your function returns {got}, expected {want:,} samples of {per:,} bytes.",
-            "deine Funktion liefert {got}, erwartet sind {want:,} Beispiele zu je {per:,} Byte.",
-        ),
-    }
-    head = text(
-        "For {budget} GiB, a model of {model:,} bytes and samples of shape {shape} in {dtype}: ",
-        "Für {budget} GiB, ein Modell mit {model:,} Byte und Beispiele der Form {shape} in "
-        "{dtype}: ",
-        budget=budget_gib,
-        shape=sample_shape,
-        **{k: v for k, v in values.items() if k in ("model", "dtype")},
-    )
-    return head + text(*messages[key], shape=sample_shape, **values)
+def _in_gb(budget_gib, model_bytes, per, **_):
+    free_gb = budget_gib * 1e9 - model_bytes  # the budget taken as GB
+    return [free_gb // per, max(0, free_gb // per), free_gb / per]
+
+
+def _ignoring_dtype(free, sample_shape, dtype, **_):  # any element size but the dtype's
+    elements = math.prod(sample_shape)
+    return [max(0, free // (elements * c)) for c in (1, 2, 4) if c != dtype.itemsize]
+
+
+def _shape_sum(free, sample_shape, dtype, **_):
+    if sum(sample_shape) == math.prod(sample_shape):
+        return []
+    return [max(0, free // (sum(sample_shape) * dtype.itemsize))]
+
+
+# A case: budget_gib, model_bytes, sample_shape and dtype (the inputs), per (bytes per sample),
+# free (bytes after the model) and want.  "negative" comes first: it explains an answer below 0.
+FIT_MISTAKES = _headed(
+    (
+        "For {budget_gib} GiB, a model of {model_bytes:,} bytes and samples of shape "
+        "{sample_shape} in {dtype}: ",
+        "Für {budget_gib} GiB, ein Modell mit {model_bytes:,} Byte und Beispiele der Form "
+        "{sample_shape} in {dtype}: ",
+    ),
+    Mistake(
+        "negative",
+        "The model alone does not fit, so no sample does: return 0, not a negative number.",
+        "Schon das Modell passt nicht, also passt kein Beispiel: Gib 0 zurück, keine negative "
+        "Zahl.",
+        gives=lambda free, per, **_: [free // per, free / per] if free < 0 else [],
+    ),
+    Mistake(
+        "off_by_one",
+        "The free memory ({free:,} bytes) holds exactly {want:,} samples of {per:,} bytes, and "
+        "you return one less: a sample that fills the memory exactly still fits. free // "
+        "per_sample is exact.",
+        "Der freie Speicher ({free:,} Byte) fasst genau {want:,} Beispiele zu je {per:,} Byte, "
+        "und du gibst eines weniger zurück: Ein Beispiel, das den Speicher genau füllt, passt "
+        "noch. frei // pro_beispiel ist exakt.",
+        gives=lambda free, per, want, **_: [want - 1] if want >= 1 and free % per == 0 else [],
+    ),
+    Mistake(
+        "not_whole",
+        "Half a sample does not exist: round down to a whole number (// or math.floor).",
+        "Ein halbes Beispiel gibt es nicht: Runde auf eine ganze Zahl ab (// oder math.floor).",
+        gives=lambda free, per, **_: [free / per, max(0.0, free / per)],
+    ),
+    Mistake(
+        "rounded_up",
+        "You round up: the last sample would not fit. Round down.",
+        "Du rundest auf: Das letzte Beispiel passt dann nicht mehr. Runde ab.",
+        gives=lambda free, per, **_: [math.ceil(free / per), max(0, math.ceil(free / per))],
+    ),
+    Mistake(
+        "gb",
+        "You count the budget in GB (10⁹ bytes); it is in GiB, 2³⁰ bytes, as PyTorch and "
+        "nvidia-smi count.",
+        "Du rechnest das Budget in GB (10⁹ Byte); es ist in GiB angegeben, 2³⁰ Byte, wie "
+        "PyTorch und nvidia-smi zählen.",
+        gives=_in_gb,
+    ),
+    Mistake(
+        "forgot_model",
+        "The model's weights ({model_bytes:,} bytes) take memory first: only what is left holds "
+        "samples.",
+        "Die Gewichte des Modells ({model_bytes:,} Byte) belegen zuerst Speicher: Nur der Rest "
+        "nimmt Beispiele auf.",
+        gives=lambda budget_gib, per, **_: [budget_gib * GIB // per, budget_gib * GIB / per],
+    ),
+    Mistake(
+        "ignores_dtype",
+        "Your answer does not use the size of the dtype: a {dtype} element takes "
+        "{dtype.itemsize} byte(s) (dtype.itemsize).",
+        "Deine Antwort rechnet nicht mit der Größe des dtype: Ein {dtype}-Element braucht "
+        "{dtype.itemsize} Byte (dtype.itemsize).",
+        gives=_ignoring_dtype,
+    ),
+    Mistake(
+        "shape_sum",
+        "A sample of shape {sample_shape} has the product of these sizes as elements, not their "
+        "sum: math.prod(sample_shape).",
+        "Ein Beispiel der Form {sample_shape} hat das Produkt dieser Größen an Elementen, nicht "
+        "ihre Summe: math.prod(sample_shape).",
+        gives=_shape_sum,
+    ),
+    Mistake(
+        "bits",
+        "You count bits per element; memory is counted in bytes.",
+        "Du zählst Bits pro Element; Speicher wird in Byte gezählt.",
+        gives=lambda free, per, **_: [max(0, free // (8 * per)), max(0, free * 8 // per)],
+    ),
+    Mistake(
+        "wrong",
+        "Your function returns {got}, expected {want:,} samples of {per:,} bytes.",
+        "Deine Funktion liefert {got}, erwartet sind {want:,} Beispiele zu je {per:,} Byte.",
+    ),
+)
 
 
 def _fit_inputs(rng) -> list[tuple[int, int, tuple[int, ...], torch.dtype]]:
@@ -817,6 +834,21 @@ def _fit_inputs(rng) -> list[tuple[int, int, tuple[int, ...], torch.dtype]]:
     return cases
 
 
+def _fit_case(budget_gib, model_bytes, sample_shape, dtype) -> dict[str, Any]:
+    """The inputs as the table reads them, with the bytes per sample, the free bytes and want."""
+    per = math.prod(sample_shape) * dtype.itemsize
+    free = budget_gib * GIB - model_bytes
+    return dict(
+        budget_gib=budget_gib,
+        model_bytes=model_bytes,
+        sample_shape=sample_shape,
+        dtype=dtype,
+        per=per,
+        free=free,
+        want=max(0, free // per),
+    )
+
+
 @lab.exercise(
     "fit",
     title=("How many samples fit?", "Wie viele Beispiele passen?"),
@@ -830,47 +862,13 @@ def _fit_inputs(rng) -> list[tuple[int, int, tuple[int, ...], torch.dtype]]:
 )
 def q4(samples_that_fit, rng):
     failures = []
-    for budget_gib, model_bytes, sample_shape, dtype in _fit_inputs(rng):
-        per_sample = math.prod(sample_shape) * dtype.itemsize
-        free = budget_gib * GIB - model_bytes
-        want = max(0, free // per_sample)
-        answer = call(samples_that_fit, budget_gib, model_bytes, sample_shape, dtype)
+    for inputs in _fit_inputs(rng):
+        answer = call(samples_that_fit, *inputs)
         got = as_number(answer, ("the number of samples", "die Zahl der Beispiele"))
-        if close(got, want, rel_tol=0, abs_tol=1e-9):
-            continue
-        exact = free / per_sample
-        free_gb = budget_gib * 1e9 - model_bytes
-        elements = math.prod(sample_shape)
-        mistakes = {
-            "negative": [free // per_sample, exact] if free < 0 else [],  # first: it explains < 0
-            "off_by_one": [want - 1] if want >= 1 and free % per_sample == 0 else [],
-            "not_whole": [exact, max(0.0, exact)],
-            "rounded_up": [math.ceil(exact), max(0, math.ceil(exact))],
-            "gb": [free_gb // per_sample, max(0, free_gb // per_sample), free_gb / per_sample],
-            "forgot_model": [budget_gib * GIB // per_sample, budget_gib * GIB / per_sample],
-            **{
-                f"ignores_dtype:{c}": [max(0, free // (elements * c))]
-                for c in (1, 2, 4)
-                if c != dtype.itemsize
-            },
-            "shape_sum": (
-                [max(0, free // (sum(sample_shape) * dtype.itemsize))]
-                if sum(sample_shape) != elements
-                else []
-            ),
-            "bits": [max(0, free // (8 * per_sample)), max(0, free * 8 // per_sample)],
-        }
-        case = dict(
-            budget_gib=budget_gib,
-            model_bytes=model_bytes,
-            sample_shape=sample_shape,
-            dtype=dtype,
-            got=got,
-            want=want,
-        )
-        failures.append((matching(got, mistakes), case))
-    if failures:
-        diagnose(failures, _fit_message)
+        case = _fit_case(*inputs)
+        if not close(got, case["want"], rel_tol=0, abs_tol=1e-9):
+            failures.append((got, case))
+    FIT_MISTAKES.diagnose(failures)
     return text(
         "Correct! That is the estimate a batch-size search starts from; on a real GPU the CUDA "
         "context and fragmentation take a little more.",
@@ -881,81 +879,81 @@ def q4(samples_that_fit, rng):
 
 # --- q5: a batch-size finder that survives out-of-memory -----------------------------------------
 
-_FINDER_MESSAGES = {
-    "oom_not_caught": (
+FINDER_MISTAKES = _headed(
+    (
+        "With room for {cap} samples and limit={limit}: ",
+        "Mit Platz für {cap} Beispiele und limit={limit}: ",
+    ),
+    Mistake(
+        "oom_not_caught",
         "Your function let a torch.OutOfMemoryError through: that ends the training run. Catch "
         "it (try: ... except torch.OutOfMemoryError:) and stop doubling.",
-        "Deine Funktion lässt einen torch.OutOfMemoryError durch: Das beendet den Trainingslauf. "
-        "Fang ihn ab (try: ... except torch.OutOfMemoryError:) und hör auf zu verdoppeln.",
+        "Deine Funktion lässt einen torch.OutOfMemoryError durch: Das beendet den "
+        "Trainingslauf. Fang ihn ab (try: ... except torch.OutOfMemoryError:) und hör auf zu "
+        "verdoppeln.",
     ),
-    "returns_failed": (
+    Mistake(
+        "returns_failed",
         "You return {got}, the size that ran out of memory. Return the last size that ran.",
         "Du gibst {got} zurück, die Größe, bei der der Speicher voll war. Gib die letzte Größe "
         "zurück, die lief.",
     ),
-    "untried": (
-        "You return {got}, but your function never ran step({got}): return the largest size that "
-        "actually ran.",
-        "Du gibst {got} zurück, aber deine Funktion hat step({got}) nie ausgeführt: Gib die größte "
-        "Größe zurück, die wirklich lief.",
+    Mistake(
+        "untried",
+        "You return {got}, but your function never ran step({got}): return the largest size "
+        "that actually ran.",
+        "Du gibst {got} zurück, aber deine Funktion hat step({got}) nie ausgeführt: Gib die "
+        "größte Größe zurück, die wirklich lief.",
     ),
-    "continues_after_oom": (
-        "After {failed} ran out of memory your function still tries {next}. Larger sizes fail too, "
-        "and on a GPU every failure costs time and fragments the memory: stop at the first one.",
-        "Nachdem bei {failed} der Speicher voll war, probiert deine Funktion noch {next}. Größere "
-        "Batches scheitern auch, und auf einer GPU kostet jeder Fehlschlag Zeit und zersplittert "
-        "den Speicher: Hör beim ersten auf.",
+    Mistake(
+        "continues_after_oom",
+        "After {failed} ran out of memory your function still tries {next}. Larger sizes fail "
+        "too, and on a GPU every failure costs time and fragments the memory: stop at the first "
+        "one.",
+        "Nachdem bei {failed} der Speicher voll war, probiert deine Funktion noch {next}. "
+        "Größere Batches scheitern auch, und auf einer GPU kostet jeder Fehlschlag Zeit und "
+        "zersplittert den Speicher: Hör beim ersten auf.",
     ),
-    "top_down": (
-        "Your function starts at {first} and goes down: it ran out of memory {count} times. Go up "
-        "from 1 instead (1, 2, 4, ...): then the first out-of-memory error is the only one, and on "
-        "a GPU each one costs time and fragments the memory.",
+    Mistake(
+        "top_down",
+        "Your function starts at {first} and goes down: it ran out of memory {count} times. Go "
+        "up from 1 instead (1, 2, 4, ...): then the first out-of-memory error is the only one, "
+        "and on a GPU each one costs time and fragments the memory.",
         "Deine Funktion beginnt bei {first} und geht abwärts: Der Speicher war {count}-mal voll. "
         "Geh stattdessen von 1 aufwärts (1, 2, 4, ...): Dann ist der erste Speicherfehler der "
         "einzige, und auf einer GPU kostet jeder Zeit und zersplittert den Speicher.",
     ),
-    "exceeds_limit": (
+    Mistake(
+        "exceeds_limit",
         "Your function tries batch sizes above limit={limit}. Stop at the limit, even if "
         "everything fits.",
         "Deine Funktion probiert Batchgrößen über limit={limit}. Hör beim Limit auf, auch wenn "
         "alles passt.",
     ),
-    "nothing_fits": (
+    Mistake(
+        "nothing_fits",
         "Not even batch size 1 fits here: return 0.",
         "Hier passt nicht einmal Batchgröße 1: Gib 0 zurück.",
     ),
-    "catches_everything": (
+    Mistake(
+        "wrong",
+        "Your function returns {got}, expected {want}: the largest of 1, 2, 4, ... up to {limit} "
+        "that ran.",
+        "Deine Funktion liefert {got}, erwartet ist {want}: die größte von 1, 2, 4, ... bis "
+        "{limit}, die lief.",
+    ),
+) + _headed(
+    ("With a buggy step and limit={limit}: ", "Mit fehlerhaftem step und limit={limit}: "),
+    Mistake(
+        "catches_everything",
         "The step had a bug ({error}), not a memory problem, and your function hid it and "
         "returned a batch size. Catch only torch.OutOfMemoryError: every other error must reach "
         "you.",
         "Der Schritt hatte einen Fehler ({error}), kein Speicherproblem, und deine Funktion hat "
-        "ihn verschluckt und eine Batchgröße geliefert. Fang nur torch.OutOfMemoryError ab: Jeder "
-        "andere Fehler muss bei dir ankommen.",
+        "ihn verschluckt und eine Batchgröße geliefert. Fang nur torch.OutOfMemoryError ab: "
+        "Jeder andere Fehler muss bei dir ankommen.",
     ),
-    "wrong": (
-        "your function returns {got}, expected {want}: the largest of 1, 2, 4, ... up to {limit} "
-        "that ran.",
-        "deine Funktion liefert {got}, erwartet ist {want}: die größte von 1, 2, 4, ... bis "
-        "{limit}, die lief.",
-    ),
-}
-
-
-def _finder_wrong(key: str, limit: int, cap: int | None, **values: Any) -> Wrong:
-    if cap is None:
-        head = text(
-            "With a buggy step and limit={limit}: ",
-            "Mit fehlerhaftem step und limit={limit}: ",
-            limit=limit,
-        )
-    else:
-        head = text(
-            "With room for {cap} samples and limit={limit}: ",
-            "Mit Platz für {cap} Beispiele und limit={limit}: ",
-            cap=cap,
-            limit=limit,
-        )
-    return Wrong(key, head + text(*_FINDER_MESSAGES[key], limit=limit, **values))
+)
 
 
 def _finder_inputs(rng) -> list[tuple[int, int]]:
@@ -988,6 +986,59 @@ def _bugs() -> list[tuple[Exception, int]]:
     ]
 
 
+def _pretend_step(cap: int, tried: list[int], raised: list[Exception]):
+    """A training step on a pretend GPU that holds `cap` samples; it notes every size tried and
+    every out-of-memory error it raised."""
+
+    def step(batch_size):
+        tried.append(batch_size)
+        if batch_size > cap:
+            error = torch.OutOfMemoryError(
+                f"CUDA out of memory. Tried to allocate {batch_size * 2} MiB "
+                f"(the check's pretend GPU holds {cap} samples)."
+            )
+            raised.append(error)
+            raise error
+        return 0.0
+
+    return step
+
+
+def _buggy_step(bug: Exception, from_size: int):
+    def step(batch_size):
+        if batch_size >= from_size:
+            raise bug
+        return 0.0
+
+    return step
+
+
+def _finder_mistake(answer: Any, tried: list[int], limit: int, cap: int) -> Wrong | None:
+    """What is wrong with a finder that returned `answer` after trying the sizes `tried`, first
+    by the sizes it tried, then by the size it returned."""
+    wrong = partial(FINDER_MISTAKES.wrong, limit=limit, cap=cap)
+    want = 2 ** int(math.log2(min(cap, limit))) if cap >= 1 else 0
+    failed = [size for size in tried if size > cap]
+    if any(size > limit for size in tried):
+        return wrong("exceeds_limit")
+    if len(tried) >= 2 and tried[1] < tried[0] and len(failed) >= 2:
+        return wrong("top_down", first=tried[0], count=len(failed))
+    if failed and tried.index(failed[0]) < len(tried) - 1:
+        after = tried[tried.index(failed[0]) + 1 :]
+        if any(size > failed[0] for size in after) or len(failed) >= 2:
+            return wrong("continues_after_oom", failed=failed[0], next=after[0])
+    if want == 0 and answer is None:
+        return wrong("nothing_fits")
+    got = as_number(answer, ("the batch size", "die Batchgröße"))
+    if failed and close(got, failed[0]):
+        return wrong("returns_failed", got=got)
+    if want == 0:
+        return None if got == 0 else wrong("nothing_fits")
+    if not close(got, want):
+        return wrong("wrong", got=got, want=want)
+    return None if want in tried else wrong("untried", got=got)
+
+
 @lab.exercise(
     "finder",
     title=(
@@ -1007,66 +1058,24 @@ def _bugs() -> list[tuple[Exception, int]]:
 def q5(find_batch_size, rng):
     for limit, cap in _finder_inputs(rng):
         tried, raised = [], []
-
-        def step(batch_size, cap=cap, tried=tried, raised=raised):
-            tried.append(batch_size)
-            if batch_size > cap:
-                error = torch.OutOfMemoryError(
-                    f"CUDA out of memory. Tried to allocate {batch_size * 2} MiB "
-                    f"(the check's pretend GPU holds {cap} samples)."
-                )
-                raised.append(error)
-                raise error
-            return 0.0
-
-        want = 2 ** int(math.log2(min(cap, limit))) if cap >= 1 else 0
         try:
-            answer = call(find_batch_size, step, limit)
+            answer = call(find_batch_size, _pretend_step(cap, tried, raised), limit)
         except LearnerError as failure:
             if any(failure.error is error for error in raised):
-                raise _finder_wrong("oom_not_caught", limit, cap) from None
+                raise FINDER_MISTAKES.wrong("oom_not_caught", limit=limit, cap=cap) from None
             raise
-        failed = [size for size in tried if size > cap]
-        if any(size > limit for size in tried):
-            raise _finder_wrong("exceeds_limit", limit, cap)
-        if len(tried) >= 2 and tried[1] < tried[0] and len(failed) >= 2:
-            raise _finder_wrong("top_down", limit, cap, first=tried[0], count=len(failed))
-        if failed and tried.index(failed[0]) < len(tried) - 1:
-            after = tried[tried.index(failed[0]) + 1 :]
-            if any(size > failed[0] for size in after) or len(failed) >= 2:
-                raise _finder_wrong(
-                    "continues_after_oom", limit, cap, failed=failed[0], next=after[0]
-                )
-        if want == 0 and answer is None:
-            raise _finder_wrong("nothing_fits", limit, cap)
-        got = as_number(answer, ("the batch size", "die Batchgröße"))
-        if failed and close(got, failed[0]):
-            raise _finder_wrong("returns_failed", limit, cap, got=got)
-        if want == 0:
-            if got == 0:
-                continue
-            raise _finder_wrong("nothing_fits", limit, cap)
-        if close(got, want):
-            if want not in tried:
-                raise _finder_wrong("untried", limit, cap, got=got)
-            continue
-        raise _finder_wrong("wrong", limit, cap, got=got, want=want)
+        if wrong := _finder_mistake(answer, tried, limit, cap):
+            raise wrong
     limit = 2 ** rng.randint(5, 12)
     for bug, from_size in _bugs():
-
-        def buggy_step(batch_size, bug=bug, from_size=from_size):
-            if batch_size >= from_size:
-                raise bug
-            return 0.0
-
         try:
-            got = call(find_batch_size, buggy_step, limit)
+            got = call(find_batch_size, _buggy_step(bug, from_size), limit)
         except LearnerError as failure:
             if failure.error is not bug:
                 raise
         else:
             error = f"{type(bug).__name__}: {bug}"
-            raise _finder_wrong("catches_everything", limit, None, got=got, error=error)
+            raise FINDER_MISTAKES.wrong("catches_everything", limit=limit, got=got, error=error)
     return text(
         "Correct! It survives running out of memory and still lets every real bug through.",
         "Richtig! Er übersteht einen vollen Speicher und lässt trotzdem jeden echten Fehler durch.",
