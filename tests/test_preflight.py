@@ -13,8 +13,8 @@ from tests.fakes import A100, P100, T4, fake_jax, fake_torch
 from utils import i18n
 from utils.platform import hardware
 from utils.platform.hardware import CPU, Hardware
+from utils.preflight import checks as verdicts
 from utils.preflight import command as preflight
-from utils.preflight import readiness
 
 ROOT = Path(__file__).resolve().parents[1]
 ALL_THERE = {name: "1.0" for name in preflight.PACKAGES}
@@ -29,7 +29,7 @@ def hw_with(torch=None, jax=None, cpu=CPU_BF16) -> Hardware:
 
 
 def run(platform="local", hw=None, versions=None, errors=None, dtype=None, free_gib=50):
-    return readiness.run_checks(
+    return verdicts.run_checks(
         platform=platform,
         hw=hw or hw_with(),
         versions=versions or ALL_THERE,
@@ -68,12 +68,12 @@ def test_missing_package_points_to_the_pinned_install():
     assert fail.item == "jax" and fail.fix.startswith("make lab")
     assert f"{sys.executable} -m pip install -c constraints.txt --group lab" in fail.fix
     [fail] = by_status(run("colab", versions=versions), "FAIL")
-    pinned = readiness.pin("jax", "constraints-colab.txt")
+    pinned = verdicts.pin("jax", "constraints-colab.txt")
     assert pinned and fail.fix == f"%pip install jax=={pinned}"
     assert fail.line().startswith(f"FAIL  jax: not installed  →  %pip install jax=={pinned}")
     for platform in ("local", "colab", "kaggle"):
         for name in preflight.PACKAGES:  # never an unpinned `pip install torch`
-            fix = readiness.install_command(name, platform)
+            fix = verdicts.install_command(name, platform)
             assert f"install {name}" not in fix.replace(f"install {name}==", ""), fix
 
 
@@ -94,7 +94,7 @@ def test_without_torch_the_accelerator_is_unknown():
 
 
 def test_a_python_outside_the_course_environment():
-    checks = readiness.run_checks(
+    checks = verdicts.run_checks(
         "local",
         hw_with(),
         ALL_THERE,
@@ -110,7 +110,7 @@ def test_a_python_outside_the_course_environment():
 
 def test_git_and_remote():
     def with_git(platform, git, remote):
-        checks = readiness.run_checks(
+        checks = verdicts.run_checks(
             platform,
             hw_with(fake_torch([T4])),
             ALL_THERE,
@@ -215,7 +215,7 @@ def test_fast_only_where_known():
 def test_low_disk_and_old_python():
     [warn] = by_status(run(free_gib=1), "WARN")
     assert "1.0 GiB" in warn.detail
-    assert readiness.check_python((3, 9)).status == "FAIL"
+    assert verdicts.check_python((3, 9)).status == "FAIL"
     i18n.set_language("de")  # the autouse fixture of conftest.py switches back to English
     [warn] = by_status(run(free_gib=1), "WARN")
     assert warn.detail == "nur 1,0 GiB frei" and warn.fix.startswith("Gib mindestens 5 GiB")
@@ -223,12 +223,12 @@ def test_low_disk_and_old_python():
 
 def test_check_rejects_unknown_status():
     with pytest.raises(ValueError):
-        readiness.Check("MAYBE", "x", "y")
+        verdicts.Check("MAYBE", "x", "y")
 
 
 def test_cli_runs_here_and_speaks_german():
     done = subprocess.run(
-        [sys.executable, "-m", "utils.preflight.command", "--lang", "de", "--dtype", "float32"],
+        [sys.executable, "-m", "utils.preflight", "--lang", "de", "--dtype", "float32"],
         cwd=ROOT,
         env={**os.environ, "COURSE_REMOTE_URL": "file:///nonexistent"},  # never the network
         capture_output=True,
@@ -236,7 +236,7 @@ def test_cli_runs_here_and_speaks_german():
         timeout=120,
     )
     lines = done.stdout.splitlines()
-    assert all(line.split()[0] in readiness.STATUSES for line in lines), done.stdout + done.stderr
+    assert all(line.split()[0] in verdicts.STATUSES for line in lines), done.stdout + done.stderr
     assert any("Beschleuniger" in line for line in lines)
     # The exit code says whether anything failed (torch is absent in the Python 3.13 check).
     failed = [line for line in lines if line.startswith("FAIL")]
@@ -270,7 +270,7 @@ def test_cli_with_a_missing_package_prints_fail_not_traceback(tmp_path):
 
 def test_help_is_complete():
     done = subprocess.run(
-        [sys.executable, "-m", "utils.preflight.command", "--help"],
+        [sys.executable, "-m", "utils.preflight", "--help"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -294,7 +294,7 @@ def test_help_is_complete():
 
 def test_cli_remote_and_offline():
     env = {**os.environ, "COURSE_REMOTE_URL": "file:///nonexistent"}
-    command = [sys.executable, "-m", "utils.preflight.command"]
+    command = [sys.executable, "-m", "utils.preflight"]
     done = subprocess.run(
         [*command, "--remote"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )

@@ -27,8 +27,8 @@ and one package per purpose:
                 layout, the collectives in compiled code), `ddp_demo` (lesson 08's torchrun script)
 - `sim`         pretend hardware on a CPU: `asyncsim` (an accelerator that queues work),
                 `clocks` (the clocks a learner's timer reads), `memsim` (a memory that runs out)
-- `preflight`   is this machine ready?  (`python -m utils.preflight`): `command`, `readiness`,
-                `accelerator_checks`, `verdict`
+- `preflight`   is this machine ready?  (`python -m utils.preflight`): `checks` (the verdicts,
+                pure functions of what was detected), `command` (this machine's facts, the CLI)
 - `workshop`    `results` (a room's measured figures), `prices` (the dated price files)
 
 The lab kit (exercises that check themselves, and the grader) is `labs.kit`.

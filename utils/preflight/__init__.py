@@ -1,2 +1,4 @@
-"""The pre-flight: is this machine ready for the course?  `python -m utils.preflight` (command),
-one verdict per item (readiness, accelerator_checks) in one form (verdict)."""
+"""The pre-flight: is this machine ready for the course?  `python -m utils.preflight`.
+
+`checks`: the verdicts, pure functions of what was detected; `command`: the facts of this machine
+and the command line."""

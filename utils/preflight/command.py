@@ -6,8 +6,8 @@ and for every WARN/FAIL the fix.  Run it before a workshop day:
     python -m utils.preflight --dtype bfloat16   # also: is bf16 a good idea here?
     python -m utils.preflight --remote   # also here: can the course's repository be reached?
 
-This module gathers the facts of this machine; the verdicts on them, pure functions that tests
-can feed any machine, are in `utils.preflight.readiness`.
+This module gathers the facts of this machine and is the command line; the verdicts on them, pure
+functions that tests can feed any machine, are in `utils.preflight.checks`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from utils.course import ROOT
 from utils.i18n import LANGUAGES, set_language
 from utils.platform import hardware, runtime
-from utils.preflight.readiness import Check, run_checks
+from utils.preflight.checks import Check, run_checks
 
 PACKAGES = ("numpy", "torch", "jax", "matplotlib", "ipywidgets")
 COURSE = ROOT
@@ -172,7 +172,3 @@ def main(argv: list[str] | None = None) -> int:
         set_language(args.lang)
     checks = preflight(args.dtype, args.remote)
     return 1 if any(c.status == "FAIL" for c in checks) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
