@@ -325,17 +325,8 @@ def _by_position(shape, spec, mesh):
     )
 
 
-def _on_layout(key: str, en: str, de: str, **finds: Any) -> Mistake:
-    """A mistake found in one layout; its message starts with that layout."""
-    return Mistake(
-        key,
-        "For shape {shape}, spec {spec} on mesh {mesh}: " + en,
-        "Für die Form {shape}, Spec {spec} auf dem Mesh {mesh}: " + de,
-        **finds,
-    )
-
-
-# Filled with shape, spec, mesh (axis name → size) and want (the block) of the layout, and got.
+# Filled with shape, spec, mesh (axis name → size) and want (the block) of the layout, and got:
+# first what is no shape, then the slips found by value, each message opened by its layout.
 SHARD = Mistakes(
     Mistake(
         "not_a_shape",
@@ -360,7 +351,8 @@ SHARD = Mistakes(
         "Formen sind ganze Zahlen, du hast aber {floats} zurückgegeben: Nimm // statt / (die "
         "Größen hier gehen immer glatt auf).",
     ),
-    _on_layout(
+) + Mistakes(
+    Mistake(
         "global_shape",
         "you returned the whole array's shape. Each device holds only a block: divide each "
         "dimension by the size of the mesh axis its spec entry names.",
@@ -368,7 +360,7 @@ SHARD = Mistakes(
         "Teile jede Dimension durch die Größe der Mesh-Achse, die ihr Spec-Eintrag nennt.",
         gives=lambda shape, **_: tuple(shape),
     ),
-    _on_layout(
+    Mistake(
         "all_devices",
         "you divided by all 8 devices. A dimension is split only over the mesh axes its own "
         "spec entry names (mesh_shape[name]); the other axes hold copies.",
@@ -377,7 +369,7 @@ SHARD = Mistakes(
         "halten Kopien.",
         gives=lambda shape, spec, **_: _blocked(shape, spec, lambda size, axes: size // 8),
     ),
-    _on_layout(
+    Mistake(
         "first_axis_only",
         "a spec entry can be a tuple of axes, such as ('data', 'model'): the dimension is then "
         "split over all of them, the product of their sizes. You used only the first.",
@@ -388,7 +380,7 @@ SHARD = Mistakes(
             shape, spec, lambda size, axes: size // mesh[axes[0]]
         ),
     ),
-    _on_layout(
+    Mistake(
         "by_position",
         "you divided dimension i by the size of mesh axis i. The spec names the axis: divide by "
         "mesh_shape[name] of the names in that dimension's entry.",
@@ -396,7 +388,7 @@ SHARD = Mistakes(
         "Achse: Teile durch mesh_shape[name] der Namen im Eintrag dieser Dimension.",
         gives=lambda shape, spec, mesh, **_: _by_position(shape, spec, mesh),
     ),
-    _on_layout(
+    Mistake(
         "added_sizes",
         "a dimension split over a tuple of axes is split into the product of their sizes, not "
         "the sum.",
@@ -406,7 +398,7 @@ SHARD = Mistakes(
             shape, spec, lambda size, axes: size // sum(mesh[a] for a in axes)
         ),
     ),
-    _on_layout(
+    Mistake(
         "multiplied",
         "your block is bigger than the array: divide by the axis size, don't multiply.",
         "Dein Block ist größer als das Array: Teile durch die Achsengröße, statt zu "
@@ -415,10 +407,14 @@ SHARD = Mistakes(
             shape, spec, lambda size, axes: size * math.prod(mesh[a] for a in axes)
         ),
     ),
-    _on_layout(
+    Mistake(
         "wrong",
         "each device holds a block of shape {want}, not {got}.",
         "Jedes Gerät hält einen Block der Form {want}, nicht {got}.",
+    ),
+    head=(
+        "For shape {shape}, spec {spec} on mesh {mesh}: ",
+        "Für die Form {shape}, Spec {spec} auf dem Mesh {mesh}: ",
     ),
 )
 
