@@ -39,7 +39,7 @@ lab: $(BIN)/.installed-lab
 test: $(BIN)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python tools/build.py --check
+	$(BIN)/python -m tools.build --check
 	$(BIN)/python -m utils.workshop.prices
 	$(THREADS) $(BIN)/python -m pytest -n 2 -m "not alone" tests
 	$(THREADS) $(BIN)/python -m pytest -m alone tests
@@ -68,11 +68,11 @@ chromium:
 	test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium; }
 
 notebooks: $(BIN)/.installed-test
-	$(BIN)/python tools/build.py
+	$(BIN)/python -m tools.build
 
 retarget: $(BIN)/.installed-test
 	@test -n "$(REPO)" && test -n "$(BRANCH)" || { echo "usage: make retarget REPO=owner/name BRANCH=main"; exit 2; }
-	$(BIN)/python tools/retarget.py "$(REPO)" "$(BRANCH)"
+	$(BIN)/python -m tools.retarget "$(REPO)" "$(BRANCH)"
 
 # Benchmarks print side-by-side ratios; they are never part of `make test`.
 bench: $(BIN)/.installed-test
@@ -91,14 +91,14 @@ preflight: $(BIN)/.installed-lab
 # The workshop kit (docs/trainer.md).  Decks and pages show the outputs `make site` executed
 # (build/executed/, reused while a notebook is unchanged); a deck built before shows code only.
 slides: $(BIN)/.installed-site
-	$(BIN)/python tools/slides.py
+	$(BIN)/python -m tools.slides
 
 site: $(BIN)/.installed-site
-	$(BIN)/python tools/site.py
+	$(BIN)/python -m tools.site
 
 # The archive and dataset-metadata.json to upload as a Kaggle dataset (rooms without internet).
 kaggle-dataset:
-	$(PYTHON) tools/kaggle_dataset.py $(if $(KAGGLE_OWNER),--owner $(KAGGLE_OWNER))
+	$(PYTHON) -m tools.kaggle_dataset $(if $(KAGGLE_OWNER),--owner $(KAGGLE_OWNER))
 
 # Colab's versions (constraints-colab.txt) in a second environment, and utils under Python 3.13.
 test-compat:

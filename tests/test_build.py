@@ -12,11 +12,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import build  # noqa: E402
-from labs.kit import sources  # noqa: E402
-from labs.kit.sources import read_cells  # noqa: E402
+from labs.kit import sources
+from labs.kit.sources import read_cells
+from tools import build
+from utils.course import ROOT
 
 BUILT = sorted(p for p in build.render_all() if p.suffix == ".ipynb" and p.name != "start.ipynb")
 
@@ -42,7 +41,7 @@ def test_changed_source_makes_its_notebooks_stale(tmp_path):
     stale = {p.relative_to(root).as_posix() for p in build.stale_files(root)}
     assert stale == {"notebooks/en/00_what_hardware.ipynb"}
     done = subprocess.run(
-        [sys.executable, "tools/build.py", "--check"], cwd=root, capture_output=True, text=True
+        [sys.executable, "-m", "tools.build", "--check"], cwd=root, capture_output=True, text=True
     )
     assert (
         done.returncode == 1 and "not current: notebooks/en/00_what_hardware.ipynb" in done.stdout
@@ -252,7 +251,7 @@ def test_retarget_rewrites_every_badge_and_clone_url(tmp_path):
     root = copy_course(tmp_path)
     old = build.read_location(root).repo
     done = subprocess.run(
-        [sys.executable, "tools/retarget.py", "acme/gpu-course", "workshop-2026"],
+        [sys.executable, "-m", "tools.retarget", "acme/gpu-course", "workshop-2026"],
         cwd=root,
         capture_output=True,
         text=True,
@@ -286,7 +285,7 @@ def test_retarget_rewrites_every_badge_and_clone_url(tmp_path):
 def test_retarget_rejects_bad_locations(tmp_path, repo, branch):
     root = copy_course(tmp_path)
     done = subprocess.run(
-        [sys.executable, "tools/retarget.py", repo, branch],
+        [sys.executable, "-m", "tools.retarget", repo, branch],
         cwd=root,
         capture_output=True,
         text=True,

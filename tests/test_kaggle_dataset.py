@@ -3,7 +3,6 @@ notebook's setup cell with no network at all (`unshare -n` where the machine all
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -15,10 +14,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SPEC = importlib.util.spec_from_file_location("kaggle_dataset", ROOT / "tools/kaggle_dataset.py")
-kaggle_dataset = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(kaggle_dataset)
+from tools import kaggle_dataset
+from utils.course import ROOT
 
 RUNNER = """
 import sys

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from utils.course import ROOT
+
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_nb")
 
-ROOT = Path(__file__).resolve().parents[1]
 LESSON = "00_what_hardware"
 REMOTE_SCRIPT = re.compile(r'<script[^>]+src="(https?:)?//[^"]*"', re.I)
 
@@ -24,7 +25,8 @@ def site(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("site")
     command = [
         sys.executable,
-        "tools/site.py",
+        "-m",
+        "tools.site",
         "--lessons",
         "00",
         "--out",

@@ -3,10 +3,7 @@ build time (the sources carry no slide tags), opening without internet."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -14,11 +11,8 @@ import pytest
 pytest.importorskip("nbconvert")
 pytest.importorskip("sphinx_revealjs")  # ships reveal.js (dependency group `site`)
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-SPEC = importlib.util.spec_from_file_location("slides", ROOT / "tools/slides.py")
-slides = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(slides)
+from tools import slides
+from utils.course import ROOT
 
 LESSON = "00_what_hardware"
 REMOTE_ASSET = re.compile(r'<(script|link|img)[^>]+(src|href)="(https?:)?//', re.I)

@@ -1,7 +1,7 @@
 """The agendas of the trainer guide (docs/trainer.md, docs/trainer.de.md), from the sources.
 
-    python tools/agenda.py           # rewrite the blocks between <!-- agenda:start/end -->
-    python tools/agenda.py --check   # exit 1 if a guide's agenda is not current
+    python -m tools.agenda           # rewrite the blocks between <!-- agenda:start/end -->
+    python -m tools.agenda --check   # exit 1 if a guide's agenda is not current
 
 Each lesson and lab source states its duration per hardware profile in its header
 (`duration: {t4: …, cpu: …}`); the agenda adds them up with a running clock per profile, breaks
@@ -128,7 +128,7 @@ def with_agenda(text: str, lines: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python tools/agenda.py", description=__doc__.split("\n")[0]
+        prog="python -m tools.agenda", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--check", action="store_true", help="only report guides not current")
     args = parser.parse_args(argv)
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"wrote {guide.relative_to(ROOT)}")
     if args.check:
         for guide in stale:
-            print(f"not current: {guide.relative_to(ROOT)}  (run python tools/agenda.py)")
+            print(f"not current: {guide.relative_to(ROOT)}  (run python -m tools.agenda)")
         return 1 if stale else 0
     return 0
 

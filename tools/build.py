@@ -1,7 +1,7 @@
 """Build the committed notebooks from their one-language-pair sources.
 
-    python tools/build.py           # write notebooks/{en,de}, labs/..., README tables
-    python tools/build.py --check   # exit 1 if any committed file differs from what its source builds
+    python -m tools.build           # write notebooks/{en,de}, labs/..., README tables
+    python -m tools.build --check   # exit 1 if any committed file differs from what its source builds
 
 A source is a jupytext percent-format file (`notebooks/src/NN_slug.py`, `labs/src/NN_slug.py`).
 Cells tagged `lang="en"` or `lang="de"` go to that language only; all other cells (the code
@@ -26,8 +26,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from labs.kit.sources import resolve_language, solution_version, student_version  # noqa: E402
+from labs.kit.sources import resolve_language, solution_version, student_version
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("en", "de")

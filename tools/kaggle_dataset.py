@@ -1,7 +1,7 @@
 """Pack the course as a Kaggle dataset, for a room whose Kaggle notebooks have no internet.
 
-    python tools/kaggle_dataset.py                   # → build/kaggle/
-    python tools/kaggle_dataset.py --owner acme      # the dataset's id: acme/gpu-tpu-in-practice
+    python -m tools.kaggle_dataset                   # → build/kaggle/
+    python -m tools.kaggle_dataset --owner acme      # the dataset's id: acme/gpu-tpu-in-practice
     make kaggle-dataset KAGGLE_OWNER=acme            # the same
 
 build/kaggle/ then holds two files:
@@ -82,7 +82,7 @@ def build(out: Path = OUT, owner: str = "YOUR-KAGGLE-NAME", root: Path = ROOT) -
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python tools/kaggle_dataset.py", description=__doc__.split("\n")[0]
+        prog="python -m tools.kaggle_dataset", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
         "--owner", default="YOUR-KAGGLE-NAME", help="your Kaggle user name (the dataset's id)"

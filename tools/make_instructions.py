@@ -1,6 +1,6 @@
 """Write data/instructions.jsonl: the instruction pairs lesson 07 fine-tunes on.
 
-    .venv/bin/python tools/make_instructions.py          # rewrites data/instructions.jsonl
+    .venv/bin/python -m tools.make_instructions          # rewrites data/instructions.jsonl
 
 Every pair is about the course's own topics, in English and in German, generated from templates
 over the course's facts: the chip table (utils/platform/chips.py), the bytes of each number format, and
@@ -13,13 +13,11 @@ deterministic (no randomness), so rerunning it changes nothing.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from utils.platform.chips import CHIPS
 
-from utils.platform.chips import CHIPS  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 TARGET = ROOT / "data" / "instructions.jsonl"
 

@@ -1,6 +1,6 @@
 """Point the course at another GitHub location (a fork) and rebuild every notebook.
 
-    python tools/retarget.py acme/gpu-course main     (or: make retarget REPO=acme/gpu-course BRANCH=main)
+    python -m tools.retarget acme/gpu-course main     (or: make retarget REPO=acme/gpu-course BRANCH=main)
 
 Rewrites course.toml, the one place that names the location; `tools/build.py` then
 regenerates every badge, the clone URL in each setup cell and the README tables.
@@ -12,8 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import build  # noqa: E402
+from tools import build
 
 REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 BRANCH = re.compile(r"^[A-Za-z0-9_./-]+$")
@@ -35,7 +34,7 @@ def retarget(repo: str, branch: str, root: Path = build.ROOT) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        raise SystemExit("usage: python tools/retarget.py OWNER/REPO BRANCH")
+        raise SystemExit("usage: python -m tools.retarget OWNER/REPO BRANCH")
     retarget(*argv)
     return build.main([])
 

@@ -1,8 +1,8 @@
 """Build the course website: every lesson in both languages, with executed outputs, offline.
 
-    python tools/site.py                   # execute what is not current, then build build/site/
-    python tools/site.py --lessons 00      # one lesson (what tests/test_site.py builds)
-    python tools/site.py --no-execute      # pages from the executed copies there are (or none)
+    python -m tools.site                   # execute what is not current, then build build/site/
+    python -m tools.site --lessons 00      # one lesson (what tests/test_site.py builds)
+    python -m tools.site --no-execute      # pages from the executed copies there are (or none)
     make site                              # the same, in the course's environment
 
 Two steps:
@@ -38,8 +38,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import slides  # noqa: E402  (tools/slides.py: the fingerprint and the widget filter)
+from tools import slides  # the fingerprint and the widget filter
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("en", "de")
@@ -300,7 +299,7 @@ def render(staging: Path, out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python tools/site.py", description=__doc__.split("\n")[0]
+        prog="python -m tools.site", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--lessons", nargs="*", metavar="NN", help="only these lessons (00 01 …)")
     parser.add_argument("--lang", choices=LANGS, action="append", help="only this language")

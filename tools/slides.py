@@ -1,7 +1,7 @@
 """Build a reveal.js slide deck per lesson and language, that opens without internet.
 
-    python tools/slides.py                  # every lesson → build/slides/{en,de}/NN.slides.html
-    python tools/slides.py --lessons 00 01  # only these
+    python -m tools.slides                  # every lesson → build/slides/{en,de}/NN.slides.html
+    python -m tools.slides --lessons 00 01  # only these
     make slides                             # the same, in the course's environment
 
 The lesson sources carry no slide tags: this tool sets them at build time, from the headings
@@ -172,7 +172,7 @@ def build_deck(stem: str, lang: str, out: Path, root: Path = ROOT, executed=EXEC
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python tools/slides.py", description=__doc__.split("\n")[0]
+        prog="python -m tools.slides", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--lessons", nargs="*", metavar="NN", help="only these lessons (00 01 …)")
     parser.add_argument("--lang", choices=LANGS, action="append", help="only this language")
