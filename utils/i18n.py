@@ -75,6 +75,3 @@ def text(en: str, de: str | None = None, /, **values: Any) -> str:
 def say(en: str, de: str | None = None, /, **values: Any) -> None:
     """Print `text(...)`: what notebook cells use to report a result."""
     print(text(en, de, **values))
-
-
-tr = text  # the old name, while modules move to `text`; removed once none uses it

@@ -35,7 +35,7 @@ from labs.kit.exercise import (
     Exercise,
     Result,
 )
-from labs.kit.lab import SCORE_MIMETYPE, Lab, regrade, report, score_table
+from labs.kit.lab import SCORE_MIMETYPE, Lab, regrade, score_table
 from labs.kit.mistakes import Mistake, Mistakes
 
 __all__ = [
@@ -66,7 +66,6 @@ __all__ = [
     "factor_slip",
     "matching",
     "regrade",
-    "report",
     "score_table",
     "to_numpy",
 ]

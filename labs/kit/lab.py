@@ -33,13 +33,12 @@ from labs.kit.sources import read_cells, read_header
 from utils.course import ROOT
 from utils.i18n import say, text
 
-# The grader finds the score in a display output of this type (see `Lab.score`, `report`).
+# The grader finds the score in a display output of this type (see `Lab.score`, `regrade`).
 SCORE_MIMETYPE = "application/vnd.gpu-tpu-course.score+json"
 
 
 # --- a lab and its score ------------------------------------------------------------------------
 
-_labs: dict[str, Lab] = {}  # every lab made in this kernel, by number: what `report` shows
 COURSE = ROOT
 
 
@@ -57,7 +56,6 @@ class Lab:
         self.title: Text = (header["title"]["en"], header["title"]["de"])
         self.cells = read_cells(self.source)
         self.exercises: list[Exercise] = []
-        _labs[number] = self  # importing the checks afresh starts a fresh scoreboard
 
     def exercise(
         self, name: str, *, title: Text, points: int, hint: Text
@@ -134,14 +132,6 @@ def score_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def report() -> None:
-    """Show the scores of every lab made in this kernel."""
-    _show(
-        "\n\n".join(lab.table() for lab in _labs.values()),
-        {"labs": [lab.summary() for lab in _labs.values()]},
-    )
-
-
 def regrade(namespace: dict[str, Any], number: str, seed: int) -> None:
     """What the grader runs after a submission: every exercise checked again on the answers in
     `namespace`, with new random inputs, by checks imported afresh (`labs.kit.grade` removes the
@@ -152,7 +142,6 @@ def regrade(namespace: dict[str, Any], number: str, seed: int) -> None:
     import importlib
 
     show, table = _show, score_table  # taken now: an answer that patches them changes nothing
-    _labs.clear()
     lab = importlib.import_module(f"labs.checks.lab{number}").lab
     plan = [(e, e.number, e.name, e.title, e.points, e.answer) for e in lab.exercises]
     rows = []

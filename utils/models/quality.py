@@ -2,7 +2,9 @@
 
     from utils.models import quality
     words = quality.course_text()                       # the short text shipped in data/
-    quality.perplexity(model, tokenizer, words)         # exp(mean next-token loss); lower is better
+    ids = tokenizer(words, return_tensors="pt").input_ids
+    logits = quality.next_token_logits(model, tokenizer, ids)   # tokens × vocabulary
+    quality.perplexity_from_logits(logits, ids)         # exp(mean next-token loss); lower is better
     quality.top1_agreement(logits, reference_logits)    # share of positions with the same argmax
     quality.embedding_cosine(a, b)                      # per-row cosine of two embedding batches
     quality.model_bytes(model)                          # bytes of weights, scales included
@@ -66,17 +68,12 @@ def next_token_logits(model: Any, tokenizer: Any, words: str | torch.Tensor) -> 
 
 
 def perplexity_from_logits(logits: torch.Tensor, ids: torch.Tensor) -> float:
-    """exp of the mean cross-entropy of predicting token t+1 from the logits at t."""
+    """exp of the mean cross-entropy of predicting token t+1 from the logits at t: how many tokens
+    the model hesitates between, on average.  1 would be certainty; a uniform guess over the
+    vocabulary gives the vocabulary size."""
     ids = ids.reshape(-1).to(logits.device)
     loss = torch.nn.functional.cross_entropy(logits[:-1].float(), ids[1:])
     return float(torch.exp(loss))
-
-
-def perplexity(model: Any, tokenizer: Any, words: str | torch.Tensor) -> float:
-    """Perplexity of a causal LM on a text: how many tokens it hesitates between, on average.
-    1 would be certainty; a uniform guess over the vocabulary gives the vocabulary size."""
-    ids = _ids(tokenizer, words)
-    return perplexity_from_logits(next_token_logits(model, tokenizer, ids), ids)
 
 
 def top1_agreement(logits: torch.Tensor, reference: torch.Tensor) -> float:
