@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -54,11 +54,6 @@ def _targets() -> list[torch.device]:
 
 def _on(device: torch.device, target: torch.device) -> bool:
     return device.type == target.type and (target.index is None or device.index == target.index)
-
-
-def _headed(head: tuple[str, str], *mistakes: Mistake) -> Mistakes:
-    """A table whose every message opens with `head` (en, de), the sentence about the case."""
-    return Mistakes(*(replace(m, en=head[0] + m.en, de=head[1] + m.de) for m in mistakes))
 
 
 # --- watching what the learner's code asks torch to do -------------------------------------------
@@ -540,11 +535,7 @@ def _copy_rounds(rng) -> list[tuple[int, float, float]]:
 
 # A case: nbytes, seconds (of one warm copy), us (the same in µs), want (GB/s), link and clock.
 # The unit slips and the inverted ratio are found by value; the rest by what the timer did.
-BANDWIDTH_MISTAKES = _headed(
-    (
-        "For copies of {nbytes:,} bytes that take {us:.4g} µs each ({want:.4g} GB/s): ",
-        "Für Kopien von {nbytes:,} Byte, die je {us:.4g} µs dauern ({want:.4g} GB/s): ",
-    ),
+BANDWIDTH_MISTAKES = Mistakes(
     Mistake(
         "no_copy",
         "Your function never called copy(): time it, e.g. with measure(copy, sync=sync).",
@@ -632,6 +623,10 @@ BANDWIDTH_MISTAKES = _headed(
         "wrong",
         "Your function returns {got:.4g}, expected {want:.4g} GB/s.",
         "Deine Funktion liefert {got:.4g}, erwartet sind {want:.4g} GB/s.",
+    ),
+    head=(
+        "For copies of {nbytes:,} bytes that take {us:.4g} µs each ({want:.4g} GB/s): ",
+        "Für Kopien von {nbytes:,} Byte, die je {us:.4g} µs dauern ({want:.4g} GB/s): ",
     ),
 )
 
@@ -729,13 +724,7 @@ def _shape_sum(free, sample_shape, dtype, **_):
 
 # A case: budget_gib, model_bytes, sample_shape and dtype (the inputs), per (bytes per sample),
 # free (bytes after the model) and want.  "negative" comes first: it explains an answer below 0.
-FIT_MISTAKES = _headed(
-    (
-        "For {budget_gib} GiB, a model of {model_bytes:,} bytes and samples of shape "
-        "{sample_shape} in {dtype}: ",
-        "Für {budget_gib} GiB, ein Modell mit {model_bytes:,} Byte und Beispiele der Form "
-        "{sample_shape} in {dtype}: ",
-    ),
+FIT_MISTAKES = Mistakes(
     Mistake(
         "negative",
         "The model alone does not fit, so no sample does: return 0, not a negative number.",
@@ -808,6 +797,12 @@ FIT_MISTAKES = _headed(
         "Your function returns {got}, expected {want:,} samples of {per:,} bytes.",
         "Deine Funktion liefert {got}, erwartet sind {want:,} Beispiele zu je {per:,} Byte.",
     ),
+    head=(
+        "For {budget_gib} GiB, a model of {model_bytes:,} bytes and samples of shape "
+        "{sample_shape} in {dtype}: ",
+        "Für {budget_gib} GiB, ein Modell mit {model_bytes:,} Byte und Beispiele der Form "
+        "{sample_shape} in {dtype}: ",
+    ),
 )
 
 
@@ -879,11 +874,7 @@ def q4(samples_that_fit, rng):
 
 # --- q5: a batch-size finder that survives out-of-memory -----------------------------------------
 
-FINDER_MISTAKES = _headed(
-    (
-        "With room for {cap} samples and limit={limit}: ",
-        "Mit Platz für {cap} Beispiele und limit={limit}: ",
-    ),
+FINDER_MISTAKES = Mistakes(
     Mistake(
         "oom_not_caught",
         "Your function let a torch.OutOfMemoryError through: that ends the training run. Catch "
@@ -942,8 +933,11 @@ FINDER_MISTAKES = _headed(
         "Deine Funktion liefert {got}, erwartet ist {want}: die größte von 1, 2, 4, ... bis "
         "{limit}, die lief.",
     ),
-) + _headed(
-    ("With a buggy step and limit={limit}: ", "Mit fehlerhaftem step und limit={limit}: "),
+    head=(
+        "With room for {cap} samples and limit={limit}: ",
+        "Mit Platz für {cap} Beispiele und limit={limit}: ",
+    ),
+) + Mistakes(
     Mistake(
         "catches_everything",
         "The step had a bug ({error}), not a memory problem, and your function hid it and "
@@ -953,6 +947,7 @@ FINDER_MISTAKES = _headed(
         "ihn verschluckt und eine Batchgröße geliefert. Fang nur torch.OutOfMemoryError ab: "
         "Jeder andere Fehler muss bei dir ankommen.",
     ),
+    head=("With a buggy step and limit={limit}: ", "Mit fehlerhaftem step und limit={limit}: "),
 )
 
 

@@ -16,8 +16,6 @@ of a table opens with the same sentence about the case, its head.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from labs.kit import Lab, Mistake, Mistakes, as_number, call, close
 from utils.i18n import text
 
@@ -26,20 +24,9 @@ lab = Lab("09")
 _HOURS_PER_MONTH = 730
 
 
-def _headed(head: tuple[str, str], *mistakes: Mistake) -> Mistakes:
-    """A table whose every message opens with `head` (en, de), the sentence about the case."""
-    return Mistakes(*(replace(m, en=head[0] + m.en, de=head[1] + m.de) for m in mistakes))
-
-
 # --- q1: the cost of a training run --------------------------------------------------------------
 
-RUN_COST_MISTAKES = _headed(
-    (
-        "For {flops:.2e} FLOPs at {peak:,} TFLOP/s, MFU {mfu:.2f} and ${price:.2f}/h the run "
-        "costs ${want:,.2f}, your function returns {got:,.4g}: ",
-        "Für {flops:.2e} FLOPs bei {peak:,} TFLOP/s, MFU {mfu:.2f} und {price:.2f} $/h kostet der "
-        "Lauf {want:,.2f} $, deine Funktion liefert {got:,.4g}: ",
-    ),
+RUN_COST_MISTAKES = Mistakes(
     Mistake(
         "peak",
         "You divided by the peak: a run reaches only MFU × peak, so it takes longer and costs "
@@ -84,6 +71,12 @@ RUN_COST_MISTAKES = _headed(
         "Check FLOPs ÷ (peak × MFU) ÷ 3,600 × $/h.",
         "Prüfe FLOPs ÷ (Spitze × MFU) ÷ 3.600 × $/h.",
     ),
+    head=(
+        "For {flops:.2e} FLOPs at {peak:,} TFLOP/s, MFU {mfu:.2f} and ${price:.2f}/h the run "
+        "costs ${want:,.2f}, your function returns {got:,.4g}: ",
+        "Für {flops:.2e} FLOPs bei {peak:,} TFLOP/s, MFU {mfu:.2f} und {price:.2f} $/h kostet der "
+        "Lauf {want:,.2f} $, deine Funktion liefert {got:,.4g}: ",
+    ),
 )
 
 
@@ -124,15 +117,7 @@ def _break_even(price, inp, out, ratio):
     return price * _HOURS_PER_MONTH / ((ratio * inp + out) / 1e6)
 
 
-BREAK_EVEN_MISTAKES = _headed(
-    (
-        "For ${price:.2f}/h, ${inp:.2f} in / ${out:.2f} out per million and {ratio} input tokens "
-        "per output token it is {want:,.4g} output tokens a month, your function returns "
-        "{got:,.4g}: ",
-        "Für {price:.2f} $/h, {inp:.2f} $ Eingabe / {out:.2f} $ Ausgabe pro Million und {ratio} "
-        "Eingabe-Tokens pro Ausgabe-Token sind es {want:,.4g} Ausgabe-Tokens im Monat, deine "
-        "Funktion liefert {got:,.4g}: ",
-    ),
+BREAK_EVEN_MISTAKES = Mistakes(
     Mistake(
         "swapped",
         "You swapped the input and the output price.",
@@ -165,6 +150,14 @@ BREAK_EVEN_MISTAKES = _headed(
         "+ output price) ÷ 10⁶.",
         "Die GPU kostet $/h × 730 im Monat; ein Ausgabe-Token kostet (input_per_output × "
         "Eingabepreis + Ausgabepreis) ÷ 10⁶.",
+    ),
+    head=(
+        "For ${price:.2f}/h, ${inp:.2f} in / ${out:.2f} out per million and {ratio} input tokens "
+        "per output token it is {want:,.4g} output tokens a month, your function returns "
+        "{got:,.4g}: ",
+        "Für {price:.2f} $/h, {inp:.2f} $ Eingabe / {out:.2f} $ Ausgabe pro Million und {ratio} "
+        "Eingabe-Tokens pro Ausgabe-Token sind es {want:,.4g} Ausgabe-Tokens im Monat, deine "
+        "Funktion liefert {got:,.4g}: ",
     ),
 )
 
@@ -200,13 +193,7 @@ def q2(break_even_tokens, rng):
 
 # --- q3: self-hosted $ per million tokens --------------------------------------------------------
 
-SELF_HOSTED_MISTAKES = _headed(
-    (
-        "For ${price:.2f}/h, {tps:,.1f} tokens/s and utilization {u:.2f} it is ${want:,.4g} per "
-        "million tokens, your function returns {got:,.4g}: ",
-        "Für {price:.2f} $/h, {tps:,.1f} Tokens/s und Auslastung {u:.2f} sind es {want:,.4g} $ "
-        "pro Million Tokens, deine Funktion liefert {got:,.4g}: ",
-    ),
+SELF_HOSTED_MISTAKES = Mistakes(
     Mistake(
         "utilization_ignored",
         "You assumed the GPU is busy all the time: at a utilization u it makes only u of the "
@@ -238,6 +225,12 @@ SELF_HOSTED_MISTAKES = _headed(
         "wrong",
         "$ per million = $/h ÷ (tokens/s × 3,600 × utilization) × 10⁶.",
         "$ pro Million = $/h ÷ (Tokens/s × 3.600 × Auslastung) × 10⁶.",
+    ),
+    head=(
+        "For ${price:.2f}/h, {tps:,.1f} tokens/s and utilization {u:.2f} it is ${want:,.4g} per "
+        "million tokens, your function returns {got:,.4g}: ",
+        "Für {price:.2f} $/h, {tps:,.1f} Tokens/s und Auslastung {u:.2f} sind es {want:,.4g} $ "
+        "pro Million Tokens, deine Funktion liefert {got:,.4g}: ",
     ),
 )
 
@@ -313,12 +306,7 @@ def _chose(constraint):
 
 
 # In the order of the constraints: a failure reports the most basic one it breaks.
-CHOOSE_PLATFORM_MISTAKES = _headed(
-    (
-        "For {gb} GB, {hours} hours and a budget of ${budget:,.0f} your function chose {got!r}: ",
-        "Für {gb} GB, {hours} Stunden und ein Budget von {budget:,.0f} $ hat deine Funktion "
-        "{got!r} gewählt: ",
-    ),
+CHOOSE_PLATFORM_MISTAKES = Mistakes(
     Mistake(
         "too_small",
         "Your choice has too little memory for the model.",
@@ -350,6 +338,11 @@ CHOOSE_PLATFORM_MISTAKES = _headed(
         "Another option fits too and costs less.",
         "Eine andere Möglichkeit passt auch und kostet weniger.",
         when=lambda got, by, **_: got in by,
+    ),
+    head=(
+        "For {gb} GB, {hours} hours and a budget of ${budget:,.0f} your function chose {got!r}: ",
+        "Für {gb} GB, {hours} Stunden und ein Budget von {budget:,.0f} $ hat deine Funktion "
+        "{got!r} gewählt: ",
     ),
 ) + Mistakes(
     Mistake(
