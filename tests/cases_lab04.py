@@ -159,7 +159,7 @@ def ten_runs_undivided(f, x):  # ten runs timed, not divided by ten
     return compile_seconds, time.perf_counter() - start
 
 
-def sleep_and_constants(f, x):  # the old check passed it: no compile, plausible numbers
+def sleep_and_constants(f, x):  # plausible numbers, no compile: only the clock reads tell
     time.sleep(0.1)
     return 0.15, 0.04
 
@@ -191,11 +191,11 @@ CASES = {
             (clock_not_restarted, "includes_compile"),
             (jit_is_lazy, "compile_too_short"),
             (run_timed_first, "compile_too_short"),
-            (first_call, "compile_includes_run"),  # the old check passed it
-            (ten_runs_undivided, "run_too_long"),  # the old check passed it
+            (first_call, "compile_includes_run"),  # plausible durations: the clock reads tell
+            (ten_runs_undivided, "run_too_long"),  # plausible durations: the clock reads tell
             (divided_by_too_many, "runs_miscounted"),
             (compiled_then_made_up, "unexplained"),
-            (sleep_and_constants, "not_compiled"),  # the old check passed it
+            (sleep_and_constants, "not_compiled"),  # plausible durations: the clock reads tell
             (lambda f, x: (150.0, 15.0), "not_compiled"),  # constants: nothing compiled
             (in_milliseconds, "milliseconds"),
             (lambda f, x: 0.15, "not_a_pair"),
@@ -214,7 +214,7 @@ CASES = {
         ],
         wrong=[
             (lambda predict, w, xs: jnp.stack([predict(w, x) for x in xs]), "python_loop"),
-            # the old check passed these two: by hand, and a loop over a jitted predict
+            # right values, both: by hand, and a loop over a jitted predict; how they ran tells
             (lambda predict, w, xs: jnp.tanh(xs @ w.T), "not_vmapped"),
             (loop_over_jit, "sequential"),
             (lambda predict, w, xs: jax.vmap(predict)(w, xs), "in_axes"),

@@ -146,7 +146,7 @@ def dp_replicated(loss_fn, params, x, y, mesh):
     return jax.jit(jax.grad(loss_fn))(*placed(params, x, y, mesh, batch_spec=()))
 
 
-def dp_labels_replicated(loss_fn, params, x, y, mesh):  # x split, y copied: the old check passed it
+def dp_labels_replicated(loss_fn, params, x, y, mesh):  # x split, y copied: check y too
     params = jax.device_put(params, NamedSharding(mesh, P()))
     x = jax.device_put(x, NamedSharding(mesh, P("data")))
     y = jax.device_put(y, NamedSharding(mesh, P()))
@@ -331,7 +331,7 @@ CASES = {
                 shard_with(lambda size, axes, mesh: size / math.prod(mesh[a] for a in axes)),
                 "not_integers",
             ),
-            # the old check passed it whenever its one tuple of axes was ("a", "c") on 2×2×2
+            # the sum equals the product for ("a", "c") on 2×2×2: other meshes and axes catch it
             (
                 shard_with(lambda size, axes, mesh: size // sum(mesh[a] for a in axes)),
                 "added_sizes",
@@ -350,7 +350,7 @@ CASES = {
         wrong=[
             (dp_one_device, "one_device"),
             (dp_replicated, "batch_replicated"),
-            (dp_labels_replicated, "batch_replicated"),  # the old check passed it
+            (dp_labels_replicated, "batch_replicated"),  # only the labels' sharding tells
             (dp_shard_map_summed, "summed"),
             (dp_first_shard, "one_shard"),
             (dp_value_and_grad, "structure"),

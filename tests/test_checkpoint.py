@@ -200,8 +200,8 @@ def test_the_error_speaks_the_learners_language(tmp_path):
 
 
 def test_rotation_keeps_what_it_wrote_and_drops_damaged_files(tmp_path):
-    """keep=1 with a damaged newest file: each save used to delete the file it had just written
-    (the damaged one sorted last), until only the damaged file was left."""
+    """keep=1 with a damaged newest file (it sorts last): each save must keep the file it has just
+    written, or rotation would leave only the damaged file."""
     parts = _parts()
     stale = _save(tmp_path, parts, 50, keep=1)  # a later step, e.g. from an earlier run
     stale.write_bytes(stale.read_bytes()[:100])

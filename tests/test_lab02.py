@@ -1,5 +1,5 @@
 """Lab 02, beyond what tests/test_labs.py checks for every lab (its answers are in
-tests/cases_lab02.py): the wrong answers the issue names, how the checks tell mistakes apart by
+tests/cases_lab02.py): the wrong answers learners most often give, how the checks tell mistakes apart by
 what the code did, and the simulated copy of q3 on its virtual clock."""
 
 from __future__ import annotations

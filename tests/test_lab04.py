@@ -2,8 +2,8 @@
 tests/cases_lab04.py: right ones pass on fresh random inputs, each wrong one gets its feedback in
 both languages, the solution notebook scores full marks, the student notebook zero).
 
-Here: every exercise has its cases, and the lab no longer needs several devices (its sharding
-exercises moved to lab 08)."""
+Here: every exercise has its cases, and the lab runs on one device (sharding is lab 08's, which
+simulates several)."""
 
 from __future__ import annotations
 

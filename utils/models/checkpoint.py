@@ -18,8 +18,8 @@ then renamed over the final name (`os.replace` is atomic on one file system).  E
 the SHA-256 of its payload in a one-line header and is verified on reading, so a flipped byte, a
 cut-off copy or an empty file is a `CheckpointError` (torch's own zip format checks none of it),
 `latest()` falls back to the previous good file, and rotation counts only good files and never
-deletes the one just written.  Files from before the checksum (no header) still load, with a
-warning that they cannot be verified: refusing them would throw away a learner's saved run.  A full disk or a
+deletes the one just written.  A bare torch.save file (no header) still loads, with a warning
+that it cannot be verified: refusing it would throw away a learner's saved run.  A full disk or a
 read-only folder raises `CheckpointError` with a clear message and leaves every checkpoint
 already saved as it was.  Any object with `state_dict()` / `load_state_dict()` can be saved
 (a LoRA adapter, an EMA copy, a sampler's data position), and so can a `torch.Generator` (a
@@ -217,13 +217,13 @@ def _damaged(path: str | Path, why: str) -> CheckpointError:
 
 
 def _payload(path: str | Path) -> bytes | None:
-    """The verified bytes torch.save wrote, or None for an old file without a checksum."""
+    """The verified bytes torch.save wrote, or None for a bare torch.save file (no checksum)."""
     try:
         raw = Path(path).read_bytes()
     except OSError as error:
         raise _damaged(path, error.strerror or type(error).__name__) from error
     if not raw.startswith(MAGIC):
-        if raw.startswith(b"PK\x03\x04"):  # torch.save's zip without our header: an old file
+        if raw.startswith(b"PK\x03\x04"):  # torch.save's zip without our header: unverifiable
             return None
         raise _damaged(path, text("no checksum header", "kein Prüfsummen-Kopf"))
     header, _, payload = raw.partition(b"\n")
@@ -241,10 +241,10 @@ def read(path: str | Path) -> dict[str, Any]:
     if payload is None:
         warnings.warn(
             text(
-                "Checkpoint {path} was written without a checksum (an older version of the "
-                "course): it loads, but damage to it cannot be detected.",
-                "Checkpoint {path} wurde ohne Prüfsumme geschrieben (eine ältere Version des "
-                "Kurses): Er lädt, aber eine Beschädigung lässt sich nicht erkennen.",
+                "Checkpoint {path} was written without a checksum (by torch.save alone): it "
+                "loads, but damage to it cannot be detected.",
+                "Checkpoint {path} wurde ohne Prüfsumme geschrieben (von torch.save allein): Er "
+                "lädt, aber eine Beschädigung lässt sich nicht erkennen.",
                 path=path,
             ),
             stacklevel=3,
@@ -265,7 +265,7 @@ def latest(folder: str | Path, quiet: bool = False) -> Path | None:
     for path in reversed(checkpoints(folder)):
         try:
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # an old file's warning comes again from load()
+                warnings.simplefilter("ignore")  # a bare file's warning comes again from load()
                 read(path)
         except CheckpointError as error:
             if not quiet:

@@ -51,9 +51,9 @@ def simulate_cpu_devices(count: int = 8) -> int:
         )
     import jax
 
-    # The option exists since jax 0.5 (before: XLA_FLAGS=--xla_force_host_platform_device_count=8
-    # in the environment before `import jax`). It raises if the backends started with another
-    # number; then nothing changes.
+    # jax 0.5 and newer have this option (older versions read
+    # XLA_FLAGS=--xla_force_host_platform_device_count=8 from the environment at `import jax`).
+    # It raises if the backends started with another number; then nothing changes.
     with contextlib.suppress(RuntimeError):
         jax.config.update("jax_num_cpu_devices", count)
     have = len(jax.devices("cpu"))
