@@ -15,6 +15,7 @@ import pytest
 from labs.kit import sources
 from labs.kit.sources import read_cells
 from tools import build
+from utils import course
 from utils.course import ROOT
 
 BUILT = sorted(p for p in build.render_all() if p.suffix == ".ipynb" and p.name != "start.ipynb")
@@ -58,7 +59,7 @@ SETUP_CELLS = {
     lang: nbformat.read(ROOT / f"notebooks/{lang}/00_what_hardware.ipynb", as_version=4)
     .cells[1]
     .source
-    for lang in ("en", "de")
+    for lang in course.LANGUAGES
 }
 
 
@@ -74,7 +75,7 @@ def test_built_notebook_anatomy(path):
     # Title cell: heading, level, badges for this very file, link to the other language.
     title = nb.cells[0].source
     rel = path.relative_to(ROOT).as_posix()
-    location = build.read_location()
+    location = course.location()
     assert title.startswith("# ")
     assert f"]({location.colab(rel)})" in title and f"]({location.kaggle(rel)})" in title
     other = "de" if lang == "en" else "en"
@@ -203,8 +204,8 @@ def test_language_cells_are_filtered(tmp_path):
         '# %% [markdown] lang="en"\n# Hello\n\n# %% [markdown] lang="de"\n# Hallo\n\n'
         '# %%\nx = 1\n\n# %% lang="de"\nprint("nur deutsch")\n'
     )
-    location = build.read_location(root)
-    source = build.Source(root / "notebooks/src/50_probe.py", "lesson")
+    location = course.location(root)
+    source = course.Notebook.read(root / "notebooks/src/50_probe.py", "lesson")
     en = nbformat.reads(build.build(source, "en", "lesson", location, root), as_version=4)
     de = nbformat.reads(build.build(source, "de", "lesson", location, root), as_version=4)
     assert [c.source for c in en.cells[2:]] == ["Hello", "x = 1"]
@@ -249,7 +250,7 @@ def test_starter_outside_a_solution_block_is_an_error():
 
 def test_retarget_rewrites_every_badge_and_clone_url(tmp_path):
     root = copy_course(tmp_path)
-    old = build.read_location(root).repo
+    old = course.location(root).repo
     done = subprocess.run(
         [sys.executable, "-m", "tools.retarget", "acme/gpu-course", "workshop-2026"],
         cwd=root,
@@ -295,9 +296,8 @@ def test_retarget_rejects_bad_locations(tmp_path, repo, branch):
 
 
 def test_readme_lists_the_whole_course_map_in_both_languages():
-    import tomllib
-
-    course_map = tomllib.loads((ROOT / "course.toml").read_text())["lesson"]
+    course_map = course.config()["lesson"]
+    written = {entry.number for entry in course.course_map() if entry.lesson}
     assert [e["number"] for e in course_map] == [f"{i:02d}" for i in range(10)]
     for readme, lang in (("README.md", "en"), ("README.de.md", "de")):
         table = (
@@ -309,7 +309,6 @@ def test_readme_lists_the_whole_course_map_in_both_languages():
         rows = [line for line in table.splitlines() if line.startswith("| 0")]
         assert [r.split("|")[1].strip() for r in rows] == [e["number"] for e in course_map]
         for entry, row in zip(course_map, rows, strict=True):
-            source = next((ROOT / "notebooks/src").glob(f"{entry['number']}_*.py"), None)
-            assert ("colab-badge.svg" in row) == (source is not None), row
-            if source is None:
+            assert ("colab-badge.svg" in row) == (entry["number"] in written), row
+            if entry["number"] not in written:
                 assert entry[lang] in row

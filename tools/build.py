@@ -1,7 +1,7 @@
 """Build the committed notebooks from their one-language-pair sources.
 
     python -m tools.build           # write notebooks/{en,de}, labs/..., README tables
-    python -m tools.build --check   # exit 1 if any committed file differs from what its source builds
+    python -m tools.build --check   # exit 1 if a committed file differs from what its source builds
 
 A source is a jupytext percent-format file (`notebooks/src/NN_slug.py`, `labs/src/NN_slug.py`).
 Cells tagged `lang="en"` or `lang="de"` go to that language only; all other cells (the code
@@ -19,23 +19,25 @@ import argparse
 import subprocess
 import sys
 import tempfile
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
 import jupytext
 import nbformat
 
 from labs.kit.sources import resolve_language, solution_version, student_version
+from utils.course import (
+    LANGUAGES,
+    LEVELS,
+    OTHER,
+    ROOT,
+    Location,
+    Notebook,
+    course_map,
+    location,
+    notebooks,
+)
 
-ROOT = Path(__file__).resolve().parents[1]
-LANGS = ("en", "de")
-OTHER = {"en": "de", "de": "en"}
-LEVELS = {
-    1: {"en": "Level 1 · Foundations", "de": "Stufe 1 · Grundlagen"},
-    2: {"en": "Level 2 · Intermediate", "de": "Stufe 2 · Fortgeschritten"},
-    3: {"en": "Level 3 · Advanced", "de": "Stufe 3 · Experte"},
-}
+LEVEL = {"en": "Level", "de": "Stufe"}
 COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 KAGGLE_BADGE = "https://kaggle.com/static/images/open-in-kaggle.svg"
 
@@ -49,61 +51,7 @@ SETUP_METADATA = {
 }
 
 
-# --- configuration -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Location:
-    repo: str  # owner/name
-    branch: str
-
-    def blob(self, path: str) -> str:
-        return f"github.com/{self.repo}/blob/{self.branch}/{path}"
-
-    def colab(self, path: str) -> str:
-        return f"https://colab.research.google.com/{self.blob(path).replace('github.com', 'github', 1)}"
-
-    def kaggle(self, path: str) -> str:
-        return f"https://kaggle.com/kernels/welcome?src=https://{self.blob(path)}"
-
-
-def read_location(root: Path = ROOT) -> Location:
-    github = tomllib.loads((root / "course.toml").read_text())["github"]
-    return Location(github["repo"], github["branch"])
-
-
 # --- one source → built notebooks --------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Source:
-    path: Path
-    kind: str  # "lesson" or "lab"
-
-    @property
-    def stem(self) -> str:
-        return self.path.stem
-
-    @property
-    def number(self) -> str:
-        return self.stem.split("_", 1)[0]
-
-    def outputs(self, lang: str) -> dict[str, str]:
-        """variant → path relative to the root ("lesson", or "student"/"solution" for labs)."""
-        if self.kind == "lesson":
-            return {"lesson": f"notebooks/{lang}/{self.stem}.ipynb"}
-        return {
-            "student": f"labs/{lang}/{self.stem}.ipynb",
-            "solution": f"labs/solutions/{lang}/{self.stem}.ipynb",
-        }
-
-
-def find_sources(root: Path = ROOT) -> list[Source]:
-    lessons = [
-        Source(p, "lesson") for p in sorted((root / "notebooks/src").glob("[0-9][0-9]_*.py"))
-    ]
-    labs = [Source(p, "lab") for p in sorted((root / "labs/src").glob("[0-9][0-9]_*.py"))]
-    return lessons + labs
 
 
 def setup_cell(lang: str, location: Location, root: Path = ROOT) -> str:
@@ -116,8 +64,8 @@ def setup_cell(lang: str, location: Location, root: Path = ROOT) -> str:
     )
 
 
-def title_cell(source: Source, meta: dict, lang: str, variant: str, location: Location) -> str:
-    title = meta["title"][lang]
+def title_cell(source: Notebook, lang: str, variant: str, location: Location) -> str:
+    title = source.title[lang]
     if source.kind == "lab":
         heading = f"# Lab {source.number} · {title}"
         if variant == "solution":
@@ -127,9 +75,9 @@ def title_cell(source: Source, meta: dict, lang: str, variant: str, location: Lo
     path = source.outputs(lang)[variant]
     other_path = source.outputs(OTHER[lang])[variant]
     other_name = "Deutsche Fassung" if lang == "en" else "English version"
-    duration = meta["duration"]
+    duration = source.duration
     # A TPU lesson says how long it takes on a TPU, not on a T4.
-    on_tpu = meta.get("accelerator") == "TPU" and "tpu" in duration
+    on_tpu = source.accelerator == "TPU" and "tpu" in duration
     device, minutes = ("TPU", duration["tpu"]) if on_tpu else ("T4", duration["t4"])
     if lang == "de":
         timing = f"ca. {minutes} min auf einer {device} · ca. {duration['cpu']} min auf der CPU"
@@ -139,7 +87,7 @@ def title_cell(source: Source, meta: dict, lang: str, variant: str, location: Lo
         [
             heading,
             "",
-            f"**{LEVELS[meta['level']][lang]}** · {timing}",
+            f"**{LEVEL[lang]} {source.level} · {LEVELS[source.level][lang]}** · {timing}",
             "",
             f"[![Open In Colab]({COLAB_BADGE})]({location.colab(path)}) "
             f"[![Open In Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)})",
@@ -160,19 +108,18 @@ def licence_line(lang: str, location: Location) -> str:
     return f"<sub>© GPU & TPU in Practice authors · {words[0]}: {mit} · {words[1]}: {cc}</sub>"
 
 
-def build(source: Source, lang: str, variant: str, location: Location, root: Path = ROOT) -> str:
+def build(source: Notebook, lang: str, variant: str, location: Location, root: Path = ROOT) -> str:
     """The JSON text of one built notebook."""
     text_nb = jupytext.read(source.path)
-    meta = text_nb.metadata["course"]
     cells = [
-        nbformat.v4.new_markdown_cell(title_cell(source, meta, lang, variant, location)),
+        nbformat.v4.new_markdown_cell(title_cell(source, lang, variant, location)),
         nbformat.v4.new_code_cell(setup_cell(lang, location, root), metadata=SETUP_METADATA),
     ]
     for cell in text_nb.cells:
         cell_lang = cell.metadata.get("lang")
         if cell_lang not in (None, lang):
             continue
-        if cell_lang not in (None, *LANGS):
+        if cell_lang not in (None, *LANGUAGES):
             raise ValueError(f"{source.path}: unknown lang {cell_lang!r}")
         metadata = {k: v for k, v in cell.metadata.items() if k != "lang"}
         if cell.cell_type == "markdown":
@@ -198,7 +145,7 @@ def build(source: Source, lang: str, variant: str, location: Location, root: Pat
             "source": source.path.relative_to(root).as_posix(),
         },
     }
-    accelerator = meta.get("accelerator")
+    accelerator = source.accelerator
     if accelerator == "GPU":
         metadata.update(accelerator="GPU", colab={"gpuType": "T4", "provenance": []})
     elif accelerator == "TPU":
@@ -211,41 +158,45 @@ def build(source: Source, lang: str, variant: str, location: Location, root: Pat
 # --- README tables and the start page --------------------------------------------------------
 
 
-def lesson_rows(lang: str, location: Location, root: Path = ROOT) -> list[str]:
-    """The README's lesson table: every lesson of the course map, with badges where it exists."""
+def lesson_rows(
+    lang: str, location: Location, root: Path = ROOT, *, site: bool = False, shown=None
+) -> list[str]:
+    """A lesson table: every lesson of the course map, with its links where it has a source, the
+    others "in preparation".  The README's links lead into the repository, with Colab and Kaggle
+    badges; the website's (`site`) to its pages (only the lessons in `shown`, when given), with
+    plain Colab and Kaggle links."""
     head = {
         "en": "| # | level | lesson | T4 / CPU | hardware | open | lab |",
         "de": "| # | Stufe | Lektion | T4 / CPU | Hardware | öffnen | Lab |",
     }[lang]
     planned = {"en": "in preparation", "de": "in Vorbereitung"}[lang]
-    sources = find_sources(root)
-    lessons = {s.number: s for s in sources if s.kind == "lesson"}
-    labs = {s.number: s for s in sources if s.kind == "lab"}
-    course_map = tomllib.loads((root / "course.toml").read_text()).get("lesson", [])
     rows = [head, "|---|---|---|---|---|---|---|"]
-    for entry in course_map:
-        number, level = entry["number"], LEVELS[entry["level"]][lang].split(" · ")[1]
-        lab = labs.get(number)
-        lab_link = f"[Lab {number}]({lab.outputs(lang)['student']})" if lab else "–"
-        if number not in lessons:
-            rows.append(
-                f"| {number} | {level} | {entry[lang]} | – | – | *{planned}* | {lab_link} |"
-            )
+    for entry in course_map(root):
+        number, level, lab = entry.number, LEVELS[entry.level][lang], entry.lab
+        lab_path = lab.outputs(lang)["student"] if lab else ""
+        lab_link = (
+            f"[Lab {number}]({location.colab(lab_path) if site else lab_path})" if lab else "–"
+        )
+        lesson = entry.lesson
+        if lesson is None or (shown is not None and number not in shown):
+            title = entry.title[lang]
+            rows.append(f"| {number} | {level} | {title} | – | – | *{planned}* | {lab_link} |")
             continue
-        meta = jupytext.read(lessons[number].path).metadata["course"]
-        path = lessons[number].outputs(lang)["lesson"]
-        badges = (
-            f"[![Colab]({COLAB_BADGE})]({location.colab(path)}) "
-            f"[![Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)})"
-        )
-        duration = f"{meta['duration']['t4']} / {meta['duration']['cpu']} min"
+        path = lesson.outputs(lang)["lesson"]
+        if site:
+            page = f"{lesson.stem}.ipynb"
+            badges = f"[Colab]({location.colab(path)}) · [Kaggle]({location.kaggle(path)})"
+        else:
+            page = path
+            badges = (
+                f"[![Colab]({COLAB_BADGE})]({location.colab(path)}) "
+                f"[![Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)})"
+            )
+        duration = f"{lesson.duration['t4']} / {lesson.duration['cpu']} min"
         rows.append(
-            f"| {number} | {level} | [{meta['title'][lang]}]({path}) | {duration} | "
-            f"{', '.join(meta['profiles'])} | {badges} | {lab_link} |"
+            f"| {number} | {level} | [{lesson.title[lang]}]({page}) | {duration} | "
+            f"{', '.join(lesson.profiles)} | {badges} | {lab_link} |"
         )
-    missing = set(lessons) - {e["number"] for e in course_map}
-    if missing:
-        raise ValueError(f"lessons {sorted(missing)} are not in the course map of course.toml")
     return rows
 
 
@@ -267,13 +218,12 @@ def start_page(location: Location, root: Path = ROOT) -> str:
         "Beginne mit Lektion 00. Jede Lektion beginnt mit einer Setup-Zelle: zuerst ausführen.",
         "",
     ]
-    for source in find_sources(root):
-        meta = jupytext.read(source.path).metadata["course"]
+    for source in notebooks(root):
         variant = "lesson" if source.kind == "lesson" else "student"
         prefix = "Lab " if source.kind == "lab" else ""
         links = [
-            f"[{prefix}{source.number} {meta['title'][lang]}](../{source.outputs(lang)[variant]})"
-            for lang in LANGS
+            f"[{prefix}{source.number} {source.title[lang]}](../{source.outputs(lang)[variant]})"
+            for lang in LANGUAGES
         ]
         text.append("- " + " · ".join(links))
     nb = nbformat.v4.new_notebook(
@@ -316,17 +266,17 @@ def ruff_formatted(notebooks: dict[Path, str]) -> dict[Path, str]:
 
 def render_all(root: Path = ROOT) -> dict[Path, str]:
     """Every generated file and the text it must have."""
-    location = read_location(root)
+    where = location(root)
     files: dict[Path, str] = {}
-    for source in find_sources(root):
-        for lang in LANGS:
+    for source in notebooks(root):
+        for lang in LANGUAGES:
             for variant, path in source.outputs(lang).items():
-                files[root / path] = build(source, lang, variant, location, root)
+                files[root / path] = build(source, lang, variant, where, root)
     files = ruff_formatted(files)
-    files[root / "notebooks/start.ipynb"] = start_page(location, root)
+    files[root / "notebooks/start.ipynb"] = start_page(where, root)
     for readme, lang in (("README.md", "en"), ("README.de.md", "de")):
         files[root / readme] = with_table(
-            (root / readme).read_text(), lesson_rows(lang, location, root)
+            (root / readme).read_text(), lesson_rows(lang, where, root)
         )
     return files
 

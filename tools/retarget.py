@@ -1,8 +1,9 @@
 """Point the course at another GitHub location (a fork) and rebuild every notebook.
 
-    python -m tools.retarget acme/gpu-course main     (or: make retarget REPO=acme/gpu-course BRANCH=main)
+    python -m tools.retarget acme/gpu-course main
+    make retarget REPO=acme/gpu-course BRANCH=main      # the same
 
-Rewrites course.toml, the one place that names the location; `tools/build.py` then
+Rewrites course.toml, the one place that names the location; `python -m tools.build` then
 regenerates every badge, the clone URL in each setup cell and the README tables.
 """
 
@@ -13,12 +14,13 @@ import sys
 from pathlib import Path
 
 from tools import build
+from utils.course import ROOT, location
 
 REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 BRANCH = re.compile(r"^[A-Za-z0-9_./-]+$")
 
 
-def retarget(repo: str, branch: str, root: Path = build.ROOT) -> None:
+def retarget(repo: str, branch: str, root: Path = ROOT) -> None:
     if not REPO.match(repo):
         raise SystemExit(f"REPO must look like owner/name, not {repo!r}")
     if not BRANCH.match(branch) or branch.startswith("-"):
@@ -28,8 +30,8 @@ def retarget(repo: str, branch: str, root: Path = build.ROOT) -> None:
     text = re.sub(r'(?m)^repo = ".*"$', f'repo = "{repo}"', text)
     text = re.sub(r'(?m)^branch = ".*"$', f'branch = "{branch}"', text)
     config.write_text(text)
-    location = build.read_location(root)
-    assert (location.repo, location.branch) == (repo, branch), "course.toml was not rewritten"
+    now = location(root)
+    assert (now.repo, now.branch) == (repo, branch), "course.toml was not rewritten"
 
 
 def main(argv: list[str]) -> int:

@@ -64,7 +64,8 @@ class Location:
         return f"github.com/{self.repo}/blob/{self.branch}/{path}"
 
     def colab(self, path: str) -> str:
-        return f"https://colab.research.google.com/{self.blob(path).replace('github.com', 'github', 1)}"
+        github = self.blob(path).replace("github.com", "github", 1)
+        return f"https://colab.research.google.com/{github}"
 
     def kaggle(self, path: str) -> str:
         return f"https://kaggle.com/kernels/welcome?src=https://{self.blob(path)}"
@@ -139,6 +140,11 @@ class Notebook:
     def accelerator(self) -> str | None:  # GPU, TPU or none
         return self.meta.get("accelerator")
 
+    @classmethod
+    def read(cls, path: Path, kind: str) -> Notebook:
+        """The source at path (its header read once per version of the file)."""
+        return cls(path, kind, _read_header(path, _stamp(path)))
+
     def outputs(self, lang: str) -> dict[str, str]:
         """variant → built notebook, relative to the root ("lesson", or "student"/"solution")."""
         if self.kind == "lesson":
@@ -157,7 +163,7 @@ def notebooks(root: Path = ROOT, kind: str | None = None) -> list[Notebook]:
     for each, folder in SOURCES.items():
         if kind in (None, each):
             for path in sorted((Path(root) / folder).glob(PATTERN)):
-                found.append(Notebook(path, each, _read_header(path, _stamp(path))))
+                found.append(Notebook.read(path, each))
     return found
 
 
