@@ -20,13 +20,13 @@ from labs.kit import (  # noqa: E402
     PASSED,
     WRONG,
     Lab,
+    Score,
     Wrong,
     ____,
     allclose,
     as_number,
     call,
     close,
-    score_table,
     to_numpy,
 )
 from utils import i18n  # noqa: E402
@@ -287,12 +287,13 @@ def test_score_counts_the_last_check_of_each_exercise(capsys):
         lambda a, r: None
     )
     lab.exercise("never", title=("Never", "Nie"), points=5, hint=("h", "h"))(lambda a, r: None)
-    assert lab.summary()["score"] == 0
+    assert lab.summary().score == 0
     q1.check(lambda x: x * x)
     q2.check(1)
     q1.check(lambda x: 2 * x)  # passed, then broken again: the last check counts
-    summary = lab.summary()
-    json.dumps(summary)  # machine-readable as it is
+    summary = lab.summary().as_dict()
+    assert json.loads(json.dumps(summary)) == summary  # machine-readable as it is
+    assert Score.from_dict(summary) == lab.summary()  # and read back as it was
     assert (summary["lab"], summary["score"], summary["max"]) == ("97", 2, 10)
     statuses = [(e["name"], e["points"], e["status"], e["key"]) for e in summary["exercises"]]
     assert statuses == [
@@ -310,7 +311,7 @@ def test_table_in_german_and_duplicate_names():
     lab, q1 = make_lab("96")
     i18n.set_language("de")
     q1.check(lambda x: x * x)
-    table = score_table(lab.summary())
+    table = lab.summary().table()
     assert "Aufgabe" in table and "Quadrat" in table and "bestanden" in table and "3 / 3" in table
     with pytest.raises(ValueError):
         lab.exercise("square", title=("x", "x"), points=1, hint=("h", "h"))

@@ -90,7 +90,7 @@ def test_json_bad_submissions_and_the_run_goes_on(bad):
     assert "line" in grades[1]["verdict"]  # where the JSON breaks
     assert "while True" in grades[3]["verdict"]  # which cell ran too long
     # After the time limit the kernel is interrupted and still re-checked: the score so far (this
-    # notebook answers nothing). It used to depend on the machine's load (a stale output poll).
+    # notebook answers nothing), whatever the machine's load (no stale output poll decides it).
     assert grades[3]["score"] == 0 and "0/" in grades[3]["verdict"]
     tiny = grades[-1]
     assert (tiny["lab"], tiny["score"]) == ("01", 2) and tiny["max"] > 2
@@ -251,7 +251,17 @@ def time_per_call(fn, sync, repeats=20):
         real_show(table, data)
 
     checks._show = full_marks
-    checks.score_table = lambda summary: "all passed"
+    checks.Score.table = lambda score, heading=True: "all passed"
+    real_as_dict = checks.Score.as_dict
+
+    def all_passed(score):
+        data = real_as_dict(score)
+        for e in data["exercises"]:
+            e["points"], e["status"] = e["max"], "passed"
+        data["score"] = data["max"]
+        return data
+
+    checks.Score.as_dict = all_passed
     return 0.0
 """
 

@@ -4,7 +4,7 @@ A lab's checks (`labs/checks/labNN.py`) import everything from here:
 
     from labs.kit import Lab, Wrong, call, as_number, close
 
-The modules: `lab` (Lab, the score, the re-grading), `exercise` (one exercise and its result),
+The modules: `lab` (Lab, its Score, the re-grading), `exercise` (one exercise and its result),
 `answers` (calling learner code, Wrong, errors explained), `compare` (answers against the truth),
 `blank` (the `____`), `sources` (the notebook sources), and the grader: `submission`,
 `sandbox`, `headless` (a notebook run in a fresh kernel), `grade`, `classtable`.
@@ -35,7 +35,7 @@ from labs.kit.exercise import (
     Exercise,
     Result,
 )
-from labs.kit.lab import SCORE_MIMETYPE, Lab, regrade, score_table
+from labs.kit.lab import SCORE_MIMETYPE, ExerciseScore, Lab, Score, regrade
 from labs.kit.mistakes import Mistake, Mistakes
 
 __all__ = [
@@ -47,11 +47,13 @@ __all__ = [
     "UNIT_SLIPS",
     "WRONG",
     "Exercise",
+    "ExerciseScore",
     "Lab",
     "LearnerError",
     "Mistake",
     "Mistakes",
     "Result",
+    "Score",
     "Unfinished",
     "Wrong",
     "____",
@@ -66,6 +68,5 @@ __all__ = [
     "factor_slip",
     "matching",
     "regrade",
-    "score_table",
     "to_numpy",
 ]

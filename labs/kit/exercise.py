@@ -19,15 +19,12 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from labs.kit.answers import LearnerError, Text, Wrong, explain
 from labs.kit.blank import Unfinished, has_blank
-from labs.kit.sources import answer_name, check_cell, solution_code
+from labs.kit.sources import Cell, answer_name, check_cell, solution_code
 from utils.i18n import get_language, text
-
-if TYPE_CHECKING:
-    from labs.kit.lab import Lab
 
 Test = Callable[[Any, random.Random], "str | None"]
 
@@ -66,7 +63,7 @@ class Result:
 
 @dataclass
 class Exercise:
-    lab: Lab
+    cells: list[Cell]  # of the lab's source: where its check cell and its solution are
     number: int
     name: str
     title: Text
@@ -80,17 +77,13 @@ class Exercise:
         return f"q{self.number}"
 
     @property
-    def earned(self) -> int:
-        return self.points if self.result is not None and self.result.status == PASSED else 0
-
-    @property
     def answer(self) -> str:
         """The name of the learner's answer in the notebook (`q1.check(pick_device)`)."""
-        return answer_name(check_cell(self.lab.cells, self.label), self.label)
+        return answer_name(check_cell(self.cells, self.label), self.label)
 
     def solution_code(self, lang: str | None = None) -> str:
         """The solution block of the lab source, in `lang` (default: the learner's language)."""
-        cell = check_cell(self.lab.cells, self.label)
+        cell = check_cell(self.cells, self.label)
         return solution_code(cell, self.label, lang or get_language())
 
     def evaluate(self, answer: Any, seed: int | None = None) -> Result:

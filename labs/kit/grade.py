@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from labs.kit.headless import cell_name, execute
-from labs.kit.lab import score_table
+from labs.kit.lab import ExerciseScore, Score
 from labs.kit.sandbox import CourseSnapshot, GiB, Limits, MiB, Sandbox
 from labs.kit.submission import first_line, lab_to_grade, notebooks_in, read_notebook
 from utils.course import ROOT
@@ -220,16 +220,16 @@ def _grade_in(
                 expected=expected,
             ),
         )
-    summary = reports[-1] if reports else None
+    summary = Score.from_dict(reports[-1]) if reports else None
     scored: dict[str, Any] = {"cell_errors": run.cell_errors, "seed": seed, "notes": box.notes}
     if summary is not None:
         scored.update(
-            lab=summary["lab"],
-            score=summary["score"],
-            max=summary["max"],
-            exercises=summary["exercises"],
+            lab=summary.lab,
+            score=summary.score,
+            max=summary.max,
+            exercises=[e.as_dict() for e in summary.exercises],
         )
-    so_far = text("{score}/{max}", score=summary["score"], max=summary["max"]) if summary else "–"
+    so_far = text("{score}/{max}", score=summary.score, max=summary.max) if summary else "–"
     if box.processes_hit_limit():
         run.limits.setdefault("processes", run.died_at or run.stopped_at or len(nb.cells) - 1)
     if run.limits:
@@ -307,9 +307,9 @@ def _grade_in(
         text(
             "lab {lab}: {score}/{max} points{tail}",
             "Lab {lab}: {score}/{max} Punkte{tail}",
-            lab=summary["lab"],
-            score=summary["score"],
-            max=summary["max"],
+            lab=summary.lab,
+            score=summary.score,
+            max=summary.max,
             tail=" ({})".format("; ".join(notes)) if notes else "",
         ),
         **scored,
@@ -436,15 +436,9 @@ def main(argv: list[str] | None = None) -> int:
             return
         print(f"{grade.notebook}: {grade.verdict}", flush=True)
         if grade.exercises:
-            summary = {
-                "lab": grade.lab,
-                "title": {"en": "", "de": ""},
-                "score": grade.score,
-                "max": grade.max,
-                "exercises": grade.exercises,
-            }
-            table = score_table(summary).splitlines()[1:]  # without the title line
-            print("\n".join("    " + line for line in table), flush=True)
+            exercises = tuple(map(ExerciseScore.from_dict, grade.exercises))
+            table = Score(grade.lab or "", ("", ""), exercises).table(heading=False)
+            print("\n".join("    " + line for line in table.splitlines()), flush=True)
 
     if jobs == 1:
         for path, seed in zip(files, seeds, strict=True):

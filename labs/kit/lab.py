@@ -23,12 +23,21 @@ everything from here: the helpers for answers (`labs.kit.answers`: Wrong, call, 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from labs.kit.answers import Text
 from labs.kit.blank import ____
-from labs.kit.exercise import NOT_CHECKED, PASSED, STATUS_NAMES, SYMBOLS, Exercise, Test
+from labs.kit.exercise import (
+    NOT_CHECKED,
+    PASSED,
+    STATUS_NAMES,
+    SYMBOLS,
+    Exercise,
+    Result,
+    Test,
+)
 from labs.kit.sources import read_cells, read_header
 from utils.course import ROOT
 from utils.i18n import say, text
@@ -66,40 +75,27 @@ class Lab:
 
         def add(test: Test) -> Exercise:
             number = len(self.exercises) + 1
-            exercise = Exercise(self, number, name, title, points, test, hint)
+            exercise = Exercise(self.cells, number, name, title, points, test, hint)
             self.exercises.append(exercise)
             return exercise
 
         return add
 
-    def summary(self) -> dict[str, Any]:
-        """The score, machine-readable: titles in both languages, statuses as the constants above."""
-        exercises = [
-            {
-                "number": e.number,
-                "name": e.name,
-                "title": {"en": e.title[0], "de": e.title[1]},
-                "points": e.earned,
-                "max": e.points,
-                "status": e.result.status if e.result else NOT_CHECKED,
-                "key": e.result.key if e.result else NOT_CHECKED,
-            }
-            for e in self.exercises
-        ]
-        return {
-            "lab": self.number,
-            "title": {"en": self.title[0], "de": self.title[1]},
-            "score": sum(e["points"] for e in exercises),
-            "max": sum(e["max"] for e in exercises),
-            "exercises": exercises,
-        }
-
-    def table(self) -> str:
-        return score_table(self.summary())
+    def summary(self) -> Score:
+        """The score so far: what the last check of each exercise in this notebook said."""
+        return Score(
+            self.number,
+            self.title,
+            tuple(
+                ExerciseScore.of(e.number, e.name, e.title, e.points, e.result)
+                for e in self.exercises
+            ),
+        )
 
     def score(self) -> None:
         """Show the score table (what the checks in this notebook said so far)."""
-        _show(self.table(), {"labs": [self.summary()]})
+        summary = self.summary()
+        _show(summary.table(), {"labs": [summary.as_dict()]})
 
     def ready(self) -> None:
         """The one line the checks cell prints."""
@@ -111,25 +107,106 @@ class Lab:
         )
 
 
-def score_table(summary: dict[str, Any]) -> str:
-    """A `Lab.summary()` as a plain-text table in the learner's language."""
-    rows = [
-        (
-            str(e["number"]),
-            text(e["title"]["en"], e["title"]["de"]),
-            f"{e['points']} / {e['max']}",
-            f"{SYMBOLS[e['status']]} {text(*STATUS_NAMES[e['status']])}",
+@dataclass(frozen=True)
+class ExerciseScore:
+    """One row of a score: an exercise's points and the status of its last check."""
+
+    number: int
+    name: str
+    title: Text
+    points: int  # earned: all of `max` when it passed, else 0
+    max: int
+    status: str  # PASSED, WRONG, NOT_ATTEMPTED, ERROR or NOT_CHECKED
+    key: str  # which feedback (`Result.key`), NOT_CHECKED before the first check
+
+    @classmethod
+    def of(cls, number: int, name: str, title: Text, points: int, result: Result | None):
+        """The row of an exercise worth `points` whose last check gave `result` (None: none yet)."""
+        if result is None:
+            return cls(number, name, title, 0, points, NOT_CHECKED, NOT_CHECKED)
+        status = str(result.status)
+        earned = points if status == PASSED else 0
+        return cls(number, name, title, earned, points, status, str(result.key))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "name": self.name,
+            "title": {"en": self.title[0], "de": self.title[1]},
+            "points": self.points,
+            "max": self.max,
+            "status": self.status,
+            "key": self.key,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ExerciseScore:
+        title = (data["title"]["en"], data["title"]["de"])
+        fields = ("points", "max", "status", "key")
+        return cls(data["number"], data["name"], title, *(data[f] for f in fields))
+
+
+@dataclass(frozen=True)
+class Score:
+    """The points of one lab: what the notebook shows (`Lab.score`), what the grader's re-check
+    reports (`regrade`) and what its JSON holds, in one form.  `as_dict()` is the JSON:
+
+        {"lab": "00", "title": {"en": ..., "de": ...}, "score": 7, "max": 10,
+         "exercises": [{"number": 1, "name": "device", "title": {"en": ..., "de": ...},
+                        "points": 2, "max": 2, "status": "passed", "key": "ok"}, ...]}
+    """
+
+    lab: str
+    title: Text
+    exercises: tuple[ExerciseScore, ...]
+
+    @property
+    def score(self) -> int:
+        return sum(e.points for e in self.exercises)
+
+    @property
+    def max(self) -> int:
+        return sum(e.max for e in self.exercises)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "lab": self.lab,
+            "title": {"en": self.title[0], "de": self.title[1]},
+            "score": self.score,
+            "max": self.max,
+            "exercises": [e.as_dict() for e in self.exercises],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Score:
+        """A score read back from its JSON (the grader reads the re-check's display output)."""
+        title = (data["title"]["en"], data["title"]["de"])
+        return cls(data["lab"], title, tuple(map(ExerciseScore.from_dict, data["exercises"])))
+
+    def table(self, heading: bool = True) -> str:
+        """A plain-text table in the learner's language, under a line with the lab's title."""
+        rows = [
+            (
+                str(e.number),
+                text(*e.title),
+                f"{e.points} / {e.max}",
+                f"{SYMBOLS[e.status]} {text(*STATUS_NAMES[e.status])}",
+            )
+            for e in self.exercises
+        ]
+        rows.append(("", text("total", "Summe"), f"{self.score} / {self.max}", ""))
+        head = (
+            "#",
+            text("exercise", "Aufgabe"),
+            text("points", "Punkte"),
+            text("status", "Status"),
         )
-        for e in summary["exercises"]
-    ]
-    rows.append(("", text("total", "Summe"), f"{summary['score']} / {summary['max']}", ""))
-    head = ("#", text("exercise", "Aufgabe"), text("points", "Punkte"), text("status", "Status"))
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
-    title = text(summary["title"]["en"], summary["title"]["de"])
-    lines = [f"Lab {summary['lab']} · {title}"]
-    for row in [head, *rows]:
-        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    return "\n".join(lines)
+        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
+        lines = [f"Lab {self.lab} · {text(*self.title)}"] if heading else []
+        for row in [head, *rows]:
+            cells = zip(row, widths, strict=True)
+            lines.append("  ".join(cell.ljust(w) for cell, w in cells).rstrip())
+        return "\n".join(lines)
 
 
 def regrade(namespace: dict[str, Any], number: str, seed: int) -> None:
@@ -141,26 +218,17 @@ def regrade(namespace: dict[str, Any], number: str, seed: int) -> None:
     rewrite it while it is checked."""
     import importlib
 
-    show, table = _show, score_table  # taken now: an answer that patches them changes nothing
+    # Taken now, before any answer runs: an answer that patches them while it is checked
+    # changes nothing.
+    show, row, as_dict, table = _show, ExerciseScore.of, Score.as_dict, Score.table
     lab = importlib.import_module(f"labs.checks.lab{number}").lab
     plan = [(e, e.number, e.name, e.title, e.points, e.answer) for e in lab.exercises]
     rows = []
     for exercise, n, name, title, points, answer in plan:
         result = exercise.evaluate(namespace.get(answer, ____), seed=seed + n)
-        status, key = str(result.status), str(result.key)
-        earned = points if status == PASSED else 0
-        rows.append(
-            {"number": n, "name": name, "title": {"en": title[0], "de": title[1]},
-             "points": earned, "max": points, "status": status, "key": key}
-        )  # fmt: skip
-    summary = {
-        "lab": number,
-        "title": {"en": lab.title[0], "de": lab.title[1]},
-        "score": sum(r["points"] for r in rows),
-        "max": sum(r["max"] for r in rows),
-        "exercises": rows,
-    }
-    show(table(summary), {"labs": [summary]})
+        rows.append(row(n, name, title, points, result))
+    score = Score(number, lab.title, tuple(rows))
+    show(table(score), {"labs": [as_dict(score)]})
 
 
 def _show(table: str, data: dict[str, Any]) -> None:
