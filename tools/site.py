@@ -32,16 +32,14 @@ import shutil
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
-import jupytext
 import nbformat
 
 from tools import slides  # the fingerprint and the widget filter
+from tools.build import lesson_rows
+from utils.course import LANGUAGES, ROOT, location
 
-ROOT = Path(__file__).resolve().parents[1]
-LANGS = ("en", "de")
 EXECUTED = ROOT / "build/executed"
 STAGING = ROOT / "build/site-src"
 OUT = ROOT / "build/site"
@@ -51,25 +49,17 @@ THREADS = {
     "MKL_NUM_THREADS": "1",
     "HF_HUB_OFFLINE": "1",
 }
-LEVELS = {
-    "en": {1: "Foundations", 2: "Intermediate", 3: "Advanced"},
-    "de": {1: "Grundlagen", 2: "Fortgeschritten", 3: "Experte"},
-}
 WORDS = {
     "en": {
         "title": "GPU & TPU in Practice",
         "intro": "Every lesson with the outputs of one run on a CPU. "
         "To run them yourself, open them in Colab or Kaggle, or run `make lab`.",
-        "head": "| # | level | lesson | T4 / CPU | hardware | open | lab |",
-        "planned": "in preparation",
         "other": "Deutsch",
     },
     "de": {
         "title": "GPU & TPU in der Praxis",
         "intro": "Jede Lektion mit den Ausgaben eines Laufs auf einer CPU. "
         "Selbst ausführen: in Colab oder Kaggle öffnen oder `make lab`.",
-        "head": "| # | Stufe | Lektion | T4 / CPU | Hardware | öffnen | Lab |",
-        "planned": "in Vorbereitung",
         "other": "English",
     },
 }
@@ -195,40 +185,7 @@ def page_notebook(nb_path: Path, executed: Path):
 
 def lesson_table(lang: str, stems: list[str]) -> list[str]:
     """The lesson table of a language's index page: pages that exist, the rest as planned."""
-    words = WORDS[lang]
-    course = tomllib.loads((ROOT / "course.toml").read_text())
-    github = course["github"]
-    blob = f"github/{github['repo']}/blob/{github['branch']}"
-    built = {s[:2]: s for s in stems}
-    labs = {p.stem[:2]: p.stem for p in (ROOT / "labs/src").glob("[0-9][0-9]_*.py")}
-    rows = [words["head"], "|---|---|---|---|---|---|---|"]
-    for entry in course.get("lesson", []):
-        number = entry["number"]
-        level = LEVELS[lang][entry["level"]]
-        lab = labs.get(number)
-        lab_cell = (
-            f"[Lab {number}](https://colab.research.google.com/{blob}/labs/{lang}/{lab}.ipynb)"
-            if lab
-            else "–"
-        )
-        stem = built.get(number)
-        if not stem:
-            rows.append(
-                f"| {number} | {level} | {entry[lang]} | – | – | *{words['planned']}* | {lab_cell} |"
-            )
-            continue
-        meta = jupytext.read(ROOT / "notebooks/src" / f"{stem}.py").metadata["course"]
-        colab = f"https://colab.research.google.com/{blob}/notebooks/{lang}/{stem}.ipynb"
-        kaggle = (
-            "https://kaggle.com/kernels/welcome?src=https://github.com/"
-            f"{github['repo']}/blob/{github['branch']}/notebooks/{lang}/{stem}.ipynb"
-        )
-        rows.append(
-            f"| {number} | {level} | [{meta['title'][lang]}]({stem}.ipynb) | "
-            f"{meta['duration']['t4']} / {meta['duration']['cpu']} min | "
-            f"{', '.join(meta['profiles'])} | [Colab]({colab}) · [Kaggle]({kaggle}) | {lab_cell} |"
-        )
-    return rows
+    return lesson_rows(lang, location(ROOT), ROOT, site=True, shown={s[:2] for s in stems})
 
 
 def stage(stems: list[str], langs, executed: Path, staging: Path) -> None:
@@ -302,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m tools.site", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--lessons", nargs="*", metavar="NN", help="only these lessons (00 01 …)")
-    parser.add_argument("--lang", choices=LANGS, action="append", help="only this language")
+    parser.add_argument("--lang", choices=LANGUAGES, action="append", help="only this language")
     parser.add_argument("--out", type=Path, default=OUT, help="the site (default build/site)")
     parser.add_argument(
         "--executed", type=Path, default=EXECUTED, help="executed copies (build/executed)"
@@ -312,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per cell (1800)")
     args = parser.parse_args(argv)
     stems = lesson_stems(args.lessons)
-    langs = tuple(args.lang or LANGS)
+    langs = tuple(args.lang or LANGUAGES)
     failed = []
     if not args.no_execute:
         failed = execute_all(stems, langs, args.executed, args.force, args.timeout)

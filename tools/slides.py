@@ -34,8 +34,9 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
-LANGS = ("en", "de")
+from utils.course import LANGUAGES, ROOT
+from utils.course import lessons as lesson_sources
+
 OUT = ROOT / "build/slides"
 EXECUTED = ROOT / "build/executed"
 TEMPLATE_DIR = Path(__file__).resolve().parent / "slides_template"
@@ -64,13 +65,8 @@ def executed_copy(nb_path: Path, executed: Path = EXECUTED) -> Path | None:
 
 
 def lessons(root: Path = ROOT, numbers: list[str] | None = None) -> list[str]:
-    stems = sorted(p.stem for p in (root / "notebooks/src").glob("[0-9][0-9]_*.py"))
-    if numbers:
-        unknown = set(numbers) - {s[:2] for s in stems}
-        if unknown:
-            raise SystemExit(f"no lesson source for {sorted(unknown)}")
-        stems = [s for s in stems if s[:2] in numbers]
-    return stems
+    """The stems (NN_slug) of the lessons with a source; with numbers, only those."""
+    return [lesson.stem for lesson in lesson_sources(root, numbers)]
 
 
 def static_outputs(outputs: list) -> list:
@@ -175,12 +171,12 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m tools.slides", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--lessons", nargs="*", metavar="NN", help="only these lessons (00 01 …)")
-    parser.add_argument("--lang", choices=LANGS, action="append", help="only this language")
+    parser.add_argument("--lang", choices=LANGUAGES, action="append", help="only this language")
     parser.add_argument("--out", type=Path, default=OUT, help="folder (default build/slides)")
     args = parser.parse_args(argv)
     copy_reveal(args.out)
     for stem in lessons(ROOT, args.lessons):
-        for lang in args.lang or LANGS:
+        for lang in args.lang or LANGUAGES:
             target = build_deck(stem, lang, args.out)
             print(f"wrote {target}")
     return 0
