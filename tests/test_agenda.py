@@ -10,7 +10,7 @@ def test_guides_are_current():
 
 
 def test_times_add_up_from_the_headers():
-    lessons, labs = agenda.headers("notebooks/src"), agenda.headers("labs/src")
+    lessons, labs = agenda.headers("lesson"), agenda.headers("lab")
     [day] = agenda.DAYS["one"]
     rows = agenda.day_table(day, "en", lessons, labs)
     numbers = [n for n in day if n in lessons]

@@ -16,9 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
-import jupytext
+from utils.course import ROOT, notebooks
 
-ROOT = Path(__file__).resolve().parents[1]
 GUIDES = {"en": ROOT / "docs/trainer.md", "de": ROOT / "docs/trainer.de.md"}
 START, END = "<!-- agenda:start -->", "<!-- agenda:end -->"
 PROFILES = ("t4", "cpu")  # the two durations every header gives
@@ -61,12 +60,9 @@ def clock(minutes: int) -> str:
     return f"{minutes // 60:02d}:{minutes % 60:02d}"
 
 
-def headers(folder: str, root: Path = ROOT) -> dict[str, dict]:
-    """number → the course metadata of each source in notebooks/src or labs/src."""
-    found = {}
-    for path in sorted((root / folder).glob("[0-9][0-9]_*.py")):
-        found[path.stem[:2]] = jupytext.read(path).metadata["course"]
-    return found
+def headers(kind: str, root: Path = ROOT) -> dict[str, dict]:
+    """number → the course metadata of each lesson's or each lab's source."""
+    return {source.number: source.meta for source in notebooks(root, kind)}
 
 
 def day_table(numbers: list[str], lang: str, lessons: dict, labs: dict) -> list[str]:
@@ -106,7 +102,7 @@ def day_table(numbers: list[str], lang: str, lessons: dict, labs: dict) -> list[
 
 
 def agenda(lang: str, root: Path = ROOT) -> list[str]:
-    lessons, labs = headers("notebooks/src", root), headers("labs/src", root)
+    lessons, labs = headers("lesson", root), headers("lab", root)
     words = WORDS[lang]
     lines = []
     for key, days in DAYS.items():
