@@ -13,8 +13,8 @@ build/kaggle/ then holds two files:
 - `dataset-metadata.json`: title, id and licence, as `kaggle datasets create -p build/kaggle`
   (the Kaggle CLI) reads it; or upload the zip on kaggle.com → Datasets → New Dataset.
 
-Only the standard library and git are used: it runs in any Python, without the course's
-environment and without a network.
+Only the standard library, git and `utils.course` are used: it runs in any Python 3.11 or newer,
+without the course's environment and without a network.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ import argparse
 import json
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from utils.course import ROOT, location
+
 OUT = ROOT / "build/kaggle"
 # Not for learners' notebooks: the repository's test suite and CI.
 LEFT_OUT = ("tests/", ".ci/", ".github/")
@@ -46,7 +46,7 @@ def course_files(root: Path = ROOT) -> list[str]:
 
 def metadata(owner: str, slug: str, root: Path = ROOT) -> dict:
     title = "GPU & TPU in Practice: course files"
-    repo = tomllib.loads((root / "course.toml").read_text())["github"]["repo"]
+    repo = location(root).repo
     return {
         "title": title,
         "id": f"{owner}/{slug}",
@@ -62,7 +62,7 @@ def metadata(owner: str, slug: str, root: Path = ROOT) -> dict:
 
 
 def build(out: Path = OUT, owner: str = "YOUR-KAGGLE-NAME", root: Path = ROOT) -> Path:
-    slug = tomllib.loads((root / "course.toml").read_text())["github"]["repo"].split("/")[1]
+    slug = location(root).repo.split("/")[1]
     files = course_files(root)
     if "course.toml" not in files or "utils/__init__.py" not in files:
         raise SystemExit("course.toml and utils/ must be committed: the setup cell needs both")

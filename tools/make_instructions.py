@@ -13,11 +13,9 @@ deterministic (no randomness), so rerunning it changes nothing.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+from utils.course import ROOT
 from utils.platform.chips import CHIPS
-
-ROOT = Path(__file__).resolve().parents[1]
 
 TARGET = ROOT / "data" / "instructions.jsonl"
 
