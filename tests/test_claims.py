@@ -16,15 +16,14 @@ that is not there, or calls one "in preparation" that is.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from utils import course
+from utils.course import ROOT
+
 CLAIMS = ROOT / "docs" / "claims.md"
-SOURCES = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py")) + sorted(
-    (ROOT / "labs" / "src").glob("[0-9][0-9]_*.py")
-)
+SOURCES = [source.path for source in course.notebooks()]
 # en/de words for a lesson that is not written yet
 MARKER = r"(?:in preparation|in Vorbereitung|coming soon|folgt bald)"
 # a marker that belongs to the mention it follows: "lesson 10 (in preparation)",
@@ -40,11 +39,11 @@ CITE = re.compile(r"\b(?:claims?|Behauptung(?:en)?)\s+(C\d+)(?:\s+(?:and|und)\s+
 
 
 def lessons() -> set[str]:
-    return {p.name[:2] for p in (ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py")}
+    return {source.number for source in course.notebooks(kind="lesson")}
 
 
 def labs() -> set[str]:
-    return {p.name[:2] for p in (ROOT / "labs" / "src").glob("[0-9][0-9]_*.py")}
+    return {source.number for source in course.notebooks(kind="lab")}
 
 
 def claim_rows() -> list[list[str]]:
@@ -78,7 +77,8 @@ def test_every_lesson_named_in_the_claims_exists_or_is_in_preparation():
                 f"{cid}: lesson {number} has no source; mark it (in preparation)"
             )
             assert section, f"{cid}: name the section of lesson {number} that tests the claim"
-            source = next((ROOT / "notebooks" / "src").glob(f"{number}_*.py")).read_text()
+            [lesson] = course.lessons(numbers=[number])
+            source = lesson.path.read_text()
             assert re.search(rf"^# ## {section}\. ", source, re.MULTILINE), (
                 f"{cid}: lesson {number} has no section {section}"
             )
