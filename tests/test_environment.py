@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parents[1]
+from utils.course import ROOT
+
 GROUPS = tomllib.loads((ROOT / "pyproject.toml").read_text())["dependency-groups"]
 CONSTRAINTS = ("constraints.txt", "constraints-colab.txt", "constraints-py313.txt")
 

@@ -10,7 +10,8 @@ import nbformat
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-ROOT = Path(__file__).resolve().parents[1]
+from utils.course import ROOT
+
 NOTEBOOKS = sorted(
     p
     for p in (*ROOT.glob("notebooks/**/*.ipynb"), *ROOT.glob("labs/**/*.ipynb"))

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from utils.course import ROOT
+
 TEXT_SUFFIXES = {".py", ".md", ".csv", ".json", ".jsonl", ".toml", ".txt", ".yml", ".yaml"}
 TEXT_SUFFIXES |= {".ipynb", ".cfg", ".j2", ".html"}
 TEXT_NAMES = {"Makefile", ".gitignore", "run"}
