@@ -79,6 +79,7 @@ import torch
 
 from utils import units
 from utils.i18n import get_language, say, text
+from utils.memory import usage
 from utils.platform import hardware, nvsmi, placement, profiles, runtime
 from utils.platform.chips import CHIPS, LINK_SOURCE
 from utils.sim import memsim
@@ -965,11 +966,11 @@ shapes = [
     ((64, 3, 224, 224), torch.uint8),
 ]
 for shape, dtype in shapes:
-    size = units.format_bytes(memory.tensor_bytes(shape, dtype))
+    size = units.format_bytes(usage.tensor_bytes(shape, dtype))
     print(f"{str(shape):<20} {str(dtype):<15} {size:>10}")
 
 t = torch.empty(1000, 3, dtype=torch.bfloat16)
-assert t.nbytes == t.numel() * t.element_size() == memory.tensor_bytes(t.shape, t.dtype) == 6000
+assert t.nbytes == t.numel() * t.element_size() == usage.tensor_bytes(t.shape, t.dtype) == 6000
 
 start = time.perf_counter()
 # en: every tensor made in this block lives on meta: shapes only
@@ -983,9 +984,9 @@ say(
     "ein Modell mit {m:.0f} Mio. Parametern, auf meta gebaut in {t}: {size} in float32",
     m=parameters / 1e6,
     t=units.format_seconds(built),
-    size=units.format_bytes(memory.module_bytes(big)),
+    size=units.format_bytes(usage.module_bytes(big)),
 )
-assert memory.module_bytes(big) == parameters * 4 and placement.where(big) == "meta"
+assert usage.module_bytes(big) == parameters * 4 and placement.where(big) == "meta"
 
 # %% [markdown] lang="en"
 # ### Allocated vs. reserved
@@ -1022,15 +1023,15 @@ size = profile.pick(cpu=256 * MIB, cuda=1 * GIB, mps=1 * GIB)
 allocated, reserved = text("allocated", "belegt"), text("reserved", "reserviert")
 if device.type == "cuda":
     torch.cuda.synchronize()
-    memory.free_memory()
-    steps = [(text("start", "Start"), memory.memory_stats(device))]
+    usage.free_memory()
+    steps = [(text("start", "Start"), usage.memory_stats(device))]
     block = torch.empty(size, dtype=torch.uint8, device=device)
     tensor = text("x = tensor of {size}", "x = Tensor mit {size}", size=units.format_bytes(size))
-    steps.append((tensor, memory.memory_stats(device)))
+    steps.append((tensor, usage.memory_stats(device)))
     del block
-    steps.append(("del x", memory.memory_stats(device)))
+    steps.append(("del x", usage.memory_stats(device)))
     torch.cuda.empty_cache()
-    steps.append(("empty_cache()", memory.memory_stats(device)))
+    steps.append(("empty_cache()", usage.memory_stats(device)))
     print(f"{'':<28} {allocated:>12} {reserved:>12}")
     for label, s in steps:
         used, held = units.format_bytes(s.allocated), units.format_bytes(s.reserved)
@@ -1054,13 +1055,13 @@ else:
         print(f"  {label:<24} {allocated} {used:>9}   {reserved} {held:>9}")
     # en: The CPU's own version: the operating system hands out memory page by page, on first touch.
     # de: Die CPU-Fassung: Das Betriebssystem vergibt Speicher Seite für Seite, beim ersten Zugriff.
-    rss = [memory.process_rss()]
+    rss = [usage.process_rss()]
     block = torch.empty(size, dtype=torch.uint8)  # en: asked for ... | de: angefordert ...
-    rss.append(memory.process_rss())
+    rss.append(usage.process_rss())
     block.fill_(1)  # en: ... and touched | de: ... und beschrieben
-    rss.append(memory.process_rss())
+    rss.append(usage.process_rss())
     del block
-    rss.append(memory.process_rss())
+    rss.append(usage.process_rss())
     if None not in rss:
         grown = [r - rss[0] for r in rss[1:]]
         say(
@@ -1107,7 +1108,7 @@ try:
 # en: torch.OutOfMemoryError is a RuntimeError
 # de: torch.OutOfMemoryError ist ein RuntimeError
 except RuntimeError as error:
-    if not memory.is_oom(error):
+    if not usage.is_oom(error):
         raise
     oom = error
 assert oom is not None
@@ -1132,7 +1133,7 @@ say(
 # en: the error keeps the frames of the failed call alive: drop it, collect garbage, empty the cache
 # de: Der Fehler hält die Frames des gescheiterten Aufrufs am Leben: weg damit, aufräumen, Cache leeren
 oom = None
-memory.free_memory()
+usage.free_memory()
 check = torch.ones(1000, device=where_to).sum().item()
 say(
     "and the session goes on: torch.ones(1000).sum() = {check:.0f}",
@@ -1145,7 +1146,7 @@ assert check == 1000
 # ### Finding the batch size that fits
 #
 # Memory grows with the batch size, so the usual way to find the largest batch is to try:
-# `memory.find_batch_size(step)` doubles the batch size until `step` runs out of memory, then
+# `usage.find_batch_size(step)` doubles the batch size until `step` runs out of memory, then
 # bisects between the last size that fit and the first that did not. It catches **only**
 # out-of-memory errors: a shape bug is still a bug and stops the search. The step here is
 # memory-heavy on purpose: each sample takes 2 MiB of activations (like a long sequence in a
@@ -1157,7 +1158,7 @@ assert check == 1000
 # ### Die Batchgröße finden, die passt
 #
 # Der Speicherbedarf wächst mit der Batchgröße, deshalb findet man die größte Batchgröße üblicherweise
-# durch Ausprobieren: `memory.find_batch_size(step)` verdoppelt die Batchgröße, bis `step` keinen
+# durch Ausprobieren: `usage.find_batch_size(step)` verdoppelt die Batchgröße, bis `step` keinen
 # Speicher mehr bekommt, und halbiert dann das Intervall zwischen der letzten Größe, die passte, und
 # der ersten, die nicht passte. Es fängt **nur** Out-of-Memory-Fehler ab: Ein Fehler in den Formen
 # bleibt ein Fehler und beendet die Suche. Der Schritt hier braucht absichtlich viel Speicher: Jedes
@@ -1198,7 +1199,7 @@ else:
 # de: weit mehr, als passt
 limit = 2 ** math.ceil(math.log2(4 * capacity / per_sample))
 start = time.perf_counter()
-search = memory.find_batch_size(step, limit=limit, refine=True)
+search = usage.find_batch_size(step, limit=limit, refine=True)
 seconds = time.perf_counter() - start
 print(search.table())
 estimate = capacity // (2 * per_sample)
@@ -1216,7 +1217,7 @@ assert 0 < search.batch_size <= estimate
 # en: it did run out of memory, and recovered
 # de: Der Speicher ging aus, und es ging weiter
 assert any(not ok for _, ok in search.tries)
-memory.free_memory()
+usage.free_memory()
 
 # %% [markdown] lang="en"
 # On a real GPU the answer is a little below the estimate: the CUDA context, cuBLAS workspaces and
@@ -1328,7 +1329,7 @@ else:
         "Auf einer Colab-T4 liefert dieselbe Abfrage, zerlegt:",
     )
     print(nvsmi.table(example))
-stats = memory.memory_stats(device)
+stats = usage.memory_stats(device)
 say("Without nvidia-smi, ask PyTorch: {s}", "Ohne nvidia-smi fragst du PyTorch: {s}", s=stats)
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
@@ -1336,7 +1337,7 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 
 # %% [markdown] lang="en"
 # Where `nvidia-smi` is missing: on a CPU-only machine there is nothing to ask; on a Mac ask
-# PyTorch (`torch.mps.current_allocated_memory()`, shown by `memory.memory_stats()`); on a TPU ask
+# PyTorch (`torch.mps.current_allocated_memory()`, shown by `usage.memory_stats()`); on a TPU ask
 # JAX (`jax.devices()[0].memory_stats()`); on a GPU machine where the tool is missing but CUDA
 # works, `torch.cuda.mem_get_info()` gives free and total memory.
 #
@@ -1395,7 +1396,7 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 
 # %% [markdown] lang="de"
 # Wo `nvidia-smi` fehlt: Auf einer reinen CPU-Maschine gibt es nichts zu fragen; auf einem Mac frag
-# PyTorch (`torch.mps.current_allocated_memory()`, angezeigt von `memory.memory_stats()`); auf einer
+# PyTorch (`torch.mps.current_allocated_memory()`, angezeigt von `usage.memory_stats()`); auf einer
 # TPU frag JAX (`jax.devices()[0].memory_stats()`); auf einer GPU-Maschine, auf der das Werkzeug fehlt,
 # CUDA aber funktioniert, liefert `torch.cuda.mem_get_info()` freien und gesamten Speicher.
 #
