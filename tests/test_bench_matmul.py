@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("jax")
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import bench_matmul  # noqa: E402
+from benchmarks import bench_matmul
+from utils.course import ROOT
 
 
 def test_one_thread_turns_off_xla_eigen_pool_and_keeps_other_flags():

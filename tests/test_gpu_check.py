@@ -18,10 +18,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import gpu_check  # noqa: E402
-
+from benchmarks import gpu_check  # noqa: E402
+from utils.course import ROOT  # noqa: E402
 from utils.platform import chips  # noqa: E402
 
 
