@@ -6,16 +6,15 @@ import json
 import os
 import signal
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from tests.jupyter_server import TOKEN, free_port, make_lab, serve
+from utils import course
+from utils.course import LANGUAGES, ROOT
 
 pytest.importorskip("jupyterlab")
 pytest.importorskip("jupytext")
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def get(url: str) -> tuple[int, bytes]:
@@ -37,7 +36,7 @@ def test_make_lab_serves_start_page_and_sources(tmp_path):
         model = json.loads(body)
         assert model["type"] == "notebook"
         langs = {c["metadata"].get("lang") for c in model["content"]["cells"]}
-        assert {"en", "de"} <= langs
+        assert set(LANGUAGES) <= langs
         # A double-click opens a source as a notebook, not in the text editor.
         status, body = get(
             f"{base}/lab/api/settings/@jupyterlab/docmanager-extension:plugin?token={TOKEN}"
@@ -56,7 +55,7 @@ def test_a_source_runs_where_it_lies_and_saving_it_changes_nothing(tmp_path):
     import jupytext
     from nbclient import NotebookClient
 
-    for source in sorted([*ROOT.glob("notebooks/src/*.py"), *ROOT.glob("labs/src/*.py")]):
+    for source in (each.path for each in course.notebooks()):
         text = source.read_text()
         nb = jupytext.reads(text, fmt="py:percent")
         nb.metadata["language_info"] = {"name": "python", "version": "3.13.0"}  # as a kernel adds

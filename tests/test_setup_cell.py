@@ -17,7 +17,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from utils.course import LANGUAGES, ROOT
+
 NOTEBOOK = ROOT / "notebooks/en/00_what_hardware.ipynb"
 
 # Runs in the child process: optionally fake Colab's shell, then exec the cell.
@@ -206,7 +207,7 @@ REMOTES = {
 }
 
 
-@pytest.mark.parametrize("language", ["en", "de"])
+@pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("remote", sorted(REMOTES))
 def test_failed_clone_says_why_and_stops_run_all(tmp_path, monkeypatch, language, remote):
     url, english, german = REMOTES[remote]
@@ -223,7 +224,7 @@ def test_failed_clone_says_why_and_stops_run_all(tmp_path, monkeypatch, language
     assert "git: " in shown  # git's own line, for a trainer
 
 
-@pytest.mark.parametrize("language", ["en", "de"])
+@pytest.mark.parametrize("language", LANGUAGES)
 def test_kaggle_offline_explains_what_to_do(tmp_path, monkeypatch, language):
     working = folder(tmp_path, "working")
     env = {
@@ -242,7 +243,7 @@ def test_kaggle_offline_explains_what_to_do(tmp_path, monkeypatch, language):
 
 
 def test_setup_cell_is_collapsed_everywhere_and_in_one_language():
-    for lang in ("en", "de"):
+    for lang in LANGUAGES:
         cells = nbformat.read(ROOT / f"notebooks/{lang}/00_what_hardware.ipynb", as_version=4).cells
         cell = next(c for c in cells if c.cell_type == "code")
         assert cell.metadata["jupyter"]["source_hidden"] is True  # JupyterLab
