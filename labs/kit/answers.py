@@ -81,15 +81,19 @@ _COURSE_CODE = tuple(str(ROOT / d) for d in ("utils", "labs/checks", "labs/kit")
 _TIPS: dict[str, Text] = {
     "NameError": (
         "A name is not defined: a typo, or a cell above that has not run yet?",
-        "Ein Name ist nicht definiert: ein Tippfehler, oder wurde eine Zelle darüber noch nicht ausgeführt?",
+        "Ein Name ist nicht definiert: ein Tippfehler, oder wurde eine Zelle darüber noch nicht "
+        "ausgeführt?",
     ),
     "TypeError": (
-        "A value has a type this operation does not accept: print the values of that line and their type().",
-        "Ein Wert hat einen Typ, den diese Operation nicht annimmt: gib die Werte der Zeile und ihren type() aus.",
+        "A value has a type this operation does not accept: print the values of that line and "
+        "their type().",
+        "Ein Wert hat einen Typ, den diese Operation nicht annimmt: gib die Werte der Zeile und "
+        "ihren type() aus.",
     ),
     "AttributeError": (
         "That object has no such attribute: check the spelling, or print type() of the object.",
-        "Dieses Objekt hat kein solches Attribut: prüfe die Schreibweise oder gib type() des Objekts aus.",
+        "Dieses Objekt hat kein solches Attribut: prüfe die Schreibweise oder gib type() des "
+        "Objekts aus.",
     ),
     "ZeroDivisionError": (
         "Something in that line can be 0: which value?",
@@ -107,7 +111,8 @@ _TIPS: dict[str, Text] = {
 
 _SIGNATURE_TIP: Text = (
     "Keep the parameters of the function as the exercise gives them: the check calls it that way.",
-    "Behalte die Parameter der Funktion so, wie die Aufgabe sie vorgibt: die Prüfung ruft sie so auf.",
+    "Behalte die Parameter der Funktion so, wie die Aufgabe sie vorgibt: die Prüfung ruft sie so "
+    "auf.",
 )
 
 

@@ -111,7 +111,8 @@ def _not_a_number(value: Any, what: Text) -> Wrong:
 
 
 def close(got: float, want: float, rel_tol: float = 1e-6, abs_tol: float = 0.0) -> bool:
-    """Equal up to a relative tolerance: the default forgives float rounding, not a wrong formula."""
+    """Equal up to a relative tolerance: the default forgives float rounding, not a wrong
+    formula."""
     try:
         return math.isclose(float(got), float(want), rel_tol=rel_tol, abs_tol=abs_tol)
     except OverflowError:  # an int too large for a float is not close to anything we ask for

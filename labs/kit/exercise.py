@@ -117,7 +117,8 @@ class Exercise:
             "not_attempted",
             text(
                 "Not attempted yet: replace ____ with your code, then run the cell again.",
-                "Noch nicht bearbeitet: Ersetze ____ durch deinen Code und führe die Zelle erneut aus.",
+                "Noch nicht bearbeitet: Ersetze ____ durch deinen Code und führe die Zelle erneut "
+                "aus.",
             ),
         )
 

@@ -1,7 +1,7 @@
 """Grade submitted lab notebooks: run each one headless and read its score.
 
-    python -m labs.kit.grade anna.ipynb ben.ipynb          # a verdict line and a table per notebook
-    python -m labs.kit.grade --lab 00 submissions/         # every .ipynb in a folder, all from lab 00
+    python -m labs.kit.grade anna.ipynb ben.ipynb      # a verdict line and a table per notebook
+    python -m labs.kit.grade --lab 00 submissions/     # every .ipynb in a folder, all from lab 00
     python -m labs.kit.grade --json submissions/ > scores.json
     python -m labs.kit.grade --timeout 300 --cell-timeout 60 --lang de anna.ipynb
     python -m labs.kit.grade --seed 1234 anna.ipynb        # the same random inputs as a run before
@@ -39,7 +39,8 @@ and each kernel has limits (`--memory`, `--max-output`, `--max-file`, `--max-pro
 submission that hits one gets the status "limit" (which one, and the score so far).
 
     python -m labs.kit.grade --lab 00 --jobs 2 submissions/   # two at a time; the same results
-    # and, for a folder with --lab: submissions/lab00-class.csv and lab00-class.md (labs/kit/classtable.py)
+    # and, for a folder with --lab: submissions/lab00-class.csv and lab00-class.md
+    # (labs/kit/classtable.py)
 """
 
 from __future__ import annotations
@@ -77,10 +78,12 @@ __import__("labs.kit").kit.regrade(globals(), {lab!r}, {seed})"""
 VERIFY = """\
 for _grader_name, _grader_module in list(_grader_sys.modules.items()):
     if _grader_name.split(".")[0] in ("utils", "labs") and _grader_name != "labs.kit.blank":
-        _grader_file = _grader_os.path.relpath(getattr(_grader_module, "__file__", None) or "/", _grader_fresh)
+        _grader_path = getattr(_grader_module, "__file__", None) or "/"
+        _grader_file = _grader_os.path.relpath(_grader_path, _grader_fresh)
         with open(_grader_os.path.join(_grader_fresh, _grader_file), "rb") as _grader_f:
-            if _grader_hash.sha256(_grader_f.read()).hexdigest() != _grader_digests.get(_grader_file):
-                raise RuntimeError("the checks changed during grading: " + _grader_name)"""
+            _grader_sum = _grader_hash.sha256(_grader_f.read()).hexdigest()
+        if _grader_sum != _grader_digests.get(_grader_file):
+            raise RuntimeError("the checks changed during grading: " + _grader_name)"""
 SANDBOX_REGRADE_CELL = (
     """\
 import sys as _grader_sys, os as _grader_os, hashlib as _grader_hash, importlib as _grader_imp
@@ -260,8 +263,8 @@ def _grade_in(
         return verdict(
             "timeout",
             text(
-                "{cell} still ran at the time limit ({timeout:g} s per notebook, {cell_timeout:g} s "
-                "per cell): an endless loop? Score so far {so_far}",
+                "{cell} still ran at the time limit ({timeout:g} s per notebook, "
+                "{cell_timeout:g} s per cell): an endless loop? Score so far {so_far}",
                 "{cell} lief beim Zeitlimit noch ({timeout:g} s pro Notebook, {cell_timeout:g} s "
                 "pro Zelle): eine Endlosschleife? Punkte bis dahin {so_far}",
                 cell=cell_name(nb, run.stopped_at),

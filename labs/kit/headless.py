@@ -31,7 +31,8 @@ from utils.i18n import text
 if TYPE_CHECKING:
     from labs.kit.sandbox import Sandbox
 
-# Cell errors that mean a limit of the sandbox was hit: (limit, exception names, words in the message)
+# Cell errors that mean a limit of the sandbox was hit:
+# (limit, exception names, words in the message)
 LIMIT_ERRORS = (
     ("memory", ("MemoryError",), ("can't allocate memory", "cannot allocate memory", "bad_alloc")),
     ("file_size", (), ("file too large",)),

@@ -28,7 +28,8 @@ YOUR_CODE = {"en": "# YOUR CODE HERE", "de": "# DEIN CODE HIER"}
 MESSAGE_FUNCTIONS = ("say", "text")
 
 SOLUTION_BLOCK = re.compile(
-    r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[^\n]*\n(?P<body>.*?)^[ \t]*### END SOLUTION[^\n]*(\n|$)",
+    r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[^\n]*\n"
+    r"(?P<body>.*?)^[ \t]*### END SOLUTION[^\n]*(\n|$)",
     re.DOTALL | re.MULTILINE,
 )
 STARTER_LINE = re.compile(r"^[ \t]*# STARTER: ?(?P<code>.*)$", re.MULTILINE)

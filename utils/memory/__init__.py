@@ -1,1 +1,2 @@
-"""Memory: what tensors and models take and what a device holds (usage), does a model fit (fit), and the measured peak of a real run (peakmem)."""
+"""Memory: what tensors and models take and what a device holds (usage), does a model fit
+(fit), and the measured peak of a real run (peakmem)."""

@@ -3,8 +3,8 @@
     from utils.memory import peakmem
     peakmem.measure_peak([("inference", "bfloat16", 4, 128), ("full", "float32", 1, 32)])
 
-Lesson 03 holds these peaks against `utils.memory.fit`'s prediction.  One helper process imports torch
-and transformers once; on Linux it then forks a child per run, so every run starts from the
+Lesson 03 holds these peaks against `utils.memory.fit`'s prediction.  One helper process imports
+torch and transformers once; on Linux it then forks a child per run, so every run starts from the
 same clean process and pays no import.  A run's peak on the CPU is the rise of the resident
 memory's high-water mark (VmHWM, reset after loading) over the process before the model was
 loaded; on CUDA `torch.cuda.max_memory_allocated()` (without the CUDA context), one run after the
@@ -231,8 +231,8 @@ def measure_peak(
 
 
 def _spawn(todo: list, env: dict, workers: int) -> list[int]:
-    code = "import json, sys; from utils.memory.peakmem import _helper; _helper(json.loads(sys.argv[1]), "
-    code += f"{workers})"
+    code = "import json, sys; from utils.memory.peakmem import _helper; "
+    code += f"_helper(json.loads(sys.argv[1]), {workers})"
     done = subprocess.run(
         [sys.executable, "-c", code, json.dumps(todo)],
         capture_output=True,

@@ -169,7 +169,8 @@ def find_batch_size(
         raise ValueError(
             text(
                 "Need whole numbers 1 ≤ start ≤ limit, got start={start!r}, limit={limit!r}.",
-                "Es braucht ganze Zahlen 1 ≤ start ≤ limit, nicht start={start!r}, limit={limit!r}.",
+                "Es braucht ganze Zahlen 1 ≤ start ≤ limit, nicht start={start!r}, "
+                "limit={limit!r}.",
                 start=start,
                 limit=limit,
             )

@@ -8,7 +8,8 @@
     state = checkpoint.load(found, model=model, optimizer=opt, scheduler=sched, scaler=scaler)
     state["step"], state["extra"]                      # where to go on
 
-What makes a resumed run equal an uninterrupted one (measured for this course on CPU, 2026-11; the same bug reports: transformers#34053, the_well#77, fairseq2#1346): the model, the optimizer
+What makes a resumed run equal an uninterrupted one (measured for this course on CPU, 2026-11;
+the same in bug reports: transformers#34053, the_well#77, fairseq2#1346): the model, the optimizer
 (Adam's moments), the scheduler (its step count), the GradScaler (its scale), every random number
 generator (Python, numpy, torch, CUDA: dropout and shuffling draw from them), the data position
 and the step.  Saving only model and optimizer, as many tutorials do, gives a different run.
@@ -159,9 +160,9 @@ def save(
                 "Could not write checkpoint {path}: {error}. Is the disk full or the folder "
                 "read-only? Nothing already saved was touched; free space or choose another "
                 "folder.",
-                "Checkpoint {path} ließ sich nicht schreiben: {error}. Ist die Platte voll oder der "
-                "Ordner schreibgeschützt? Schon Gespeichertes blieb unberührt; schaff Platz oder "
-                "wähl einen anderen Ordner.",
+                "Checkpoint {path} ließ sich nicht schreiben: {error}. Ist die Platte voll oder "
+                "der Ordner schreibgeschützt? Schon Gespeichertes blieb unberührt; schaff Platz "
+                "oder wähl einen anderen Ordner.",
                 path=path,
                 error=error.strerror or error,
             )

@@ -64,8 +64,8 @@ def simulate_cpu_devices(count: int = 8) -> int:
                 "something in this kernel computed with JAX first. The number is fixed until the "
                 "kernel restarts.\n",
                 "JAX ist mit {have} CPU-Gerät(en) gestartet, bevor diese Zelle {count} verlangen "
-                "konnte: Etwas in diesem Kernel hat zuerst mit JAX gerechnet. Die Zahl bleibt fest, "
-                "bis der Kernel neu startet.\n",
+                "konnte: Etwas in diesem Kernel hat zuerst mit JAX gerechnet. Die Zahl bleibt "
+                "fest, bis der Kernel neu startet.\n",
                 have=have,
                 count=count,
             )

@@ -97,7 +97,8 @@ class Hardware:
 
 
 def usable_cores() -> int:
-    """Cores this process may run on (a container or taskset can allow fewer than the machine has)."""
+    """Cores this process may run on (a container or taskset can allow fewer than the machine
+    has)."""
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
@@ -223,7 +224,8 @@ def _sysctl(key: str) -> str | None:
 
 
 def detect_cuda(torch: ModuleType | None) -> tuple[list[GPU], list[str]]:
-    """GPUs torch can use, and problems met on the way (a broken driver is a problem, not a crash)."""
+    """GPUs torch can use, and problems met on the way (a broken driver is a problem, not a
+    crash)."""
     if torch is None:
         return [], []
     try:

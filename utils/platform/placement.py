@@ -96,7 +96,8 @@ def try_gpu(index: int = 0, quiet: bool = False) -> torch.device:
 
 
 def where(thing: Any) -> str:
-    """The device(s) of a tensor, a module (its parameters and buffers) or a list/dict of tensors."""
+    """The device(s) of a tensor, a module (its parameters and buffers) or a list/dict of
+    tensors."""
     if isinstance(thing, torch.Tensor):
         return str(thing.device)
     if isinstance(thing, torch.nn.Module):
@@ -168,8 +169,8 @@ def explain_mixed_devices(error: BaseException, **named: Any) -> str:
             text(
                 "Everything you named lives on one device, so the other tensor is made inside the "
                 "code: create it where its partner lives, e.g. torch.zeros(..., device=x.device).",
-                "Alles, was du genannt hast, liegt auf einem Gerät; der andere Tensor entsteht also "
-                "im Code: leg ihn dort an, wo sein Partner liegt, z. B. torch.zeros(..., "
+                "Alles, was du genannt hast, liegt auf einem Gerät; der andere Tensor entsteht "
+                "also im Code: leg ihn dort an, wo sein Partner liegt, z. B. torch.zeros(..., "
                 "device=x.device).",
             )
         )

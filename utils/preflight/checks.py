@@ -3,9 +3,9 @@
     checks = run_checks(platform, hw, versions, import_errors, python, free_bytes, dtype)
     print(checks[0].line())     # "OK    platform: local"
 
-Each check is a pure function of what was detected (the platform, `utils.platform.hardware.Hardware`,
-package versions, free disk), so tests can feed it any machine; `utils.preflight.command` gathers
-the facts of this one and prints the lines.
+Each check is a pure function of what was detected (the platform,
+`utils.platform.hardware.Hardware`, package versions, free disk), so tests can feed it any
+machine; `utils.preflight.command` gathers the facts of this one and prints the lines.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@
     with budget.hold(nbytes):   # raises torch.OutOfMemoryError, worded like CUDA's, when full
         ...
 
-`utils.memory.usage.is_oom` recognises its error as it does CUDA's, so `find_batch_size` works on it.
+`utils.memory.usage.is_oom` recognises its error as it does CUDA's, so `find_batch_size` works
+on it.
 """
 
 from __future__ import annotations

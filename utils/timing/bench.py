@@ -12,8 +12,8 @@ What it does, and why (docs/facts.md §3):
    shorter than `min_block` (the warm-up was slowed by a stall, so the count is too small) grows
    the count and starts the blocks again: every block kept lasts at least `min_block`, whatever
    the load.
-3. Each block is synchronised (`utils.timing.sync`): accelerators run asynchronously, so without a sync
-   the clock stops when the work was *queued*, not when it was *done*.
+3. Each block is synchronised (`utils.timing.sync`): accelerators run asynchronously, so without
+   a sync the clock stops when the work was *queued*, not when it was *done*.
 4. Several blocks give a median and an interquartile range (IQR); a large spread is flagged
    (`utils.timing.measurement`).
 """

@@ -1,7 +1,7 @@
 """What one timing holds, and how it reads: median, IQR, FLOP/s, % of peak, a noise warning.
 
-`utils.timing.bench.measure` makes a `Measurement`; `print(m)` shows it in the learner's language, one
-line each: the median with its IQR and the number of blocks, the first (cold) call, FLOP/s and
+`utils.timing.bench.measure` makes a `Measurement`; `print(m)` shows it in the learner's language,
+one line each: the median with its IQR and the number of blocks, the first (cold) call, FLOP/s and
 % of peak when the FLOPs are known, the thread settings, and a warning when the spread is large.
 """
 

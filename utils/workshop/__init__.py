@@ -1,1 +1,2 @@
-"""The workshop and the costs lesson: a room's measured figures (results) and the dated price files (prices)."""
+"""The workshop and the costs lesson: a room's measured figures (results) and the dated price
+files (prices)."""

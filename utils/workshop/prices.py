@@ -7,8 +7,8 @@
     prices.run_cost(flops=6 * 135e6 * 2e9, peak_tflops=312, mfu=0.4, usd_per_hour=1.39)
 
 Every price carries the date it was read and its source.  Prices change every few weeks: the
-files are refreshed before each course run, and `python -m utils.workshop.prices` (run by `make test`)
-prints a warning when they are older than `MAX_AGE_DAYS`, without failing the build.
+files are refreshed before each course run, and `python -m utils.workshop.prices` (run by
+`make test`) prints a warning when they are older than `MAX_AGE_DAYS`, without failing the build.
 """
 
 from __future__ import annotations
@@ -166,9 +166,10 @@ def staleness_warning(
             "How: API prices from the genai-prices package (pip download genai-prices --no-deps; "
             "read genai_prices/data.py) or the providers' pages; GPU prices from the providers' "
             "price pages. Write each row with its date (YYYY-MM-DD) and source.",
-            "So geht's: API-Preise aus dem Paket genai-prices (pip download genai-prices --no-deps; "
-            "genai_prices/data.py lesen) oder von den Seiten der Anbieter; GPU-Preise von den "
-            "Preisseiten der Anbieter. Schreib jede Zeile mit Datum (JJJJ-MM-TT) und Quelle.",
+            "So geht's: API-Preise aus dem Paket genai-prices (pip download genai-prices "
+            "--no-deps; genai_prices/data.py lesen) oder von den Seiten der Anbieter; GPU-Preise "
+            "von den Preisseiten der Anbieter. Schreib jede Zeile mit Datum (JJJJ-MM-TT) und "
+            "Quelle.",
         )
     )
     return "\n".join(lines)

@@ -150,7 +150,8 @@ def read_run(path: Path) -> Run:
     if schema > SCHEMA:
         raise _refused(
             "written by a newer course (schema {s}; this one reads {mine}): update the course",
-            "von einem neueren Kurs geschrieben (Schema {s}; dieser liest {mine}): aktualisiere ihn",
+            "von einem neueren Kurs geschrieben (Schema {s}; dieser liest {mine}): aktualisiere "
+            "ihn",
             s=schema,
             mine=SCHEMA,
         )
