@@ -189,7 +189,7 @@ def bandwidth_tensor(copy, sync, nbytes):
     return torch.tensor(nbytes / measure(copy, sync=sync, name="copy").median) / 1e9
 
 
-def bandwidth_no_sync(copy, sync, nbytes):  # the old right answer: copies are asynchronous now
+def bandwidth_no_sync(copy, sync, nbytes):  # right only if a copy waited for itself; it does not
     return nbytes / measure(copy).median / 1e9
 
 
@@ -440,7 +440,7 @@ CASES = {
             bandwidth_tensor,
         ],
         wrong=[
-            (bandwidth_no_sync, "no_sync"),  # accepted before: the old copy was synchronous
+            (bandwidth_no_sync, "no_sync"),  # the copy is asynchronous, as on a GPU
             (bandwidth_sync_too_late, "no_sync"),
             (lambda copy, sync, nbytes: nbytes / measure(copy, sync=sync).median / 2**30, "gib"),
             (lambda copy, sync, nbytes: 8 * nbytes / measure(copy, sync=sync).median / 1e9, "bits"),
