@@ -1,13 +1,13 @@
 """The benchmark scripts import and refuse cleanly where they can't run (they are never timed here)."""
 
 import importlib
-from pathlib import Path
 
 import pytest
 
+from utils.course import ROOT
+
 torch = pytest.importorskip("torch")  # the benchmarks measure torch
 
-ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
 
 

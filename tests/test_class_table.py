@@ -16,8 +16,7 @@ import nbformat
 from labs.kit.classtable import class_csv, class_summary, write_class_table
 from labs.kit.grade import Grade, Progress
 from utils import i18n
-
-ROOT = Path(__file__).resolve().parents[1]
+from utils.course import ROOT
 
 
 def exercise(number: int, name: str, status: str, key: str, points: int) -> dict:

@@ -17,14 +17,13 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import torch
 
+from utils.course import ROOT
 from utils.models import merging
 
-ROOT = Path(__file__).resolve().parent.parent
 HELPERS = ROOT / "tests" / "cpu_paths"
 
 bnb = pytest.importorskip("bitsandbytes", reason="bitsandbytes is not installed")

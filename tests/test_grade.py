@@ -15,8 +15,8 @@ import pytest
 
 from labs.kit.grade import grade_notebook, main
 from labs.kit.submission import notebooks_in
+from utils.course import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 STUDENT = ROOT / "labs/en/00_warmup.ipynb"
 SOLUTION = ROOT / "labs/solutions/en/00_warmup.ipynb"
 LESSON = ROOT / "notebooks/en/00_what_hardware.ipynb"

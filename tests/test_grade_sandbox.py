@@ -22,8 +22,8 @@ from labs.kit import sandbox
 from labs.kit.grade import SANDBOX_REGRADE_CELL, grade_notebook
 from labs.kit.sandbox import COURSE_PARTS, CourseSnapshot, Limits, site_folders
 from tests.test_grade import one_answer_and, write
+from utils.course import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PLANTED = "zz_course_grade_planted"  # the name of everything the hostile notebooks plant
 
 # The trainer's course folder, as a submission that knows (or guesses) its path writes to it.

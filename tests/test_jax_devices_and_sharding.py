@@ -12,20 +12,19 @@ import sys
 import textwrap
 import types
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from utils import i18n
+from utils.course import ROOT
 from utils.parallel import jaxdevices, sharding
 
-ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("jax")
 
 
 def run_fresh(code: str, lang: str = "en") -> dict:
     """Run `code` in a new Python (a fresh JAX); it prints one JSON line last."""
-    prelude = f"import sys; sys.path.insert(0, {str(ROOT)!r})\nfrom utils import i18n\ni18n.set_language({lang!r})\n"
+    prelude = f"from utils import i18n\ni18n.set_language({lang!r})\n"  # cwd: the checkout
     done = subprocess.run(
         [sys.executable, "-c", prelude + textwrap.dedent(code)],
         capture_output=True,

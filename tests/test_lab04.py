@@ -7,15 +7,13 @@ simulates several)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import tests.cases_lab04 as cases
 from tests import test_labs as labs  # its helpers; its tests are not collected here
+from utils.course import ROOT
 
 pytest.importorskip("jax")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def checks():

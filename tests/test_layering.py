@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from utils.course import ROOT
 
 # The course's own packages, as an import names them (labs is two: the kit and the checks).
 PACKAGES = ("utils", "labs.kit", "labs.checks", "tools", "benchmarks", "tests")

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from utils.course import ROOT
+
 torch = pytest.importorskip("torch")  # the Python 3.13 check of test-compat has no torch
 pytest.importorskip("transformers")
 
-ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "notebooks" / "src" / "07_lora.py"
 NAMES = ("LoRALinear", "add_lora", "collate", "autocast", "adapter_of", "new_scaler", "train")
 STEPS, POINTS = 9, (2, 5, 7)  # right after the start, mid-run, one step before the end

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from utils.course import ROOT
 
 
 def run_nbval(tmp_path: Path, cells: list, strict: bool = True) -> subprocess.CompletedProcess:

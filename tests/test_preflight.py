@@ -5,18 +5,17 @@ import importlib.util
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from tests.fakes import A100, P100, T4, fake_jax, fake_torch
 from utils import i18n
+from utils.course import ROOT
 from utils.platform import hardware
 from utils.platform.hardware import CPU, Hardware
 from utils.preflight import checks as verdicts
 from utils.preflight import command as preflight
 
-ROOT = Path(__file__).resolve().parents[1]
 ALL_THERE = {name: "1.0" for name in preflight.PACKAGES}
 CPU_BF16 = CPU("AMD EPYC", 2, frozenset({"avx512_bf16"}))
 CPU_PLAIN = CPU("Old CPU", 4, frozenset({"avx2"}))
@@ -248,15 +247,15 @@ def test_cli_runs_here_and_speaks_german():
 def test_cli_with_a_missing_package_prints_fail_not_traceback(tmp_path):
     # A python whose `jax` cannot be found: shadow it with a module that refuses to import.
     (tmp_path / "jax.py").write_text("raise ImportError('simulated: jax is broken')\n")
+    pythonpath = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     done = subprocess.run(
         [
             sys.executable,
             "-c",
-            "import sys; sys.path.insert(0, sys.argv[1]);"
-            "from utils.preflight.command import main; sys.exit(main([]))",
-            str(tmp_path),
+            "import sys; from utils.preflight.command import main; sys.exit(main([]))",
         ],
         cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *pythonpath])},
         capture_output=True,
         text=True,
         timeout=120,

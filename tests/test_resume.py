@@ -22,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from utils.course import ROOT
+
 torch = pytest.importorskip("torch")  # the Python 3.13 check of test-compat has no torch
 
-ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "notebooks" / "src" / "05_training.py"
 DEFINITIONS = {
     "course_text", "Windows", "EpochSampler", "loader", "Block", "GPT", "make_training",

@@ -27,15 +27,14 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import nbformat
 import pytest
 
 from tests.t4_probe import PROBE, SHIM
+from utils.course import ROOT
 from utils.memory import fit
 
-ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ("03", "05", "06", "07")
 USABLE = fit.DEVICE_MEMORY["T4"] - fit.CUDA_CONTEXT
 MARGIN = 0.9

@@ -4,18 +4,16 @@ and the transfer benchmark."""
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import pytest
+
+from utils.course import ROOT
 
 torch = pytest.importorskip("torch")
 
 from utils import units  # noqa: E402
 from utils.platform import chips, nvsmi  # noqa: E402
 from utils.timing import transfers  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-
 
 # --- the link and copies ------------------------------------------------------------------------
 
