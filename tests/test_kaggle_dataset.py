@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from tools import kaggle_dataset
-from utils.course import ROOT
+from utils.course import LANGUAGES, ROOT
 
 RUNNER = """
 import sys
@@ -61,7 +61,7 @@ def test_same_files_same_archive(dataset, tmp_path):
     assert first.read_bytes() == second.read_bytes()
 
 
-@pytest.mark.parametrize("language", ["en", "de"])
+@pytest.mark.parametrize("language", LANGUAGES)
 def test_setup_cell_finds_the_unpacked_dataset_offline(dataset, tmp_path, language):
     pytest.importorskip("torch")  # the cell imports lab 00's checks
     # Kaggle unpacks an uploaded zip under /kaggle/input/SLUG/.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from utils.course import ROOT
+from utils.course import LANGUAGES, ROOT
 
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_nb")
@@ -71,7 +71,7 @@ def test_lesson_table_on_the_index_pages(site):
 
 
 def test_pages_load_no_script_from_the_internet(site):
-    for lang in ("en", "de"):
+    for lang in LANGUAGES:
         for name in (LESSON, "index"):
             html = page(site, lang, name)
             assert not REMOTE_SCRIPT.search(html), REMOTE_SCRIPT.search(html).group(0)

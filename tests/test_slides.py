@@ -12,7 +12,8 @@ pytest.importorskip("nbconvert")
 pytest.importorskip("sphinx_revealjs")  # ships reveal.js (dependency group `site`)
 
 from tools import slides
-from utils.course import ROOT
+from utils import course
+from utils.course import LANGUAGES, ROOT
 
 LESSON = "00_what_hardware"
 REMOTE_ASSET = re.compile(r'<(script|link|img)[^>]+(src|href)="(https?:)?//', re.I)
@@ -34,8 +35,8 @@ def test_slide_types_follow_the_headings():
 
 
 def test_sources_carry_no_slide_tags():
-    for source in (ROOT / "notebooks/src").glob("*.py"):
-        assert "slideshow" not in source.read_text(), source
+    for lesson in course.lessons():
+        assert "slideshow" not in lesson.path.read_text(), lesson.path
 
 
 @pytest.fixture(scope="module")
@@ -59,13 +60,13 @@ def decks(tmp_path_factory):
     (executed / "en").mkdir()
     nbformat.write(nb, executed / "en" / f"{LESSON}.ipynb")
     slides.copy_reveal(out)
-    built = {lang: slides.build_deck(LESSON, lang, out, executed=executed) for lang in ("en", "de")}
+    built = {lang: slides.build_deck(LESSON, lang, out, executed=executed) for lang in LANGUAGES}
     return out, built
 
 
 def test_decks_exist_where_the_makefile_says(decks):
     out, built = decks
-    assert built == {lang: out / lang / "00.slides.html" for lang in ("en", "de")}
+    assert built == {lang: out / lang / "00.slides.html" for lang in LANGUAGES}
 
 
 def test_deck_opens_offline(decks):
