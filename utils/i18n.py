@@ -18,7 +18,8 @@ import os
 import string
 from typing import Any
 
-LANGUAGES = ("en", "de")
+from utils.course import LANGUAGES
+
 NAMES = {"en": "English", "de": "Deutsch"}
 
 # A notebook sets it in its setup cell; the environment variable serves scripts.

@@ -19,10 +19,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
-from utils.course import ROOT
+from utils.course import ROOT, location
 from utils.i18n import LANGUAGES, set_language
 from utils.platform import hardware, runtime
 from utils.preflight.checks import Check, run_checks
@@ -68,9 +67,9 @@ def git_version() -> str | None:
 
 def remote_url(root: Path = COURSE) -> tuple[str, str]:
     """The URL and branch the setup cell clones (COURSE_REMOTE_URL overrides, as there)."""
-    github = tomllib.loads((root / "course.toml").read_text())["github"]
-    url = os.environ.get("COURSE_REMOTE_URL", f"https://github.com/{github['repo']}.git")
-    return url, github["branch"]
+    where = location(root)
+    url = os.environ.get("COURSE_REMOTE_URL", f"https://github.com/{where.repo}.git")
+    return url, where.branch
 
 
 def remote_reachable(url: str, branch: str, timeout: float = REMOTE_TIMEOUT):
