@@ -7,7 +7,7 @@ and calls `start()`.  At the top, the small modules every part uses:
                 `text(en, de, **values)` / `say(...)`, numbers formatted for the language
 - `units`       GIB, MIB, KIB; bytes, seconds and FLOP/s written for the learner
 - `widgets`     interactive controls with a static fallback
-- `course`      the course itself: its checkout and its languages
+- `course`      the course itself: its checkout, languages, GitHub location, lessons and labs
 
 and one package per purpose:
 
