@@ -312,3 +312,49 @@ def test_readme_lists_the_whole_course_map_in_both_languages():
             assert ("colab-badge.svg" in row) == (entry["number"] in written), row
             if entry["number"] not in written:
                 assert entry[lang] in row
+
+
+def test_the_course_model_reads_each_header_as_jupytext_does():
+    import jupytext
+
+    found = course.notebooks()
+    assert {n.kind for n in found} == {"lesson", "lab"}
+    for source in found:
+        assert source.meta == jupytext.read(source.path).metadata["course"], source.path
+        assert source.path.parent == ROOT / course.SOURCES[source.kind]
+
+
+def test_the_course_model_reads_a_changed_file_again(tmp_path):
+    root = tmp_path / "course"
+    (root / "notebooks/src").mkdir(parents=True)
+    (root / "labs/src").mkdir(parents=True)
+    toml = (ROOT / "course.toml").read_text()
+    (root / "course.toml").write_text(toml)
+    before = course.location(root)
+    (root / "course.toml").write_text(toml.replace(f'"{before.repo}"', '"acme/a-longer-name"'))
+    assert course.location(root).repo == "acme/a-longer-name"
+    header = (
+        "# ---\n# jupyter:\n#   course:\n#     title: {en: %s, de: %s}\n#     level: 1\n# ---\n"
+    )
+    lesson = root / "notebooks/src/00_probe.py"
+    lesson.write_text(header % ("One", "Eins"))
+    assert [n.title["de"] for n in course.lessons(root)] == ["Eins"]
+    lesson.write_text(header % ("Second", "Zweite"))
+    assert [n.title["de"] for n in course.lessons(root)] == ["Zweite"]
+
+
+def test_a_lesson_missing_from_the_course_map_is_refused(tmp_path):
+    root = copy_course(tmp_path)
+    shutil.copy(root / "notebooks/src/00_what_hardware.py", root / "notebooks/src/50_probe.py")
+    with pytest.raises(ValueError, match=r"\['50'\] are not in the course map"):
+        course.course_map(root)
+
+
+def test_the_course_model_imports_nothing_heavy():
+    code = (
+        "import sys, utils.course; print(sorted({'yaml', 'jupytext', 'torch'} & set(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
