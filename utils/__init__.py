@@ -19,7 +19,8 @@ and one package per purpose:
                 median and IQR), `measurement` (what a timing holds), `transfers` (host-device
                 copies, timed), `throughput` (tokens/s and MFU)
 - `memory`      `usage` (sizes, counters, out-of-memory, a batch-size finder), `fit` (does a model
-                fit, part by part), `peakmem` (the peak of a real run, in a clean child process)
+                fit, part by part), `peakmem` (the peak of a real run, in a clean child process),
+                `serving` (does my context fit: weights, KV cache, activations, overhead)
 - `models`      `loading` (SmolLM2 and MiniLM, packaged offline or from the hub), `quality`
                 (perplexity, top-1 agreement, cosine), `checkpoint` (atomic, RNG-complete,
                 resumable), `merging` (a QLoRA adapter merged three ways)
