@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/bench_distributed.py [--backend gloo|nccl] [--mib 64]
 
-Runs utils/parallel/ddp_demo.py under torchrun with 1 and with 2 processes and prints the all-reduce's bus
-bandwidth (2(N-1)/N of the bytes per device over the time, as nccl-tests reports it), the step time
+Runs utils/parallel/ddp_demo.py under torchrun with 1 and with 2 processes and prints the
+all-reduce's bus bandwidth (2(N-1)/N of the bytes per device over the time, as nccl-tests reports it), the step time
 split into compute and the all-reduce left uncovered, and the scaling efficiency
 throughput(2) / (2 × throughput(1)). A benchmark, never a test: the numbers depend on the load.
 """
@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "utils" / "ddp_demo.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "utils" / "parallel" / "ddp_demo.py"
 
 
 def run(processes: int, backend: str, mib: float) -> dict:
