@@ -1,0 +1,831 @@
+# ---
+# jupyter:
+#   course:
+#     accelerator: GPU
+#     duration:
+#       cpu: 35
+#       t4: 40
+#     level: 3
+#     profiles:
+#     - CPU
+#     - Colab T4
+#     - Kaggle T4 x2
+#     - NVIDIA
+#     - MPS
+#     title:
+#       de: Inferenz auf dem Beschleuniger
+#       en: Inference on an accelerator
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: course,kernelspec,-jupytext.text_representation
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] lang="en"
+# The glossary's inference scenario says: a trained model answers requests, and a GPU makes that
+# fast. Lesson 09 bounded batch-1 decoding by memory bandwidth. This lesson opens the box: what a
+# language model does while it answers, where its memory goes, and how many requests fit. You
+# will
+#
+# - measure the time to the first token (prefill) and the time per further token (decode), and
+#   place both on lesson 01's roofline,
+# - generate with and without the KV cache, see that the tokens are identical, and measure what
+#   the cache saves and what it costs: its bytes per token, computed from the config and measured,
+# - sweep the batch size and find where batching stops helping,
+# - compare naive attention's n² scores with `scaled_dot_product_attention`,
+# - answer "does my context fit?" for the course's model and for well-known ones,
+# - see the tools for when memory runs out anyway, and energy per token where the hardware
+#   reports it.
+#
+# The model is the packaged SmolLM2-135M-Instruct (offline it is the 4-bit GGUF release
+# de-quantized to fp32). On a CPU every size is small so the lesson runs in minutes; on a GPU the
+# same cells use longer contexts and larger batches.
+
+# %% [markdown] lang="de"
+# Im Inferenz-Szenario des Glossars beantwortet ein fertig trainiertes Modell Anfragen, und eine
+# GPU macht das schnell. Lektion 09 hat das Decoding mit Batch 1 durch die Speicherbandbreite
+# begrenzt. Diese Lektion öffnet die Kiste: was ein Sprachmodell tut, während es antwortet, wo
+# sein Speicher bleibt und wie viele Anfragen hineinpassen. Du wirst
+#
+# - die Zeit bis zum ersten Token (Prefill) und die Zeit pro weiterem Token (Decode) messen und
+#   beide auf die Roofline aus Lektion 01 setzen,
+# - mit und ohne KV-Cache generieren, sehen, dass die Tokens gleich sind, und messen, was der
+#   Cache spart und was er kostet: seine Bytes pro Token, aus der Konfiguration berechnet und
+#   gemessen,
+# - die Batchgröße durchfahren und finden, wo Batching nicht mehr hilft,
+# - die n²-Scores naiver Attention mit `scaled_dot_product_attention` vergleichen,
+# - „Passt mein Kontext?“ für das Modell des Kurses und für bekannte Modelle beantworten,
+# - die Werkzeuge sehen, wenn der Speicher trotzdem ausgeht, und die Energie pro Token, wo die
+#   Hardware sie meldet.
+#
+# Das Modell ist das mitgelieferte SmolLM2-135M-Instruct (offline die 4-Bit-GGUF-Fassung, nach
+# fp32 entpackt). Auf einer CPU ist alles klein, damit die Lektion in Minuten durchläuft; auf einer
+# GPU nehmen dieselben Zellen längere Kontexte und größere Batches.
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import torch
+
+from utils.i18n import say, text
+from utils.memory import serving
+from utils.memory.fit import BYTES, shape_of
+from utils.memory.peakmem import exact_peaks
+from utils.models.loading import load_smollm2
+from utils.platform import hardware, profiles, runtime
+from utils.platform.chips import CHIPS, chip_for, cpu_estimate
+from utils.units import KIB, format_bytes
+from utils.widgets import explore
+
+hw = hardware.detect(use_jax=False)
+profile = profiles.hardware_profile(runtime.detect_platform(), hw)
+device = "cuda" if hw.accelerator == "cuda" else "mps" if hw.accelerator == "mps" else "cpu"
+print(profile.label, "|", hw.summary())
+
+dtype = torch.bfloat16 if device == "cuda" else torch.float32
+model, tokenizer, source = load_smollm2(dtype=dtype, device=device)
+config = model.config
+weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+say("{source}: {mb:,.0f} MB of weights in {dt}", "{source}: {mb:,.0f} MB Gewichte in {dt}",
+    source=source, mb=weight_bytes / 1e6, dt=str(dtype).split(".")[-1])  # fmt: skip
+
+
+def sync():
+    if device == "cuda":
+        torch.cuda.synchronize()
+    elif device == "mps":
+        torch.mps.synchronize()
+
+
+def generate(ids, new, use_cache=True):
+    """Greedy generation of exactly `new` tokens after the prompt `ids` (a batch of them)."""
+    with torch.inference_mode():
+        return model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=new,
+            min_new_tokens=new,
+            do_sample=False,
+            use_cache=use_cache,
+            pad_token_id=tokenizer.eos_token_id,
+        )
+
+
+def seconds(fn, repeats=3):
+    """The median of `repeats` synchronized runs of fn(), after one warm-up run."""
+    fn()
+    sync()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def random_prompt(tokens, batch=1):
+    generator = torch.Generator().manual_seed(tokens)
+    ids = torch.randint(100, config.vocab_size, (batch, tokens), generator=generator)
+    return ids.to(device)
+
+
+# %% [markdown] lang="en"
+# ## 1. Prefill and decode
+#
+# Answering a prompt takes two kinds of work. **Prefill** runs the whole prompt through the model
+# in one pass and produces the first new token: its wait is the *time to first token* (TTFT).
+# **Decode** then produces one token per pass, each pass reading every weight for a single new
+# position: its cost is the *time per output token* (TPOT). Measure both with `generate`: one new
+# token is TTFT; the extra time for more tokens, divided by their number, is TPOT.
+
+# %% [markdown] lang="de"
+# ## 1. Prefill und Decode
+#
+# Eine Antwort besteht aus zwei Arten von Arbeit. **Prefill** schickt den ganzen Prompt in einem
+# Durchlauf durchs Modell und erzeugt das erste neue Token: Diese Wartezeit ist die *Zeit bis zum
+# ersten Token* (TTFT). **Decode** erzeugt danach ein Token pro Durchlauf, und jeder Durchlauf liest
+# alle Gewichte für eine einzige neue Position: Das kostet die *Zeit pro Ausgabetoken* (TPOT). Miss
+# beides mit `generate`: Ein neues Token ergibt die TTFT; die zusätzliche Zeit für weitere Tokens,
+# geteilt durch ihre Anzahl, ergibt die TPOT.
+
+# %%
+PROMPT = profile.pick(cpu=128, cuda=1024, mps=512)
+NEW = profile.pick(cpu=8, cuda=32, mps=16)
+ids = random_prompt(PROMPT)
+ttft = seconds(lambda: generate(ids, 1))
+tpot = (seconds(lambda: generate(ids, 1 + NEW)) - ttft) / NEW
+say(
+    "prompt of {p} tokens: TTFT {a:,.1f} ms, TPOT {b:,.1f} ms: the prompt's {p} tokens took "
+    "{r:,.1f}× as long as one decoded token",
+    "Prompt mit {p} Tokens: TTFT {a:,.1f} ms, TPOT {b:,.1f} ms: Die {p} Tokens des Prompts "
+    "dauerten {r:,.1f}-mal so lange wie ein decodiertes Token",
+    p=PROMPT,
+    a=1e3 * ttft,
+    b=1e3 * tpot,
+    r=ttft / tpot,
+)
+
+# %% [markdown] lang="en"
+# The prompt's tokens cost far less than that many decoded ones: prefill does them all in one
+# pass. Why, the roofline says. A forward pass does about 2 FLOPs per weight and token and reads
+# every weight once. Prefill of P tokens therefore does 2·P FLOPs per weight read, decode at batch
+# 1 only 2. Divided by the bytes per weight that is the **arithmetic intensity**; above the ridge
+# point (peak ÷ bandwidth, lesson 01) a pass is compute-bound, below it memory-bound.
+
+# %% [markdown] lang="de"
+# Die Tokens des Prompts kosten viel weniger als ebenso viele decodierte: Prefill erledigt sie alle
+# in einem Durchlauf. Warum, sagt die Roofline. Ein Vorwärtsdurchlauf rechnet etwa 2 FLOPs pro
+# Gewicht und Token und liest jedes Gewicht einmal. Prefill mit P Tokens rechnet also 2·P FLOPs pro
+# gelesenem Gewicht, Decode mit Batch 1 nur 2. Geteilt durch die Bytes pro Gewicht ist das die
+# **arithmetische Intensität**; über dem Knickpunkt (Spitze ÷ Bandbreite, Lektion 01) ist ein
+# Durchlauf rechengebunden, darunter speichergebunden.
+
+# %%
+b = BYTES["bfloat16"]
+intensity = {"prefill": 2 * PROMPT / b, "decode": 2 / b}
+t4 = CHIPS["T4"]
+t4_ridge = t4.tflops["float16"] * 1e12 / (t4.bandwidth_gbs * 1e9)
+for phase, value in intensity.items():
+    bound = text("compute-bound", "rechengebunden") if value > t4_ridge else text(
+        "memory-bound", "speichergebunden")  # fmt: skip
+    say(
+        "{phase}: {i:,.0f} FLOP/byte in 16 bits; on a T4 (ridge {r:,.0f} FLOP/byte): {bound}",
+        "{phase}: {i:,.0f} FLOP/Byte in 16 Bit; auf einer T4 (Knickpunkt {r:,.0f} FLOP/Byte): "
+        "{bound}",
+        phase=phase,
+        i=value,
+        r=t4_ridge,
+        bound=bound,
+    )
+
+fig, ax = plt.subplots(figsize=(6, 3.5))
+x = [0.5, 2 * t4_ridge, 4 * t4_ridge, 4096]
+ax.loglog(x, [min(t4.tflops["float16"], xi * t4.bandwidth_gbs / 1e3) for xi in x], "k-")
+for phase, value in intensity.items():
+    roof = min(t4.tflops["float16"], value * t4.bandwidth_gbs / 1e3)
+    ax.plot(value, roof, "o", label=phase)
+ax.set_xlabel(text("FLOP per byte", "FLOP pro Byte"))
+ax.set_ylabel("TFLOP/s")
+ax.set_title(text("T4 roofline (fp16): prefill and decode", "T4-Roofline (fp16): Prefill, Decode"))
+ax.legend()
+plt.show()
+
+# %% [markdown] lang="en"
+# ## 2. The KV cache
+#
+# Each new token attends to every earlier one, through their keys and values. Without a cache
+# the model recomputes them for the whole sequence at every step; with the **KV cache** it keeps
+# them and computes only the new token's. The result must be the same: first the proof, token
+# for token.
+
+# %% [markdown] lang="de"
+# Jedes neue Token schaut über Keys und Values auf alle früheren. Ohne Cache rechnet das Modell
+# sie bei jedem Schritt für die ganze Folge neu; mit dem **KV-Cache** behält es sie und rechnet nur
+# die des neuen Tokens. Das Ergebnis muss dasselbe sein: zuerst der Beweis, Token für Token.
+
+# %%
+chat = tokenizer.apply_chat_template(
+    [{"role": "user", "content": "What is a KV cache? One sentence."}],
+    add_generation_prompt=True,
+    return_tensors="pt",
+    return_dict=True,
+)["input_ids"].to(device)
+with_cache = generate(chat, 16, use_cache=True)
+without_cache = generate(chat, 16, use_cache=False)
+print(tokenizer.decode(with_cache[0, chat.shape[1] :], skip_special_tokens=True))
+assert torch.equal(with_cache, without_cache), "the cache must not change a greedy answer"
+say("16 tokens with and without the cache: identical", "16 Tokens mit und ohne Cache: gleich")
+
+# %% [markdown] lang="en"
+# Now what the cache saves: decode speed at growing context lengths. With the cache a step reads
+# the weights and the cached keys and values; without it, a step is a prefill of the whole
+# sequence, so its cost grows with the length.
+
+# %% [markdown] lang="de"
+# Jetzt, was der Cache spart: die Decode-Geschwindigkeit bei wachsender Kontextlänge. Mit Cache
+# liest ein Schritt die Gewichte und die gespeicherten Keys und Values; ohne ihn ist jeder Schritt
+# ein Prefill der ganzen Folge, seine Kosten wachsen also mit der Länge.
+
+# %%
+LENGTHS = profile.pick(cpu=[32, 128, 384], cuda=[128, 512, 2048, 4096], mps=[64, 256, 1024])
+STEPS = profile.pick(cpu=4, cuda=16, mps=8)
+
+
+def decode_rate(length, use_cache, batch=1):
+    """Decoded tokens per second after a prompt of `length` tokens (prefill subtracted)."""
+    prompt = random_prompt(length, batch)
+    first = seconds(lambda: generate(prompt, 1, use_cache), repeats=1)
+    more = seconds(lambda: generate(prompt, 1 + STEPS, use_cache), repeats=1)
+    return batch * STEPS / max(more - first, 1e-9)
+
+
+rates = {
+    length: (decode_rate(length, True), decode_rate(length, False)) for length in LENGTHS
+}  # fmt: skip
+for length, (cached, uncached) in rates.items():
+    say(
+        "context {n:>5}: {a:>8,.1f} tokens/s with the cache, {b:>8,.1f} without ({r:,.1f}×)",
+        "Kontext {n:>5}: {a:>8,.1f} Tokens/s mit Cache, {b:>8,.1f} ohne ({r:,.1f}×)",
+        n=length,
+        a=cached,
+        b=uncached,
+        r=cached / uncached,
+    )
+
+# %% [markdown] lang="en"
+# The cache's price is memory. Per token it holds a key and a value vector in every layer for
+# every KV head: **2 · layers · KV heads · head dim · bytes**. SmolLM2-135M has 30 layers, 3 KV
+# heads of 64: 2 · 30 · 3 · 64 = 11,520 numbers per token. The cell computes it from the config,
+# then measures it: prefills of two lengths in a clean process (the resident memory on a CPU,
+# `torch.cuda.memory_allocated` on a GPU), the cache kept each time.
+
+# %% [markdown] lang="de"
+# Der Preis des Caches ist Speicher. Pro Token hält er in jeder Schicht für jeden KV-Head einen
+# Key- und einen Value-Vektor: **2 · Schichten · KV-Heads · Head-Dimension · Bytes**. SmolLM2-135M
+# hat 30 Schichten und 3 KV-Heads der Breite 64: 2 · 30 · 3 · 64 = 11.520 Zahlen pro Token. Die
+# Zelle berechnet das aus der Konfiguration und misst es dann: Prefills zweier Längen in einem
+# sauberen Prozess (der belegte Arbeitsspeicher auf einer CPU, `torch.cuda.memory_allocated` auf
+# einer GPU), wobei der Cache jedes Mal behalten wird.
+
+# %%
+elem = torch.finfo(dtype).bits // 8
+layers, kv_heads = config.num_hidden_layers, config.num_key_value_heads
+head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+per_token = serving.kv_bytes_per_token(layers, kv_heads, head_dim, elem)
+say(
+    "KV cache: 2 · {l} · {k} · {d} = {n:,} numbers per token, {b:,} bytes in {e}-byte numbers",
+    "KV-Cache: 2 · {l} · {k} · {d} = {n:,} Zahlen pro Token, {b:,} Bytes bei {e} Bytes je Zahl",
+    l=layers,
+    k=kv_heads,
+    d=head_dim,
+    n=per_token // elem,
+    b=per_token,
+    e=elem,
+)
+
+SHORT, LONG = profile.pick(cpu=(128, 512), cuda=(1024, 4096), mps=(128, 512))
+RUNS = [(1, SHORT), (1, LONG), (2, LONG)]
+measure_device = "cuda" if device == "cuda" else "cpu"
+measured = serving.measure_prefill(RUNS, str(dtype).split(".")[-1], measure_device)
+for (batch, tokens), m in zip(RUNS, measured, strict=True):
+    assert m["cache_tensors"] == serving.kv_cache_bytes(config, tokens, batch, elem)
+growth = (measured[1]["held"] - measured[0]["held"]) / (LONG - SHORT)
+say(
+    "the cache's tensors hold exactly the computed bytes; memory held grew by {g:,.0f} bytes per "
+    "token ({p:.0f}% of the computed {c:,})",
+    "die Tensoren des Caches halten genau die berechneten Bytes; der belegte Speicher wuchs um "
+    "{g:,.0f} Bytes pro Token ({p:.0f} % der berechneten {c:,})",
+    g=growth,
+    p=100 * growth / per_token,
+    c=per_token,
+)
+exact = measure_device == "cuda" or exact_peaks()
+if exact:  # en: a measurement where the peak can be reset | de: messbar, wo die Spitze zurückgeht
+    assert abs(growth / per_token - 1) < 0.15, (growth, per_token)
+
+# %% [markdown] lang="en"
+# **Grouped-query attention (GQA)** is why SmolLM2's cache is small: its 9 query heads share 3 KV
+# heads, so the cache holds a third of what one KV head per query head would hold. Llama-3-8B
+# shares 8 KV heads among 32 query heads; Llama-2-7B had none to share. The cache can also be
+# stored in 8 bits: transformers' `QuantizedCache` does it where its quantization backend
+# (optimum-quanto or HQQ) is installed; the last lines of the cell say whether it is here.
+
+# %% [markdown] lang="de"
+# **Grouped-Query-Attention (GQA)** ist der Grund, warum SmolLM2s Cache klein ist: Seine 9
+# Query-Heads teilen sich 3 KV-Heads, der Cache hält also ein Drittel dessen, was ein KV-Head pro
+# Query-Head bräuchte. Llama-3-8B teilt 8 KV-Heads auf 32 Query-Heads auf; Llama-2-7B hatte nichts
+# zu teilen. Der Cache lässt sich auch in 8 Bit ablegen: Das `QuantizedCache` von transformers tut
+# das, wo sein Quantisierungs-Backend (optimum-quanto oder HQQ) installiert ist; die letzten Zeilen
+# der Zelle sagen, ob es hier da ist.
+
+# %%
+for name in ("SmolLM2-135M", "Llama-2-7B", "Llama-3-8B", "Llama-3-70B"):
+    known = serving.KNOWN[name]
+    kib = serving.kv_cache_bytes(name, 1, dtype_bytes=2) / KIB
+    say(
+        "{name:13} {h:>2} query heads, {k:>2} KV heads: {kib:>6,.1f} KiB per token in bf16, "
+        "8k tokens {gib}",
+        "{name:13} {h:>2} Query-Heads, {k:>2} KV-Heads: {kib:>6,.1f} KiB pro Token in bf16, "
+        "8k Tokens {gib}",
+        name=name,
+        h=known["heads"],
+        k=known["kv_heads"],
+        kib=kib,
+        gib=format_bytes(serving.kv_cache_bytes(name, 8192)),
+    )
+backends = [m for m in ("optimum.quanto", "hqq") if __import__("importlib").util.find_spec(m)]
+if backends:
+    say("an 8-bit KV cache is available here through {b}", "ein 8-Bit-KV-Cache ist hier über {b} "
+        "verfügbar", b=", ".join(backends))  # fmt: skip
+else:
+    say(
+        "no quantized KV cache here (neither optimum-quanto nor HQQ is installed): at 1 byte per "
+        "number it would halve the bf16 cache, {a:,} instead of {b:,} bytes per token",
+        "kein quantisierter KV-Cache hier (weder optimum-quanto noch HQQ ist installiert): Mit "
+        "1 Byte pro Zahl wäre er halb so groß wie in bf16, {a:,} statt {b:,} Bytes pro Token",
+        a=serving.kv_bytes_per_token(layers, kv_heads, head_dim, 1),
+        b=serving.kv_bytes_per_token(layers, kv_heads, head_dim, 2),
+    )
+
+# %% [markdown] lang="en"
+# ## 3. Batching
+#
+# Decode at batch 1 is memory-bound: the weights are read for one token. A batch of B sequences
+# reads them once for B tokens, so the arithmetic intensity grows with B, and throughput with it,
+# until the pass becomes compute-bound at B ≈ ridge × bytes per weight ÷ 2. Beyond that a larger
+# batch only adds latency per step. Measure throughput and step latency against the batch size.
+
+# %% [markdown] lang="de"
+# ## 3. Batching
+#
+# Decode mit Batch 1 ist speichergebunden: Die Gewichte werden für ein Token gelesen. Ein Batch
+# aus B Folgen liest sie einmal für B Tokens, die arithmetische Intensität wächst also mit B und
+# der Durchsatz mit ihr, bis der Durchlauf bei B ≈ Knickpunkt × Bytes pro Gewicht ÷ 2
+# rechengebunden wird. Danach bringt ein größerer Batch nur noch mehr Latenz pro Schritt. Miss
+# Durchsatz und Schrittlatenz gegen die Batchgröße.
+
+# %%
+BATCHES = profile.pick(cpu=[1, 2, 4, 8, 16], cuda=[1, 4, 16, 64, 128, 256], mps=[1, 4, 16, 32])
+CONTEXT = profile.pick(cpu=32, cuda=256, mps=128)
+sweep = {batch: decode_rate(CONTEXT, True, batch) for batch in BATCHES}
+for batch, rate in sweep.items():
+    say(
+        "batch {b:>4}: {r:>9,.1f} tokens/s, {ms:>7,.1f} ms per step",
+        "Batch {b:>4}: {r:>9,.1f} Tokens/s, {ms:>7,.1f} ms pro Schritt",
+        b=batch,
+        r=rate,
+        ms=1e3 * batch / rate,
+    )
+steps = list(zip(BATCHES, BATCHES[1:], strict=False))
+flat = next((b2 for b1, b2 in steps if sweep[b2] / sweep[b1] < 1.25), None)
+
+# en: the prediction: the ridge of this device (data sheet, or an estimate for a CPU) against
+# en: the bandwidth decode reached at batch 1
+# de: die Vorhersage: der Knickpunkt dieses Geräts (Datenblatt oder Schätzung für eine CPU) gegen
+# de: die Bandbreite, die Decode bei Batch 1 erreicht hat
+chip = chip_for(hw.gpus[0].name) if hw.gpus else None
+if chip is not None and chip.bandwidth_gbs:
+    peak = chip.for_dtype("bfloat16") or chip.for_dtype("float16")
+    bandwidth = chip.bandwidth_gbs * 1e9
+else:
+    chip = cpu_estimate(torch.get_num_threads())
+    peak = chip.for_dtype("float32") if chip else None
+    bandwidth = sweep[1] * weight_bytes  # en: measured at batch 1 | de: bei Batch 1 gemessen
+if peak:
+    crossover = peak * 1e12 / bandwidth * elem / 2
+    say(
+        "predicted: batching helps up to about batch {p:,.0f}; measured: the gain per step fell "
+        "under 1.25× at batch {m}",
+        "vorhergesagt: Batching hilft bis etwa Batch {p:,.0f}; gemessen: Der Gewinn pro Stufe fiel "
+        "bei Batch {m} unter 1,25×",
+        p=crossover,
+        m=flat if flat else text("(not within the sweep)", "(nicht im gemessenen Bereich)"),
+    )
+
+fig, ax = plt.subplots(figsize=(6, 3.5))
+ax.plot(BATCHES, list(sweep.values()), "o-")
+ax.set_xscale("log", base=2)
+ax.set_xlabel(text("batch size", "Batchgröße"))
+ax.set_ylabel(text("decoded tokens/s", "decodierte Tokens/s"))
+plt.show()
+
+# %% [markdown] lang="en"
+# The prediction is rough on a CPU (its peak is an estimate, and small matrices don't reach it),
+# closer on a GPU. The shape is the lesson: throughput grows almost in proportion at first, then
+# flattens, while every step takes longer. A server picks the largest batch whose step latency
+# its users still accept.
+#
+# ## 4. Attention memory
+#
+# Naive attention writes a score for every pair of positions: heads · n² numbers, quadratic in
+# the length. `torch.nn.functional.scaled_dot_product_attention` (SDPA) can compute the same
+# result in tiles without holding the scores. Compare memory and time.
+
+# %% [markdown] lang="de"
+# Auf einer CPU ist die Vorhersage grob (ihre Spitze ist geschätzt, und kleine Matrizen erreichen
+# sie nicht), auf einer GPU genauer. Die Form ist die Lehre: Der Durchsatz wächst erst fast
+# proportional, dann flacht er ab, während jeder Schritt länger dauert. Ein Server wählt den
+# größten Batch, dessen Schrittlatenz seine Nutzer noch hinnehmen.
+#
+# ## 4. Attention-Speicher
+#
+# Naive Attention schreibt für jedes Paar von Positionen einen Score: Heads · n² Zahlen,
+# quadratisch in der Länge. `torch.nn.functional.scaled_dot_product_attention` (SDPA) kann
+# dasselbe Ergebnis in Kacheln berechnen, ohne die Scores zu halten. Vergleiche Speicher und Zeit.
+
+# %%
+import torch.nn.functional as F  # noqa: E402
+
+from utils.memory.peakmem import _status  # noqa: E402
+
+SEQS = profile.pick(cpu=[256, 512, 1024], cuda=[1024, 2048, 4096, 8192], mps=[256, 512, 1024])
+heads = config.num_attention_heads
+
+
+def naive_attention(q, k, v):
+    scores = q @ k.transpose(-2, -1) / head_dim**0.5
+    mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril()
+    return scores.masked_fill(~mask, float("-inf")).softmax(-1) @ v
+
+
+def peak_of(fn):
+    """Bytes a call adds at its peak: CUDA's counter, or the resident memory's high-water mark."""
+    if device == "cuda":
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        fn()
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated() - before
+    if not exact_peaks():
+        return None
+    before = _status("VmRSS")
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+    fn()
+    return _status("VmHWM") - before
+
+
+def measure_attention(n):
+    """Scores' bytes, the peaks and the times of both ways at length n; asserts they agree."""
+    q, k, v = (torch.randn(1, heads, n, head_dim, dtype=dtype, device=device) for _ in range(3))
+
+    def naive():
+        return naive_attention(q, k, v)
+
+    def sdpa():
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    with torch.inference_mode():
+        tolerance = 1e-4 if dtype == torch.float32 else 2e-2
+        assert torch.allclose(naive().float(), sdpa().float(), atol=tolerance), "must agree"
+        return {
+            "scores": heads * n * n * elem,
+            "naive": peak_of(naive),
+            "sdpa": peak_of(sdpa),
+            "naive_s": seconds(naive, repeats=1),
+            "sdpa_s": seconds(sdpa, repeats=1),
+        }
+
+
+attention = {n: measure_attention(n) for n in SEQS}
+for n, row in attention.items():
+    say(
+        "n = {n:>5}: scores {s:>10}; peak naive {a:>10}, SDPA {b:>10}; {ta:,.1f} ms vs {tb:,.1f} ms",
+        "n = {n:>5}: Scores {s:>10}; Spitze naiv {a:>10}, SDPA {b:>10}; {ta:,.1f} ms gegen "
+        "{tb:,.1f} ms",
+        n=n,
+        s=format_bytes(row["scores"]),
+        a=format_bytes(row["naive"]) if row["naive"] is not None else "–",
+        b=format_bytes(row["sdpa"]) if row["sdpa"] is not None else "–",
+        ta=1e3 * row["naive_s"],
+        tb=1e3 * row["sdpa_s"],
+    )
+
+# %% [markdown] lang="en"
+# SDPA picks a kernel (a *backend*) per call: FlashAttention, the memory-efficient kernel, or
+# the plain math path, which does what the naive code does. Which ones a device has depends on
+# its architecture. PyTorch's FlashAttention kernel needs compute capability 8.0 (Ampere) or
+# newer, so a T4 (Turing, 7.5) has no FlashAttention-2; it runs the memory-efficient kernel
+# instead, which also avoids the n² scores (docs/facts.md, "Serving"). The cell tries each backend
+# on this device.
+
+# %% [markdown] lang="de"
+# SDPA wählt pro Aufruf einen Kernel (ein *Backend*): FlashAttention, den speichersparenden Kernel
+# oder den einfachen Rechenweg (math), der tut, was der naive Code tut. Welche ein Gerät hat, hängt
+# von seiner Architektur ab. Der FlashAttention-Kernel von PyTorch braucht Compute Capability 8.0
+# (Ampere) oder neuer; eine T4 (Turing, 7.5) hat also kein FlashAttention-2 und nimmt stattdessen
+# den speichersparenden Kernel, der die n²-Scores ebenfalls vermeidet (docs/facts.md, „Serving“).
+# Die Zelle probiert jedes Backend auf diesem Gerät aus.
+
+# %%
+from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+
+half = torch.float16 if device == "cuda" else dtype
+q = torch.randn(1, heads, 256, head_dim, dtype=half, device=device)
+runs_here = []
+for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH):
+    try:
+        with sdpa_kernel(backend), torch.inference_mode():
+            F.scaled_dot_product_attention(q, q, q, is_causal=True)
+        runs_here.append(backend.name)
+    except RuntimeError:
+        pass
+say("SDPA backends that run here ({d}): {b}", "SDPA-Backends, die hier laufen ({d}): {b}",
+    d=device, b=", ".join(runs_here))  # fmt: skip
+del q
+
+# %% [markdown] lang="en"
+# ## 5. Does my context fit?
+#
+# Serving holds four things: the **weights** (in their dtype, or 8 or 4 bits), the **KV cache**
+# for every sequence of the batch at its full context, the **activations** of a prefill (one
+# block's intermediates, the prompt's tokens wide), and on a GPU the **overhead**: the CUDA
+# context and what the caching allocator keeps in reserve (`utils/memory/serving.py`). The widget
+# answers it for the course's model and well-known ones, on a T4's 15 GiB and on larger cards.
+
+# %% [markdown] lang="de"
+# Beim Bereitstellen liegen vier Dinge im Speicher: die **Gewichte** (in ihrem Zahlenformat oder
+# in 8 oder 4 Bit), der **KV-Cache** für jede Folge des Batches mit ihrem vollen Kontext, die
+# **Aktivierungen** eines Prefills (die Zwischenwerte eines Blocks, so breit wie der Prompt) und
+# auf einer GPU der **Overhead**: der CUDA-Kontext und was der Caching-Allocator in Reserve hält
+# (`utils/memory/serving.py`). Das Widget beantwortet das für das Modell des Kurses und für
+# bekannte Modelle, auf den 15 GiB einer T4 und auf größeren Karten.
+
+
+# %%
+def show_fit(model_name, weights, batch, context, device_name):
+    report = serving.serving_fit(model_name, weights, batch, context, device=device_name)
+    print(report)
+    longest = serving.longest_context(model_name, weights, batch, device_name)
+    say(
+        "longest context that fits at batch {b}: {n:,} tokens",
+        "längster Kontext, der bei Batch {b} passt: {n:,} Tokens",
+        b=batch,
+        n=longest,
+    )
+
+
+explore(
+    show_fit,
+    {"model_name": "Llama-3-8B", "weights": "bfloat16", "batch": 1, "context": 8192,
+     "device_name": "T4"},
+    model_name=list(serving.KNOWN),
+    weights=["bfloat16", "int8", "nf4"],
+    batch=[1, 4, 16, 64],
+    context=[2048, 8192, 32768, 131072],
+    device_name=list(serving.DEVICES),
+    button_label=text("Compute", "Berechnen"),
+)  # fmt: skip
+
+# %% [markdown] lang="en"
+# Is the calculator right? The prefills of section 2 measured their peak over the weights (the
+# resident memory's high-water mark on a CPU, `torch.cuda.max_memory_allocated` on a GPU). The fit
+# without weights and overhead is what they should show.
+
+# %% [markdown] lang="de"
+# Stimmt der Rechner? Die Prefills aus Abschnitt 2 haben ihre Spitze über den Gewichten gemessen
+# (die Hochwassermarke des belegten Arbeitsspeichers auf einer CPU, `torch.cuda.max_memory_allocated`
+# auf einer GPU). Die Rechnung ohne Gewichte und Overhead sollte genau das zeigen.
+
+# %%
+shape = shape_of(model)
+fit_weights = "float32" if dtype == torch.float32 else "bfloat16"
+deviations = []
+for (batch, tokens), m in zip(RUNS, measured, strict=True):
+    parts = serving.serving_fit(shape, fit_weights, batch, tokens, device="cpu").parts
+    predicted = parts["kv_cache"] + parts["activations"]
+    deviations.append(m["peak"] / predicted - 1)
+    say(
+        "batch {b}, {n:>5} tokens: predicted {p:>10}, measured {m:>10} ({d:+.0f}%)",
+        "Batch {b}, {n:>5} Tokens: berechnet {p:>10}, gemessen {m:>10} ({d:+.0f} %)",
+        b=batch,
+        n=tokens,
+        p=format_bytes(predicted),
+        m=format_bytes(m["peak"]),
+        d=100 * deviations[-1],
+    )
+if exact:  # en: the long runs, where the context dominates | de: die langen Läufe
+    assert all(abs(d) < 0.15 for d in deviations[1:]), deviations
+
+# %% [markdown] lang="en"
+# The short run shows what the calculator leaves out: a few MB of fixed costs (buffers, the
+# allocator's pages). At serving sizes the context dominates and the calculator is within 15 %.
+#
+# ## 6. When it runs out anyway
+#
+# On a GPU, three tools find where memory went:
+#
+# - `torch.cuda.memory_allocated()` counts live tensors; `memory_reserved()` what the caching
+#   allocator holds from the driver. The gap is cached or fragmented memory;
+#   `torch.cuda.empty_cache()` returns the cached part.
+# - `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (set before torch first uses the GPU) lets
+#   the allocator grow segments instead of leaving holes, which helps when sequence lengths vary,
+#   as they do in serving.
+# - `torch.cuda.memory._record_memory_history()` records every allocation with its stack;
+#   `torch.cuda.memory._dump_snapshot("snapshot.pickle")` saves it, and
+#   https://pytorch.org/memory_viz shows it in the browser (the file stays on your machine).
+#
+# On a CPU the same ideas hold with the course's helpers: `utils.memory.usage.process_rss()` is
+# what the process holds, and `utils.memory.peakmem` measures a run's peak in a clean process.
+
+# %% [markdown] lang="de"
+# Die kurze Messung zeigt, was der Rechner weglässt: ein paar MB feste Kosten (Puffer, die Seiten
+# des Allocators). Bei echten Kontextlängen überwiegt der Kontext, und der Rechner liegt innerhalb
+# von 15 %.
+#
+# ## 6. Wenn er trotzdem ausgeht
+#
+# Auf einer GPU finden drei Werkzeuge, wo der Speicher geblieben ist:
+#
+# - `torch.cuda.memory_allocated()` zählt lebende Tensoren; `memory_reserved()`, was der
+#   Caching-Allocator vom Treiber hält. Die Lücke ist zwischengespeicherter oder zerstückelter
+#   Speicher; `torch.cuda.empty_cache()` gibt den zwischengespeicherten Teil zurück.
+# - `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (gesetzt, bevor torch die GPU zum ersten Mal
+#   nutzt) lässt den Allocator Segmente vergrößern, statt Löcher zu lassen; das hilft, wenn die
+#   Folgenlängen schwanken, wie beim Bereitstellen.
+# - `torch.cuda.memory._record_memory_history()` zeichnet jede Belegung mit ihrem Stack auf;
+#   `torch.cuda.memory._dump_snapshot("snapshot.pickle")` speichert sie, und
+#   https://pytorch.org/memory_viz zeigt sie im Browser (die Datei bleibt auf deinem Rechner).
+#
+# Auf einer CPU gelten dieselben Ideen mit den Helfern des Kurses:
+# `utils.memory.usage.process_rss()` ist, was der Prozess hält, und `utils.memory.peakmem` misst die
+# Spitze eines Laufs in einem sauberen Prozess.
+
+# %%
+from utils.memory.usage import process_rss  # noqa: E402
+
+if device == "cuda":
+    torch.cuda.memory._record_memory_history(max_entries=20000)
+    generate(random_prompt(CONTEXT, 4), 4)
+    torch.cuda.memory._dump_snapshot("inference_snapshot.pickle")
+    torch.cuda.memory._record_memory_history(enabled=None)
+    say(
+        "allocated {a}, reserved {r}; snapshot in inference_snapshot.pickle (open it at "
+        "https://pytorch.org/memory_viz)",
+        "belegt {a}, reserviert {r}; Snapshot in inference_snapshot.pickle (öffne ihn auf "
+        "https://pytorch.org/memory_viz)",
+        a=format_bytes(torch.cuda.memory_allocated()),
+        r=format_bytes(torch.cuda.memory_reserved()),
+    )
+else:
+    rss = process_rss()
+    say("this process holds {r} of RAM", "dieser Prozess hält {r} Arbeitsspeicher",
+        r=format_bytes(rss) if rss else "–")  # fmt: skip
+
+# %% [markdown] lang="en"
+# **Energy per token.** NVIDIA GPUs since Volta count the energy they used (NVML's total energy
+# counter); Intel and AMD CPUs on Linux often expose RAPL counters under `/sys/class/powercap`,
+# readable only with permission. The cell reads whichever exists around a generation; where none
+# does, it says so instead of guessing.
+
+# %% [markdown] lang="de"
+# **Energie pro Token.** NVIDIA-GPUs seit Volta zählen die verbrauchte Energie (der
+# Gesamtenergiezähler von NVML); Intel- und AMD-CPUs unter Linux bieten oft RAPL-Zähler unter
+# `/sys/class/powercap`, lesbar nur mit Berechtigung. Die Zelle liest rund um eine Generierung den
+# Zähler, den es gibt; wo keiner da ist, sagt sie das, statt zu raten.
+
+# %%
+from pathlib import Path  # noqa: E402
+
+
+def energy_joules():
+    """The hardware's energy counter in joules, or None where there is none to read."""
+    if device == "cuda":
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+            return pynvml.nvmlDeviceGetTotalEnergyConsumption(handle) / 1e3  # en: mJ | de: mJ
+        except Exception:  # en: no pynvml, or no counter | de: kein pynvml oder kein Zähler
+            return None
+    try:
+        return int(Path("/sys/class/powercap/intel-rapl:0/energy_uj").read_text()) / 1e6
+    except (OSError, ValueError):
+        return None
+
+
+batch = max(BATCHES)
+start = energy_joules()
+generate(random_prompt(CONTEXT, batch), STEPS)
+end = energy_joules()
+if start is not None and end is not None and end > start:
+    say(
+        "{j:,.2f} J for {n} tokens: {t:,.3f} J per token",
+        "{j:,.2f} J für {n} Tokens: {t:,.3f} J pro Token",
+        j=end - start,
+        n=batch * STEPS,
+        t=(end - start) / (batch * STEPS),
+    )
+else:
+    say(
+        "energy per token: not available here (no energy counter this process can read)",
+        "Energie pro Token: hier nicht verfügbar (kein Energiezähler, den dieser Prozess lesen "
+        "kann)",
+    )
+
+# %% [markdown] lang="en"
+# ### Check yourself
+#
+# 1. A chatbot's prompts get twice as long, its answers stay the same. Which of TTFT and TPOT
+#    grows more, and why?
+# 2. How many bytes per token does Llama-3-8B's KV cache take in bf16 (32 layers, 8 KV heads of
+#    128), and how much is a batch of 4 at 8k tokens?
+# 3. Decode throughput stopped growing between batch 8 and 16 on your machine. What would a GPU
+#    with the same bandwidth and four times the peak do?
+#
+# <details><summary>Answers</summary>
+#
+# 1. TTFT: the prefill processes every prompt token; TPOT grows only a little (each step reads a
+#    longer cache).
+# 2. 2 · 32 · 8 · 128 · 2 = 131,072 bytes = 128 KiB per token; 4 · 8,192 · 128 KiB = 4 GiB.
+# 3. Its ridge point is four times higher, so batching would keep helping up to a batch about
+#    four times as large.
+#
+# </details>
+
+# %% [markdown] lang="de"
+# ### Prüf dich selbst
+#
+# 1. Die Prompts eines Chatbots werden doppelt so lang, seine Antworten bleiben gleich. Was wächst
+#    stärker, TTFT oder TPOT, und warum?
+# 2. Wie viele Bytes pro Token braucht der KV-Cache von Llama-3-8B in bf16 (32 Schichten, 8
+#    KV-Heads der Breite 128), und wie viel ein Batch von 4 mit 8k Tokens?
+# 3. Der Decode-Durchsatz wuchs auf deinem Rechner zwischen Batch 8 und 16 nicht mehr. Was täte
+#    eine GPU mit derselben Bandbreite und der vierfachen Spitzenleistung?
+#
+# <details><summary>Antworten</summary>
+#
+# 1. Die TTFT: Der Prefill verarbeitet jedes Token des Prompts; die TPOT wächst nur wenig (jeder
+#    Schritt liest einen längeren Cache).
+# 2. 2 · 32 · 8 · 128 · 2 = 131.072 Bytes = 128 KiB pro Token; 4 · 8.192 · 128 KiB = 4 GiB.
+# 3. Ihr Knickpunkt liegt viermal so hoch, Batching hülfe also bis zu einem etwa viermal so großen
+#    Batch.
+#
+# </details>
+
+# %% [markdown] lang="en"
+# ## Summary
+#
+# - Prefill is compute-bound (2·P FLOPs per weight read), decode at small batches memory-bound:
+#   TTFT grows with the prompt, TPOT with the bytes read per step.
+# - The KV cache keeps 2 · layers · KV heads · head dim numbers per token; grouped-query attention
+#   and 8-bit caches shrink it. It leaves the tokens unchanged.
+# - Batching raises decode throughput until the ridge point; after that it only adds latency.
+# - SDPA avoids naive attention's n² scores where a tiled kernel exists (memory-efficient on a
+#   T4, FlashAttention from Ampere on).
+# - Serving memory = weights + KV cache (batch × context) + activations + overhead.
+#
+# Glossary terms: prefill, decode, TTFT, TPOT, KV cache, grouped-query attention, batching, SDPA.
+#
+# **Lab:** [lab 10](../../labs/en/10_inference.ipynb). This is the last lesson of the course.
+
+# %% [markdown] lang="de"
+# ## Zusammenfassung
+#
+# - Prefill ist rechengebunden (2·P FLOPs pro gelesenem Gewicht), Decode bei kleinen Batches
+#   speichergebunden: Die TTFT wächst mit dem Prompt, die TPOT mit den pro Schritt gelesenen Bytes.
+# - Der KV-Cache hält 2 · Schichten · KV-Heads · Head-Dimension Zahlen pro Token;
+#   Grouped-Query-Attention und 8-Bit-Caches verkleinern ihn. Die Tokens ändert er nicht.
+# - Batching hebt den Decode-Durchsatz bis zum Knickpunkt; danach bringt es nur Latenz.
+# - SDPA vermeidet die n²-Scores naiver Attention, wo es einen Kachel-Kernel gibt (den
+#   speichersparenden auf einer T4, FlashAttention ab Ampere).
+# - Speicher beim Bereitstellen = Gewichte + KV-Cache (Batch × Kontext) + Aktivierungen + Overhead.
+#
+# Glossarbegriffe: Prefill, Decode, TTFT, TPOT, KV-Cache, Grouped-Query-Attention, Batching, SDPA.
+#
+# **Lab:** [Lab 10](../../labs/de/10_inference.ipynb). Das ist die letzte Lektion des Kurses.
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+assert ttft > 0 and tpot > 0 and all(r > 0 for pair in rates.values() for r in pair)
+assert per_token == 2 * layers * kv_heads * head_dim * elem
+assert serving.kv_cache_bytes("Llama-3-8B", 8192) == 8192 * serving.kv_bytes_per_token(
+    32, 8, 128, 2
+)
+assert all(row["scores"] == heads * n * n * elem for n, row in attention.items())
