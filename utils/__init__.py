@@ -27,7 +27,9 @@ and one package per purpose:
 - `parallel`    `jaxdevices` (JAX's devices on every version), `sharding` (a sharded array's
                 layout, the collectives in compiled code), `ddp_demo` (lesson 08's torchrun script)
 - `sim`         pretend hardware on a CPU: `asyncsim` (an accelerator that queues work),
-                `clocks` (the clocks a learner's timer reads), `memsim` (a memory that runs out)
+                `clocks` (the clocks a learner's timer reads), `memsim` (a memory that runs out),
+                `copylink` (a host-device copy on a virtual clock), `torchwatch` (the devices
+                torch calls name and use)
 - `preflight`   is this machine ready?  (`python -m utils.preflight`): `checks` (the verdicts,
                 pure functions of what was detected), `command` (this machine's facts, the CLI)
 - `workshop`    `results` (a room's measured figures), `prices` (the dated price files)

@@ -2,10 +2,10 @@
 the device of their input, timing a copy's bandwidth, counting what fits in GPU memory, and a
 batch-size finder that survives running out of memory.
 
-q1 and q2 watch the learner's torch calls (a `TorchFunctionMode`): which devices the code names,
+q1 and q2 watch the learner's torch calls (`utils.sim.torchwatch`): which devices the code names,
 which tensors it moves, and on which devices each operation got its inputs.  So a mixed-device
 error, a hard-coded "cuda" or a result copied back is told apart by what the code did, not by the
-words of an error message.  q3 hands out a simulated copy on a virtual clock (`utils.sim.asyncsim`):
+words of an error message.  q3 hands out a simulated copy on a virtual clock (`utils.sim.copylink`):
 its verdict depends only on what the timer does (sync or not, warm-up or not, per copy or total,
 GB or GiB, bytes or bits), never on how busy the machine is.  q5 hands out a pretend GPU that runs
 out of memory past a random batch size, and steps with bugs that must not be caught.
@@ -17,14 +17,11 @@ one it found by its key.
 
 from __future__ import annotations
 
-import contextlib
 import math
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 from labs.kit import (
     Lab,
@@ -39,7 +36,10 @@ from labs.kit import (
 )
 from utils.i18n import text
 from utils.platform import placement
-from utils.sim.asyncsim import VirtualClock, virtual_time
+from utils.sim.asyncsim import virtual_time
+from utils.sim.copylink import CopyLink, CountingClock
+from utils.sim.memsim import capped_step
+from utils.sim.torchwatch import COPY_OUT, TorchWatch, on_device, without_watch
 from utils.units import GIB
 
 lab = Lab("02")
@@ -50,97 +50,6 @@ def _targets() -> list[torch.device]:
     """Devices to try: this machine's accelerator (if any), `meta` (every torch has it), the CPU."""
     accelerators = [d for d in placement.list_devices() if d.type != "cpu"][:1]
     return [*accelerators, torch.device("meta"), torch.device("cpu")]
-
-
-def _on(device: torch.device, target: torch.device) -> bool:
-    return device.type == target.type and (target.index is None or device.index == target.index)
-
-
-# --- watching what the learner's code asks torch to do -------------------------------------------
-
-_COPY_OUT = {"cpu", "to", "item", "numpy", "tolist", "__float__", "__int__", "__array__"}
-
-
-@dataclass
-class _Op:
-    name: str
-    devices: list[torch.device]  # of its tensor arguments (0-dim CPU scalars left out)
-    done: bool = False
-
-
-def _as_device(value: Any) -> torch.device | None:
-    if isinstance(value, torch.device):
-        return value
-    if isinstance(value, str):
-        with contextlib.suppress(RuntimeError):
-            return torch.device(value)
-    return None
-
-
-class _Watch(TorchFunctionMode):
-    """Records the torch calls of the learner's code: the devices it names (and whether as a
-    literal string such as "cuda"), where it sends the `watched` tensor, and the devices of each
-    operation's tensors, so that a failing operation can be told by its inputs."""
-
-    def __init__(self, watched: torch.Tensor):
-        super().__init__()
-        self.watched = watched
-        self.literal_cuda = False  # the code wrote "cuda" (or .cuda()) itself
-        self.moved: list[torch.device] = []  # where the watched tensor was sent
-        self.ops: list[_Op] = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name = getattr(func, "__name__", "")
-        named = []
-        if name == "cuda":
-            self.literal_cuda = True
-            named.append(torch.device("cuda"))
-        elif name == "cpu":
-            named.append(torch.device("cpu"))
-        candidates = [kwargs.get("device")] + (list(args[1:]) if name == "to" else [])
-        for value in candidates:
-            if isinstance(value, torch.Tensor) and name == "to":
-                named.append(value.device)
-            elif (device := _as_device(value)) is not None:
-                named.append(device)
-        for value in [*args, *kwargs.values()]:  # model.to("cuda") passes it to _parse_to
-            if isinstance(value, str) and (device := _as_device(value)) is not None:
-                self.literal_cuda |= device.type == "cuda"
-        if args and args[0] is self.watched and name in ("to", "cuda", "cpu"):
-            self.moved += [d for d in named if not _on(self.watched.device, d)]
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        kept = [t.device for t in tensors if not (t.dim() == 0 and t.device.type == "cpu")]
-        op = _Op(name, kept)
-        self.ops.append(op)
-        result = func(*args, **kwargs)
-        op.done = True
-        return result
-
-    def failing(self) -> _Op | None:
-        """The operation that raised (the last one that did not finish)."""
-        return next((op for op in reversed(self.ops) if not op.done), None)
-
-    def forwards(self) -> list[_Op]:
-        """The finished matmuls of a model's layers (F.linear): where the model computed."""
-        return [op for op in self.ops if op.name == "linear" and op.done]
-
-
-def _hide_watch(failure: LearnerError) -> LearnerError:
-    """The learner's error without the frames of `_Watch`, so that its explanation shows the
-    learner's line, not this module's (a traceback's links can be rewritten)."""
-    code = _Watch.__torch_function__.__code__
-    head = failure.error.__traceback__
-    while head is not None and head.tb_frame.f_code is code:
-        head = head.tb_next
-    link = head
-    while link is not None and link.tb_next is not None:
-        if link.tb_next.tb_frame.f_code is code:
-            link.tb_next = link.tb_next.tb_next
-        else:
-            link = link.tb_next
-    failure.error.__traceback__ = head
-    return failure
 
 
 # Shared by q1 and q2: `what` names the device the code was given ("the device", "x").
@@ -237,7 +146,7 @@ def _model_and_batch(rng):
     return model, torch.randn(rng.randint(1, 16), d_in)
 
 
-def _forward_failure(error: Exception, watch: _Watch, target: torch.device) -> Wrong | None:
+def _forward_failure(error: Exception, watch: TorchWatch, target: torch.device) -> Wrong | None:
     """Which mistake made the learner's forward pass raise, judged by what its code did."""
     if target.type != "cuda" and watch.literal_cuda:
         return FORWARD_MISTAKES.wrong("hardcoded_cuda", target=target, what=text(*THE_DEVICE))
@@ -249,39 +158,39 @@ def _forward_failure(error: Exception, watch: _Watch, target: torch.device) -> W
         and len({(d.type, d.index) for d in failing.devices}) > 1
     ):
         batch_at, model_at = failing.devices[0], failing.devices[1]  # linear(input, weight, bias)
-        if _on(model_at, target):
+        if on_device(model_at, target):
             key = "not_assigned" if watch.moved else "only_model"
         else:
-            key = "only_batch" if _on(batch_at, target) else "mixed"
+            key = "only_batch" if on_device(batch_at, target) else "mixed"
         return FORWARD_MISTAKES.wrong(key, target=target, model=model_at, batch=batch_at)
     ran = watch.forwards()
     if (
         target.type == "meta"
         and ran
-        and all(_on(d, target) for d in ran[-1].devices)
+        and all(on_device(d, target) for d in ran[-1].devices)
         and failing is not None
-        and failing.name in _COPY_OUT
+        and failing.name in COPY_OUT
     ):  # the model computed on meta, then the code wanted the numbers: there are none
         return FORWARD_MISTAKES.wrong("moved_back", target=target)
     return None
 
 
 def _output_mistake(
-    out: Any, want: torch.Tensor, watch: _Watch, target: torch.device
+    out: Any, want: torch.Tensor, watch: TorchWatch, target: torch.device
 ) -> Wrong | None:
     """What is wrong with the output of a forward pass that ran, judged by where it computed."""
     if not isinstance(out, torch.Tensor):
         return FORWARD_MISTAKES.wrong("not_a_tensor", kind=type(out).__name__)
     ran = watch.forwards()
     computed = ran[-1].devices[0] if ran else None
-    if not _on(out.device, target):
+    if not on_device(out.device, target):
         if target.type != "cuda" and watch.literal_cuda:
             key = "hardcoded_cuda"
-        elif computed is not None and _on(computed, target):
+        elif computed is not None and on_device(computed, target):
             key = "moved_back"
         else:
             key = "ignores_device"
-    elif computed is not None and not _on(computed, target):
+    elif computed is not None and not on_device(computed, target):
         key = "moved_output"
     elif computed is None or (
         target.type != "meta" and not allclose(out.detach(), want, rtol=1e-4, atol=1e-5)
@@ -311,14 +220,14 @@ def q1(forward_on, rng):
         with torch.no_grad():
             want = model(batch)
         given = target if rng.random() < 0.5 else str(target)
-        watch = _Watch(batch)
+        watch = TorchWatch(batch)
         try:
             with watch:
                 out = call(forward_on, model, batch, given)
         except LearnerError as failure:
             wrong = _forward_failure(failure.error, watch, target)
             if wrong is None:
-                raise _hide_watch(failure) from failure.error
+                raise failure from without_watch(failure.error)
             raise wrong from None
         if wrong := _output_mistake(out, want, watch, target):
             raise wrong
@@ -406,7 +315,7 @@ def _scale_inputs(rng) -> list[tuple[torch.device, torch.dtype, tuple[int, ...]]
     return cases
 
 
-def _scale_failure(error: Exception, watch: _Watch, target: torch.device) -> str:
+def _scale_failure(error: Exception, watch: TorchWatch, target: torch.device) -> str:
     """The key of the mistake that made the learner's function raise, or "" if none is known."""
     if target.type != "cuda" and watch.literal_cuda:
         return "hardcoded_cuda"
@@ -417,7 +326,9 @@ def _scale_failure(error: Exception, watch: _Watch, target: torch.device) -> str
     return "weights_elsewhere" if isinstance(error, RuntimeError) and mixed else ""
 
 
-def _scaled_mistake(out: Any, x: torch.Tensor, before: torch.Tensor | None, watch: _Watch) -> str:
+def _scaled_mistake(
+    out: Any, x: torch.Tensor, before: torch.Tensor | None, watch: TorchWatch
+) -> str:
     """The key of what is wrong with the learner's result for x, or "" if nothing."""
     if not isinstance(out, torch.Tensor) or out.shape != x.shape:
         return "shape"
@@ -454,14 +365,14 @@ def q2(scale_features, rng):
         x = _features(rng, target, dtype, shape)
         before = x.clone() if target.type != "meta" else None
         values = dict(target=target, what="x", shape=tuple(x.shape), dtype=x.dtype)
-        watch = _Watch(x)
+        watch = TorchWatch(x)
         try:
             with watch:
                 out = call(scale_features, x)
         except LearnerError as failure:
             if key := _scale_failure(failure.error, watch, target):
                 raise SCALE_MISTAKES.wrong(key, **values) from None
-            raise _hide_watch(failure) from failure.error
+            raise failure from without_watch(failure.error)
         if key := _scaled_mistake(out, x, before, watch):
             raise SCALE_MISTAKES.wrong(key, got=getattr(out, "dtype", None), **values)
     return text(
@@ -471,56 +382,6 @@ def q2(scale_features, rng):
 
 
 # --- q3: measure a copy's bandwidth --------------------------------------------------------------
-
-
-@dataclass
-class _Clock(VirtualClock):
-    """A virtual clock that counts how often the learner's timer read it."""
-
-    reads: int = 0
-
-    def read(self) -> float:
-        self.reads += 1
-        return self.now
-
-
-@dataclass
-class _Link:
-    """A pretend host-to-device link: `copy()` queues one copy and returns after `launch`
-    seconds (as a non_blocking copy to a GPU does); the copies run one after another, each
-    taking `seconds` (latency + bytes / bandwidth), the first `cold` seconds more (allocation,
-    pinning, driver start-up); `sync()` waits until all are done."""
-
-    clock: _Clock
-    seconds: float
-    cold: float
-    launch: float
-    copies: int = 0
-    syncs: int = 0
-    _done_at: float = field(default=0.0, repr=False)
-
-    def copy(self) -> None:
-        work = self.seconds + (self.cold if self.copies == 0 else 0.0)
-        self._done_at = max(self._done_at, self.clock.now) + work
-        self.copies += 1
-        self.clock.advance(self.launch)
-
-    def sync(self) -> None:
-        self.syncs += 1
-        self.clock.advance(self._done_at - self.clock.now)
-
-
-def _handles(link: _Link) -> tuple[Any, Any]:
-    """`copy()` and `sync()` for the learner: plain functions, nothing of the link is an attribute
-    of them (`measure` calls `sync(result)`, so it takes an argument and ignores it)."""
-
-    def copy() -> None:
-        link.copy()
-
-    def sync(*_: Any) -> None:
-        link.sync()
-
-    return copy, sync
 
 
 def _copy_rounds(rng) -> list[tuple[int, float, float]]:
@@ -679,14 +540,14 @@ def _bandwidth_key(got: float, case: dict[str, Any]) -> str:
 def q3(copy_gbs, rng):
     for nbytes, gbs, latency in _copy_rounds(rng):
         seconds = latency + nbytes / (gbs * 1e9)
-        clock = _Clock()
-        link = _Link(
+        clock = CountingClock()
+        link = CopyLink(
             clock,
             seconds,
             cold=rng.uniform(0.005, 0.05) + rng.uniform(20.0, 40.0) * seconds,
             launch=seconds * rng.uniform(0.01, 0.05),  # the host's part: less than a copy
         )
-        copy, sync = _handles(link)
+        copy, sync = link.handles()
         with virtual_time(clock, copy_gbs):
             answer = call(copy_gbs, copy, sync, nbytes)
         got = as_number(answer, ("the bandwidth", "die Bandbreite"))
@@ -981,24 +842,6 @@ def _bugs() -> list[tuple[Exception, int]]:
     ]
 
 
-def _pretend_step(cap: int, tried: list[int], raised: list[Exception]):
-    """A training step on a pretend GPU that holds `cap` samples; it notes every size tried and
-    every out-of-memory error it raised."""
-
-    def step(batch_size):
-        tried.append(batch_size)
-        if batch_size > cap:
-            error = torch.OutOfMemoryError(
-                f"CUDA out of memory. Tried to allocate {batch_size * 2} MiB "
-                f"(the check's pretend GPU holds {cap} samples)."
-            )
-            raised.append(error)
-            raise error
-        return 0.0
-
-    return step
-
-
 def _buggy_step(bug: Exception, from_size: int):
     def step(batch_size):
         if batch_size >= from_size:
@@ -1054,7 +897,7 @@ def q5(find_batch_size, rng):
     for limit, cap in _finder_inputs(rng):
         tried, raised = [], []
         try:
-            answer = call(find_batch_size, _pretend_step(cap, tried, raised), limit)
+            answer = call(find_batch_size, capped_step(cap, tried, raised), limit)
         except LearnerError as failure:
             if any(failure.error is error for error in raised):
                 raise FINDER_MISTAKES.wrong("oom_not_caught", limit=limit, cap=cap) from None

@@ -5,7 +5,8 @@
         ...
 
 `utils.memory.usage.is_oom` recognises its error as it does CUDA's, so `find_batch_size` works
-on it.
+on it.  `capped_step(cap, tried, raised)` is a training step on a pretend GPU that holds `cap`
+samples: for a batch-size finder to search.
 """
 
 from __future__ import annotations
@@ -53,3 +54,21 @@ class MemoryBudget:
             yield
         finally:
             self.used -= nbytes
+
+
+def capped_step(cap: int, tried: list[int], raised: list[BaseException]):
+    """A training step `step(batch_size)` on a pretend GPU that holds `cap` samples: past that it
+    raises torch.OutOfMemoryError.  It notes every size tried and every error it raised."""
+
+    def step(batch_size):
+        tried.append(batch_size)
+        if batch_size > cap:
+            error = torch.OutOfMemoryError(
+                f"CUDA out of memory. Tried to allocate {batch_size * 2} MiB "
+                f"(the check's pretend GPU holds {cap} samples)."
+            )
+            raised.append(error)
+            raise error
+        return 0.0
+
+    return step
