@@ -16,6 +16,9 @@ THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 HF_HUB_OFF
 # nbval runs the lessons; the labs run once each in tests/test_labs.py, through the grader (which
 # fails a cell on the same errors, and holds German labs to German numbers via tests/conftest.py).
 NOTEBOOKS := notebooks/en notebooks/de
+# The tests that need the machine to themselves, by file: collecting the whole suite again to
+# select them would take longer than they run.
+ALONE := $(shell grep -lE "mark\.alone" tests/test_*.py)
 # Jupyter refuses to run as root unless told (containers, cloud machines).
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL := --nbval-lax --nbval-current-env -p no:cacheprovider -p tests.nbval_holes
@@ -41,10 +44,15 @@ test: $(BIN)/.installed-test
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m tools.build --check
 	$(BIN)/python -m utils.workshop.prices
-	$(THREADS) $(BIN)/python -m pytest -n 2 -m "not alone" tests
-	$(THREADS) $(BIN)/python -m pytest -m alone tests
+	$(THREADS) $(BIN)/python -m pytest -n 2 --dist worksteal -m "not alone" tests
+	$(THREADS) $(BIN)/python -m pytest -m alone $(or $(ALONE),tests)
+	$(MAKE) --output-sync=target -j 2 test-lessons test-other-cpu OTHER_CPU_WORKERS=1
+
+# The lessons (make test runs them beside test-other-cpu: three workers in all, 20 notebooks on
+# two and 10 on one, so that no run's last notebook leaves a core idle).
+.PHONY: test-lessons
+test-lessons: $(BIN)/.installed-test
 	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
-	$(MAKE) test-other-cpu
 
 # The lessons again as a CPU without AVX-512 runs them (most laptops, many cloud machines, some CI
 # runners): torch's AVX2 kernels, oneDNN's (torch's bf16 matmul: ATen's switch alone leaves it on
@@ -53,8 +61,10 @@ test: $(BIN)/.installed-test
 # only: both languages run the same code.
 OTHER_CPU := ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 COURSE_BNB_AVX512BF16=0 PYTHONPATH=$(CURDIR)/tests/cpu_paths:$(CURDIR)
 .PHONY: test-other-cpu
+OTHER_CPU_WORKERS ?= 2
 test-other-cpu: $(BIN)/.installed-test
-	$(THREADS) $(OTHER_CPU) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) notebooks/en
+	$(THREADS) $(OTHER_CPU) $(BIN)/python -m pytest -n $(OTHER_CPU_WORKERS) --dist loadfile $(NBVAL) \
+		notebooks/en
 
 # The course in Debian's Chromium (never a downloaded browser), driven by Playwright: start page,
 # a double-clicked source, every lesson widget in both languages, a lab (tests/browser/).
