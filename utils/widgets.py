@@ -20,11 +20,13 @@ def explore(
     defaults: dict[str, Any],
     *,
     button_label: str | None = None,
+    labels: dict[str, str] | None = None,
     **choices: list[Any],
 ) -> Any:
     """Run fn(**defaults) once, then show a control per keyword with its list of choices.
 
-    The button says "Measure" unless `button_label` names what it does (e.g. "Compute")."""
+    The button says "Measure" unless `button_label` names what it does (e.g. "Compute"); a control
+    is labelled with its keyword unless `labels` gives it words for the learner."""
     unknown = set(choices) - set(defaults)
     if unknown:
         raise ValueError(
@@ -58,7 +60,12 @@ def explore(
         )
         return None
     controls = {
-        name: ipywidgets.Dropdown(options=options, value=defaults[name], description=name)
+        name: ipywidgets.Dropdown(
+            options=options,
+            value=defaults[name],
+            description=(labels or {}).get(name, name),
+            style={"description_width": "initial"},
+        )
         for name, options in choices.items()
     }
     panel = ipywidgets.interactive(
