@@ -26,7 +26,7 @@ BREAK, LUNCH = 15, 60
 # Lessons per day: the foundations first; one day ends after JAX, two days add the rest.
 DAYS = {
     "one": [["00", "01", "02", "03", "04"]],
-    "two": [["00", "01", "02", "03"], ["04", "05", "06", "07", "08", "09"]],
+    "two": [["00", "01", "02", "03"], ["04", "05", "06", "07", "08", "09", "10"]],
 }
 WORDS = {
     "en": {
