@@ -476,6 +476,8 @@ say(
 # bandwidth your device effectively delivered, and with the data-sheet bandwidths it scales to
 # larger GPUs: batch 1 at the bound, batched with *your* measured gain. How much more a GPU could
 # gain, the last lines of the cell compute from its ridge point (data-sheet peak ÷ bandwidth).
+# Lesson 10 takes decoding apart: prefill and decode, the KV cache's bytes per token, and where
+# batching stops helping, measured.
 
 # %% [markdown] lang="de"
 # ## 5. Die Bandbreitengrenze beim Decoding mit Batch 1
@@ -487,7 +489,9 @@ say(
 # das Notebook die Bandbreite ab, die dein Gerät effektiv geliefert hat, und mit den Bandbreiten
 # aus den Datenblättern rechnet es auf größere GPUs hoch: Batch 1 an der Grenze, im Batch mit
 # *deinem* gemessenen Gewinn. Wie viel mehr eine GPU gewinnen könnte, rechnen die letzten Zeilen
-# der Zelle aus ihrem Knickpunkt aus (Spitze laut Datenblatt ÷ Bandbreite).
+# der Zelle aus ihrem Knickpunkt aus (Spitze laut Datenblatt ÷ Bandbreite). Lektion 10 nimmt das
+# Decoding auseinander: Prefill und Decode, die Bytes pro Token im KV-Cache und wo Batching nicht
+# mehr hilft, gemessen.
 
 # %%
 effective_gbs = tps1 * model_bytes / 1e9
@@ -850,7 +854,8 @@ for r in rows:
 #
 # Glossary terms: MFU, spot / on demand, break-even, utilization, memory-bound decoding.
 #
-# **Lab:** [lab 09](../../labs/en/09_costs.ipynb). This is the last lesson of the course.
+# **Lab:** [lab 09](../../labs/en/09_costs.ipynb). **Next:** [lesson 10](10_inference.ipynb),
+# inference on an accelerator.
 
 # %% [markdown] lang="de"
 # ## Zusammenfassung
@@ -866,7 +871,8 @@ for r in rows:
 #
 # Glossarbegriffe: MFU, Spot / On Demand, Break-even, Auslastung, speichergebundenes Decoding.
 #
-# **Lab:** [Lab 09](../../labs/de/09_costs.ipynb). Das ist die letzte Lektion des Kurses.
+# **Lab:** [Lab 09](../../labs/de/09_costs.ipynb). **Weiter:** [Lektion 10](10_inference.ipynb),
+# Inferenz auf dem Beschleuniger.
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert tps1 > 0 and tpsB > 0 and all(p.date and p.source for p in gpus + apis)
