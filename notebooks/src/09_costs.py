@@ -50,17 +50,19 @@
 # A100/H100-Cluster“. In dieser Lektion setzt du Zahlen dahinter. Du wirst
 #
 # - sehen, was die Gratisangebote hergeben (mit Datum und Quelle) und wofür sie taugen,
-# - einen Trainingslauf bepreisen: FLOPs ÷ (Spitzenleistung × MFU) × $ pro Stunde, mit einer MFU,
-#   die du gemessen hast,
+# - ausrechnen, was ein Trainingslauf kostet: FLOPs ÷ (Spitzenleistung × MFU) × $ pro Stunde, mit
+#   einer MFU, die du selbst gemessen hast,
 # - die Tokens pro Sekunde eines echten Modells auf deinem Gerät messen, mit Batch 1 und im Batch,
-# - das Decoding mit Batch 1 durch die Speicherbandbreite begrenzen (die Roofline aus Lektion 01)
-#   und auf größere GPUs hochrechnen,
+# - die Obergrenze des Decodings mit Batch 1 aus der Speicherbandbreite ableiten (die Roofline aus
+#   Lektion 01) und auf größere GPUs hochrechnen,
 # - den Break-even zwischen einer API und einer gemieteten oder eigenen GPU finden und sehen, dass
 #   Auslastung und Batching ihn entscheiden,
 # - daraus eine Entscheidungshilfe machen.
 #
 # Jeder Preis kommt aus einer datierten Datei in `data/` mit einer Quelle pro Zeile; Preise ändern
-# sich alle paar Wochen, darum sagt dir das Notebook, wenn sie alt sind.
+# sich alle paar Wochen, darum sagt dir das Notebook, wenn sie veraltet sind. Das deutsche Notebook
+# rechnet Dollar zusätzlich in Euro um und nimmt für eigene Hardware einen deutschen Strompreis
+# (Kurs und Preis mit Datum und Quelle in `docs/facts.md`, Abschnitt 12).
 
 # %%
 import time
@@ -69,7 +71,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from utils.i18n import say, text
+from utils.i18n import get_language, say, text
 from utils.memory.fit import BYTES, fit
 from utils.platform import hardware, profiles, runtime
 from utils.platform.chips import CHIPS, chip_for
@@ -84,12 +86,21 @@ print(profile.label, "|", hw.summary())
 gpus, apis = prices.gpu_prices(), prices.api_prices()
 kwh_price, kwh_date, kwh_source = prices.electricity_price()
 stale = prices.staleness_warning()
+# en: the German notebook shows euros beside dollars and prices electricity as a German household
+# en: pays it (both dated, with sources, in docs/facts.md §12)
+# de: Euro neben Dollar und Strom zum Preis eines deutschen Haushalts (beides mit Datum und Quelle
+# de: in docs/facts.md §12)
+USD_PER_EUR, RATE_DATE = 1.0411, "2025-02-28"  # ECB euro reference rate
+KWH_EUR_DE, KWH_DE_DATE = 0.397, "2025"  # BDEW Strompreisanalyse 2025, household, 3,500 kWh/year
+if get_language() == "de":
+    kwh_price, kwh_date = KWH_EUR_DE * USD_PER_EUR, KWH_DE_DATE
+    kwh_source = "BDEW-Strompreisanalyse 2025 (Haushalt, 3.500 kWh/Jahr)"
 if stale:
     say(
         "Note: some prices below are older than {days} days. Check today's prices before you "
         "decide anything with them.",
-        "Hinweis: Einige Preise unten sind älter als {days} Tage. Prüf die heutigen Preise, bevor "
-        "du damit etwas entscheidest.",
+        "Hinweis: Einige Preise unten sind älter als {days} Tage. Sieh nach, was heute gilt, "
+        "bevor du damit etwas entscheidest.",
         days=prices.MAX_AGE_DAYS,
     )
     print(stale)
@@ -106,8 +117,8 @@ else:
 # %% [markdown] lang="de"
 # ## 1. Die Gratisangebote
 #
-# Drei Stellen geben dir einen Beschleuniger oder einen Server umsonst. Ihre Grenzen ändern sich
-# ohne Ankündigung; die Tabelle sagt, wann der Kurs sie gelesen hat und wo.
+# Drei Anbieter geben dir einen Beschleuniger oder einen Server umsonst. Ihre Grenzen ändern sich
+# ohne Ankündigung; die Liste sagt, wann und wo der Kurs sie nachgelesen hat.
 
 # %%
 FREE_TIERS = [
@@ -117,8 +128,8 @@ FREE_TIERS = [
         text(
             "dynamic and unpublished: at most 12 h, idle disconnects sooner, the GPU often gone "
             "after about an hour of heavy use",
-            "dynamisch und unveröffentlicht: höchstens 12 h, bei Leerlauf früher getrennt, die "
-            "GPU oft nach etwa einer Stunde Volllast weg",
+            "dynamisch und nicht veröffentlicht: höchstens 12 h, bei Leerlauf früher getrennt, "
+            "die GPU oft schon nach etwa einer Stunde Volllast weg",
         ),
         text(
             "lessons and labs, short experiments, QLoRA on a small model",
@@ -135,8 +146,8 @@ FREE_TIERS = [
         ),
         text(
             "about 30 GPU hours a week, 9 h per session; internet needs phone verification",
-            "etwa 30 GPU-Stunden pro Woche, 9 h pro Sitzung; Internet braucht eine "
-            "Telefon-Verifizierung",
+            "etwa 30 GPU-Stunden pro Woche, 9 h pro Sitzung; für den Internetzugang musst du "
+            "deine Telefonnummer bestätigen",
         ),
         text(
             "two-GPU work (DDP, lesson 08), sharding on eight TPU chips, longer runs in batch mode",
@@ -155,8 +166,9 @@ FREE_TIERS = [
         text(
             "CPU basic sleeps after 48 h without visitors; ZeroGPU has a daily quota, and hosting "
             "your own ZeroGPU Space needs an account older than 30 days (up to 2) or PRO",
-            "CPU basic schläft nach 48 h ohne Besuch; ZeroGPU hat ein Tageskontingent, und einen "
-            "eigenen ZeroGPU-Space brauchst du ein Konto älter als 30 Tage (bis zu 2) oder PRO",
+            "CPU basic schläft nach 48 h ohne Besuch ein; ZeroGPU hat ein Tageskontingent, und für "
+            "einen eigenen ZeroGPU-Space (höchstens 2) brauchst du ein Konto, das älter als 30 Tage "
+            "ist, oder PRO",
         ),
         text(
             "a public demo of a small model, not training",
@@ -170,16 +182,16 @@ for name, hardware_, limits, good_for, date, source in FREE_TIERS:
     say("{name}: {hw}", "{name}: {hw}", name=name, hw=hardware_)
     say("  limits: {l}", "  Grenzen: {l}", l=limits)
     say("  good for: {g}", "  gut für: {g}", g=good_for)
-    say("  (read {d}; {s})", "  (gelesen {d}; {s})", d=date, s=source)
+    say("  (read {d}; {s})", "  (Stand: {d}; {s})", d=date, s=source)
 
 t4 = CHIPS["T4"]
 say(
     "What the course knows about the T4 they give you: {p:.0f} TFLOP/s fp16 peak, {m} GB, "
     "{b} GB/s (NVIDIA T4 data sheet, checked 2026-11; docs/facts.md §4.1). Lesson 01 measures "
     "how much of that peak a matmul reaches.",
-    "Was der Kurs über die T4 dort weiß: {p:.0f} TFLOP/s fp16 Spitze, {m} GB, {b} GB/s "
-    "(NVIDIA-Datenblatt der T4, geprüft 2026-11; docs/facts.md §4.1). Wie viel von dieser Spitze "
-    "eine Matmul erreicht, misst Lektion 01.",
+    "Was der Kurs über die T4 dort weiß: Spitzenleistung {p:.0f} TFLOP/s in fp16, {m} GB, "
+    "{b} GB/s (NVIDIA-Datenblatt der T4, Stand: November 2026; docs/facts.md §4.1). Wie viel "
+    "davon eine Matmul erreicht, misst Lektion 01.",
     p=t4.tflops["float16"],
     m=t4.memory_gb,
     b=t4.bandwidth_gbs,
@@ -197,17 +209,20 @@ say(
 # %% [markdown] lang="de"
 # ## 2. GPUs pro Stunde
 #
-# `data/gpu_prices.csv` enthält ein Angebot pro Zeile: Anbieter, GPU, Speicher, $ pro Stunde
-# spot (unterbrechbar) und on demand, Datum und Quelle. Für eine T4 oder A10 aus einer GPU-Cloud
-# gibt es noch keine Zeile, weil der Kurs dafür keine datierte Quelle hat (die T4-Zeile ist der
-# Spaces-Preis von Hugging Face). Die Consumer-Karten stehen mit Einführungspreis und
-# Leistungsaufnahme drin. Dollar pro Stunde allein sagen wenig; Dollar pro Spitzen-PFLOP-Stunde
-# machen sie vergleichbar.
+# `data/gpu_prices.csv` enthält ein Angebot pro Zeile: Anbieter, GPU, Speicher, $ pro Stunde als
+# Spot-Preis (unterbrechbar) und on demand, Datum und Quelle. Für eine T4 oder A10 aus einer
+# GPU-Cloud gibt es noch keine Zeile, weil der Kurs dafür keine datierte Quelle hat (die T4-Zeile
+# ist der Spaces-Preis von Hugging Face). Die Consumer-Karten stehen mit Einführungspreis und
+# Leistungsaufnahme darin. Dollar pro Stunde allein sagen wenig; erst Dollar pro PFLOP-Stunde
+# Spitzenleistung machen die Angebote vergleichbar. Im deutschen Notebook steht der Euro-Betrag
+# daneben.
 
 
 # %%
 def peak_bf16(gpu_name):
-    """Dense 16-bit peak in TFLOP/s from the chip table (fp16 on a T4, which has no bf16)."""
+    # en: Dense 16-bit peak in TFLOP/s from the chip table (fp16 on a T4, which has no bf16).
+    # de: Dichte 16-Bit-Spitzenleistung in TFLOP/s aus der Chiptabelle (fp16 bei der T4, die kein
+    # de: bf16 kann).
     chip = chip_for(gpu_name)
     if chip is None:
         return None
@@ -221,13 +236,14 @@ for g in rented:
     say(
         "{provider:24} {gpu:16} {mem:>4.0f} GB  spot {spot:>5}  on demand ${od:5.2f}/h  "
         "${pp:6.2f} per peak PFLOP-hour  ({date}; {source})",
-        "{provider:24} {gpu:16} {mem:>4.0f} GB  spot {spot:>5}  on demand {od:5.2f} $/h  "
-        "{pp:6.2f} $ pro Spitzen-PFLOP-Stunde  ({date}; {source})",
+        "{provider:24} {gpu:16} {mem:>4.0f} GB  spot {spot:>5}  on demand {od:5.2f} $/h "
+        "({ode:.2f} €)  {pp:6.2f} $ pro PFLOP-Stunde Spitze  ({date}; {source})",
         provider=g.provider,
         gpu=g.gpu,
         mem=g.memory_gb,
         spot="–" if g.spot is None else text("${s:.2f}", "{s:.2f} $", s=g.spot),
         od=g.on_demand,
+        ode=g.on_demand / USD_PER_EUR,
         pp=per_pflop_h,
         date=g.date,
         source=g.source,
@@ -237,11 +253,12 @@ for g in gpus:
         say(
             "{gpu}: {mem:.0f} GB, launch price ${p:,.0f}, {w:.0f} W, {bw:,.0f} GB/s ({date}; "
             "{source})",
-            "{gpu}: {mem:.0f} GB, Einführungspreis {p:,.0f} $, {w:.0f} W, {bw:,.0f} GB/s "
-            "({date}; {source})",
+            "{gpu}: {mem:.0f} GB, Einführungspreis {p:,.0f} $ ({pe:,.0f} €), {w:.0f} W, "
+            "{bw:,.0f} GB/s ({date}; {source})",
             gpu=g.gpu,
             mem=g.memory_gb,
             p=g.purchase,
+            pe=g.purchase / USD_PER_EUR,
             w=g.power_w,
             bw=g.bandwidth_gbs,
             date=g.date,
@@ -252,11 +269,13 @@ fig, ax = plt.subplots(figsize=(8, 3.5))
 labels = [f"{g.gpu}\n{g.provider}" for g in rented]
 x = np.arange(len(rented))
 ax.bar(x - 0.2, [g.on_demand for g in rented], 0.4, label=text("on demand", "on demand"))
-ax.bar(x + 0.2, [g.spot or 0 for g in rented], 0.4, label=text("spot", "spot"))
+ax.bar(x + 0.2, [g.spot or 0 for g in rented], 0.4, label=text("spot", "Spot"))
 ax.set_xticks(x, labels, fontsize=7)
 ax.set_ylabel(text("$ per GPU-hour", "$ pro GPU-Stunde"))
 ax.set_title(text("Renting a GPU (dates and sources in data/gpu_prices.csv)",
-                  "Eine GPU mieten (Datum und Quelle in data/gpu_prices.csv)"))  # fmt: skip
+                  "Eine GPU mieten (Datum und Quelle in data/gpu_prices.csv; "
+                  "1 € = {r:.4f} $, Stand: {d})", r=USD_PER_EUR, d=RATE_DATE))  # fmt: skip
+ax.yaxis.set_major_formatter(lambda v, _: text("{v:g}", v=v))
 ax.legend()
 fig.tight_layout()
 plt.show()
@@ -286,32 +305,33 @@ plt.show()
 # ## 3. Die Kosten eines Trainingslaufs
 #
 # Ein Modell mit N Parametern auf D Tokens zu trainieren kostet etwa **6·N·D FLOPs** (2 für den
-# Vorwärtsdurchlauf, 4 für den Rückwärtsdurchlauf, pro Parameter und Token; Kaplan et al. 2020,
-# arXiv:2001.08361).
-# Eine GPU läuft nie mit ihrer Spitzenleistung: Der Anteil, den sie erreicht, ist die *Model FLOPs
-# Utilization*, MFU. Dann gilt
+# Vorwärtsdurchlauf, 4 für den Rückwärtsdurchlauf, pro Parameter und Token; Kaplan u. a. 2020,
+# arXiv:2001.08361). Eine GPU läuft nie mit ihrer Spitzenleistung: Der Anteil, den sie erreicht, ist
+# die *Model FLOPs Utilization*, MFU. Dann gilt
 #
 # Stunden = 6·N·D ÷ (Spitze × MFU) ÷ 3.600 und Kosten = Stunden × $ pro GPU-Stunde.
 #
 # Lektion 05 misst deine MFU. Bis du deine unten einträgst, nimmt das Notebook eine
-# veröffentlichte: die 46,2 % von PaLM (Chowdhery et al. 2022, arXiv:2204.02311), ein gut
+# veröffentlichte: die 46,2 % von PaLM (Chowdhery u. a. 2022, arXiv:2204.02311), ein gut
 # abgestimmter Lauf auf 6.144 TPU-v4-Chips. Kleine Läufe auf einer GPU erreichen meist weniger;
-# sieh den Standardwert also als optimistisch an.
+# der Standardwert ist also optimistisch.
 #
-# Der Speicher entscheidet, welche GPU ihn überhaupt schafft. Der Rechner aus Lektion 03,
-# `utils.memory.fit` (auch Lektion 07 und 08 nehmen ihn), zählt ihn Teil für Teil zusammen. Vor den
-# Aktivierungen hält volles Training mit AdamW in fp32 16 Bytes pro Parameter (4 Gewicht +
-# 4 Gradient + 8 für die beiden Momente von Adam); Mixed Precision, wie `torch.autocast` sie macht,
-# hält dazu eine 16-Bit-Kopie der Gewichte, also 18 Bytes. Die Zelle unten rechnet mit dem Wert für
-# Mixed Precision und zeigt, woraus er besteht; LoRA und QLoRA kommen in Abschnitt 7 aus demselben
-# Rechner.
+# Der Speicher entscheidet, auf welcher GPU der Lauf überhaupt möglich ist. Der Rechner aus
+# Lektion 03, `utils.memory.fit` (auch Lektion 07 und 08 nutzen ihn), zählt ihn Teil für Teil
+# zusammen. Vor den Aktivierungen hält volles Training mit AdamW in fp32 16 Bytes pro Parameter
+# (4 Gewicht + 4 Gradient + 8 für die beiden Momente von Adam); gemischte Genauigkeit (Mixed
+# Precision), wie `torch.autocast` sie umsetzt, hält dazu eine 16-Bit-Kopie der Gewichte, also
+# 18 Bytes. Die Zelle unten rechnet mit dem Wert für gemischte Genauigkeit und zeigt, woraus er
+# besteht; LoRA und QLoRA rechnet derselbe Rechner in Abschnitt 7 aus.
 
 # %%
-MY_MFU = None  # en: paste your MFU from lesson 05 here, e.g. 0.31 | de: deine MFU aus Lektion 05, z. B. 0.31
-DEFAULT_MFU = 0.462  # PaLM 540B, Chowdhery et al. 2022, arXiv:2204.02311, Table 3
+# en: paste your MFU from lesson 05 here, e.g. 0.31
+# de: trag hier deine MFU aus Lektion 05 ein, z. B. 0.31 (mit Punkt: Python-Schreibweise)
+MY_MFU = None
+DEFAULT_MFU = 0.462  # PaLM 540B, arXiv:2204.02311, Table 3
 mfu = MY_MFU if MY_MFU is not None else DEFAULT_MFU
 # en: full training with AdamW, mixed precision as autocast does it: the parts per parameter
-# de: volles Training mit AdamW, Mixed Precision wie bei autocast: die Teile pro Parameter
+# de: volles Training mit AdamW in gemischter Genauigkeit wie bei autocast: die Teile pro Parameter
 STATE_PARTS = ("weights", "weight_copies", "gradients", "optimizer")
 mixed = fit(10**6, "bfloat16", mode="full", device="cpu", mixed=True)
 per = {k: v / 10**6 for k, v in mixed.parts.items() if k in STATE_PARTS}
@@ -320,9 +340,9 @@ say(
     "full training, mixed-precision AdamW: {t:.0f} B per parameter before activations = "
     "{w:.0f} fp32 weight + {c:.0f} 16-bit copy + {g:.0f} gradient + {o:.0f} Adam moments "
     "(fp32 alone: {f:.0f} B)",
-    "volles Training, AdamW in Mixed Precision: {t:.0f} B pro Parameter vor den Aktivierungen = "
-    "{w:.0f} fp32-Gewicht + {c:.0f} 16-Bit-Kopie + {g:.0f} Gradient + {o:.0f} Adam-Momente "
-    "(nur fp32: {f:.0f} B)",
+    "volles Training, AdamW in gemischter Genauigkeit: {t:.0f} B pro Parameter vor den "
+    "Aktivierungen = {w:.0f} fp32-Gewicht + {c:.0f} 16-Bit-Kopie + {g:.0f} Gradient "
+    "+ {o:.0f} Adam-Momente (nur fp32: {f:.0f} B)",
     t=full_bytes_per_param,
     w=per["weights"],
     c=per["weight_copies"],
@@ -331,10 +351,11 @@ say(
     f=full_bytes_per_param - per["weight_copies"],
 )
 assert full_bytes_per_param == sum(per.values())
-# (name, parameters, tokens): 20 tokens per parameter, Hoffmann et al. 2022, arXiv:2203.15556
+# en: (name, parameters, tokens): 20 tokens per parameter, Hoffmann et al. 2022, arXiv:2203.15556
+# de: (Name, Parameter, Tokens): 20 Tokens pro Parameter, Hoffmann u. a. 2022, arXiv:2203.15556
 RUNS = [
     ("SmolLM2-135M", 135e6, 2.7e9),
-    (text("1.7B", "1,7B"), 1.7e9, 34e9),
+    ("1.7B", 1.7e9, 34e9),
     ("7B", 7e9, 140e9),
     ("70B", 70e9, 1.4e12),
 ]
@@ -364,18 +385,20 @@ for name, n, d in RUNS:
         costs[name, g.gpu] = cost
         say(
             "    {gpu:16} {h:>14,.1f} GPU-hours ({y:,.2f} GPU-years)  ${c:>14,.0f} at spot",
-            "    {gpu:16} {h:>14,.1f} GPU-Stunden ({y:,.2f} GPU-Jahre)  {c:>14,.0f} $ (spot)",
+            "    {gpu:16} {h:>14,.1f} GPU-Stunden ({y:,.2f} GPU-Jahre)  {c:>14,.0f} $ "
+            "({ce:,.0f} €) zum Spot-Preis",
             gpu=g.gpu,
             h=hours,
             y=hours / 8760,
             c=cost,
+            ce=cost / USD_PER_EUR,
         )
 
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for g in offers:
     ax.plot([r[0] for r in RUNS], [costs[r[0], g.gpu] for r in RUNS], "o-", label=g.gpu)
 ax.set_yscale("log")
-ax.set_ylabel(text("$ for the run (spot)", "$ für den Lauf (spot)"))
+ax.set_ylabel(text("$ for the run (spot)", "$ für den Lauf (Spot-Preis)"))
 ax.set_title(
     text("Training cost at MFU {m:.0f}%", "Trainingskosten bei MFU {m:.0f} %", m=100 * mfu)
 )
@@ -390,10 +413,11 @@ plt.show()
 # a discount. The small runs fit a single rented GPU for hours or days.
 
 # %% [markdown] lang="de"
-# Lies die GPU-Jahre: Der 70B-Lauf bräuchte auf einer GPU Jahrzehnte, er braucht also Tausende
-# GPUs parallel (Lektion 08) — daher die „A100/H100-Cluster“. Der Preis pro Lauf ist auf allen
-# GPUs ähnlich, weil schnellere GPUs pro Stunde mehr kosten; der Cluster kauft Zeit, keinen
-# Rabatt. Die kleinen Läufe passen für Stunden oder Tage auf eine einzelne gemietete GPU.
+# Achte auf die GPU-Jahre: Der 70B-Lauf bräuchte auf einer GPU Jahrzehnte, er braucht also
+# Tausende GPUs parallel (Lektion 08) – daher die „A100/H100-Cluster“. Der Preis pro Lauf ist auf
+# allen GPUs ähnlich, weil schnellere GPUs pro Stunde mehr kosten; mit einem Cluster bezahlst du
+# für Zeit, nicht für einen Rabatt. Die kleinen Läufe schafft eine einzelne gemietete GPU in
+# Stunden oder Tagen.
 
 # %% [markdown] lang="en"
 # ## 4. Tokens per second on your device
@@ -406,10 +430,11 @@ plt.show()
 # %% [markdown] lang="de"
 # ## 4. Tokens pro Sekunde auf deinem Gerät
 #
-# Beim Bereitstellen zählt, wie viele Tokens eine GPU pro Sekunde erzeugt. Miss es: Das
-# mitgelieferte SmolLM2-135M-Instruct (offline ist es die 4-Bit-GGUF-Fassung, nach fp32 entpackt;
-# es trägt also deren Rundung) erzeugt eine feste Anzahl Tokens, einmal für einen Prompt (Batch 1)
-# und einmal für einen Batch von Prompts.
+# Beim Bereitstellen eines Modells kommt es darauf an, wie viele Tokens eine GPU pro Sekunde
+# erzeugt. Miss es: Das mitgelieferte SmolLM2-135M-Instruct (offline ist es die 4-Bit-GGUF-Fassung,
+# nach fp32 zurückgerechnet, mit deren Rundungsfehlern) erzeugt eine feste Anzahl Tokens, einmal
+# für einen Prompt (Batch 1) und einmal für einen Batch von Prompts. Der Prompt ist in deiner
+# Sprache.
 
 # %%
 from utils.models.loading import load_smollm2
@@ -423,7 +448,15 @@ say("{source}: {mb:,.0f} MB of weights", "{source}: {mb:,.0f} MB Gewichte", sour
 NEW_TOKENS = profile.pick(cpu=16, cuda=64, mps=64)
 BATCH = profile.pick(cpu=8, cuda=32, mps=16)
 prompt = tokenizer.apply_chat_template(
-    [{"role": "user", "content": "What is a GPU? Answer in two sentences."}],
+    [
+        {
+            "role": "user",
+            "content": text(
+                "What is a GPU? Answer in two sentences.",
+                "Was ist eine GPU? Antworte in zwei Sätzen.",
+            ),
+        }
+    ],
     tokenize=False,
     add_generation_prompt=True,
 )
@@ -437,7 +470,8 @@ def sync():
 
 
 def tokens_per_second(batch):
-    """Generate NEW_TOKENS for `batch` copies of the prompt; new tokens ÷ seconds."""
+    # en: Generate NEW_TOKENS for `batch` copies of the prompt; new tokens ÷ seconds.
+    # de: Erzeugt NEW_TOKENS für `batch` Kopien des Prompts; neue Tokens ÷ Sekunden.
     enc = tokenizer([prompt] * batch, return_tensors="pt", padding=True).to(device)
     settings = dict(do_sample=False, pad_token_id=tokenizer.eos_token_id)
     with torch.inference_mode():
@@ -482,13 +516,13 @@ say(
 # %% [markdown] lang="de"
 # ## 5. Die Bandbreitengrenze beim Decoding mit Batch 1
 #
-# Jedes erzeugte Token liest jedes Gewicht einmal. Bei Batch 1 passiert pro gelesenem Byte kaum
-# Rechnung, das Decoding ist also speichergebunden (die Roofline aus Lektion 01): **Tokens/s ≤
+# Für jedes erzeugte Token wird jedes Gewicht einmal gelesen. Bei Batch 1 wird pro gelesenem Byte
+# kaum gerechnet, das Decoding ist also speichergebunden (die Roofline aus Lektion 01): **Tokens/s ≤
 # Bandbreite ÷ Modellbytes**. Ein Batch liest die Gewichte einmal für alle seine Sequenzen,
 # darum vervielfacht Batching den Durchsatz, bis die Rechnung aufholt. Aus deiner Messung leitet
 # das Notebook die Bandbreite ab, die dein Gerät effektiv geliefert hat, und mit den Bandbreiten
-# aus den Datenblättern rechnet es auf größere GPUs hoch: Batch 1 an der Grenze, im Batch mit
-# *deinem* gemessenen Gewinn. Wie viel mehr eine GPU gewinnen könnte, rechnen die letzten Zeilen
+# aus den Datenblättern rechnet es auf größere GPUs hoch: Batch 1 an der Grenze, mit Batching um
+# *deinen* gemessenen Faktor mehr. Wie viel mehr eine GPU gewinnen könnte, rechnen die letzten Zeilen
 # der Zelle aus ihrem Knickpunkt aus (Spitze laut Datenblatt ÷ Bandbreite). Lektion 10 nimmt das
 # Decoding auseinander: Prefill und Decode, die Bytes pro Token im KV-Cache und wo Batching nicht
 # mehr hilft, gemessen.
@@ -497,7 +531,7 @@ say(
 effective_gbs = tps1 * model_bytes / 1e9
 say(
     "your device read the weights at an effective {e:,.1f} GB/s at batch 1",
-    "dein Gerät hat die Gewichte bei Batch 1 mit effektiv {e:,.1f} GB/s gelesen",
+    "Dein Gerät hat die Gewichte bei Batch 1 mit effektiv {e:,.1f} GB/s gelesen.",
     e=effective_gbs,
 )
 mine = chip_for(hw.gpus[0].name) if hw.gpus else None
@@ -520,7 +554,7 @@ else:
     )
 
 SIZES = {  # en: bytes of the weights | de: Bytes der Gewichte
-    "SmolLM2-135M (measured)": model_bytes,
+    text("SmolLM2-135M (measured)", "SmolLM2-135M (gemessen)"): model_bytes,
     "7B bf16": 7e9 * BYTES["bfloat16"],
     "70B bf16": 70e9 * BYTES["bfloat16"],
 }
@@ -533,8 +567,10 @@ MEMORY = {g.gpu: g.memory_gb for g in gpus}
 
 
 def serving_tps(gpu, size_bytes):
-    """Tokens/s of a model of `size_bytes` on `gpu`: the batch-1 bound × your batching gain,
-    or None where the weights don't fit in its memory."""
+    # en: Tokens/s of a model of `size_bytes` on `gpu`: the batch-1 bound × your batching gain,
+    # en: or None where the weights don't fit in its memory.
+    # de: Tokens/s eines Modells mit `size_bytes` auf `gpu`: die Grenze bei Batch 1 × dein
+    # de: Batching-Faktor, oder None, wenn die Gewichte nicht in den Speicher passen.
     if size_bytes > MEMORY[gpu] * 1e9:
         return None
     return prices.decode_bound(BANDWIDTH[gpu], size_bytes) * batching_gain
@@ -549,8 +585,9 @@ for size_name, size_bytes in SIZES.items():
 
 # en: how far batching can go before the arithmetic binds: the ridge point (peak ÷ bandwidth,
 # en: lesson 01) against batch-1 decoding's 2 FLOPs per 2-byte weight, 1 FLOP per byte
-# de: wie weit Batching trägt, bevor die Rechnung begrenzt: der Knickpunkt (Spitze ÷ Bandbreite,
-# de: Lektion 01) gegen die 2 FLOPs pro 2-Byte-Gewicht beim Decoding mit Batch 1, 1 FLOP pro Byte
+# de: wie weit Batching trägt, bevor die Rechenleistung zur Grenze wird: der Knickpunkt
+# de: (Spitze ÷ Bandbreite, Lektion 01) gegen 2 FLOPs pro 2-Byte-Gewicht beim Decoding mit Batch 1,
+# de: also 1 FLOP pro Byte
 decode_intensity = 2 / BYTES["bfloat16"]
 for gpu, bandwidth in BANDWIDTH.items():
     peak = peak_bf16(gpu)
@@ -559,7 +596,8 @@ for gpu, bandwidth in BANDWIDTH.items():
             "{gpu:16} ridge {r:,.0f} FLOP/byte: batching can raise tokens/s up to about {x:,.0f}× "
             "before compute binds; your measured gain: {g:.1f}×",
             "{gpu:16} Knickpunkt {r:,.0f} FLOP/Byte: Batching kann die Tokens/s bis etwa aufs "
-            "{x:,.0f}-Fache heben, bevor die Rechnung begrenzt; dein gemessener Gewinn: {g:.1f}×",
+            "{x:,.0f}-Fache steigern, bevor die Rechenleistung begrenzt; dein gemessener Faktor: "
+            "{g:.1f}×",
             gpu=gpu,
             r=peak * 1e12 / (bandwidth * 1e9),
             x=peak * 1e12 / (bandwidth * 1e9) / decode_intensity,
@@ -580,14 +618,14 @@ for gpu, bandwidth in BANDWIDTH.items():
 # %% [markdown] lang="de"
 # ## 6. API oder selbst hosten: der Break-even
 #
-# Eine API rechnet pro Token ab; eine gemietete GPU pro Stunde, ob sie arbeitet oder nicht. Die
+# Eine API rechnet pro Token ab, eine gemietete GPU pro Stunde, ob sie arbeitet oder nicht. Die
 # Monatskosten der GPU sind fest, ihre Kapazität ist Tokens/s × Auslastung × Sekunden pro Monat;
-# darüber brauchst du eine zweite GPU. Eine eigene Karte kostet ihren Preis verteilt auf ihre
-# Lebensdauer (hier 36 Monate) plus Strom. Der Plot stellt die drei nebeneinander, für eine
-# Modellgröße, eine API und eine Auslastung; mit dem Widget änderst du sie (ohne lebendiges
-# Frontend zeigt es die Voreinstellung). Die Mischung ist ein Eingabe-Token pro Ausgabe-Token.
-# Die Qualität wird nicht verglichen: Ein 7B-Modell, das du hostest, muss für die Aufgabe gut
-# genug sein.
+# wer mehr braucht, braucht eine zweite GPU. Eine eigene Karte kostet ihren Kaufpreis, verteilt auf
+# ihre Lebensdauer (hier 36 Monate), plus Strom. Das Diagramm stellt die drei nebeneinander, für
+# eine Modellgröße, eine API und eine Auslastung; mit den Auswahlfeldern änderst du sie (ohne
+# laufendes Frontend zeigt es die Voreinstellung). Auf jedes Ausgabe-Token kommt ein
+# Eingabe-Token. Die Qualität wird nicht verglichen: Ein 7B-Modell, das du selbst hostest, muss
+# für die Aufgabe gut genug sein.
 
 # %%
 API = {a.model: a for a in apis}
@@ -605,7 +643,7 @@ def monthly_costs(size, api_model, gpu, card, utilization):
     tps = serving_tps(gpu, size_bytes)
     if tps:
         per_gpu = prices.monthly_tokens(tps, utilization)
-        lines[text("rented {g} (spot)", "gemietet {g} (spot)", g=gpu)] = (
+        lines[text("rented {g} (spot)", "gemietete {g} (Spot-Preis)", g=gpu)] = (
             np.ceil(tokens / per_gpu) * rent.spot * prices.HOURS_PER_MONTH
         )
     own = OWN[card]
@@ -640,13 +678,13 @@ def show(size="7B bf16", api_model="gpt-5-mini", gpu="A100 SXM 80 GB", card="RTX
         cheaper = tokens[cost < api]
         if len(cheaper):
             say("{l} is cheaper than the API from about {t:.2e} output tokens a month",
-                "{l} ist ab etwa {t:.2e} Ausgabe-Tokens im Monat billiger als die API",
-                l=label, t=cheaper[0])  # fmt: skip
+                "{l} ist ab etwa {m:,.0f} Mio. Ausgabe-Tokens im Monat billiger als die API",
+                l=label, t=cheaper[0], m=cheaper[0] / 1e6)  # fmt: skip
         else:
             say("{l} is never cheaper here", "{l} ist hier nie billiger", l=label)
     if len(lines) < 3:
         say("(a missing line: the model does not fit that GPU's memory)",
-            "(fehlende Linie: Das Modell passt nicht in den Speicher dieser GPU)")  # fmt: skip
+            "(Fehlt eine Linie, passt das Modell nicht in den Speicher dieser GPU.)")  # fmt: skip
 
 
 explore(
@@ -658,15 +696,21 @@ explore(
     gpu=list(RENT),
     card=list(OWN),
     utilization=[0.05, 0.2, 0.5, 1.0],
+    labels={"size": text("model", "Modell"), "api_model": "API",
+            "gpu": text("rented GPU", "gemietete GPU"), "card": text("own card", "eigene Karte"),
+            "utilization": text("utilization", "Auslastung")},
 )  # fmt: skip
 say(
     "Prices: API {d1} ({s1}); GPUs per row of data/gpu_prices.csv; electricity ${k:.2f}/kWh "
     "({d2}; {s2}).",
     "Preise: API {d1} ({s1}); GPUs je Zeile aus data/gpu_prices.csv; Strom {k:.2f} $/kWh "
-    "({d2}; {s2}).",
+    "= {ke:.3f} €/kWh ({d2}; {s2}); 1 € = {r:.4f} $ (EZB-Referenzkurs vom {rd}).",
     d1=apis[0].date,
     s1=apis[0].source.split(" (")[0],  # en: the price package | de: das Preispaket
     k=kwh_price,
+    ke=kwh_price / USD_PER_EUR,
+    r=USD_PER_EUR,
+    rd=RATE_DATE,
     d2=kwh_date,
     s2=kwh_source,
 )
@@ -680,8 +724,8 @@ say(
 # %% [markdown] lang="de"
 # Zwei Stellschrauben verschieben den Schnittpunkt am stärksten. **Auslastung**: Bei 5 % steht die
 # gemietete GPU 95 % der bezahlten Stunden still, und die API gewinnt viel länger. **Batching**:
-# Die Kapazität oben ist dein gemessener Batching-Gewinn mal die Grenze; ein Server, der viele
-# Anfragen bündelt, schiebt seine Kurve weiter nach rechts. Der Stundenpreis zählt weniger als
+# Die Kapazität oben ist dein gemessener Batching-Faktor mal die Grenze; ein Server, der viele
+# Anfragen bündelt, schiebt seine Kurve weiter nach rechts. Der Stundenpreis wiegt weniger als
 # beides.
 
 # %%
@@ -692,10 +736,11 @@ for u in (0.05, 0.2, 0.5, 1.0):
     say(
         "7B on a rented A100 at {u:.0f}% utilization: ${c:,.2f} per million tokens "
         "(API gpt-5-mini: ${i:.2f} in + ${o:.2f} out)",
-        "7B auf einer gemieteten A100 bei {u:.0f} % Auslastung: {c:,.2f} $ pro Million Tokens "
-        "(API gpt-5-mini: {i:.2f} $ Eingabe + {o:.2f} $ Ausgabe)",
+        "7B auf einer gemieteten A100 bei {u:.0f} % Auslastung: {c:,.2f} $ ({ce:,.2f} €) pro "
+        "Million Tokens (API gpt-5-mini: {i:.2f} $ Eingabe + {o:.2f} $ Ausgabe)",
         u=100 * u,
         c=per_m,
+        ce=per_m / USD_PER_EUR,
         i=a.input_per_m,
         o=a.output_per_m,
     )
@@ -709,15 +754,15 @@ for u in (0.05, 0.2, 0.5, 1.0):
 # %% [markdown] lang="de"
 # ## 7. Eine Entscheidungshilfe
 #
-# Die vier Szenarien der Glossarseite, jedes mit dem, was die Zahlen oben sagen. Die Tabelle wird
-# im Code aus diesen Zahlen gezeichnet; sie ändert sich also mit deiner MFU, deinem Durchsatz und
+# Die vier Szenarien der Glossarseite, jedes mit dem, was die Zahlen oben dazu sagen. Der Code
+# zeichnet die Tabelle aus diesen Zahlen; sie ändert sich also mit deiner MFU, deinem Durchsatz und
 # den Preisdateien.
 
 # %%
 # en: QLoRA on a 7B model, batch 1 × 512 tokens, from lesson 03's calculator (weights, adapters,
 # en: activations, CUDA context), held against a T4
 # de: QLoRA an einem 7B-Modell, Batch 1 × 512 Tokens, mit dem Rechner aus Lektion 03 (Gewichte,
-# de: Adapter, Aktivierungen, CUDA-Kontext), gegen eine T4 gehalten
+# de: Adapter, Aktivierungen, CUDA-Kontext), verglichen mit dem Speicher einer T4
 qlora_7b = fit(7e9, "float16", mode="qlora", batch=1, seq=512, device="T4")
 seven_b = 7e9 * BYTES["bfloat16"]  # en: 7B weights in bf16 | de: 7B-Gewichte in bf16
 card_gb = MEMORY["RTX 4090"]
@@ -728,21 +773,24 @@ break_even = prices.HOURS_PER_MONTH * a100.spot / (API["gpt-5-mini"].output_per_
 rows = [
     (
         text("Fine-tuning", "Feintuning"),
-        text("hourly cloud GPU, or a free T4 for QLoRA", "Cloud-GPU pro Stunde oder gratis T4 für QLoRA"),
+        text("hourly cloud GPU, or a free T4 for QLoRA",
+             "stundenweise gemietete Cloud-GPU oder kostenlose T4 für QLoRA"),
         text("QLoRA 7B ≈ {g:.1f} GB ({b:.2f} B/param + adapters, activations): {v} a T4; "
              "a 135M model from scratch ≈ ${c:,.0f}",
              "QLoRA 7B ≈ {g:.1f} GB ({b:.2f} B/Param. + Adapter, Aktivierungen): {v} auf eine T4; "
-             "135M von Grund auf ≈ {c:,.0f} $",
+             "135M von Grund auf ≈ {c:,.0f} $ ({ce:,.0f} €)",
              g=qlora_7b.total / 1e9, b=qlora_7b.parts["weights"] / 7e9, c=small,
+             ce=small / USD_PER_EUR,
              v=text("fits", "passt") if qlora_7b.fits else text("does not fit", "passt nicht")),
     ),
     (
         text("Inference in production", "Inferenz im Betrieb"),
         text("API below the break-even, own/rented GPU above", "API unter dem Break-even, eigene/gemietete GPU darüber"),
         text("A100 spot ({d}) 24/7 = ${m:,.0f}/month ≈ {t:.2e} gpt-5-mini output tokens ({da})",
-             "A100 spot ({d}) rund um die Uhr = {m:,.0f} $/Monat ≈ {t:.2e} Ausgabe-Tokens "
-             "gpt-5-mini ({da})",
+             "A100 zum Spot-Preis ({d}) rund um die Uhr = {m:,.0f} $ ({me:,.0f} €) im Monat "
+             "≈ {tm:,.0f} Mio. Ausgabe-Tokens von gpt-5-mini ({da})",
              m=prices.HOURS_PER_MONTH * a100.spot, t=break_even, d=a100.date,
+             me=prices.HOURS_PER_MONTH * a100.spot / USD_PER_EUR, tm=break_even / 1e6,
              da=API["gpt-5-mini"].date),
     ),
     (
@@ -750,22 +798,26 @@ rows = [
         text("consumer GPU with {m:.0f} GB", "Consumer-GPU mit {m:.0f} GB", m=card_gb),
         text("7B bf16 = {s:.0f} GB {v} {m:.0f} GB; RTX 4090 at the bound ≈ {t:,.0f} tokens/s "
              "at batch 1",
-             "7B bf16 = {s:.0f} GB {v} in {m:.0f} GB; RTX 4090 ≤ {t:,.0f} Tokens/s bei Batch 1",
+             "7B in bf16 = {s:.0f} GB, {v} in {m:.0f} GB; RTX 4090 höchstens {t:,.0f} Tokens/s "
+             "bei Batch 1",
              s=seven_b / 1e9, m=card_gb, t=prices.decode_bound(BANDWIDTH["RTX 4090"], seven_b),
              v=text("fits", "passt") if seven_b < card_gb * 1e9 else text("exceeds", "passt nicht")),
     ),
     (
         text("API only", "Nur API"),
-        text("low or spiky volume, no GPU at all", "wenig oder schwankendes Volumen, gar keine GPU"),
+        text("low or spiky volume, no GPU at all",
+             "wenig oder stark schwankendes Volumen, gar keine eigene GPU"),
         text("1 M output tokens on gpt-5-mini ≈ ${c:.2f} ({d})",
-             "1 Mio. Ausgabe-Tokens bei gpt-5-mini ≈ {c:.2f} $ ({d})",
-             c=API["gpt-5-mini"].output_per_m, d=API["gpt-5-mini"].date),
+             "1 Mio. Ausgabe-Tokens bei gpt-5-mini ≈ {c:.2f} $ ({ce:.2f} €) ({d})",
+             c=API["gpt-5-mini"].output_per_m, d=API["gpt-5-mini"].date,
+             ce=API["gpt-5-mini"].output_per_m / USD_PER_EUR),
     ),
     (
         text("Pre-training a large model", "Vortraining eines großen Modells"),
         text("A100/H100 cluster", "A100/H100-Cluster"),
         text("7B on 140B tokens: {y:,.1f} H100-years at MFU {m:.0f}%",
-             "7B, 140 Mrd. Tokens: {y:,.1f} H100-Jahre, MFU {m:.0f} %", y=h100 / 8760, m=100 * mfu),
+             "7B auf 140 Mrd. Tokens: {y:,.1f} H100-Jahre bei MFU {m:.0f} %",
+             y=h100 / 8760, m=100 * mfu),
     ),
 ]  # fmt: skip
 head = [
@@ -820,9 +872,9 @@ for r in rows:
 # Preis. „Produktives Training großer Modelle braucht A100/H100-Cluster“ handelt von *Zeit*, nicht
 # von Geld pro FLOP: Auf die H100-Jahre aus der Tabelle kann niemand an einer GPU warten. Beim
 # Bereitstellen entscheidet keine der beiden Regeln: Der Break-even hängt von deinem Volumen,
-# deiner Auslastung und deinem Batching ab.
+# deiner Auslastung und davon ab, wie gut du Anfragen bündelst.
 #
-# ### Prüf dich selbst
+# ### Teste dich selbst
 #
 # 1. Dein Trainingslauf erreicht 25 % MFU statt der 46 %, die das Notebook angenommen hat. Was
 #    passiert mit den Kosten?
@@ -833,10 +885,10 @@ for r in rows:
 #
 # <details><summary>Antworten</summary>
 #
-# 1. Die Stunden und damit die Kosten wachsen mit 1 ÷ MFU: 46 ÷ 25 ≈ 1,8-mal so viel.
+# 1. Die Stunden und damit die Kosten wachsen mit 1 ÷ MFU: 46 ÷ 25 ≈ 1,8, also fast das Doppelte.
 # 2. Jedes Token liest alle 14 GB Gewichte: 2.040 GB/s ÷ 14 GB ≈ 146 Tokens/s. Die Tensor Cores
-#    warten auf den Speicher; nur Batching (ein Lesen der Gewichte für viele Sequenzen) hebt den
-#    Durchsatz.
+#    warten auf den Speicher; nur Batching (die Gewichte einmal lesen, für viele Sequenzen) erhöht
+#    den Durchsatz.
 # 3. Entweder die GPU füllen (Anfragen bündeln, sie mit anderen Aufgaben teilen) oder zur API bzw.
 #    zur Abrechnung pro Anfrage wechseln: Bei 5 % zahlst du für jedes Token das 20-Fache.
 #
@@ -860,12 +912,12 @@ for r in rows:
 # %% [markdown] lang="de"
 # ## Zusammenfassung
 #
-# - Die Gratisangebote (Colab, Kaggle, Spaces) tragen die Lektionen und kleine Experimente; ihre
-#   Grenzen stehen oben mit Datum und ändern sich ohne Ankündigung.
+# - Die Gratisangebote (Colab, Kaggle, Spaces) reichen für die Lektionen und kleine Experimente;
+#   ihre Grenzen stehen oben mit Datum und ändern sich ohne Ankündigung.
 # - Ein Trainingslauf kostet 6·N·D ÷ (Spitze × MFU) GPU-Sekunden; nimm deine gemessene MFU, nicht
 #   die Spitzenleistung.
 # - Decoding mit Batch 1 ist durch Bandbreite ÷ Modellbytes begrenzt; Batching und Auslastung
-#   entscheiden, was ein selbst erzeugtes Token kostet und wo es eine API schlägt.
+#   entscheiden, was ein selbst erzeugtes Token kostet und ab wann es günstiger ist als eine API.
 # - Jeder Preis hier hat ein Datum und eine Quelle; aktualisiere `data/`, bevor du dich darauf
 #   verlässt.
 #
