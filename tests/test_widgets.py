@@ -35,3 +35,19 @@ def test_the_button_can_say_what_it_does():
     pytest.importorskip("ipywidgets")
     panel = widgets.explore(lambda n: None, {"n": 1}, button_label="Compute", n=[1, 2])
     assert panel.manual_button.description == "Compute"
+
+
+def test_controls_show_numbers_in_the_language():
+    pytest.importorskip("ipywidgets")
+    from utils import i18n
+
+    calls = []
+    i18n.set_language("de")  # conftest.py switches back to English
+    panel = widgets.explore(lambda scale: calls.append(scale), {"scale": 0.5}, scale=[0.5, 1500.25])
+    dropdown = panel.children[0]
+    assert list(dropdown.options) == [("0,5", 0.5), ("1500,25", 1500.25)]
+    dropdown.value = 1500.25
+    panel.update()
+    assert calls == [0.5, 1500.25]  # the function gets the numbers, not their labels
+    with pytest.raises(ValueError, match=r"Voreinstellung 3 .*\[1, 2,5\]"):
+        widgets.explore(print, {"n": 3}, n=[1, 2.5])

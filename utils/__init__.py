@@ -4,9 +4,11 @@ Importing this package is cheap (no torch, no jax): the setup cell of every note
 and calls `start()`.  At the top, the small modules every part uses:
 
 - `i18n`        the learner's language (English/Deutsch) and every message's one form,
-                `text(en, de, **values)` / `say(...)`, numbers formatted for the language
+                `text(en, de, **values)` / `say(...)`: numbers, lists and booleans written for
+                the language, `words(4.61e8)` for prose, `verbatim(...)` for versions and names
 - `units`       GIB, MIB, KIB; bytes, seconds and FLOP/s written for the learner
 - `widgets`     interactive controls with a static fallback
+- `plots`       plots in the learner's language: German numbers on the axes of a German notebook
 - `course`      the course itself: its checkout, languages, GitHub location, lessons and labs
 
 and one package per purpose:
@@ -46,10 +48,14 @@ __all__ = ["get_language", "say", "set_language", "start", "text"]
 
 
 def start(language: str) -> str:
-    """Called by the setup cell: set the language, print platform · accelerator · language."""
+    """Called by the setup cell: set the language, print platform · accelerator · language.
+
+    Plots follow the language too (`utils.plots`; matplotlib is not imported for it)."""
+    from utils import plots
     from utils.platform import hardware, runtime
 
     set_language(language)
+    plots.localize(language)
     line = " · ".join(
         (
             text(

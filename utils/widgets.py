@@ -4,7 +4,8 @@ A widget needs a live front end (JupyterLab, Colab, Kaggle); a static page, a te
 notebook viewed on GitHub shows nothing.  `explore` therefore always runs the function once
 with the default values and prints that result, then adds the controls where ipywidgets is
 installed.  The controls run on a button click: a measurement takes a moment, and a slider
-that re-measures on every move would queue dozens of them.
+that re-measures on every move would queue dozens of them.  A control shows its numbers as the
+learner's language writes them (`0,5` in German); the function gets the values themselves.
 """
 
 from __future__ import annotations
@@ -12,7 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .i18n import say, text
+from .i18n import is_boolean, say, text
+
+
+def _is_plain(value: Any) -> bool:
+    return is_boolean(value) or isinstance(value, (int, float, list, tuple))
+
+
+def _label(option: Any) -> str:
+    """How a control shows one choice: numbers and booleans in the language, the rest as str."""
+    return text("{v}", v=option) if isinstance(option, (int, float)) else str(option)
 
 
 def explore(
@@ -40,10 +50,10 @@ def explore(
         if defaults[name] not in options:
             raise ValueError(
                 text(
-                    "default {value!r} of {name!r} is not one of its choices {options}",
-                    "die Voreinstellung {value!r} von {name!r} gehört nicht zu seiner Auswahl "
+                    "default {value} of {name!r} is not one of its choices {options}",
+                    "die Voreinstellung {value} von {name!r} gehört nicht zu seiner Auswahl "
                     "{options}",
-                    value=defaults[name],
+                    value=defaults[name] if _is_plain(defaults[name]) else repr(defaults[name]),
                     name=name,
                     options=options,
                 )
@@ -61,7 +71,7 @@ def explore(
         return None
     controls = {
         name: ipywidgets.Dropdown(
-            options=options,
+            options=[(_label(option), option) for option in options],
             value=defaults[name],
             description=(labels or {}).get(name, name),
             style={"description_width": "initial"},
