@@ -29,6 +29,7 @@ from labs.kit import (  # noqa: E402
     close,
     to_numpy,
 )
+from labs.kit.sources import exercise_titles, read_cells  # noqa: E402
 from utils import i18n  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,6 +82,60 @@ def make_lab(number: str = "99") -> tuple[Lab, object]:
         square_test
     )
     return lab, q1
+
+
+HEADINGS = """
+# %% [markdown] lang="en"
+# ## 1. Square a number
+
+# %% [markdown] lang="de"
+# Text davor.
+#
+# ## 1. Eine Zahl quadrieren
+"""
+
+
+def test_an_exercise_is_titled_by_its_heading_in_each_language():
+    lab = new_lab("94")
+    lab.cells += read_cells_of(HEADINGS)
+    lab.headings = exercise_titles(lab.cells)
+    q1 = lab.exercise("square", points=1, hint=("h", "h"))(square_test)
+    assert q1.title == ("Square a number", "Eine Zahl quadrieren")
+    with pytest.raises(ValueError, match="no heading '## 2. ...' in en, de"):
+        lab.exercise("more", points=1, hint=("h", "h"))(square_test)
+
+
+def test_a_heading_missing_in_one_language_is_refused():
+    lab = new_lab("93")
+    lab.cells += read_cells_of(HEADINGS.split('# %% [markdown] lang="de"')[0])
+    lab.headings = exercise_titles(lab.cells)
+    with pytest.raises(ValueError, match="in de"):
+        lab.exercise("square", points=1, hint=("h", "h"))(square_test)
+
+
+def read_cells_of(source: str) -> list:
+    path = Path(tempfile.mkdtemp()) / "cells.py"
+    path.write_text(source)
+    return read_cells(path)
+
+
+LABS = sorted(p.stem for p in (ROOT / "labs/src").glob("[0-9][0-9]_*.py"))
+
+
+@pytest.mark.parametrize("stem", LABS)
+def test_every_exercise_is_titled_by_the_source_in_both_languages(stem):
+    """The title in the score table is the heading the learner reads above the exercise."""
+    import importlib
+
+    lab = importlib.import_module(f"labs.checks.lab{stem[:2]}").lab
+    cells = read_cells(ROOT / f"labs/src/{stem}.py")
+    for exercise in lab.exercises:
+        for lang, title in zip(("en", "de"), exercise.title, strict=True):
+            heading = f"# ## {exercise.number}. {title}"
+            assert any(
+                c.kind == "markdown" and c.lang == lang and heading in c.source.split("\n")
+                for c in cells
+            ), f"{stem} ({lang}) has no heading {heading!r}"
 
 
 # --- the blank ----------------------------------------------------------------------------------

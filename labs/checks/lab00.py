@@ -35,7 +35,7 @@ from labs.kit import (
 from utils.i18n import text
 from utils.units import GIB
 
-lab = Lab("00")  # reads labs/src/00_warmup.py: title, solution blocks, answer names
+lab = Lab("00")  # reads labs/src/00_warmup.py: titles, solution blocks, answer names
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8]
 ITEMSIZES = (1, 2, 4, 8)  # the bytes per element a dtype can take
@@ -246,7 +246,6 @@ def _device_type(answer):
 
 @lab.exercise(
     "device",
-    title=("Pick the device", "Das Gerät wählen"),
     points=2,
     hint=(
         "Ask torch, inside the function: torch.cuda.is_available(), then "
@@ -371,7 +370,6 @@ def _matmul_sizes(rng, high):
 
 @lab.exercise(
     "flops",
-    title=("FLOPs of a matrix multiplication", "FLOPs einer Matrixmultiplikation"),
     points=2,
     hint=(
         "Each of the m·n outputs is a dot product of length k: k multiplies and (about) k adds.",
@@ -546,7 +544,6 @@ def _shapes(rng):
 
 @lab.exercise(
     "memory",
-    title=("Memory of a tensor", "Speicher eines Tensors"),
     points=3,
     hint=(
         "Bytes = number of elements × bytes per element (dtype.itemsize). The number of elements "
@@ -673,7 +670,6 @@ INTENSITY = _table(
 
 @lab.exercise(
     "intensity",
-    title=("FLOPs per byte", "FLOPs pro Byte"),
     points=3,
     hint=(
         "FLOPs as in exercise 2. Bytes: read A (m·k) and B (k·n), write C (m·n), each element "

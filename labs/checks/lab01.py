@@ -94,7 +94,6 @@ def _batched_inputs(rng):
 
 @lab.exercise(
     "batched_flops",
-    title=("FLOPs of a batched matmul", "FLOPs einer Batch-Matmul"),
     points=2,
     hint=(
         "torch.bmm multiplies b independent (m×k)·(k×n) pairs; one pair costs 2·m·k·n.",
@@ -289,7 +288,6 @@ def _time_one(timer, per_call, repeats, compile_seconds, kernels):
 
 @lab.exercise(
     "async_timer",
-    title=("A timer for an asynchronous device", "Ein Timer für asynchrone Geräte"),
     points=3,
     hint=(
         "Four steps: fn(); sync() (warm-up, untimed). start = time.perf_counter(); call fn() "
@@ -401,7 +399,6 @@ def _achieved_inputs(rng):
 
 @lab.exercise(
     "achieved",
-    title=("TFLOP/s and % of peak", "TFLOP/s und Anteil an der Spitzenleistung"),
     points=2,
     hint=(
         "FLOPs = 2·n³; TFLOP/s = FLOPs / seconds / 10¹²; percent = 100 · TFLOP/s / peak.",
@@ -528,7 +525,6 @@ def _crossover_case(got, sizes, cpu, acc, want):
 
 @lab.exercise(
     "crossover",
-    title=("Where the accelerator starts to win", "Ab wann der Beschleuniger gewinnt"),
     points=2,
     hint=(
         "Go through the sizes from small to large and return the first one from which "
@@ -644,7 +640,6 @@ def _bound_key(labels, failures):
 
 @lab.exercise(
     "bound",
-    title=("Compute- or memory-bound?", "Rechen- oder speichergebunden?"),
     points=2,
     hint=(
         "intensity = flops / bytes_moved; ridge = peak_flops / bandwidth; above the ridge it is "

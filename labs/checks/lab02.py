@@ -204,7 +204,6 @@ def _output_mistake(
 
 @lab.exercise(
     "forward",
-    title=("Move a model and a batch", "Modell und Batch verschieben"),
     points=2,
     hint=(
         "Both have to go to `device`. A model moves in place (model.to(device)); a tensor's .to() "
@@ -349,7 +348,6 @@ def _scaled_mistake(
 
 @lab.exercise(
     "scale",
-    title=("Fix a function that mixes devices", "Eine Funktion reparieren, die Geräte mischt"),
     points=2,
     hint=(
         "Factory functions (torch.linspace, torch.zeros, torch.arange, torch.tensor) take device= "
@@ -526,7 +524,6 @@ def _bandwidth_key(got: float, case: dict[str, Any]) -> str:
 
 @lab.exercise(
     "bandwidth",
-    title=("Measure a copy's bandwidth", "Die Bandbreite einer Kopie messen"),
     points=2,
     hint=(
         "measure(copy, sync=sync) warms up, waits with sync() before it stops the clock and gives "
@@ -707,7 +704,6 @@ def _fit_case(budget_gib, model_bytes, sample_shape, dtype) -> dict[str, Any]:
 
 @lab.exercise(
     "fit",
-    title=("How many samples fit?", "Wie viele Beispiele passen?"),
     points=2,
     hint=(
         "Free bytes = budget_gib · 2³⁰ − model_bytes. One sample = (product of sample_shape) · "
@@ -879,10 +875,6 @@ def _finder_mistake(answer: Any, tried: list[int], limit: int, cap: int) -> Wron
 
 @lab.exercise(
     "finder",
-    title=(
-        "A batch-size finder that survives out-of-memory",
-        "Ein Batchgrößen-Sucher, der einen vollen Speicher übersteht",
-    ),
     points=3,
     hint=(
         "Start with size = 1 and best = 0. While size <= limit: try step(size); on "

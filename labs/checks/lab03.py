@@ -66,7 +66,6 @@ BYTES_MISTAKES = Mistakes(
 
 @lab.exercise(
     "tensor_bytes",
-    title=("Bytes of a tensor per dtype", "Bytes eines Tensors pro Datentyp"),
     points=1,
     hint=(
         "elements × bytes per element; int4 packs two numbers in a byte.",
@@ -122,7 +121,6 @@ EXACT_MISTAKES = Mistakes(
 
 @lab.exercise(
     "largest_exact",
-    title=("The largest exact integer", "Die größte exakte Ganzzahl"),
     points=1,
     hint=(
         "With m stored mantissa bits plus the implicit 1, every integer up to 2^(m+1) is exact.",
@@ -186,7 +184,6 @@ SCALING_MISTAKES = Mistakes(
 
 @lab.exercise(
     "loss_scaling",
-    title=("A loss-scaling step", "Ein Schritt mit Loss Scaling"),
     points=2,
     hint=(
         "Multiply by scale in fp32, store in fp16 (.half()), go back to fp32 (.float()), then "
@@ -270,7 +267,6 @@ FINETUNE_MISTAKES = Mistakes(
 
 @lab.exercise(
     "finetune_gib",
-    title=("Full fine-tuning vs. LoRA", "Volles Feintuning gegen LoRA"),
     points=2,
     hint=(
         "full fp32 AdamW: 4 (weight) + 4 (gradient) + 8 (Adam) B per parameter; LoRA: 2 B per "
@@ -332,7 +328,6 @@ AUTOCAST_MISTAKES = Mistakes(  # in this order: the first slip an answer shows i
 
 @lab.exercise(
     "autocast_dtype",
-    title=("The autocast dtype for a device", "Der Autocast-Datentyp für ein Gerät"),
     points=1,
     hint=(
         "bf16 needs compute capability ≥ 8.0 on CUDA (a T4 is 7.5 and emulates it); the CPU's "
@@ -482,7 +477,6 @@ SUM_MISTAKES = Mistakes(
 
 @lab.exercise(
     "careful_sum",
-    title=("Which sum loses precision?", "Welche Summe verliert Genauigkeit?"),
     points=2,
     hint=(
         "Let a float32 total collect the terms (values.float().sum(), or a loop with a float32 "
@@ -700,7 +694,6 @@ def _grad_list(value):
 
 @lab.exercise(
     "unscale_and_clip",
-    title=("Clip after unscaling", "Erst entskalieren, dann clippen"),
     points=2,
     hint=(
         "First g / scale for every tensor. Then the global norm sqrt(Σ ‖g‖²) over all of them: "

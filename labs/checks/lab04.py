@@ -263,7 +263,6 @@ def _judged(value: float, reads, judge, rec, run_work) -> tuple[str | None, floa
 
 @lab.exercise(
     "compile_and_run",
-    title=("Compile time and run time", "Kompilierzeit und Laufzeit"),
     points=2,
     hint=(
         "compiled = jax.jit(f).lower(x).compile() does tracing and compiling: time that line. "
@@ -403,7 +402,6 @@ def _numbers(value: Any) -> np.ndarray | None:
 
 @lab.exercise(
     "vmap",
-    title=("Batching with vmap", "Batches mit vmap"),
     points=2,
     hint=(
         "jax.vmap(predict, in_axes=(None, 0)) is a new function: None = the same w for every "

@@ -121,7 +121,6 @@ def _mfu_inputs(rng):
 
 @lab.exercise(
     "mfu",
-    title=("MFU from a measured throughput", "MFU aus einem gemessenen Durchsatz"),
     points=2,
     hint=(
         "FLOPs per token = 6·n_params + 12·n_layers·d_model·seq_len; achieved FLOP/s = tokens/s "
@@ -219,7 +218,6 @@ BOTTLENECK_MISTAKES = Mistakes(
 
 @lab.exercise(
     "bottleneck",
-    title=("The bottleneck from a profiler table", "Der Engpass aus einer Profiler-Tabelle"),
     points=2,
     hint=(
         "Keep only the rows named data, forward, backward or optimizer and take the one with the "
@@ -425,10 +423,6 @@ def _functions(checkpointing):
 
 @lab.exercise(
     "checkpoint",
-    title=(
-        "A checkpoint that resumes the same run",
-        "Ein Checkpoint, der denselben Lauf fortsetzt",
-    ),
     points=4,
     hint=(
         "Save a dict with model, optimizer, scheduler and scaler state_dict()s, random.getstate(), "
@@ -548,7 +542,6 @@ ACCUMULATION_MISTAKES = Mistakes(
 
 @lab.exercise(
     "accumulation",
-    title=("Accumulation steps for a target batch", "Akkumulationsschritte für einen Ziel-Batch"),
     points=2,
     hint=(
         "Try k = 1, 2, 3, ... and take the first k that divides target with target // k ≤ "

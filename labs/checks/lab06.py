@@ -121,7 +121,6 @@ ABSMAX = Mistakes(
 
 @lab.exercise(
     "absmax_channel",
-    title=("Absmax int8 per channel", "Absmax-int8 pro Kanal"),
     points=2,
     hint=(
         "scale = |w|.amax(dim=1, keepdim=True) / 127, then q = round(w / scale): divide first.",
@@ -176,7 +175,6 @@ ZEROPOINT = Mistakes(
 
 @lab.exercise(
     "zeropoint",
-    title=("Zero-point quantization", "Quantisierung mit Nullpunkt"),
     points=2,
     hint=(
         "Levels 0 … 2**bits - 1 (15 for 4 bits, not 16); zero = round(-min / scale), q = "
@@ -248,7 +246,6 @@ PER_BLOCK = Mistakes(
 
 @lab.exercise(
     "per_block",
-    title=("Per-block quantization", "Quantisierung pro Block"),
     points=2,
     hint=(
         "w.reshape(-1, block), one absmax per row of that view, then reshape back to w.shape.",
@@ -306,7 +303,6 @@ NF4 = Mistakes(
 
 @lab.exercise(
     "nf4_levels",
-    title=("The NF4 levels", "Die NF4-Stufen"),
     points=2,
     hint=(
         "torch.distributions.Normal(0, 1).icdf(p) is the quantile; 8 + 7 + the zero = 16.",
@@ -377,7 +373,6 @@ INT4_BYTES = Mistakes(
 
 @lab.exercise(
     "int4_bytes",
-    title=("Bytes of a model in int4", "Bytes eines Modells in int4"),
     points=2,
     hint=(
         "Half a byte per weight (rounded up), plus ceil(n_params / block) scales.",
@@ -562,7 +557,6 @@ def _block_result(value):
 
 @lab.exercise(
     "choose_block",
-    title=("Choose the block size", "Die Blockgröße wählen"),
     points=2,
     hint=(
         "Bits per weight of block b: 4 + 8 * w.itemsize / b. Keep the b with bits <= budget, "

@@ -143,7 +143,6 @@ LORA_LAYER = Mistakes(
 
 @lab.exercise(
     "lora_layer",
-    title=("A LoRA layer", "Eine LoRA-Schicht"),
     points=3,
     hint=(
         "Freeze base's parameters (requires_grad_(False)); A = nn.Parameter(torch.empty(r, in)) "
@@ -300,7 +299,6 @@ COUNT_TRAINABLE = Mistakes(
 
 @lab.exercise(
     "count_trainable",
-    title=("Count the trainable parameters", "Trainierbare Parameter zählen"),
     points=1,
     hint=(
         "sum(p.numel() for p in model.parameters() if p.requires_grad): parameters() yields a "
@@ -376,7 +374,6 @@ TARGET_SETS = [
 
 @lab.exercise(
     "add_lora",
-    title=("LoRA into the right modules", "LoRA in die richtigen Module"),
     points=3,
     hint=(
         "First `for p in model.parameters(): p.requires_grad_(False)`; then for every module, "
@@ -488,7 +485,6 @@ MERGE_WEIGHT = Mistakes(
 
 @lab.exercise(
     "merge_weight",
-    title=("The merged weight", "Das eingerechnete Gewicht"),
     points=2,
     hint=(
         "W' = W + (alpha / r) · B @ A: B (out, r) times A (r, in) has W's shape (out, in).",
@@ -603,7 +599,6 @@ LARGEST_RANK = Mistakes(
 
 @lab.exercise(
     "largest_rank",
-    title=("The largest rank for a memory budget", "Der größte Rang für ein Speicherbudget"),
     points=2,
     hint=(
         "Bytes for rank r: 16 · layers · Σ r·(in + out) over the shapes. Try r = 1, 2, 4, … 256 and "

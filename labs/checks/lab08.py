@@ -121,7 +121,6 @@ RING = Mistakes(
 
 @lab.exercise(
     "ring_bytes",
-    title=("The bytes of a ring all-reduce", "Die Bytes eines Ring-All-Reduce"),
     points=2,
     hint=(
         "A ring all-reduce has two phases, reduce-scatter and all-gather. In each, a device sends "
@@ -247,7 +246,6 @@ def _all_close(got, want) -> bool:
 
 @lab.exercise(
     "ddp_step",
-    title=("A DDP step, rank by rank", "Ein DDP-Schritt, Rang für Rang"),
     points=3,
     hint=(
         "For rank r in range(world): model = make_model(0) (the same seed on every rank), take "
@@ -489,7 +487,6 @@ def _whole_numbers(got, shape, spec, want) -> tuple[int, ...]:
 
 @lab.exercise(
     "shard_shape",
-    title=("Predict the shard shape", "Die Shard-Form vorhersagen"),
     points=3,
     hint=(
         "Go through the dimensions: the spec entry of a dimension is None (whole), an axis name, "
@@ -648,7 +645,6 @@ def _layout_mistake(devices: int, rows: int, n: int, per_device: int) -> str | N
 
 @lab.exercise(
     "data_parallel",
-    title=("A data-parallel gradient", "Ein datenparalleler Gradient"),
     points=3,
     hint=(
         "Two shardings on the mesh: NamedSharding(mesh, P('data')) for x and y (rows split 8 "
@@ -1021,7 +1017,6 @@ def _q5_verdict(results: list[tuple[_Plan, str]]) -> None:
 
 @lab.exercise(
     "which_parallelism",
-    title=("Which parallelism?", "Welche Parallelität?"),
     points=2,
     hint=(
         "state = n_params · bytes_per_param, in bytes like gpu_memory (no GB or GiB needed). If "

@@ -82,7 +82,6 @@ RUN_COST_MISTAKES = Mistakes(
 
 @lab.exercise(
     "run_cost",
-    title=("The cost of a training run", "Die Kosten eines Trainingslaufs"),
     points=2,
     hint=(
         "seconds = FLOPs ÷ (peak in FLOP/s × MFU); hours = seconds ÷ 3,600; cost = hours × $/h.",
@@ -164,7 +163,6 @@ BREAK_EVEN_MISTAKES = Mistakes(
 
 @lab.exercise(
     "break_even",
-    title=("Break-even tokens per month", "Break-even-Tokens pro Monat"),
     points=2,
     hint=(
         "Set $/h × 730 equal to tokens × (input_per_output × input price + output price) ÷ 10⁶ "
@@ -237,7 +235,6 @@ SELF_HOSTED_MISTAKES = Mistakes(
 
 @lab.exercise(
     "self_hosted",
-    title=("Self-hosted price per million tokens", "Selbst gehostet: Preis pro Million Tokens"),
     points=2,
     hint=(
         "Tokens per hour = tokens/s × 3,600 × utilization; $ per million = $/h ÷ that × 10⁶.",
@@ -355,7 +352,6 @@ CHOOSE_PLATFORM_MISTAKES = Mistakes(
 
 @lab.exercise(
     "choose_platform",
-    title=("Choose a platform", "Eine Plattform wählen"),
     points=2,
     hint=(
         "Keep the options with enough memory, enough hours and hours × $/h within the budget; "

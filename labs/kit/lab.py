@@ -2,14 +2,15 @@
 
 Each lab's checks live in a module, `labs/checks/labNN.py`, one small test per exercise:
 
-    lab = Lab("01")  # reads labs/src/01_*.py: the title, each solution, each answer's name
+    lab = Lab("01")  # reads labs/src/01_*.py: the titles, each solution, each answer's name
 
-    @lab.exercise("batched_flops", title=("FLOPs of a batched matmul", "FLOPs einer
-                  Batch-Matmul"), points=2, hint=("...", "..."))
+    @lab.exercise("batched_flops", points=2, hint=("...", "..."))
     def q1(batched_matmul_flops, rng):
         ...
 
-The notebook binds them in one short cell (`from labs.checks.lab01 import lab, q1, q2`).  The
+An exercise's title is its heading in the source, `## 1. FLOPs of a batched matmul` in the
+English cells and `## 1. FLOPs einer Batch-Matmul` in the German ones (`title=` may still name it,
+and then the source need not).  The notebook binds them in one short cell (`from labs.checks.lab01 import lab, q1, q2`).  The
 learner replaces the blank `____` by code and runs `q1.check(batched_matmul_flops)`; `q1.hint()`
 and `q1.solution()` help (the solution is the source's solution block); `lab.score()` shows the
 points.  The grader does not trust any of this: it imports the checks afresh and checks every
@@ -38,7 +39,7 @@ from labs.kit.exercise import (
     Result,
     Test,
 )
-from labs.kit.sources import read_cells, read_header
+from labs.kit.sources import exercise_titles, read_cells, read_header
 from utils.course import ROOT
 from utils.i18n import say, text
 
@@ -53,7 +54,8 @@ COURSE = ROOT
 
 class Lab:
     """The exercises of one lab, defined in `labs/checks/labNN.py`.  Its source
-    (`labs/src/NN_*.py`) gives the title, the solution of each exercise and its answer's name."""
+    (`labs/src/NN_*.py`) gives the lab's title and each exercise's title (its `## N. Title`
+    heading in both languages), solution and answer's name."""
 
     def __init__(self, number: str, course: Path = COURSE):
         sources = sorted((course / "labs" / "src").glob(f"{number}_*.py"))
@@ -64,22 +66,35 @@ class Lab:
         header = read_header(self.source)
         self.title: Text = (header["title"]["en"], header["title"]["de"])
         self.cells = read_cells(self.source)
+        self.headings = exercise_titles(self.cells)
         self.exercises: list[Exercise] = []
 
     def exercise(
-        self, name: str, *, title: Text, points: int, hint: Text
+        self, name: str, *, points: int, hint: Text, title: Text | None = None
     ) -> Callable[[Test], Exercise]:
-        """Decorate a test to make it exercise number len+1 (q1, q2, ... in this order)."""
+        """Decorate a test to make it exercise number len+1 (q1, q2, ... in this order).  Its
+        title is its heading in the source unless `title` (en, de) is given."""
         if any(e.name == name for e in self.exercises):
             raise ValueError(f"Lab {self.number} has an exercise {name!r} already")
 
         def add(test: Test) -> Exercise:
             number = len(self.exercises) + 1
-            exercise = Exercise(self.cells, number, name, title, points, test, hint)
+            named = title if title is not None else self.heading(number)
+            exercise = Exercise(self.cells, number, name, named, points, test, hint)
             self.exercises.append(exercise)
             return exercise
 
         return add
+
+    def heading(self, number: int) -> Text:
+        """Exercise `number`'s title (en, de): its `## N. Title` heading in each language."""
+        found = self.headings.get(number, {})
+        missing = [lang for lang in ("en", "de") if lang not in found]
+        if missing:
+            raise ValueError(
+                f"{self.source.name} has no heading '## {number}. ...' in {', '.join(missing)}"
+            )
+        return (found["en"], found["de"])
 
     def summary(self) -> Score:
         """The score so far: what the last check of each exercise in this notebook said."""

@@ -10,7 +10,8 @@ In a code cell:
   with no values the call becomes the plain string (`say` becomes `print`);
 - a comment line `# en: ...` or `# de: ...` is kept in its language only, without the marker, and
   a trailing comment `# en: ... | de: ...` keeps its half;
-- in a lab, `### BEGIN SOLUTION` ... `### END SOLUTION` is the solution, and its `# STARTER:`
+- in a lab, a markdown heading `## N. Title` in each language titles exercise N, and
+  `### BEGIN SOLUTION` ... `### END SOLUTION` is the solution, and its `# STARTER:`
   lines are what the learner's notebook holds instead.
 
 Only the standard library and PyYAML (on every hosted runtime) are used: this runs on Colab too.
@@ -196,6 +197,24 @@ def read_header(path: Path) -> dict:
     end = lines.index("# ---", 1)
     header = yaml.safe_load("\n".join(line[2:] for line in lines[1:end]))
     return header["jupyter"]["course"]
+
+
+_EXERCISE_HEADING = re.compile(r"^# ## (?P<number>\d+)\. (?P<title>.+?)\s*$", re.MULTILINE)
+
+
+def exercise_titles(cells: list[Cell]) -> dict[int, dict[str, str]]:
+    """The title of each exercise in each language, from its heading `## N. Title` in the
+    markdown cells of that language: {1: {"en": "Pick the device", "de": "Das Gerät wählen"}}."""
+    titles: dict[int, dict[str, str]] = {}
+    for cell in cells:
+        if cell.kind != "markdown" or cell.lang not in LANGS:
+            continue
+        for match in _EXERCISE_HEADING.finditer(cell.source):
+            number = int(match["number"])
+            if cell.lang in titles.setdefault(number, {}):
+                raise ValueError(f"two headings of exercise {number} in {cell.lang}")
+            titles[number][cell.lang] = match["title"]
+    return titles
 
 
 def check_cell(cells: list[Cell], label: str) -> Cell:
