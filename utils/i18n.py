@@ -136,6 +136,25 @@ def words(value: float, language: str | None = None, digits: int = 3) -> str:
     return num(float(value), f".{digits}g", language)
 
 
+_UNITS = r"(?:ms|µs|ns|s|min|h|GiB|MiB|KiB|GB|MB|kB|GB/s|MB/s|TFLOP/s|GFLOP/s|FLOP/s|FLOPs|TOPS|W)"
+# What German output must not show: an English decimal before a unit or starting with "0."
+# (a bare 12.4 may be a version), thousands commas (27,391,611,780), e-notation, 60%, booleans.
+_ENGLISH_IN_GERMAN = re.compile(
+    rf"(?<![\w.,])(?![1-9]\d{{0,2}}(?:\.\d{{3}})+ ?{_UNITS})\d+\.\d+ ?{_UNITS}(?![\w/])"
+    r"|(?<![\w.,\-])0\.\d+(?![\w.])"
+    r"|(?<![\w.,])\d{1,3}(?:,\d{3}){2,}(?![\d,])"
+    r"|(?<![\w.])\d+(?:\.\d+)?[eE][+\-]?\d+(?![\w.])"
+    r"|(?<![\w.,])\d+(?:[.,]\d+)?%"
+    r"|\b(?:True|False)\b"
+)
+
+
+def english_in_german(output: str) -> list[str]:
+    """What a German notebook's output writes the English way: `0.130 ms`, `60%`, `1.2e-03`,
+    `27,391,611,780`, `True`.  Names and versions (SmolLM2-1.7B, CUDA 12.4) pass."""
+    return [match[0] for match in _ENGLISH_IN_GERMAN.finditer(output)]
+
+
 class _LanguageFormatter(string.Formatter):
     def __init__(self, language: str):
         super().__init__()
