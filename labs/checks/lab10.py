@@ -108,20 +108,19 @@ KV_MISTAKES = Mistakes(
     Mistake(
         "wrong",
         "Check 2 (K and V) × layers × KV heads × head size × bytes per value.",
-        "Prüfe 2 (K und V) × Schichten × KV-Heads × Head-Größe × Bytes pro Wert.",
+        "Prüf 2 (K und V) × Schichten × KV-Heads × Head-Größe × Bytes pro Wert.",
     ),
     head=(
         "For {layers} layers, {heads} heads, {kv_heads} KV heads, hidden size {hidden} and "
-        "{b}-byte values it is {want:,} bytes per token, your function returns {got:,.6g}: ",
+        "{b}-byte values it is {want:,} bytes per token, your function returns {got:,.10g}: ",
         "Für {layers} Schichten, {heads} Heads, {kv_heads} KV-Heads, Hidden Size {hidden} und "
-        "Werte zu {b} Byte sind es {want:,} Bytes pro Token, deine Funktion liefert {got:,.6g}: ",
+        "Werte zu {b} Byte sind es {want:,} Bytes pro Token, deine Funktion liefert {got:,.10g}: ",
     ),
 )
 
 
 @lab.exercise(
     "kv_bytes",
-    title=("KV cache bytes per token", "KV-Cache-Bytes pro Token"),
     points=2,
     hint=(
         "head size = hidden_size ÷ num_attention_heads; bytes = 2 × layers × num_key_value_heads "
@@ -203,7 +202,7 @@ CONTEXT_MISTAKES = Mistakes(
     Mistake(
         "wrong",
         "Check (memory − weights) × 2³⁰ ÷ (bytes per token × batch), rounded down.",
-        "Prüfe (Speicher − Gewichte) × 2³⁰ ÷ (Bytes pro Token × Batch), abgerundet.",
+        "Prüf (Speicher − Gewichte) × 2³⁰ ÷ (Bytes pro Token × Batch), abgerundet.",
     ),
     head=(
         "For {memory} GiB of memory, {weights:,.4f} GiB of weights, {kv:,} bytes per token and a "
@@ -218,7 +217,6 @@ CONTEXT_MISTAKES = Mistakes(
 
 @lab.exercise(
     "max_context",
-    title=("The longest context that fits", "Der längste Kontext, der passt"),
     points=2,
     hint=(
         "free bytes = (memory_gib − weights_gib) × 2³⁰; tokens = free bytes ÷ (kv_bytes_per_token "
@@ -310,7 +308,7 @@ LATENCY_MISTAKES = Mistakes(
     Mistake(
         "wrong",
         "Check TTFT = first token − start and time per token = (last − first) ÷ (tokens − 1).",
-        "Prüfe TTFT = erstes Token − Start und Zeit pro Token = (letztes − erstes) ÷ (Tokens − 1).",
+        "Prüf TTFT = erstes Token − Start und Zeit pro Token = (letztes − erstes) ÷ (Tokens − 1).",
     ),
     head=(
         "For a request sent at {start:,.3f} s and {n} tokens from {first:,.3f} s to {last:,.3f} s "
@@ -325,7 +323,6 @@ LATENCY_MISTAKES = Mistakes(
 
 @lab.exercise(
     "latencies",
-    title=("Time to first token and time per token", "Zeit bis zum ersten Token und pro Token"),
     points=2,
     hint=(
         "TTFT = token_times[0] − start. Between the first and the last of n tokens lie n − 1 "
@@ -367,7 +364,7 @@ BATCH_MISTAKES = Mistakes(
     Mistake(
         "rounded_down",
         "Round up: at the batch below, the step still waits for memory.",
-        "Runde auf: Beim Batch darunter wartet der Schritt noch auf den Speicher.",
+        "Runde auf: Bei der Batchgröße darunter wartet der Schritt noch auf den Speicher.",
         gives=lambda x, **_: [math.floor(x), x],
     ),
     Mistake(
@@ -392,28 +389,27 @@ BATCH_MISTAKES = Mistakes(
         "wrong",
         "Check: a step reads params × bytes and does 2 × params × batch FLOPs; it stops being "
         "memory-bound at the smallest batch where the compute time reaches the read time.",
-        "Prüfe: Ein Schritt liest Parameter × Bytes und rechnet 2 × Parameter × Batch FLOPs; "
-        "speichergebunden ist er nicht mehr ab dem kleinsten Batch, bei dem die Rechenzeit die "
-        "Lesezeit erreicht.",
+        "Prüf nach: Ein Schritt liest Parameter × Bytes und rechnet 2 × Parameter × Batch FLOPs; "
+        "speichergebunden ist er nicht mehr ab der kleinsten Batchgröße, bei der die Rechenzeit "
+        "die Lesezeit erreicht.",
     ),
     head=(
         "For {params:,.0f} parameters of {b} bytes, {peak:,.1f} TFLOP/s and {bandwidth:,} GB/s "
-        "the batch is {want:,}, your function returns {got:,.6g}: ",
+        "the batch size is {want:,}, your function returns {got:,.10g}: ",
         "Für {params:,.0f} Parameter zu {b} Bytes, {peak:,.1f} TFLOP/s und {bandwidth:,} GB/s ist "
-        "der Batch {want:,}, deine Funktion liefert {got:,.6g}: ",
+        "die Batchgröße {want:,}, deine Funktion liefert {got:,.10g}: ",
     ),
 )
 
 
 @lab.exercise(
     "compute_bound_batch",
-    title=("Where decoding stops being memory-bound", "Wo Decoding nicht mehr am Speicher hängt"),
     points=2,
     hint=(
         "Read time = params × dtype_bytes ÷ (GB/s × 10⁹); compute time = 2 × params × batch ÷ "
         "(TFLOP/s × 10¹²). Solve compute ≥ read for the batch and round up.",
         "Lesezeit = Parameter × dtype_bytes ÷ (GB/s × 10⁹); Rechenzeit = 2 × Parameter × Batch ÷ "
-        "(TFLOP/s × 10¹²). Löse Rechenzeit ≥ Lesezeit nach dem Batch auf und runde auf.",
+        "(TFLOP/s × 10¹²). Löse Rechenzeit ≥ Lesezeit nach der Batchgröße auf und runde auf.",
     ),
 )
 def q4(compute_bound_batch, rng):
@@ -428,7 +424,7 @@ def q4(compute_bound_batch, rng):
         peak = x * 2 / b * bandwidth * 1e9 / 1e12
         params = rng.choice([135e6, 1.7e9, 7e9, 8e9, 70e9])
         got = call(compute_bound_batch, params, b, peak, bandwidth)
-        got = as_number(got, ("the batch", "der Batch"))
+        got = as_number(got, ("the batch size", "die Batchgröße"))
         if got != want:
             case = dict(params=params, b=b, peak=peak, bandwidth=bandwidth, want=want, x=x)
             failures.append((got, case))
@@ -506,7 +502,7 @@ THROUGHPUT_MISTAKES = Mistakes(
     Mistake(
         "wrong",
         "Check tokens of all sequences made by the decode steps ÷ the seconds those steps took.",
-        "Prüfe Tokens aller Sequenzen aus den Decode-Schritten ÷ die Sekunden dieser Schritte.",
+        "Prüf Tokens aller Sequenzen aus den Decode-Schritten ÷ die Sekunden dieser Schritte.",
     ),
     head=(
         "For a batch of {batch}, a prefill of {prefill:.3f} s and {steps} decode steps of "
@@ -520,12 +516,11 @@ THROUGHPUT_MISTAKES = Mistakes(
 
 @lab.exercise(
     "decode_throughput",
-    title=("Decode throughput, measured", "Decode-Durchsatz messen"),
     points=2,
     hint=(
         "Call model.prefill() first, then read time.perf_counter(), run model.decode() `steps` "
         "times counting the tokens it returns, read the clock again: tokens ÷ seconds.",
-        "Ruf zuerst model.prefill() auf, lies dann time.perf_counter(), führe model.decode() "
+        "Ruf zuerst model.prefill() auf, lies dann time.perf_counter(), führ model.decode() "
         "`steps`-mal aus und zähl die Tokens, die es liefert, lies die Uhr noch einmal: Tokens ÷ "
         "Sekunden.",
     ),

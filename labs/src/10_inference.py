@@ -39,14 +39,14 @@
 # %% [markdown] lang="de"
 # Fünf Aufgaben zu Lektion 10: die Bytes pro Token im KV-Cache aus der Config eines Modells; der
 # längste Kontext, der neben den Gewichten Platz hat; die Zeit bis zum ersten Token und pro Token
-# aus einem Trace; der Batch, ab dem Decoding nicht mehr auf den Speicher wartet; und eine
+# aus einem Trace; die Batchgröße, ab der Decoding nicht mehr auf den Speicher wartet; und eine
 # Durchsatzmessung, die den Prefill auslässt. Jede Prüfung probiert deinen Code mit frischen
 # Zufallseingaben aus; die klassischen Fehler (Werte statt Bytes, K und V nur einmal gezählt, Heads
 # statt KV-Heads, GB statt GiB, Tokens/s mit Prefill, die Rate einer Sequenz statt die des
 # Batches) bekommen eigene Meldungen.
 #
-# Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
-# helfen; die letzte Zelle zeigt deine Punkte. Führe zuerst die Setup-Zelle und die beiden Zellen
+# Ersetze jedes `____` durch deinen Code und führ die Zelle aus. `qN.hint()` und `qN.solution()`
+# helfen; die letzte Zelle zeigt deine Punkte. Führ zuerst die Setup-Zelle und die beiden Zellen
 # darunter aus.
 
 # %%
@@ -193,13 +193,13 @@ q3.check(latencies)
 # which the step's compute time is at least its read time, a whole number.
 
 # %% [markdown] lang="de"
-# ## 4. Wo Decoding nicht mehr am Speicher hängt
+# ## 4. Wo Decoding nicht mehr speichergebunden ist
 #
 # Ein Decode-Schritt liest jedes Gewicht einmal, `params × dtype_bytes` Bytes mit `bandwidth_gbs`
 # GB/s, und rechnet mit jedem Gewicht für jede der `batch` Sequenzen eine Multiplikation und eine
 # Addition, `2 × params × batch` FLOPs mit `peak_tflops` TFLOP/s (den KV-Cache lassen wir weg:
 # kurze Kontexte). Schreib `compute_bound_batch(params, dtype_bytes, peak_tflops, bandwidth_gbs)`:
-# den kleinsten Batch, bei dem die Rechenzeit des Schritts mindestens so lang ist wie seine
+# die kleinste Batchgröße, bei der die Rechenzeit des Schritts mindestens so lang ist wie seine
 # Lesezeit, als ganze Zahl.
 
 
@@ -236,7 +236,7 @@ q4.check(compute_bound_batch)
 #
 # `model` bedient einen Batch von Prompts: `model.prefill()` verarbeitet sie und liefert das erste
 # Token jeder Sequenz (eine Liste); danach liefert jedes `model.decode()` das nächste Token jeder
-# Sequenz (eine Liste so lang wie der Batch). Schreib `decode_tokens_per_s(model, steps)`: führe
+# Sequenz (eine Liste so lang wie der Batch). Schreib `decode_tokens_per_s(model, steps)`: Führ
 # den Prefill aus, dann `steps` Decode-Schritte, und gib die Tokens pro Sekunde zurück, die die
 # Decode-Schritte für den ganzen Batch erzeugt haben, gemessen mit `time.perf_counter()`. Die
 # Prüfung ruft deine Funktion mit einem simulierten Server und einer virtuellen Uhr auf, die
