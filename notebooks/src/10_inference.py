@@ -25,8 +25,8 @@
 # ---
 
 # %% [markdown] lang="en"
-# The glossary's inference scenario says: a trained model answers requests, and a GPU makes that
-# fast. Lesson 09 bounded batch-1 decoding by memory bandwidth. This lesson opens the box: what a
+# The glossary's inference scenario says that productive systems mostly answer from GPU servers
+# in the cloud (claim C12). Lesson 09 bounded batch-1 decoding by memory bandwidth. This lesson opens the box: what a
 # language model does while it answers, where its memory goes, and how many requests fit. You
 # will
 #
@@ -45,8 +45,8 @@
 # same cells use longer contexts and larger batches.
 
 # %% [markdown] lang="de"
-# Im Inferenz-Szenario des Glossars beantwortet ein fertig trainiertes Modell Anfragen, und eine
-# GPU macht das schnell. Lektion 09 hat das Decoding mit Batch 1 durch die Speicherbandbreite
+# Im Inferenz-Szenario des Glossars laufen Produktivsysteme meist auf GPU-Servern in der Cloud
+# (Behauptung C12). Lektion 09 hat das Decoding mit Batch 1 durch die Speicherbandbreite
 # begrenzt. Diese Lektion öffnet die Kiste: was ein Sprachmodell tut, während es antwortet, wo
 # sein Speicher bleibt und wie viele Anfragen hineinpassen. Du wirst
 #
@@ -66,6 +66,7 @@
 # GPU nehmen dieselben Zellen längere Kontexte und größere Batches.
 
 # %%
+import copy
 import time
 
 import matplotlib.pyplot as plt
@@ -101,10 +102,10 @@ def sync():
         torch.mps.synchronize()
 
 
-def generate(ids, new, use_cache=True):
+def generate(ids, new, use_cache=True, generator=None):
     """Greedy generation of exactly `new` tokens after the prompt `ids` (a batch of them)."""
     with torch.inference_mode():
-        return model.generate(
+        return (generator or model).generate(
             ids,
             attention_mask=torch.ones_like(ids),
             max_new_tokens=new,
@@ -235,8 +236,13 @@ chat = tokenizer.apply_chat_template(
     return_tensors="pt",
     return_dict=True,
 )["input_ids"].to(device)
-with_cache = generate(chat, 16, use_cache=True)
-without_cache = generate(chat, 16, use_cache=False)
+# en: in fp32: 16-bit rounding differs between the cached and the recomputed path, and a near-tie
+# en: between two tokens could then flip one
+# de: in fp32: Die 16-Bit-Rundung unterscheidet sich zwischen dem gespeicherten und dem neu
+# de: gerechneten Weg, und bei fast gleichen Wahrscheinlichkeiten könnte ein Token kippen
+exact_model = model if dtype == torch.float32 else copy.deepcopy(model).float()
+with_cache = generate(chat, 16, use_cache=True, generator=exact_model)
+without_cache = generate(chat, 16, use_cache=False, generator=exact_model)
 print(tokenizer.decode(with_cache[0, chat.shape[1] :], skip_special_tokens=True))
 assert torch.equal(with_cache, without_cache), "the cache must not change a greedy answer"
 say("16 tokens with and without the cache: identical", "16 Tokens mit und ohne Cache: gleich")
@@ -252,7 +258,7 @@ say("16 tokens with and without the cache: identical", "16 Tokens mit und ohne C
 # ein Prefill der ganzen Folge, seine Kosten wachsen also mit der Länge.
 
 # %%
-LENGTHS = profile.pick(cpu=[32, 128, 384], cuda=[128, 512, 2048, 4096], mps=[64, 256, 1024])
+LENGTHS = profile.pick(cpu=[32, 128, 256], cuda=[128, 512, 2048, 4096], mps=[64, 256, 1024])
 STEPS = profile.pick(cpu=4, cuda=16, mps=8)
 
 
@@ -358,7 +364,19 @@ for name in ("SmolLM2-135M", "Llama-2-7B", "Llama-3-8B", "Llama-3-70B"):
         kib=kib,
         gib=format_bytes(serving.kv_cache_bytes(name, 8192)),
     )
-backends = [m for m in ("optimum.quanto", "hqq") if __import__("importlib").util.find_spec(m)]
+
+
+def installed(package):
+    """Whether `package` (dotted) can be imported, without importing it."""
+    from importlib.util import find_spec
+
+    try:
+        return find_spec(package) is not None
+    except ModuleNotFoundError:  # en: its parent package is missing | de: das Elternpaket fehlt
+        return False
+
+
+backends = [m for m in ("optimum.quanto", "hqq") if installed(m)]
 if backends:
     say("an 8-bit KV cache is available here through {b}", "ein 8-Bit-KV-Cache ist hier über {b} "
         "verfügbar", b=", ".join(backends))  # fmt: skip
@@ -630,12 +648,13 @@ for (batch, tokens), m in zip(RUNS, measured, strict=True):
         m=format_bytes(m["peak"]),
         d=100 * deviations[-1],
     )
-if exact:  # en: the long runs, where the context dominates | de: die langen Läufe
+if exact and measure_device == "cpu":  # en: the long runs | de: die langen Läufe
     assert all(abs(d) < 0.15 for d in deviations[1:]), deviations
 
 # %% [markdown] lang="en"
 # The short run shows what the calculator leaves out: a few MB of fixed costs (buffers, the
-# allocator's pages). At serving sizes the context dominates and the calculator is within 15 %.
+# allocator's pages). At serving sizes the context dominates and the calculator is within 15 %
+# (asserted on a CPU; on a GPU the lines above show how close it comes with its kernels).
 #
 # ## 6. When it runs out anyway
 #
@@ -657,7 +676,8 @@ if exact:  # en: the long runs, where the context dominates | de: die langen Lä
 # %% [markdown] lang="de"
 # Die kurze Messung zeigt, was der Rechner weglässt: ein paar MB feste Kosten (Puffer, die Seiten
 # des Allocators). Bei echten Kontextlängen überwiegt der Kontext, und der Rechner liegt innerhalb
-# von 15 %.
+# von 15 % (auf einer CPU geprüft; auf einer GPU zeigen die Zeilen oben, wie nah er mit ihren
+# Kerneln kommt).
 #
 # ## 6. Wenn er trotzdem ausgeht
 #
@@ -732,9 +752,10 @@ def energy_joules():
 
 
 batch = max(BATCHES)
-start = energy_joules()
-generate(random_prompt(CONTEXT, batch), STEPS)
-end = energy_joules()
+start = end = energy_joules()
+if start is not None:
+    generate(random_prompt(CONTEXT, batch), STEPS)
+    end = energy_joules()
 if start is not None and end is not None and end > start:
     say(
         "{j:,.2f} J for {n} tokens: {t:,.3f} J per token",
