@@ -58,3 +58,18 @@ def test_a_head_opens_every_message_of_a_table():
         headed.diagnose([(6, dict(m=1, k=2, n=3))])
     assert caught.value.message == "For m=1: m·k·n: 6"
     assert headed.wrong("negative", m=2).message == "For m=2: negative"
+
+
+def test_a_head_that_is_a_sentence_is_followed_by_a_space_and_an_empty_message_by_none():
+    headed = Mistakes(
+        Mistake("bits", "Bits?", "Bits?"),
+        Mistake("wrong", "", ""),
+        head=("For m={m} it is 4.", "Für m={m} ist es 4."),
+    )
+    assert headed.wrong("bits", m=1).message == "For m=1 it is 4. Bits?"
+    assert headed.wrong("wrong", m=1).message == "For m=1 it is 4."
+    i18n.set_language("de")
+    assert headed.wrong("bits", m=1).message == "Für m=1 ist es 4. Bits?"
+    joined = Mistakes(Mistake("a", "A", "A")) + headed
+    assert [m.key for m in joined] == ["a", "bits", "wrong"]
+    assert joined.wrong("bits", m=2).message == "Für m=2 ist es 4. Bits?"

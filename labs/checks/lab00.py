@@ -14,7 +14,6 @@ to their exercise.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import itertools
 import math
 
@@ -39,13 +38,6 @@ lab = Lab("00")  # reads labs/src/00_warmup.py: titles, solution blocks, answer 
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8]
 ITEMSIZES = (1, 2, 4, 8)  # the bytes per element a dtype can take
-
-
-def _table(head, *mistakes):
-    """A table of mistakes whose messages all start with `head` (en, de): the input that failed."""
-    return Mistakes(
-        *(dataclasses.replace(m, en=head[0] + m.en, de=head[1] + m.de) for m in mistakes)
-    )
 
 
 # --- the answer is one number -------------------------------------------------------------------
@@ -288,8 +280,7 @@ def _int32(value):
     return (value + 2**31) % 2**32 - 2**31
 
 
-FLOPS = _table(
-    ("For m={m}, k={k}, n={n}: ", "Für m={m}, k={k}, n={n}: "),
+FLOPS = Mistakes(
     Mistake(
         "mkn",
         "You count m·k·n: one operation per multiply-add. A multiply-add is two FLOPs, a "
@@ -350,6 +341,7 @@ FLOPS = _table(
         "Your function returns {got:,}, but the matmul does {want:,} FLOPs.",
         "Deine Funktion liefert {got:,}, die Matmul braucht aber {want:,} FLOPs.",
     ),
+    head=("For m={m}, k={k}, n={n}: ", "Für m={m}, k={k}, n={n}: "),
 )
 
 
@@ -456,8 +448,7 @@ def _proper_subsets(shape):
     ]
 
 
-MEMORY = _table(
-    ("For shape {shape} and {dtype}: ", "Für die Form {shape} und {dtype}: "),
+MEMORY = Mistakes(
     WRONG_ITEMSIZE,
     Mistake(
         "gb_not_gib",
@@ -527,6 +518,7 @@ MEMORY = _table(
         "Your function returns {got:.6g}, expected {want:.6g} GiB.",
         "Deine Funktion liefert {got:.6g}, erwartet sind {want:.6g} GiB.",
     ),
+    head=("For shape {shape} and {dtype}: ", "Für die Form {shape} und {dtype}: "),
 )
 
 
@@ -598,8 +590,7 @@ def _mixed_up(m, k, n):
     return [c for c in counts if c != _moved(m, k, n)]
 
 
-INTENSITY = _table(
-    ("For m={m}, k={k}, n={n} and {dtype}: ", "Für m={m}, k={k}, n={n} und {dtype}: "),
+INTENSITY = Mistakes(
     WRONG_ITEMSIZE,
     Mistake(
         "no_output",
@@ -665,6 +656,7 @@ INTENSITY = _table(
         "Your function returns {got:.6g}, expected {want:.6g} FLOP/byte.",
         "Deine Funktion liefert {got:.6g}, erwartet sind {want:.6g} FLOP/Byte.",
     ),
+    head=("For m={m}, k={k}, n={n} and {dtype}: ", "Für m={m}, k={k}, n={n} und {dtype}: "),
 )
 
 

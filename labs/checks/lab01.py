@@ -11,7 +11,6 @@ mistakes each exercise knows are declared once, in the table of mistakes next to
 
 from __future__ import annotations
 
-import dataclasses
 import timeit
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, as_pair, call, close
@@ -21,16 +20,6 @@ from utils.sim.asyncsim import SimulatedAccelerator, VirtualClock, virtual_time
 lab = Lab("01")
 
 
-def _table(head, *mistakes):
-    """A table of mistakes whose messages all start with `head` (en, de): the input that failed."""
-    return Mistakes(
-        *(
-            dataclasses.replace(m, en=(head[0] + m.en).rstrip(), de=(head[1] + m.de).rstrip())
-            for m in mistakes
-        )
-    )
-
-
 # --- q1: FLOPs of a batched matmul ---------------------------------------------------------------
 
 
@@ -38,11 +27,7 @@ def _int32(value: int) -> int:
     return (value + 2**31) % 2**32 - 2**31
 
 
-BATCHED = _table(
-    (
-        "For b={b}, m={m}, k={k}, n={n} it is {want:,} FLOPs, your function returns {got:,}. ",
-        "Für b={b}, m={m}, k={k}, n={n} sind es {want:,} FLOPs, deine Funktion liefert {got:,}. ",
-    ),
+BATCHED = Mistakes(
     Mistake(
         "no_batch",
         "You counted one matmul: there are b of them.",
@@ -77,7 +62,11 @@ BATCHED = _table(
         "Python-ints (oder int64).",
         gives=lambda want, **_: _int32(want),
     ),
-    Mistake("wrong", "", ""),  # the head says it all
+    Mistake("wrong", "", ""),
+    head=(
+        "For b={b}, m={m}, k={k}, n={n} it is {want:,} FLOPs, your function returns {got:,}. ",
+        "Für b={b}, m={m}, k={k}, n={n} sind es {want:,} FLOPs, deine Funktion liefert {got:,}. ",
+    ),
 )
 
 
@@ -325,11 +314,7 @@ def q2(time_per_call, rng):
 _PEAKS = (8.1, 65.0, 312.0, 989.0, 1979.0)  # TFLOP/s of data sheets (1979: H100 with sparsity)
 
 # A case: n, seconds (in_ms: the same time in ms), peak and want, the right (TFLOP/s, percent).
-ACHIEVED = _table(
-    (
-        "For n={n}, {seconds:.4g} s and a peak of {peak} TFLOP/s: ",
-        "Für n={n}, {seconds:.4g} s und eine Spitzenleistung von {peak} TFLOP/s: ",
-    ),
+ACHIEVED = Mistakes(
     Mistake(
         "mkn",
         "Both numbers are half of what they should be: a square matmul is 2·n³ FLOPs.",
@@ -384,6 +369,10 @@ ACHIEVED = _table(
         "wrong",
         "Expected ({want[0]:.4g} TFLOP/s, {want[1]:.4g}%), got ({got[0]:.4g}, {got[1]:.4g}).",
         "Erwartet ({want[0]:.4g} TFLOP/s, {want[1]:.4g} %), erhalten ({got[0]:.4g}, {got[1]:.4g}).",
+    ),
+    head=(
+        "For n={n}, {seconds:.4g} s and a peak of {peak} TFLOP/s: ",
+        "Für n={n}, {seconds:.4g} s und eine Spitzenleistung von {peak} TFLOP/s: ",
     ),
 )
 
@@ -572,11 +561,7 @@ _BANDS = (
 LABELS = ("compute", "memory")
 
 # Each raised by name (`_bound_key`): a mistake shows in the labels of all inputs together.
-BOUND = _table(
-    (
-        "Intensity {intensity:.4g} FLOP/byte, ridge point {ridge:.4g}: ",
-        "Intensität {intensity:.4g} FLOP/Byte, Knickpunkt {ridge:.4g}: ",
-    ),
+BOUND = Mistakes(
     Mistake(
         "not_a_label",
         "Return 'compute' or 'memory', not {got}.",
@@ -620,6 +605,10 @@ BOUND = _table(
         "wrong",
         "Here it is {want!r}, not {got!r}.",
         "Hier ist es {want!r}, nicht {got!r}.",
+    ),
+    head=(
+        "Intensity {intensity:.4g} FLOP/byte, ridge point {ridge:.4g}: ",
+        "Intensität {intensity:.4g} FLOP/Byte, Knickpunkt {ridge:.4g}: ",
     ),
 )
 

@@ -21,7 +21,6 @@ a predicate, the message in both languages.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import torch
@@ -32,35 +31,28 @@ from utils.i18n import text
 lab = Lab("03")
 
 
-def _headed(en: str, de: str, *mistakes: Mistake) -> tuple[Mistake, ...]:
-    """The mistakes, each message after one sentence that says what was asked and what came."""
-    return tuple(
-        replace(m, en=f"{en} {m.en}".rstrip(), de=f"{de} {m.de}".rstrip()) for m in mistakes
-    )
-
-
 # --- q1: bytes of a tensor -----------------------------------------------------------------------
 
 _BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "float64": 8, "int4": 0.5}
 
 BYTES_MISTAKES = Mistakes(
-    *_headed(
+    Mistake(
+        "bits",
+        "You counted bits, not bytes (8 bits per byte).",
+        "Du hast Bits gezählt, nicht Bytes (8 Bit pro Byte).",
+        gives=lambda want, **_: 8 * want,
+    ),
+    Mistake(
+        "fp32_always",
+        "You used 4 bytes for every dtype.",
+        "Du hast für jeden Datentyp 4 Bytes genommen.",
+        gives=lambda numel, **_: 4 * numel,
+    ),
+    Mistake("wrong", "", ""),
+    head=(
         "For shape {shape} and {dtype} it is {want} bytes, your function returns {got}.",
         "Für die Form {shape} und {dtype} sind es {want} Bytes, deine Funktion liefert {got}.",
-        Mistake(
-            "bits",
-            "You counted bits, not bytes (8 bits per byte).",
-            "Du hast Bits gezählt, nicht Bytes (8 Bit pro Byte).",
-            gives=lambda want, **_: 8 * want,
-        ),
-        Mistake(
-            "fp32_always",
-            "You used 4 bytes for every dtype.",
-            "Du hast für jeden Datentyp 4 Bytes genommen.",
-            gives=lambda numel, **_: 4 * numel,
-        ),
-        Mistake("wrong", "", ""),
-    )
+    ),
 )
 
 
@@ -99,22 +91,23 @@ EXACT_MISTAKES = Mistakes(
         "Für m = 7 (bf16) hast du die 2048 von fp16 angegeben: bf16 hat nur 7 gespeicherte "
         "Mantissenbits, also 256.",
     ),
-    *_headed(
+) + Mistakes(
+    Mistake(
+        "no_implicit_bit",
+        "The mantissa has one more, implicit bit: 2^(m+1).",
+        "Die Mantisse hat ein weiteres, implizites Bit: 2^(m+1).",
+        gives=lambda m, **_: 2**m,
+    ),
+    Mistake(
+        "minus_one",
+        "2^(m+1) itself is exact too: it is a power of two.",
+        "Auch 2^(m+1) selbst ist exakt: Es ist eine Zweierpotenz.",
+        gives=lambda want, **_: want - 1,
+    ),
+    Mistake("wrong", "", ""),
+    head=(
         "For m = {m} it is {want}, your function returns {got}.",
         "Für m = {m} ist es {want}, deine Funktion liefert {got}.",
-        Mistake(
-            "no_implicit_bit",
-            "The mantissa has one more, implicit bit: 2^(m+1).",
-            "Die Mantisse hat ein weiteres, implizites Bit: 2^(m+1).",
-            gives=lambda m, **_: 2**m,
-        ),
-        Mistake(
-            "minus_one",
-            "2^(m+1) itself is exact too: it is a power of two.",
-            "Auch 2^(m+1) selbst ist exakt: Es ist eine Zweierpotenz.",
-            gives=lambda want, **_: want - 1,
-        ),
-        Mistake("wrong", "", ""),
     ),
 )
 
@@ -224,44 +217,43 @@ def _gib(n_params, adapter_params, mode, base=2, trained=16, **_):
 
 
 FINETUNE_MISTAKES = Mistakes(
-    *_headed(
+    Mistake(
+        "gb_not_gib",
+        "That is GB (10^9 bytes); GiB are 2^30 bytes.",
+        "Das sind GB (10^9 Bytes); GiB sind 2^30 Bytes.",
+        gives=lambda want, **_: want * 2**30 / 1e9,
+    ),
+    Mistake(
+        "no_optimizer",
+        "You forgot Adam's two moments (8 B per trained parameter).",
+        "Du hast die zwei Momente von Adam vergessen (8 B pro trainiertem Parameter).",
+        gives=lambda **case: _gib(**case, trained=8),
+    ),
+    Mistake(
+        "no_gradients",
+        "You forgot the gradients (4 B per trained parameter).",
+        "Du hast die Gradienten vergessen (4 B pro trainiertem Parameter).",
+        gives=lambda **case: _gib(**case, trained=12),
+    ),
+    Mistake(
+        "fp32_base",
+        "LoRA's frozen base is stored in 16 bits (2 B), not fp32.",
+        "Die eingefrorene Basis von LoRA liegt in 16 Bit (2 B), nicht in fp32.",
+        gives=lambda **case: _gib(**case, base=4),
+    ),
+    Mistake(
+        "base_trained",
+        "LoRA trains only the adapters: the base has no gradients or Adam states.",
+        "LoRA trainiert nur die Adapter: Die Basis hat keine Gradienten und keinen Adam-Zustand.",
+        gives=lambda **case: _gib(**case, base=16),
+    ),
+    Mistake("wrong", "", ""),
+    head=(
         "For n_params = {n_params:,}, adapter_params = {adapter_params:,} and mode {mode!r} it "
         "is {want:.6g} GiB, your function returns {got:.6g}.",
         "Für n_params = {n_params:,}, adapter_params = {adapter_params:,} und mode {mode!r} "
         "sind es {want:.6g} GiB, deine Funktion liefert {got:.6g}.",
-        Mistake(
-            "gb_not_gib",
-            "That is GB (10^9 bytes); GiB are 2^30 bytes.",
-            "Das sind GB (10^9 Bytes); GiB sind 2^30 Bytes.",
-            gives=lambda want, **_: want * 2**30 / 1e9,
-        ),
-        Mistake(
-            "no_optimizer",
-            "You forgot Adam's two moments (8 B per trained parameter).",
-            "Du hast die zwei Momente von Adam vergessen (8 B pro trainiertem Parameter).",
-            gives=lambda **case: _gib(**case, trained=8),
-        ),
-        Mistake(
-            "no_gradients",
-            "You forgot the gradients (4 B per trained parameter).",
-            "Du hast die Gradienten vergessen (4 B pro trainiertem Parameter).",
-            gives=lambda **case: _gib(**case, trained=12),
-        ),
-        Mistake(
-            "fp32_base",
-            "LoRA's frozen base is stored in 16 bits (2 B), not fp32.",
-            "Die eingefrorene Basis von LoRA liegt in 16 Bit (2 B), nicht in fp32.",
-            gives=lambda **case: _gib(**case, base=4),
-        ),
-        Mistake(
-            "base_trained",
-            "LoRA trains only the adapters: the base has no gradients or Adam states.",
-            "LoRA trainiert nur die Adapter: Die Basis hat keine Gradienten und keinen "
-            "Adam-Zustand.",
-            gives=lambda **case: _gib(**case, base=16),
-        ),
-        Mistake("wrong", "", ""),
-    )
+    ),
 )
 
 
@@ -422,56 +414,56 @@ def _running(values):
 
 
 SUM_MISTAKES = Mistakes(
-    *_headed(
+    Mistake(
+        "running_16bit",
+        "A running total in {dt} rounds every small term away: each is below half the gap "
+        "between the total and its neighbour. Accumulate in float32, round once at the end.",
+        "Eine laufende Summe in {dt} rundet jeden kleinen Term weg: Jeder liegt unter der "
+        "halben Lücke zwischen der Summe und ihrem Nachbarn. Summiere in float32 und runde "
+        "einmal am Ende.",
+        when=lambda got, values, tol, **_: abs(got - _running(values)) <= tol,
+    ),
+    Mistake(
+        "sorted",
+        "Sorting small to large helps only a little: in {dt} the small terms' own subtotal "
+        "stalls once each term is below half its gap. Accumulate in float32.",
+        "Von klein nach groß sortieren hilft nur wenig: In {dt} bleibt schon die Teilsumme "
+        "der kleinen Terme stehen, sobald jeder unter ihrer halben Lücke liegt. Summiere in "
+        "float32.",
+        when=lambda got, values, tol, **_: abs(got - _running(values.sort().values)) <= tol,
+    ),
+    Mistake(
+        "mean",
+        "That is the mean, not the sum.",
+        "Das ist der Mittelwert, nicht die Summe.",
+        when=lambda got, want, n, eps, **_: abs(got - want / n) <= eps * abs(want / n),
+    ),
+    Mistake(
+        "wrong_format",
+        "You rounded to {other}: the result belongs in values.dtype ({dt}), rounded once at "
+        "the end.",
+        "Du hast auf {other} gerundet: Das Ergebnis gehört in values.dtype ({dt}), einmal am "
+        "Ende gerundet.",
+        when=lambda got, values, want, tol, **_: (
+            abs(got - _round_to(want, _OTHER[values.dtype])) <= tol
+        ),
+    ),
+    Mistake(
+        "not_rounded",  # raised by name: close to the exact sum, but not rounded to dt
+        "Your sum {got:.10g} ({kind}) is no {dt} number: convert the total to values.dtype "
+        "({dt}) once, at the end.",
+        "Deine Summe {got:.10g} ({kind}) ist keine {dt}-Zahl: Wandle sie am Ende einmal in "
+        "values.dtype ({dt}) um.",
+    ),
+    Mistake(
+        "wrong",
+        "Allowed is ±{tol:.3g} (2 eps of {dt} times the sum of |values|).",
+        "Erlaubt sind ±{tol:.3g} (2 eps von {dt} mal die Summe der |Werte|).",
+    ),
+    head=(
         "For {n} {dt} values (the first {big}) the exact sum is {want:.6g}, yours {got:.6g}.",
         "Für {n} {dt}-Werte (der erste {big}) ist die exakte Summe {want:.6g}, deine {got:.6g}.",
-        Mistake(
-            "running_16bit",
-            "A running total in {dt} rounds every small term away: each is below half the gap "
-            "between the total and its neighbour. Accumulate in float32, round once at the end.",
-            "Eine laufende Summe in {dt} rundet jeden kleinen Term weg: Jeder liegt unter der "
-            "halben Lücke zwischen der Summe und ihrem Nachbarn. Summiere in float32 und runde "
-            "einmal am Ende.",
-            when=lambda got, values, tol, **_: abs(got - _running(values)) <= tol,
-        ),
-        Mistake(
-            "sorted",
-            "Sorting small to large helps only a little: in {dt} the small terms' own subtotal "
-            "stalls once each term is below half its gap. Accumulate in float32.",
-            "Von klein nach groß sortieren hilft nur wenig: In {dt} bleibt schon die Teilsumme "
-            "der kleinen Terme stehen, sobald jeder unter ihrer halben Lücke liegt. Summiere in "
-            "float32.",
-            when=lambda got, values, tol, **_: abs(got - _running(values.sort().values)) <= tol,
-        ),
-        Mistake(
-            "mean",
-            "That is the mean, not the sum.",
-            "Das ist der Mittelwert, nicht die Summe.",
-            when=lambda got, want, n, eps, **_: abs(got - want / n) <= eps * abs(want / n),
-        ),
-        Mistake(
-            "wrong_format",
-            "You rounded to {other}: the result belongs in values.dtype ({dt}), rounded once at "
-            "the end.",
-            "Du hast auf {other} gerundet: Das Ergebnis gehört in values.dtype ({dt}), einmal am "
-            "Ende gerundet.",
-            when=lambda got, values, want, tol, **_: (
-                abs(got - _round_to(want, _OTHER[values.dtype])) <= tol
-            ),
-        ),
-        Mistake(
-            "not_rounded",  # raised by name: close to the exact sum, but not rounded to dt
-            "Your sum {got:.10g} ({kind}) is no {dt} number: convert the total to values.dtype "
-            "({dt}) once, at the end.",
-            "Deine Summe {got:.10g} ({kind}) ist keine {dt}-Zahl: Wandle sie am Ende einmal in "
-            "values.dtype ({dt}) um.",
-        ),
-        Mistake(
-            "wrong",
-            "Allowed is ±{tol:.3g} (2 eps of {dt} times the sum of |values|).",
-            "Erlaubt sind ±{tol:.3g} (2 eps von {dt} mal die Summe der |Werte|).",
-        ),
-    )
+    ),
 )
 
 
@@ -603,64 +595,65 @@ CLIP_MISTAKES = Mistakes(
         "Du überspringst bei inf, aber nicht bei nan: Prüfe mit torch.isfinite (nan ist nicht "
         "inf).",
     ),
-    *_headed(
+) + Mistakes(
+    Mistake(
+        "clip_first",
+        "You clipped before unscaling: max_norm was compared with a norm {scale:.0f} times "
+        "too large, so the clipping cut far too hard. Divide by the scale first, then clip.",
+        "Du hast vor dem Entskalieren geclippt: max_norm wurde mit einer {scale:.0f}-mal zu "
+        "großen Norm verglichen, das Clipping hat also viel zu stark gekürzt. Teile zuerst "
+        "durch die Skala, dann clippe.",
+        when=_gives(lambda g, s, m: _unscaled(_clip(g, m), s)),
+    ),
+    Mistake(
+        "not_unscaled",
+        "Your gradients are still multiplied by the scale: divide each by {scale:.0f} before "
+        "clipping.",
+        "Deine Gradienten sind noch mit der Skala multipliziert: Teile jeden durch "
+        "{scale:.0f}, bevor du clippst.",
+        when=_gives(lambda g, s, m: _clip(g, m), lambda g, s, m: g),
+    ),
+    Mistake(
+        "unscaled_twice",
+        "You divided by the scale twice: the gradients come scaled once, by {scale:.0f}.",
+        "Du hast zweimal durch die Skala geteilt: Die Gradienten sind einmal skaliert, mit "
+        "{scale:.0f}.",
+        when=_gives(lambda g, s, m: _clip(_unscaled(_unscaled(g, s), s), m)),
+    ),
+    Mistake(
+        "no_clip",
+        "You unscaled but did not clip: the norm is above max_norm {max_norm:g}. "
+        "(clip_grad_norm_ clips the .grad of parameters; given plain tensors it does "
+        "nothing.)",
+        "Du hast entskaliert, aber nicht geclippt: Die Norm liegt über max_norm {max_norm:g}. "
+        "(clip_grad_norm_ clippt das .grad von Parametern; mit bloßen Tensoren tut es "
+        "nichts.)",
+        when=_gives(lambda g, s, m: _unscaled(g, s)),
+    ),
+    Mistake(
+        "per_tensor",
+        "You clipped each tensor on its own; clip_grad_norm_ takes one global norm over all "
+        "gradients and scales them all by the same factor.",
+        "Du hast jeden Tensor einzeln geclippt; clip_grad_norm_ nimmt eine globale Norm über "
+        "alle Gradienten und skaliert alle mit demselben Faktor.",
+        when=_gives(lambda g, s, m: [_clip([u], m)[0] for u in _unscaled(g, s)]),
+    ),
+    Mistake(
+        "sum_of_norms",
+        "You added the tensors' norms; the global norm is sqrt(Σ ‖g‖²), the norm of all "
+        "entries together.",
+        "Du hast die Normen der Tensoren addiert; die globale Norm ist sqrt(Σ ‖g‖²), die "
+        "Norm aller Einträge zusammen.",
+        when=_gives(
+            lambda g, s, m: _clip(_unscaled(g, s), m, sum(_norm([u]) for u in _unscaled(g, s)))
+        ),
+    ),
+    Mistake("wrong", "", ""),
+    head=(
         "With scale {scale:.0f} and max_norm {max_norm:g} (the unscaled gradients' norm is "
         "{norm:.4g}) the result should have norm {want:.4g}, yours has {yours:.4g}.",
         "Mit Skala {scale:.0f} und max_norm {max_norm:g} (die Norm der entskalierten Gradienten "
         "ist {norm:.4g}) sollte das Ergebnis die Norm {want:.4g} haben, deins hat {yours:.4g}.",
-        Mistake(
-            "clip_first",
-            "You clipped before unscaling: max_norm was compared with a norm {scale:.0f} times "
-            "too large, so the clipping cut far too hard. Divide by the scale first, then clip.",
-            "Du hast vor dem Entskalieren geclippt: max_norm wurde mit einer {scale:.0f}-mal zu "
-            "großen Norm verglichen, das Clipping hat also viel zu stark gekürzt. Teile zuerst "
-            "durch die Skala, dann clippe.",
-            when=_gives(lambda g, s, m: _unscaled(_clip(g, m), s)),
-        ),
-        Mistake(
-            "not_unscaled",
-            "Your gradients are still multiplied by the scale: divide each by {scale:.0f} before "
-            "clipping.",
-            "Deine Gradienten sind noch mit der Skala multipliziert: Teile jeden durch "
-            "{scale:.0f}, bevor du clippst.",
-            when=_gives(lambda g, s, m: _clip(g, m), lambda g, s, m: g),
-        ),
-        Mistake(
-            "unscaled_twice",
-            "You divided by the scale twice: the gradients come scaled once, by {scale:.0f}.",
-            "Du hast zweimal durch die Skala geteilt: Die Gradienten sind einmal skaliert, mit "
-            "{scale:.0f}.",
-            when=_gives(lambda g, s, m: _clip(_unscaled(_unscaled(g, s), s), m)),
-        ),
-        Mistake(
-            "no_clip",
-            "You unscaled but did not clip: the norm is above max_norm {max_norm:g}. "
-            "(clip_grad_norm_ clips the .grad of parameters; given plain tensors it does "
-            "nothing.)",
-            "Du hast entskaliert, aber nicht geclippt: Die Norm liegt über max_norm {max_norm:g}. "
-            "(clip_grad_norm_ clippt das .grad von Parametern; mit bloßen Tensoren tut es "
-            "nichts.)",
-            when=_gives(lambda g, s, m: _unscaled(g, s)),
-        ),
-        Mistake(
-            "per_tensor",
-            "You clipped each tensor on its own; clip_grad_norm_ takes one global norm over all "
-            "gradients and scales them all by the same factor.",
-            "Du hast jeden Tensor einzeln geclippt; clip_grad_norm_ nimmt eine globale Norm über "
-            "alle Gradienten und skaliert alle mit demselben Faktor.",
-            when=_gives(lambda g, s, m: [_clip([u], m)[0] for u in _unscaled(g, s)]),
-        ),
-        Mistake(
-            "sum_of_norms",
-            "You added the tensors' norms; the global norm is sqrt(Σ ‖g‖²), the norm of all "
-            "entries together.",
-            "Du hast die Normen der Tensoren addiert; die globale Norm ist sqrt(Σ ‖g‖²), die "
-            "Norm aller Einträge zusammen.",
-            when=_gives(
-                lambda g, s, m: _clip(_unscaled(g, s), m, sum(_norm([u]) for u in _unscaled(g, s)))
-            ),
-        ),
-        Mistake("wrong", "", ""),
     ),
 )
 

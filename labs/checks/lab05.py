@@ -24,7 +24,6 @@ import io
 import random
 import tempfile
 from contextlib import contextmanager, suppress
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +34,6 @@ from labs.kit import Lab, Mistake, Mistakes, Wrong, as_number, call, close
 from utils.i18n import text
 
 lab = Lab("05")
-
-
-def _headed(en: str, de: str, *mistakes: Mistake) -> tuple[Mistake, ...]:
-    """The mistakes, each message after one sentence that says what was asked and what came."""
-    return tuple(
-        replace(m, en=f"{en} {m.en}".rstrip(), de=f"{de} {m.de}".rstrip()) for m in mistakes
-    )
 
 
 # --- q1: MFU -------------------------------------------------------------------------------------
@@ -58,54 +50,53 @@ def _mfu(tps, peak, **model):
 
 
 MFU_MISTAKES = Mistakes(
-    *_headed(
+    Mistake(
+        "no_attention",
+        "You counted 6·N only: attention adds 12·L·d·T FLOPs per token, large for a long context.",
+        "Du hast nur 6·N gezählt: Die Attention kommt mit 12·L·d·T FLOPs pro Token dazu, "
+        "viel bei langem Kontext.",
+        gives=lambda **case: _mfu(**case, attention=False),
+    ),
+    Mistake(
+        "forward_only",
+        "You counted the forward pass only (2 FLOPs per weight); training adds the backward, "
+        "4 more.",
+        "Du hast nur den Forward gezählt (2 FLOPs pro Gewicht); das Training kommt mit dem "
+        "Backward auf 4 weitere.",
+        gives=lambda **case: [
+            _mfu(**case, per_weight=2),
+            _mfu(**case, per_weight=2, attention=False),
+        ],
+    ),
+    Mistake(
+        "percent",
+        "That is a percentage; return a fraction (0.25 for 25%).",
+        "Das ist ein Prozentwert; gib einen Bruchteil zurück (0,25 für 25 %).",
+        gives=lambda want, **_: 100 * want,
+    ),
+    Mistake(
+        "units",
+        "A factor of 1000 off: the peak is in TFLOP/s (10¹² FLOP/s), not GFLOP/s.",
+        "Um den Faktor 1000 daneben: Die Spitzenleistung ist in TFLOP/s (10¹² FLOP/s), "
+        "nicht GFLOP/s.",
+        gives=lambda want, **_: [want * 1e3, want / 1e3],
+    ),
+    Mistake(
+        "a100",
+        "You divided by an A100's 312 TFLOP/s, as nanoGPT does; use the peak you were given.",
+        "Du hast durch die 312 TFLOP/s einer A100 geteilt, wie nanoGPT; nimm die übergebene "
+        "Spitzenleistung.",
+        gives=lambda **case: _mfu(**dict(case, peak=312.0)),
+    ),
+    Mistake(
+        "wrong",
+        "MFU = tokens/s × (6·N + 12·L·d·T) / (peak × 10¹²).",
+        "MFU = Tokens/s × (6·N + 12·L·d·T) / (Spitze × 10¹²).",
+    ),
+    head=(
         "For {tps:,.0f} tokens/s you returned {got:.4g}, expected {want:.4g}.",
         "Für {tps:,.0f} Tokens/s hast du {got:.4g} zurückgegeben, erwartet war {want:.4g}.",
-        Mistake(
-            "no_attention",
-            "You counted 6·N only: attention adds 12·L·d·T FLOPs per token, large for a long "
-            "context.",
-            "Du hast nur 6·N gezählt: Die Attention kommt mit 12·L·d·T FLOPs pro Token dazu, "
-            "viel bei langem Kontext.",
-            gives=lambda **case: _mfu(**case, attention=False),
-        ),
-        Mistake(
-            "forward_only",
-            "You counted the forward pass only (2 FLOPs per weight); training adds the backward, "
-            "4 more.",
-            "Du hast nur den Forward gezählt (2 FLOPs pro Gewicht); das Training kommt mit dem "
-            "Backward auf 4 weitere.",
-            gives=lambda **case: [
-                _mfu(**case, per_weight=2),
-                _mfu(**case, per_weight=2, attention=False),
-            ],
-        ),
-        Mistake(
-            "percent",
-            "That is a percentage; return a fraction (0.25 for 25%).",
-            "Das ist ein Prozentwert; gib einen Bruchteil zurück (0,25 für 25 %).",
-            gives=lambda want, **_: 100 * want,
-        ),
-        Mistake(
-            "units",
-            "A factor of 1000 off: the peak is in TFLOP/s (10¹² FLOP/s), not GFLOP/s.",
-            "Um den Faktor 1000 daneben: Die Spitzenleistung ist in TFLOP/s (10¹² FLOP/s), "
-            "nicht GFLOP/s.",
-            gives=lambda want, **_: [want * 1e3, want / 1e3],
-        ),
-        Mistake(
-            "a100",
-            "You divided by an A100's 312 TFLOP/s, as nanoGPT does; use the peak you were given.",
-            "Du hast durch die 312 TFLOP/s einer A100 geteilt, wie nanoGPT; nimm die übergebene "
-            "Spitzenleistung.",
-            gives=lambda **case: _mfu(**dict(case, peak=312.0)),
-        ),
-        Mistake(
-            "wrong",
-            "MFU = tokens/s × (6·N + 12·L·d·T) / (peak × 10¹²).",
-            "MFU = Tokens/s × (6·N + 12·L·d·T) / (Spitze × 10¹²).",
-        ),
-    )
+    ),
 )
 
 
@@ -178,40 +169,41 @@ BOTTLENECK_MISTAKES = Mistakes(
         "Return the phase's name as a string (e.g. 'forward'), not {kind}.",
         "Gib den Namen der Phase als String zurück (z. B. 'forward'), nicht {kind}.",
     ),
-    *_headed(
+) + Mistakes(
+    Mistake(
+        "whole_step",
+        "train_step is the whole step, not one of its phases: compare data, forward, "
+        "backward and optimizer only.",
+        "train_step ist der ganze Schritt, keine seiner Phasen: Vergleich nur data, forward, "
+        "backward und optimizer.",
+        when=lambda got, **_: got == "train_step",
+    ),
+    Mistake(
+        "operation",
+        "That is a single operation inside the phases, not a phase.",
+        "Das ist eine einzelne Operation innerhalb der Phasen, keine Phase.",
+        when=lambda got, **_: got.startswith("aten::"),
+    ),
+    Mistake(
+        "per_call",
+        "You compared the time per call; the bottleneck is the largest total.",
+        "Du hast die Zeit pro Aufruf verglichen; der Engpass ist die größte Summe.",
+        when=lambda got, rows, **_: got == _phase(rows, lambda total, calls: total / calls),
+    ),
+    Mistake(
+        "smallest",
+        "That is the smallest phase.",
+        "Das ist die kleinste Phase.",
+        when=lambda got, rows, **_: got == _phase(rows, lambda total, calls: -total),
+    ),
+    Mistake(
+        "wrong",
+        "That is not the phase with the largest total.",
+        "Das ist nicht die Phase mit der größten Summe.",
+    ),
+    head=(
         "You named {got!r}, the bottleneck is {want!r}.",
         "Du hast {got!r} genannt, der Engpass ist {want!r}.",
-        Mistake(
-            "whole_step",
-            "train_step is the whole step, not one of its phases: compare data, forward, "
-            "backward and optimizer only.",
-            "train_step ist der ganze Schritt, keine seiner Phasen: Vergleich nur data, forward, "
-            "backward und optimizer.",
-            when=lambda got, **_: got == "train_step",
-        ),
-        Mistake(
-            "operation",
-            "That is a single operation inside the phases, not a phase.",
-            "Das ist eine einzelne Operation innerhalb der Phasen, keine Phase.",
-            when=lambda got, **_: got.startswith("aten::"),
-        ),
-        Mistake(
-            "per_call",
-            "You compared the time per call; the bottleneck is the largest total.",
-            "Du hast die Zeit pro Aufruf verglichen; der Engpass ist die größte Summe.",
-            when=lambda got, rows, **_: got == _phase(rows, lambda total, calls: total / calls),
-        ),
-        Mistake(
-            "smallest",
-            "That is the smallest phase.",
-            "Das ist die kleinste Phase.",
-            when=lambda got, rows, **_: got == _phase(rows, lambda total, calls: -total),
-        ),
-        Mistake(
-            "wrong",
-            "That is not the phase with the largest total.",
-            "Das ist nicht die Phase mit der größten Summe.",
-        ),
     ),
 )
 
@@ -509,34 +501,32 @@ def _accum_want(target, max_micro):
 
 
 ACCUMULATION_MISTAKES = Mistakes(
-    *_headed(
+    Mistake(
+        "not_divisor",
+        "target / k is not a whole number: the micro-batches would differ in size (and the "
+        "mean of means would weigh them wrongly). k must divide target.",
+        "target / k ist keine ganze Zahl: Die Micro-Batches wären verschieden groß (und der "
+        "Mittelwert der Mittelwerte gewichtete sie falsch). k muss target teilen.",
+        gives=lambda target, max_micro, **_: -(-target // max_micro),
+    ),
+    Mistake(
+        "floor",
+        "Rounded down: the micro-batches are larger than max_micro and do not fit.",
+        "Abgerundet: Die Micro-Batches sind größer als max_micro und passen nicht.",
+        gives=lambda target, max_micro, **_: [target // max_micro, max(1, target // max_micro)],
+    ),
+    Mistake(
+        "micro",
+        "That is the micro-batch size; return the number of steps k.",
+        "Das ist die Größe des Micro-Batches; gib die Zahl der Schritte k zurück.",
+        gives=lambda target, want, **_: target // want,
+    ),
+    Mistake("wrong", "That is not the smallest valid k.", "Das ist nicht das kleinste gültige k."),
+    head=(
         "For target {target} and max_micro {max_micro} you returned {got}, expected {want}.",
         "Für target {target} und max_micro {max_micro} hast du {got} zurückgegeben, erwartet war "
         "{want}.",
-        Mistake(
-            "not_divisor",
-            "target / k is not a whole number: the micro-batches would differ in size (and the "
-            "mean of means would weigh them wrongly). k must divide target.",
-            "target / k ist keine ganze Zahl: Die Micro-Batches wären verschieden groß (und der "
-            "Mittelwert der Mittelwerte gewichtete sie falsch). k muss target teilen.",
-            gives=lambda target, max_micro, **_: -(-target // max_micro),
-        ),
-        Mistake(
-            "floor",
-            "Rounded down: the micro-batches are larger than max_micro and do not fit.",
-            "Abgerundet: Die Micro-Batches sind größer als max_micro und passen nicht.",
-            gives=lambda target, max_micro, **_: [target // max_micro, max(1, target // max_micro)],
-        ),
-        Mistake(
-            "micro",
-            "That is the micro-batch size; return the number of steps k.",
-            "Das ist die Größe des Micro-Batches; gib die Zahl der Schritte k zurück.",
-            gives=lambda target, want, **_: target // want,
-        ),
-        Mistake(
-            "wrong", "That is not the smallest valid k.", "Das ist nicht das kleinste gültige k."
-        ),
-    )
+    ),
 )
 
 

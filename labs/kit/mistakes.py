@@ -18,8 +18,10 @@ A mistake with `gives` is found by value: `gives(**case)` is what that slip retu
 `explaining(got, case)` lists the mistakes that fit one failing input, in table order;
 `diagnose` raises the first one that fits every failing input, else the table's "wrong" (or a
 plain "That is not it yet" when the table has none).  `Mistakes(..., head=(en, de))` opens every
-message with the same sentence, the one that names the failing input.  Messages are `str.format` templates: the
-case's fields, `got` and whatever the check passes to `wrong(key, **values)` fill them.
+message with the same sentence, the one that names the failing input (a table with a head and one
+without add up: `Mistakes(...) + Mistakes(..., head=...)`).  Messages are `str.format`
+templates: the case's fields, `got` and whatever the check passes to `wrong(key, **values)` fill
+them.
 """
 
 from __future__ import annotations
@@ -74,16 +76,23 @@ def _same(got: Any, want: Any, rel_tol: float) -> bool:
         return False
 
 
+def _after(head: str, message: str) -> str:
+    """`message` after the sentence `head`, a space between unless `head` ends in one."""
+    gap = "" if not head or head[-1].isspace() else " "
+    return f"{head}{gap}{message}".rstrip()
+
+
 class Mistakes:
     """An exercise's table of mistakes, by key, in the order a diagnosis prefers them."""
 
     def __init__(self, *mistakes: Mistake, head: tuple[str, str] | None = None):
         """`head` (en, de), if given, opens every message: the sentence that says which input
-        failed ("For m=3, k=5, n=7 the answer is {want}; yours {got}. ")."""
+        failed ("For m=3, k=5, n=7 the answer is {want}; yours {got}."), a space after it
+        unless it ends in one ("For m={m}: ")."""
         self.by_key: dict[str, Mistake] = {}
         for mistake in mistakes:
             if head is not None:
-                en, de = (head[0] + mistake.en).rstrip(), (head[1] + mistake.de).rstrip()
+                en, de = _after(head[0], mistake.en), _after(head[1], mistake.de)
                 mistake = replace(mistake, en=en, de=de)
             if mistake.key in self.by_key:
                 raise ValueError(f"two mistakes with the key {mistake.key!r}")
