@@ -64,11 +64,6 @@ NOT_EXCEPT = {
 # column, the sentence in the other language, or "headings" where the headings differ).
 KNOWN: set[tuple[str, str]] = {
     ("labs/de/08_multi_device.ipynb", "Optimizer"),
-    ("notebooks/de/05_training.ipynb", "Teste dich selbst"),
-    ("notebooks/de/06_quantization.ipynb", "Teste dich selbst"),
-    ("notebooks/de/07_lora.ipynb", "Teste dich selbst"),
-    ("notebooks/de/08_multi_device.ipynb", "Teste dich selbst"),
-    ("notebooks/de/09_costs.ipynb", "Teste dich selbst"),
     ("notebooks/de/10_inference.ipynb", "headings"),
 }
 

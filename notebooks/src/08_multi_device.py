@@ -43,8 +43,8 @@
 
 # %% [markdown] lang="de"
 # Ein Gerät reicht auf zwei Arten nicht: Das Modell passt nicht in seinen Speicher, oder das
-# Training dauert zu lange. Diese Lektion verteilt die Arbeit auf mehrere Geräte, echt, auf jeder
-# Maschine. Du wirst
+# Training dauert zu lange. Diese Lektion verteilt die Arbeit wirklich auf mehrere Geräte, und das
+# auf jeder Maschine. Du wirst
 #
 # - mit dem Rechner aus Lektion 03 sehen, was keine einzelne GPU fasst, und was Daten-, Tensor- und
 #   Pipeline-Parallelität und FSDP/ZeRO jeweils aufteilen;
@@ -52,7 +52,8 @@
 #   2(N−1)/N der Daten;
 # - **DDP** und **FSDP2** mit `torch.distributed` in zwei Prozessen starten (gloo auf der CPU, NCCL
 #   auf Kaggles T4 x2) und prüfen, dass sie genau wie ein Prozess mit dem ganzen Batch trainieren;
-# - das All-Reduce gegen die Rechnung messen, und die Skalierung von 1 auf 2 Prozesse;
+# - die Zeit des All-Reduce mit der Rechenzeit vergleichen und die Skalierung von 1 auf 2 Prozesse
+#   messen;
 # - in JAX Arrays mit einem Mesh, `NamedSharding` und `shard_map` auf **8 Geräte** verteilen;
 # - wissen, was sich mit mehreren Maschinen ändert und wann sich ein Cluster lohnt.
 #
@@ -121,12 +122,12 @@ print("torch", torch.__version__, "| jax", jax.__version__, "|", profile.label, 
 # %% [markdown] lang="de"
 # ## 1. Warum mehr als ein Gerät
 #
-# **Speicher.** Der Rechner aus Lektion 03 (`utils.memory.fit`) zählt zusammen, was volles Training mit
-# AdamW braucht: Gewichte, Gradienten, zwei Optimizer-Momente, Aktivierungen. In fp32 sind das
-# 16 Bytes pro Parameter, noch ohne Aktivierungen: 4 für das Gewicht, 4 für seinen Gradienten, 8
-# für die beiden Momente von Adam. Mixed Precision, wie `torch.autocast` sie macht, hält zusätzlich
-# eine 16-Bit-Kopie der Gewichte: 18 Bytes. Die Zelle holt die Aufteilung aus dem Rechner und
-# rechnet mit dem Wert für Mixed Precision:
+# **Speicher.** Der Rechner aus Lektion 03 (`utils.memory.fit`) zählt zusammen, was volles Training
+# mit AdamW braucht: Gewichte, Gradienten, die zwei Momente des Optimierers, Aktivierungen. In fp32
+# sind das 16 Bytes pro Parameter, noch ohne Aktivierungen: 4 für das Gewicht, 4 für seinen
+# Gradienten, 8 für die beiden Momente von Adam. Mixed Precision, wie `torch.autocast` sie umsetzt,
+# hält zusätzlich eine 16-Bit-Kopie der Gewichte: 18 Bytes. Die Zelle holt die Aufteilung aus dem
+# Rechner und rechnet mit dem Wert für Mixed Precision:
 
 # %%
 STATE_PARTS = ("weights", "weight_copies", "gradients", "optimizer")
@@ -170,7 +171,7 @@ for billions, n_params in sizes.items():
         "{b:>5.1f}B parameters: full training needs {gib:,.0f} GiB "
         "({s:,.0f} GiB of it at {bpp:.0f} B per parameter); an H100 has {h:.0f} GiB -> {verdict}",
         "{b:>5.1f} Mrd. Parameter: volles Training braucht {gib:,.0f} GiB "
-        "(davon {s:,.0f} GiB zu {bpp:.0f} B pro Parameter); eine H100 hat {h:.0f} GiB -> {verdict}",
+        "(davon {s:,.0f} GiB zu {bpp:.0f} B pro Parameter); eine H100 hat {h:.0f} GiB → {verdict}",
         b=billions,
         gib=report.total / GIB,
         s=states[billions] / GIB,
@@ -179,13 +180,14 @@ for billions, n_params in sizes.items():
         verdict=text("fits", "passt") if report.fits else text("does not fit", "passt nicht"),
     )
 # en: FSDP/ZeRO-3 splits the 18 B per parameter N ways; each GPU keeps its batch's activations
-# de: FSDP/ZeRO-3 teilt die 18 B pro Parameter N-fach; jede GPU behält die Aktivierungen ihres Batches
+# de: FSDP/ZeRO-3 teilt die 18 B pro Parameter N-fach; jede GPU behält die Aktivierungen ihres
+# de: Batches
 sharded = {n: states[70] / n + activations[70] for n in (8, 64)}
 say(
     "70B with FSDP over 8 GPUs: {g:,.0f} GiB each, still more than {h:.0f} GiB; "
     "over 64: {g64:,.0f} GiB.",
-    "70B mit FSDP auf 8 GPUs: je {g:,.0f} GiB, immer noch mehr als {h:.0f} GiB; "
-    "auf 64: {g64:,.0f} GiB.",
+    "70 Mrd. Parameter mit FSDP auf 8 GPUs: je {g:,.0f} GiB, immer noch mehr als {h:.0f} GiB; "
+    "auf 64 GPUs: je {g64:,.0f} GiB.",
     g=sharded[8] / GIB,
     h=DEVICE_MEMORY["H100"] / GIB,
     g64=sharded[64] / GIB,
@@ -210,15 +212,15 @@ assert sharded[8] > DEVICE_MEMORY["H100"] > sharded[64]
 # %% [markdown] lang="de"
 # **Zeit.** Ein Modell, das passt, braucht auf einem Gerät vielleicht trotzdem Wochen; N Geräte,
 # die an N Teilen des Batches arbeiten, könnten in 1/N der Zeit fertig sein, wenn die Kommunikation
-# klein bleibt. Vier Arten, aufzuteilen:
+# klein bleibt. Es gibt vier Arten, die Arbeit aufzuteilen:
 #
 # - **Datenparallelität (DDP)**: Jedes Gerät hält das ganze Modell und trainiert auf seinem Teil des
-#   Batches; die Gradienten werden nach jedem Backward-Durchlauf per **All-Reduce** gemittelt;
+#   Batches; die Gradienten werden nach jedem Rückwärtsdurchlauf per **All-Reduce** gemittelt;
 # - **FSDP / ZeRO-3**: wie DDP, aber jedes Gerät behält nur 1/N der Gewichte, Gradienten und
-#   Optimizer-Zustände; es sammelt die Gewichte einer Schicht per **All-Gather** kurz vor ihrer
+#   Optimiererzustände; es sammelt die Gewichte einer Schicht per **All-Gather** kurz vor ihrer
 #   Verwendung ein und verteilt die Gradienten per **Reduce-Scatter**, sodass jedes Gerät nur die
 #   Summe für seinen eigenen Teil bekommt;
-# - **Tensor-Parallelität**: Jede Matrix wird aufgeteilt, jedes Gerät rechnet einen Teil der Ausgabe
+# - **Tensorparallelität**: Jede Matrix wird aufgeteilt, jedes Gerät rechnet einen Teil der Ausgabe
 #   jeder Schicht; ein All-Reduce (oder All-Gather) pro Schicht, deshalb braucht sie eine schnelle
 #   Verbindung (NVLink, innerhalb eines Knotens);
 # - **Pipeline-Parallelität**: Die Schichten werden in Stufen auf verschiedene Geräte verteilt;
@@ -228,9 +230,9 @@ assert sharded[8] > DEVICE_MEMORY["H100"] > sharded[64]
 # en: two rows of panels: what each of 4 devices STORES (weights, gradients, optimizer states of
 # en: each layer) and what it COMPUTES (which examples of the batch, in which layers).
 # en: Colour = device; grey = every device (a full copy, or all devices on every example).
-# de: zwei Reihen: was jedes der 4 Geräte SPEICHERT (Gewichte, Gradienten, Optimizer-Zustände
+# de: zwei Reihen: was jedes der 4 Geräte SPEICHERT (Gewichte, Gradienten, Optimiererzustände
 # de: jeder Schicht) und was es RECHNET (welche Beispiele des Batches, in welchen Schichten).
-# de: Farbe = Gerät; grau = jedes Gerät (eine volle Kopie, oder alle Geräte an jedem Beispiel).
+# de: Farbe = Gerät; grau = jedes Gerät (eine volle Kopie oder alle Geräte an jedem Beispiel).
 layers, columns, devices_n = 4, 8, 4
 EVERY = -1  # en: held or computed by every device | de: von jedem Gerät gehalten oder gerechnet
 slices = np.tile(np.arange(columns) * devices_n // columns, (layers, 1))  # 1/N of each row
@@ -239,7 +241,7 @@ everyone = np.full((layers, columns), EVERY)
 strategies = {  # en: name: (stored, computed) | de: Name: (gespeichert, gerechnet)
     text("data parallel (DDP)", "datenparallel (DDP)"): (everyone, slices),
     "FSDP / ZeRO-3": (slices, slices),
-    text("tensor parallel", "Tensor-parallel"): (slices, everyone),
+    text("tensor parallel", "Tensorparallel"): (slices, everyone),
     text("pipeline", "Pipeline"): (by_layer, by_layer),
 }
 notes = {  # en: what moves between the devices | de: was zwischen den Geräten wandert
@@ -251,9 +253,9 @@ notes = {  # en: what moves between the devices | de: was zwischen den Geräten 
         "pro Schicht: Gewichte per All-Gather holen,\nrechnen, freigeben; "
         "Reduce-Scatter der Gradienten",
     ),
-    text("tensor parallel", "Tensor-parallel"): text(
+    text("tensor parallel", "Tensorparallel"): text(
         "each device: its slice of every matrix,\nall-reduce per layer",
-        "jedes Gerät: sein Teil jeder Matrix,\nAll-Reduce pro Schicht",
+        "jedes Gerät: sein Teil jeder Matrix,\nein All-Reduce pro Schicht",
     ),
     text("pipeline", "Pipeline"): text(
         "activations from stage to stage", "Aktivierungen von Stufe zu Stufe"
@@ -300,12 +302,13 @@ fig.tight_layout(rect=(0.02, 0.06, 1, 1))
 plt.show()
 
 # en: what each device stores of each layer; FSDP stores like tensor parallelism, computes like DDP
-# de: was jedes Gerät von jeder Schicht speichert; FSDP speichert wie Tensor-, rechnet wie DDP
+# de: was jedes Gerät von jeder Schicht speichert; FSDP speichert wie Tensorparallelität und rechnet
+# de: wie DDP
 for name, (stored, _) in strategies.items():
     share = [np.mean((stored == d) | (stored == EVERY)) for d in range(devices_n)]
     say(
         "{name:22} each device stores {p:.0f}% of the model's states",
-        "{name:22} jedes Gerät speichert {p:.0f} % der Zustände des Modells",
+        "{name:22} Jedes Gerät speichert {p:.0f} % der Zustände des Modells.",
         name=name,
         p=100 * share[0],
     )
@@ -340,16 +343,17 @@ assert np.array_equal(fsdp[1], next(iter(strategies.values()))[1])
 # jeder Schicht; bevor eine Schicht drankommt, sammeln die Geräte ihre vollen Gewichte per
 # All-Gather ein, benutzen sie und geben sie wieder frei. Darum kommt FSDP ohne Änderung am Modell
 # aus und sendet mehr als DDP (ein All-Gather pro Schicht im Vorwärts- und Rückwärtsdurchlauf, ein
-# Reduce-Scatter statt des All-Reduce; wie viel mehr, rechnet die nächste Zelle aus). **Tensor-Parallelität** speichert ebenfalls einen Teil
-# jeder Matrix, aber jedes Gerät arbeitet an jedem Beispiel und rechnet seinen Teil der Ausgabe
-# jeder Schicht. **Pipelines** geben jedem Gerät ganze Schichten.
+# Reduce-Scatter statt des All-Reduce; wie viel mehr, rechnet die nächste Zelle aus).
+# **Tensorparallelität** speichert ebenfalls einen Teil jeder Matrix, aber jedes Gerät arbeitet an
+# jedem Beispiel und rechnet seinen Teil der Ausgabe jeder Schicht. **Pipelines** geben jedem Gerät
+# ganze Schichten.
 #
 # **Was die kollektiven Operationen kosten.** Bei einem **Ring-All-Reduce** schickt jedes der N
-# Geräte sein Array in N Stücken im Kreis: N−1 Schritte Reduce-Scatter (jedes Gerät hat danach die
-# Summe eines Stücks), dann N−1 Schritte All-Gather (alle bekommen jedes summierte Stück). Jeder
-# Schritt sendet ein Stück der Größe size/N, also sendet jedes Gerät **2(N−1)/N des Arrays**, für
-# großes N fast das 2-Fache, unabhängig von N. Die Zeit ist das geteilt durch die Bandbreite der
-# Verbindung:
+# Geräte sein Array in N Stücken im Kreis herum: N−1 Schritte Reduce-Scatter (jedes Gerät hat danach
+# die Summe eines Stücks), dann N−1 Schritte All-Gather (alle bekommen jedes summierte Stück). Jeder
+# Schritt sendet ein Stück, ein N-tel des Arrays; also sendet jedes Gerät **2(N−1)/N des Arrays**,
+# für großes N fast das Doppelte, nahezu unabhängig von N. Die Zeit ist das geteilt durch die
+# Bandbreite der Verbindung:
 
 
 # %%
@@ -360,7 +364,8 @@ def ring_allreduce_bytes(n_bytes, devices):
 # en: GB/s in one direction. T4: PCIe Gen3 x16 (utils.platform.chips); NVLink: NVIDIA data sheets
 # en: (A100: NVLink 3, 600 GB/s both directions; H100 SXM: NVLink 4, 900 GB/s), as of 2026-11.
 # de: GB/s in eine Richtung. T4: PCIe Gen3 x16 (utils.platform.chips); NVLink: NVIDIA-Datenblätter
-# de: (A100: NVLink 3, 600 GB/s in beide Richtungen; H100 SXM: NVLink 4, 900 GB/s), Stand 2026-11.
+# de: (A100: NVLink 3, 600 GB/s in beide Richtungen; H100 SXM: NVLink 4, 900 GB/s),
+# de: Stand: November 2026.
 links = {
     "2× T4, PCIe Gen3 x16": pcie_gbs(3, 16),
     "A100, NVLink 3": 600 / 2,
@@ -382,7 +387,7 @@ for n in (2, 4, 8):
 for link, gbs in links.items():
     say(
         "{link:22}: {gbs:6.1f} GB/s -> {s:.2f} s per all-reduce of the 7B gradients on 8 devices",
-        "{link:22}: {gbs:6.1f} GB/s -> {s:.2f} s pro All-Reduce der 7B-Gradienten auf 8 Geräten",
+        "{link:22}: {gbs:6.1f} GB/s → {s:.2f} s pro All-Reduce der 7B-Gradienten auf 8 Geräten",
         link=link,
         gbs=gbs,
         s=ring_allreduce_bytes(gradient_bytes, 8) / (gbs * 1e9),
@@ -391,8 +396,9 @@ assert ring_allreduce_bytes(100, 1) == 0 and ring_allreduce_bytes(100, 2) == 100
 
 # en: FSDP: all-gather the 16-bit weights in forward and again in backward, reduce-scatter the
 # en: gradients; each of the three sends (N-1)/N of the array (ZeRO, arXiv:1910.02054, §7)
-# de: FSDP: die 16-Bit-Gewichte im Vorwärts- und noch einmal im Rückwärtsdurchlauf per All-Gather
-# de: holen, die Gradienten per Reduce-Scatter verteilen; jedes sendet (N-1)/N des Arrays
+# de: FSDP holt die 16-Bit-Gewichte im Vorwärts- und noch einmal im Rückwärtsdurchlauf per
+# de: All-Gather und verteilt die Gradienten per Reduce-Scatter; jede der drei Operationen sendet
+# de: (N−1)/N des Arrays (ZeRO, arXiv:1910.02054, §7)
 fsdp_sent = 3 * (8 - 1) / 8 * gradient_bytes
 ddp_sent = ring_allreduce_bytes(gradient_bytes, 8)
 say(
@@ -419,16 +425,16 @@ assert fsdp_sent > ddp_sent
 # the JSON it writes:
 
 # %% [markdown] lang="de"
-# ## 2. DDP und FSDP2 mit torch.distributed, echt
+# ## 2. DDP und FSDP2 mit torch.distributed, ganz real
 #
 # `torch.distributed` startet **einen Prozess pro Gerät**. Die Prozesse finden sich über
 # Umgebungsvariablen und sprechen über ein Backend miteinander: **gloo** auf CPUs, **NCCL** auf
-# NVIDIA-GPUs. In einem Notebook scheitert `torch.multiprocessing.spawn`: Es pickelt die Funktion, die
-# es startet, und eine im Notebook definierte Funktion lässt sich nicht in einen neuen Prozess
-# pickeln (Lightning-Issues #7550, #10511). Was in Jupyter, auf Colab und auf Kaggle funktioniert, ist
-# ein **Skript**, das `torchrun` startet. Das Skript des Kurses ist `utils/parallel/ddp_demo.py` (öffne es):
-# Es trainiert ein kleines MLP mit DDP, dann mit FSDP2, und vergleicht beide mit einem Prozess, der
-# auf dem ganzen Batch trainiert. Die Zelle startet es mit
+# NVIDIA-GPUs. In einem Notebook scheitert `torch.multiprocessing.spawn`: Es serialisiert die
+# Funktion, die es startet, mit `pickle`, und eine im Notebook definierte Funktion lässt sich so
+# nicht an einen neuen Prozess übergeben (Lightning-Issues #7550, #10511). Was in Jupyter, auf Colab
+# und auf Kaggle funktioniert, ist ein **Skript**, das `torchrun` startet. Das Skript des Kurses ist
+# `utils/parallel/ddp_demo.py` (öffne es): Es trainiert ein kleines MLP mit DDP, dann mit FSDP2, und
+# vergleicht beide mit einem Prozess, der auf dem ganzen Batch trainiert. Die Zelle startet es mit
 # `python -m torch.distributed.run --standalone --nproc_per_node=2` (das ist `torchrun`) und liest
 # das JSON, das es schreibt:
 
@@ -502,7 +508,7 @@ one = torchrun(1)
 efficiency = two["samples_per_s"] / (2 * one["samples_per_s"])
 say(
     "all-reduce of {mib:.0f} MiB over {b}: {ms:.1f} ms -> bus bandwidth {gbs:.2f} GB/s",
-    "All-Reduce von {mib:.0f} MiB über {b}: {ms:.1f} ms -> Busbandbreite {gbs:.2f} GB/s",
+    "All-Reduce von {mib:.0f} MiB über {b}: {ms:.1f} ms → Busbandbreite {gbs:.2f} GB/s",
     mib=two["allreduce_bytes"] / 2**20,
     b=two["backend"],
     ms=two["allreduce_s"] * 1e3,
@@ -522,7 +528,7 @@ for result in (one, two):
     )
 say(
     "scaling efficiency 1 -> 2 processes: {e:.0f}% on {cores} CPU core(s)",
-    "Skalierungseffizienz 1 -> 2 Prozesse: {e:.0f} % auf {cores} CPU-Kern(en)",
+    "Skalierungseffizienz 1 → 2 Prozesse: {e:.0f} % auf {cores} CPU-Kern(en)",
     e=100 * efficiency,
     cores=os.cpu_count(),
 )
@@ -539,16 +545,17 @@ say(
 # efficiency well above the CPU's for this compute-heavy MLP.
 
 # %% [markdown] lang="de"
-# Lies diese Zahlen ehrlich. Auf einer CI-Maschine mit 2 Kernen teilen sich die beiden Prozesse die
-# Kerne mit dem Notebook und miteinander, und gloo kopiert über den Arbeitsspeicher des Hosts: Die
-# Effizienz landet weit unter 100 % (die Zelle oben gibt sie aus: Zwei Prozesse sind kaum schneller
-# als einer, oder langsamer). Über GPUs sagt das nichts. Dort überlappt das All-Reduce von DDP den
-# Backward-Durchlauf (es beginnt Bucket für Bucket, während spätere Schichten noch rechnen), und die
-# Verbindung entscheidet: Abschnitt 1 hat ausgerechnet, wie lange ein 7B-All-Reduce über PCIe der
-# T4s und über NVLink der H100 dauert. Kaggles T4 x2 hat kein NVLink, ihre GPUs tauschen über PCIe
-# aus; erwarte `backend nccl`, eine Busbandbreite von einigen GB/s (höchstens der PCIe-Wert oben, hier
-# nicht gemessen: Die CI des Kurses hat keine Maschine mit mehreren GPUs) und eine Effizienz deutlich
-# über der der CPU für dieses rechenlastige MLP.
+# Nimm diese Zahlen nicht für mehr, als sie sind. Auf einer CI-Maschine mit 2 Kernen teilen sich die
+# beiden Prozesse die Kerne mit dem Notebook und miteinander, und gloo kopiert über den
+# Arbeitsspeicher des Hosts: Die Effizienz landet weit unter 100 % (die Zelle oben gibt sie aus:
+# Zwei Prozesse sind kaum schneller als einer oder sogar langsamer). Über GPUs sagt das nichts. Dort
+# überlappt das All-Reduce von DDP mit dem Rückwärtsdurchlauf (es beginnt Bucket für Bucket, während
+# spätere Schichten noch rechnen), und die Verbindung entscheidet: Abschnitt 1 hat ausgerechnet, wie
+# lange ein 7B-All-Reduce über PCIe der T4s und über NVLink der H100 dauert. Kaggles T4 x2 hat kein
+# NVLink, die beiden GPUs tauschen ihre Daten über PCIe aus; erwarte `backend nccl`, eine
+# Busbandbreite von einigen GB/s (höchstens den PCIe-Wert oben; hier nicht gemessen, weil die CI des
+# Kurses keine Maschine mit mehreren GPUs hat) und für dieses rechenlastige MLP eine deutlich höhere
+# Effizienz als auf der CPU.
 
 # %% [markdown] lang="en"
 # ## 3. JAX: meshes and sharding
@@ -565,8 +572,8 @@ say(
 #
 # JAX teilt Arrays auf, statt Prozesse zu starten. Ein **Mesh** ordnet Geräte in einem Gitter mit
 # benannten Achsen an; eine **`PartitionSpec`** (`P`) sagt für jede Dimension eines Arrays, welche
-# Mesh-Achse sie aufteilt (`None`: nicht aufgeteilt); ein **`NamedSharding`** verbindet beides. `jit`
-# übersetzt dann ein Programm pro Gerät samt der Kommunikation dazwischen (SPMD). Gib
+# Mesh-Achse sie aufteilt (`None`: nicht aufgeteilt); ein **`NamedSharding`** verbindet beides.
+# `jit` kompiliert dann ein Programm pro Gerät samt der Kommunikation dazwischen (SPMD). Gib
 # `jax.make_mesh` immer die **Achsentypen** mit (`Auto`: Der Compiler wählt, wie Zwischenergebnisse
 # aufgeteilt werden; `Explicit`: Die Aufteilung gehört zum Typ jedes Arrays): Der Standard hat sich
 # in JAX 0.9 geändert, und Colab verwendet 0.7.2.
@@ -597,12 +604,12 @@ assert np.array_equal(np.asarray(M_sharded), M)
 # `sharding.collectives` counts the collectives in the compiled program:
 
 # %% [markdown] lang="de"
-# ### Eine verteilte Matmul, und die kollektiven Operationen, die XLA einfügt
+# ### Eine verteilte Matmul und die kollektiven Operationen, die XLA einfügt
 #
 # C = A·B auf einer Reihe von 8 Geräten: (1) Zeilen von A aufgeteilt, B ganz: keine Kommunikation;
 # (2) die innere Dimension in beiden aufgeteilt: Jedes Gerät hält eine Teilsumme des ganzen C, die
 # ein **All-Reduce** addiert; (3) Zeilen von A und Spalten von B aufgeteilt: Jedes Gerät braucht das
-# ganze B, ein **All-Gather**. `sharding.collectives` zählt die kollektiven Operationen im
+# ganze B, also ein **All-Gather**. `sharding.collectives` zählt die kollektiven Operationen im
 # kompilierten Programm:
 
 # %%
@@ -675,7 +682,8 @@ comm = sharding.collectives(parallel.lower(params, x_train, y_train).compile())
 
 def local_loss(params, x, y):
     # en: this device's 32 rows; psum adds the 8 partial means, / 8 gives the mean loss
-    # de: die 32 Zeilen dieses Geräts; psum addiert die 8 Teilmittel, / 8 ergibt den mittleren Verlust
+    # de: die 32 Zeilen dieses Geräts; psum addiert die 8 Teilmittel, / 8 ergibt den mittleren
+    # de: Verlust
     return jax.lax.psum(loss_fn(params, x, y), "data") / 8
 
 
@@ -720,22 +728,22 @@ assert comm
 
 # %% [markdown] lang="de"
 # `jax.pmap`, das ältere Tutorials verwenden, ist seit JAX 0.8.0 (Oktober 2025) im Wartungsmodus und
-# selbst mit `jit` und `shard_map` gebaut (JAX-Changelog); neuer Code nimmt Meshes wie oben.
+# selbst auf `jit` und `shard_map` aufgebaut (JAX-Changelog); neuer Code nimmt Meshes wie oben.
 #
-# ## 4. Mehr als eine Maschine, und wann es sich lohnt
+# ## 4. Mehr als eine Maschine, und wann sie sich lohnt
 #
 # Mehrere Maschinen („Knoten“) ändern den Start, nicht das Programm: `torchrun --nnodes=2
-# --nproc_per_node=8 --rdzv-endpoint=HOST:PORT train.py` auf jedem Knoten (dasselbe Skript wie hier),
-# oder `jax.distributed.initialize()` am Anfang eines JAX-Programms, danach listet `jax.devices()` die
-# Geräte aller Hosts. Ein Scheduler wie **SLURM** (`srun`) oder Kubernetes startet die Kopien und
-# setzt die Adressen. Zwischen Knoten ist die Verbindung das Netzwerk (InfiniBand oder Ethernet,
-# bestenfalls einige zehn GB/s), langsamer als NVLink innerhalb eines Knotens: Tensor-Parallelität
+# --nproc_per_node=8 --rdzv-endpoint=HOST:PORT train.py` auf jedem Knoten (dasselbe Skript wie hier)
+# oder `jax.distributed.initialize()` am Anfang eines JAX-Programms; danach listet `jax.devices()`
+# die Geräte aller Hosts. Ein Scheduler wie **SLURM** (`srun`) oder Kubernetes startet die Kopien
+# und setzt die Adressen. Zwischen Knoten ist die Verbindung das Netzwerk (InfiniBand oder Ethernet,
+# bestenfalls einige zehn GB/s), langsamer als NVLink innerhalb eines Knotens: Tensorparallelität
 # bleibt im Knoten, Datenparallelität und FSDP gehen über Knoten hinweg.
 #
 # Ein Cluster lohnt seinen Preis, wenn der Job nicht auf ein Gerät passt (Abschnitt 1) oder wenn N
-# Geräte ihn N-mal schneller zum gleichen Preis pro Gerätestunde erledigen; das gilt nur, solange die
-# Effizienz hoch bleibt. Bei 50 % Effizienz kosten zwei Geräte so viel wie eines für die doppelte
-# Zeit. Lektion 09 (Kosten und Alternativen) setzt Preise für diese Stunden ein.
+# Geräte ihn N-mal so schnell zum gleichen Preis pro Gerätestunde erledigen; das gilt nur, solange
+# die Effizienz hoch bleibt. Bei 50 % Effizienz kosten zwei Geräte so viel wie eines für die
+# doppelte Zeit. Lektion 09 (Kosten und Alternativen) setzt Preise für diese Stunden ein.
 
 # %% [markdown] lang="en"
 # ### What you should see
@@ -792,32 +800,32 @@ assert comm
 #
 # | Profil | DDP / FSDP2 | Effizienz 1 → 2 | JAX-Mesh |
 # |---|---|---|---|
-# | CPU (Laptop, CI) | gloo, 2 Prozesse, Abweichungen ≈ 1e-7 | weit unter 100 % auf 2 belegten Kernen (hier 15–50 % gemessen, 2026-11) | 8 simulierte CPU-Geräte |
+# | CPU (Laptop, CI) | gloo, 2 Prozesse, Abweichungen ≈ 10⁻⁷ | weit unter 100 % auf 2 belegten Kernen (hier 15–50 % gemessen, Stand: November 2026) | 8 simulierte CPU-Geräte |
 # | Colab T4 | gloo auf der CPU (eine GPU) | wie CPU | 8 simulierte CPU-Geräte |
-# | Kaggle T4 x2 | NCCL auf den 2 GPUs, Abweichungen ≈ 1e-7 | hier nicht gemessen; PCIe-Gen3-Verbindung | 8 simulierte CPU-Geräte |
+# | Kaggle T4 x2 | NCCL auf den 2 GPUs, Abweichungen ≈ 10⁻⁷ | hier nicht gemessen; PCIe-Gen3-Verbindung | 8 simulierte CPU-Geräte |
 # | Colab TPU v5e-1 | gloo auf der CPU | wie CPU | 8 simulierte CPU-Geräte |
 # | Kaggle TPU v5e-8 | gloo auf der CPU | wie CPU | die 8 TPU-Geräte |
 #
-# ## Teste dich selbst
+# ## Prüf dich selbst
 #
 # <details><summary>1. 8 GPUs addieren 2 GB Gradienten per Ring-All-Reduce. Wie viel sendet jede?</summary>
 #
-# 2·7/8 · 2 GB = 3,5 GB, fast unabhängig von der Zahl der GPUs: Der Ring hält die Kosten pro Gerät
-# nahe beim 2-Fachen des Arrays.
+# 2 · 7/8 · 2 GB = 3,5 GB, und das fast unabhängig von der Zahl der GPUs: Der Ring hält die Kosten
+# pro Gerät nahe beim Doppelten des Arrays.
 # </details>
 #
 # <details><summary>2. Ein 70B-Modell passt zum Training nicht auf eine H100. DDP auf 8 H100?</summary>
 #
 # Nein: DDP hält auf jedem Gerät eine volle Kopie. FSDP/ZeRO-3 teilt Gewichte, Gradienten und
-# Optimizer-Zustände in 8 Teile; selbst das (Abschnitt 1) braucht mehr Geräte, oder zusätzlich
-# Tensor- und Pipeline-Parallelität.
+# Optimiererzustände in 8 Teile; selbst dann reicht es nicht (Abschnitt 1): Du brauchst mehr Geräte
+# oder zusätzlich Tensor- und Pipeline-Parallelität.
 # </details>
 #
 # <details><summary>3. Jeder DDP-Rang summiert seinen Verlust über seine Zeilen, statt zu mitteln. Was ändert sich?</summary>
 #
-# Die Gradienten werden zur Summe über die Beispiele: Der Schritt wirkt, als wäre die Lernrate um die
-# Batch-Größe größer. Der Mittelwert auf jedem Rang, vom All-Reduce gemittelt, ist gleich dem
-# Mittelwert über den ganzen Batch.
+# Die Gradienten werden zur Summe über die Beispiele statt zu ihrem Mittel: Der Schritt wirkt, als
+# wäre die Lernrate mit der Batchgröße multipliziert. Richtig ist der Mittelwert auf jedem Rang; vom
+# All-Reduce gemittelt, ergibt er genau den Mittelwert über den ganzen Batch.
 # </details>
 #
 # ## Zusammenfassung
