@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labs.kit import Mistake, Mistakes, Wrong, as_pair, as_tuple
+from labs.kit import Mistake, Mistakes, Wrong, as_number, as_pair, as_tuple
 from utils import i18n
 
 TABLE = Mistakes(
@@ -73,3 +73,14 @@ def test_a_head_that_is_a_sentence_is_followed_by_a_space_and_an_empty_message_b
     joined = Mistakes(Mistake("a", "A", "A")) + headed
     assert [m.key for m in joined] == ["a", "bits", "wrong"]
     assert joined.wrong("bits", m=2).message == "Für m=2 ist es 4. Bits?"
+
+
+def test_a_returned_number_names_the_slips_of_a_return_line():
+    def key(value, **kwargs):
+        with pytest.raises(Wrong) as caught:
+            as_number(value, ("The sum", "Die Summe"), **kwargs)
+        return caught.value.key
+
+    assert as_number(3.5, returned=True) == 3.5
+    assert (key(None, returned=True), key((3,), returned=True)) == ("no_return", "trailing_comma")
+    assert (key(None), key((3,)), key([3], returned=True)) == ("not_a_number",) * 3

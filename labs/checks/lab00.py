@@ -2,7 +2,7 @@
 a tensor and the arithmetic intensity of a matmul.
 
 q1 runs the learner's `pick_device` on this machine and then with torch pretending to be a machine
-with an NVIDIA GPU, a Mac and a machine with neither.  q2-q4 are formulas: each is tried on random
+with an NVIDIA GPU, a Mac and a machine with neither (`utils.sim.devices`).  q2-q4 are formulas: each is tried on random
 inputs that always hold the boundary cases (every dtype, int8 and bfloat16 included; distinct m, k
 and n; a size of 1; tiny and multi-GiB tensors; shapes of one to four dimensions), so that a
 factor, a unit or a mixed-up size fails on every seed.  An answer must equal the exact value up to
@@ -13,7 +13,6 @@ to their exercise.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 
@@ -25,61 +24,19 @@ from labs.kit import (
     LearnerError,
     Mistake,
     Mistakes,
-    Wrong,
     as_number,
     call,
     close,
     explain,
 )
 from utils.i18n import text
+from utils.sim.devices import pretend_accelerator
 from utils.units import GIB
 
 lab = Lab("00")  # reads labs/src/00_warmup.py: titles, solution blocks, answer names
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8]
 ITEMSIZES = (1, 2, 4, 8)  # the bytes per element a dtype can take
-
-
-# --- the answer is one number -------------------------------------------------------------------
-
-NUMBER = Mistakes(
-    Mistake(
-        "no_return",
-        "Your function returns None: does it end in `return ...`?",
-        "Deine Funktion gibt None zurück: Endet sie mit `return ...`?",
-    ),
-    Mistake(
-        "trailing_comma",
-        "Your function returns a tuple, {shown}: a comma after the value (`return x,`) makes one. "
-        "Return the number itself.",
-        "Deine Funktion gibt ein Tupel zurück, {shown}: Ein Komma nach dem Wert (`return x,`) "
-        "macht eins daraus. Gib die Zahl selbst zurück.",
-    ),
-    Mistake(
-        "not_a_number",
-        "{what} should be one number (int, float, or a numpy/torch/JAX scalar), but it is "
-        "{shown} ({kind}). Return the number itself, e.g. float(x) or x.item().",
-        "{what} sollte eine Zahl sein (int, float oder ein numpy-/torch-/JAX-Skalar), ist aber "
-        "{shown} ({kind}). Gib die Zahl selbst zurück, z. B. float(x) oder x.item().",
-    ),
-)
-
-
-def _number(value, what):
-    """`as_number`, with messages of their own for None and for a tuple of one (`return x,`)."""
-    if value is None:
-        raise NUMBER.wrong("no_return")
-    if isinstance(value, tuple) and len(value) == 1:
-        raise NUMBER.wrong("trailing_comma", shown=repr(value))
-    try:
-        return as_number(value)
-    except Wrong:
-        shape = getattr(value, "shape", None)
-        kind = type(value).__name__
-        if shape is not None:
-            kind += text(" of shape {s}", " der Form {s}", s=tuple(shape))
-        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-        raise NUMBER.wrong("not_a_number", what=text(*what), shown=shown, kind=kind) from None
 
 
 # --- q1: the device -----------------------------------------------------------------------------
@@ -192,36 +149,6 @@ def _real_device():
     return "cpu"
 
 
-@contextlib.contextmanager
-def _pretend(kind):
-    """Let torch believe this machine has `kind` ("cuda", "mps" or "cpu") for a moment."""
-    found = kind != "cpu"
-    patches = [
-        (torch.cuda, "is_available", lambda: kind == "cuda"),
-        (torch.cuda, "device_count", lambda: int(kind == "cuda")),
-    ]
-    if getattr(torch.backends, "mps", None):
-        patches.append((torch.backends.mps, "is_available", lambda: kind == "mps"))
-    if hasattr(torch, "accelerator"):
-        patches += [
-            (torch.accelerator, "is_available", lambda: found),
-            (torch.accelerator, "device_count", lambda: int(found)),
-            (
-                torch.accelerator,
-                "current_accelerator",
-                lambda *args, **kwargs: torch.device(kind) if found else None,
-            ),
-        ]
-    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
-    try:
-        for owner, name, fake in patches:
-            setattr(owner, name, fake)
-        yield
-    finally:
-        for owner, name, original in saved:
-            setattr(owner, name, original)
-
-
 def _device_type(answer):
     """The type of the device the answer names: "cuda", "mps", "cpu", ..."""
     if isinstance(answer, torch.device):
@@ -256,7 +183,7 @@ def q1(pick_device, rng):
     # Right here. Would it be right on other machines too? Let torch pretend to be one.
     for kind in (kind for kind in MACHINES if kind != real):
         machine = text(*MACHINES[kind])
-        with _pretend(kind):
+        with pretend_accelerator(kind):
             try:
                 got = _device_type(call(pick_device))
             except LearnerError as failure:
@@ -372,7 +299,9 @@ def _matmul_sizes(rng, high):
 def q2(matmul_flops, rng):
     failures = []
     for m, k, n in _matmul_sizes(rng, high=4096):
-        got = _number(call(matmul_flops, m, k, n), ("The FLOP count", "Die Anzahl der FLOPs"))
+        got = as_number(
+            call(matmul_flops, m, k, n), ("The FLOP count", "Die Anzahl der FLOPs"), returned=True
+        )
         case = dict(m=m, k=k, n=n, want=2 * m * k * n)
         if not close(got, case["want"]):
             failures.append((got, case))
@@ -555,7 +484,9 @@ def q3(tensor_gib, rng):
         for s, d in zip(shapes, dtypes, strict=True)
     ]
     answers = [
-        _number(call(tensor_gib, c["shape"], c["dtype"]), ("The memory", "Der Speicher"))
+        as_number(
+            call(tensor_gib, c["shape"], c["dtype"]), ("The memory", "Der Speicher"), returned=True
+        )
         for c in cases
     ]
     counted = [got * GIB / math.prod(c["shape"]) for got, c in zip(answers, cases, strict=True)]
@@ -679,7 +610,8 @@ def q4(matmul_intensity, rng):
     ]
     what = ("The intensity", "Die Intensität")
     answers = [
-        _number(call(matmul_intensity, c["m"], c["k"], c["n"], c["dtype"]), what) for c in cases
+        as_number(call(matmul_intensity, c["m"], c["k"], c["n"], c["dtype"]), what, returned=True)
+        for c in cases
     ]
     # FLOPs / (answer · elements moved): the bytes per element the answer implies
     counted = [

@@ -2,6 +2,7 @@
 tolerances, the known mistakes an answer matches, and the classic unit and factor slips.
 
     as_number(got)                           # a Python number, or Wrong("not_a_number", ...)
+    as_number(got, what, returned=True)      # also "no_return" (None), "trailing_comma" ((x,))
     close(got, want), allclose(got, want)    # equal up to float rounding, for any framework
     matching(got, {"ms": want * 1e3})        # ["ms"]: the mistakes this answer equals
     factor_slip(got, want)                   # "gb_not_gib", "bits", ... (UNIT_SLIPS) or None
@@ -36,8 +37,32 @@ def to_numpy(value: Any) -> Any:
     return array
 
 
-def as_number(value: Any, what: Text = ("the result", "das Ergebnis")) -> int | float:
-    """A Python number from an int, float, or a numpy/torch/JAX scalar (a 0-d array)."""
+def as_number(
+    value: Any, what: Text = ("the result", "das Ergebnis"), *, returned: bool = False
+) -> int | float:
+    """A Python number from an int, float, or a numpy/torch/JAX scalar (a 0-d array).  With
+    `returned=True` the value is what the learner's function returned, and the two slips of a
+    `return` line have keys of their own: None is "no_return" (no `return ...` at all), a tuple
+    of one number "trailing_comma" (`return x,`)."""
+    if returned and value is None:
+        raise Wrong(
+            "no_return",
+            text(
+                "Your function returns None: does it end in `return ...`?",
+                "Deine Funktion gibt None zurück: Endet sie mit `return ...`?",
+            ),
+        )
+    if returned and isinstance(value, tuple) and len(value) == 1:
+        raise Wrong(
+            "trailing_comma",
+            text(
+                "Your function returns a tuple, {shown}: a comma after the value (`return x,`) "
+                "makes one. Return the number itself.",
+                "Deine Funktion gibt ein Tupel zurück, {shown}: Ein Komma nach dem Wert "
+                "(`return x,`) macht eins daraus. Gib die Zahl selbst zurück.",
+                shown=repr(value),
+            ),
+        )
     if isinstance(value, bool) or value is None or isinstance(value, str):
         raise _not_a_number(value, what)
     if isinstance(value, int | float):
@@ -94,15 +119,18 @@ def as_pair(value: Any, first: Text, second: Text, key: str = "not_a_pair") -> t
 
 def _not_a_number(value: Any, what: Text) -> Wrong:
     shape = getattr(value, "shape", None)
-    kind = type(value).__name__ + (f" of shape {tuple(shape)}" if shape is not None else "")
+    kind = type(value).__name__
+    if shape is not None:
+        kind += text(" of shape {s}", " der Form {s}", s=tuple(shape))
     shown = textwrap.shorten(repr(value), 60, placeholder=" ...")  # cut between words
     return Wrong(
         "not_a_number",
         text(
             "{what} should be one number (int, float, or a numpy/torch/JAX scalar), "
-            "but it is {shown} ({kind}).",
+            "but it is {shown} ({kind}). Return the number itself, e.g. float(x) or x.item().",
             "{what} sollte eine Zahl sein (int, float oder ein numpy-/torch-/JAX-Skalar), "
-            "ist aber {shown} ({kind}).",
+            "ist aber {shown} ({kind}). Gib die Zahl selbst zurück, z. B. float(x) oder "
+            "x.item().",
             what=text(what[0][0].upper() + what[0][1:], what[1][0].upper() + what[1][1:]),
             shown=shown,
             kind=kind,
