@@ -48,8 +48,8 @@
 #   fp16 auf der CPU,
 # - `torch.autocast` benutzen und sehen, warum fp16-Training Loss Scaling braucht (`GradScaler`),
 # - Bytes pro Parameter für Inferenz, volles Feintuning, LoRA und QLoRA zählen und
-# - den Speicher eines echten Modells (SmolLM2-135M) mit `utils.memory.fit` vorhersagen und mit einer
-#   Messung vergleichen.
+# - den Speicher eines echten Modells (SmolLM2-135M) mit `utils.memory.fit` vorhersagen und mit
+#   einer Messung vergleichen.
 
 # %%
 import os
@@ -77,10 +77,12 @@ print(profile.label, "|", hw.summary())
 # to the next representable number.
 
 # %% [markdown] lang="de"
+# ## 1. Bits, Wertebereich und Genauigkeit
+#
 # Eine Gleitkommazahl besteht aus Vorzeichen, Exponent und Mantisse. Die Bits des Exponenten
 # bestimmen den *Wertebereich* (die größte und kleinste Zahl), die der Mantisse die *Genauigkeit*
-# (den Abstand zwischen Nachbarn). `torch.finfo` kennt jedes Format; der Abstand um 1 und um 1000
-# ist die Lücke bis zur nächsten darstellbaren Zahl.
+# (den Abstand zwischen benachbarten Zahlen). `torch.finfo` kennt jedes Format; der Abstand bei 1
+# und bei 1000 ist die Lücke bis zur nächsten darstellbaren Zahl.
 
 # %%
 # en: (sign, exponent, mantissa) bits; tf32 is fp32 with a 10-bit mantissa inside the tensor core
@@ -93,7 +95,16 @@ LAYOUT = {
     "float8_e4m3fn": (1, 4, 3),
 }
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn]
-print(f"{'dtype':<16}{'bits':>5}{'max':>12}{'tiny':>12}{'eps':>11}{'gap@1000':>11}")
+say(
+    "{dt:<16}{bits:>5}{max:>12}{tiny:>12}{eps:>11}{gap:>11}",
+    "{dt:<16}{bits:>5}{max:>12}{tiny:>12}{eps:>11}{gap:>11}",
+    dt=text("dtype", "Datentyp"),
+    bits=text("bits", "Bits"),
+    max=text("max", "größte"),
+    tiny=text("tiny", "kleinste"),
+    eps="eps",
+    gap=text("gap@1000", "Lücke@1000"),
+)
 for dt in DTYPES:
     info = torch.finfo(dt)
     # en: the gap at 1 is eps; at 1000 (between 2^9 and 2^10) it is eps · 2^9
@@ -115,7 +126,7 @@ say(
     max=iinfo.max,
     min=iinfo.min,
     eps=1,
-    gap="-",
+    gap="–",
 )
 
 # %%
@@ -149,8 +160,8 @@ plt.show()
 # fp16 past its largest number 65504, and round a real tensor to bf16.
 
 # %% [markdown] lang="de"
-# Was die Tabelle praktisch heißt: Addiere zehntausendmal `1e-4` (genau wäre das 1), schieb fp16
-# über seine größte Zahl 65504 hinaus und runde einen echten Tensor auf bf16.
+# Was die Tabelle in der Praxis bedeutet: Addiere zehntausendmal `1e-4` (genau wäre die Summe 1),
+# schieb fp16 über seine größte Zahl 65504 hinaus und runde einen echten Tensor auf bf16.
 
 # %%
 sums = {}
@@ -167,6 +178,7 @@ for dt in (torch.float32, torch.float16, torch.bfloat16):
         s=total.item(),
     )
 big = torch.tensor([65504.0, 65520.0, 70000.0])
+
 say("fp16 of {x}: {y}", "fp16 von {x}: {y}", x=big.tolist(), y=big.half().tolist())
 say("bf16 of {x}: {y}", "bf16 von {x}: {y}", x=big.tolist(), y=big.bfloat16().tolist())
 w = torch.randn(1000, generator=torch.Generator().manual_seed(0))
@@ -174,9 +186,11 @@ rel = ((w.bfloat16().float() - w).abs() / w.abs()).max().item()
 rel16 = ((w.half().float() - w).abs() / w.abs()).max().item()
 say(
     "largest relative rounding error on 1,000 random weights: bf16 {b:.2e}, fp16 {h:.2e}",
-    "größter relativer Rundungsfehler bei 1.000 Zufallsgewichten: bf16 {b:.2e}, fp16 {h:.2e}",
+    "größter relativer Rundungsfehler bei 1.000 Zufallsgewichten: bf16 {bp:.2f} %, fp16 {hp:.3f} %",
     b=rel,
     h=rel16,
+    bp=100 * rel,
+    hp=100 * rel16,
 )
 
 # %% [markdown] lang="en"
@@ -186,11 +200,11 @@ say(
 # range. bf16's relative error stays below 2⁻⁸ ≈ 0.4 %, fp16's below 2⁻¹¹.
 
 # %% [markdown] lang="de"
-# fp16 wächst nicht mehr weiter: Sobald die Summe 0,25 erreicht, ist der Abstand zum Nachbarn
-# (2⁻¹²) mehr als doppelt so groß wie 1e-4, also rundet jede Addition zurück. bf16 bleibt viel
-# früher stehen, denn es hat nur 8 Bit Genauigkeit (7 gespeicherte plus die implizite 1). fp16 macht
-# aus 70000 `inf`; bf16 hat den Wertebereich von fp32. Der relative Fehler von bf16 bleibt unter
-# 2⁻⁸ ≈ 0,4 %, der von fp16 unter 2⁻¹¹.
+# In fp16 wächst die Summe irgendwann nicht mehr: Sobald sie 0,25 erreicht, ist der Abstand zur
+# nächsten Zahl (2⁻¹²) mehr als doppelt so groß wie 1e-4, und jede Addition wird wieder abgerundet.
+# bf16 bleibt viel früher stehen, denn es hat nur 8 Bit Genauigkeit (7 gespeicherte plus die
+# implizite 1). fp16 macht aus 70000 `inf`; bf16 hat den Wertebereich von fp32. Der relative Fehler
+# von bf16 bleibt unter 2⁻⁸ ≈ 0,4 %, der von fp16 unter 2⁻¹¹.
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert abs(sums["float32"] - 1) < 1e-3 and sums["float16"] < 0.5 and sums["bfloat16"] < 0.1
@@ -209,17 +223,19 @@ assert rel <= 2**-8 and rel16 <= 2**-11
 # bf16 is fast where the CPU has AVX512-BF16 or AMX.
 
 # %% [markdown] lang="de"
-# Weniger Bits heißen weniger Speicherverkehr und auf GPUs mit Tensor Cores weit mehr FLOP/s, aber
-# nur, wo die Hardware das Format kann. Auf einer T4 (Compute Capability 7,5) läuft fp16 auf Tensor
-# Cores, bf16 dagegen wird emuliert und ist langsamer als fp32, obwohl
-# `torch.cuda.is_bf16_supported()` True sagt; deshalb entscheidet der Kurs über bf16 nach der
-# Compute Capability ≥ 8,0 (`GPU.has_fast_bf16`). Ab Ampere (A100, 8,0) dürfen fp32-Matmuls als
+# ## 2. Tempo pro Datentyp auf deinem Gerät
+#
+# Weniger Bits bedeuten weniger Speicherverkehr und auf GPUs mit Tensor Cores weit mehr FLOP/s,
+# aber nur, wo die Hardware das Format beherrscht. Auf einer T4 (Compute Capability 7.5) läuft fp16
+# auf Tensor Cores, bf16 dagegen wird emuliert und ist langsamer als fp32, obwohl
+# `torch.cuda.is_bf16_supported()` `True` meldet; deshalb entscheidet der Kurs über bf16 nach der
+# Compute Capability ≥ 8.0 (`GPU.has_fast_bf16`). Ab Ampere (A100, 8.0) dürfen fp32-Matmuls als
 # tf32 laufen, wenn du es mit `torch.set_float32_matmul_precision("high")` erlaubst. Auf einer CPU
 # hat torch für fp16 keinen schnellen Kernel, bf16 ist schnell, wo die CPU AVX512-BF16 oder AMX hat.
 
 # %%
 # en: CPU fp16 is ~80x slower than fp32: keep the CPU size small
-# de: fp16 ist auf der CPU ~80-mal langsamer als fp32: kleine Größe auf der CPU
+# de: fp16 ist auf der CPU rund 80-mal langsamer als fp32, daher dort eine kleine Matrix
 n = profile.pick(cpu=256, cuda=4096)
 speed = {}
 for name in ("float32", "tf32", "float16", "bfloat16"):
@@ -257,13 +273,13 @@ say(
 # widens every number to fp32 and rounds back, and bf16 becomes many times *slower* than fp32.
 
 # %% [markdown] lang="de"
-# Was davon schneller ist, hängt von deiner Hardware *und* von den Kerneln der Bibliothek ab, also
-# sagt es dir die Lektion nicht vorher, sondern fragt die Maschine. Auf einer CPU sind torchs eigene
-# Kernel für mehrere Befehlssätze übersetzt und wählen beim Start einen
+# Was davon schneller ist, hängt von deiner Hardware *und* von den Kerneln der Bibliothek ab.
+# Deshalb sagt es dir die Lektion nicht vorher, sondern fragt die Maschine. Auf einer CPU sind die
+# eigenen Kernel von torch für mehrere Befehlssätze kompiliert, und beim Start wird einer gewählt
 # (`torch.backends.cpu.get_cpu_capability()`; `ATEN_CPU_CAPABILITY=avx2` erzwingt die AVX2-Kernel).
 # Die bf16-Matmul aber gibt torch an oneDNN weiter, das die CPU selbst prüft: Mit AVX512-BF16 oder
-# AMX multipliziert es bf16 in Hardware, ohne sie wandelt es jede Zahl nach fp32 und rundet zurück,
-# und bf16 wird um ein Vielfaches *langsamer* als fp32.
+# AMX multipliziert es bf16 in Hardware, ohne sie wandelt es jede Zahl in fp32 um und rundet das
+# Ergebnis zurück, und bf16 wird um ein Vielfaches *langsamer* als fp32.
 
 # %%
 if ratio > 1.25:
@@ -277,13 +293,13 @@ else:
 if device.type == "cpu":
     bf16_flags = sorted({"avx512_bf16", "amx_bf16"} & hw.cpu.flags)
     # en: oneDNN's own limit, if someone set one (it overrides what the CPU can do)
-    # de: die eigene Grenze von oneDNN, falls jemand eine gesetzt hat (sie schlägt die CPU)
+    # de: die Obergrenze von oneDNN, falls jemand sie gesetzt hat (sie geht der CPU vor)
     onednn_limit = os.environ.get("ONEDNN_MAX_CPU_ISA", "")
     in_hardware = bool(bf16_flags) and not onednn_limit.upper().startswith(("AVX2", "AVX_", "SSE"))
     say(
         "torch's own CPU kernels: {aten}; bf16 instructions of this CPU: {flags}; "
         "ONEDNN_MAX_CPU_ISA: {limit}.",
-        "torchs eigene CPU-Kernel: {aten}; bf16-Befehle dieser CPU: {flags}; "
+        "Eigene CPU-Kernel von torch: {aten}; bf16-Befehle dieser CPU: {flags}; "
         "ONEDNN_MAX_CPU_ISA: {limit}.",
         aten=torch.backends.cpu.get_cpu_capability(),
         flags=", ".join(bf16_flags) or text("none", "keine"),
@@ -300,13 +316,13 @@ if device.type == "cpu":
         )
     )
     if (ratio > 1.25) if in_hardware else (ratio < 0.8):
-        why = text("That is what this path does.", "Das ist, was dieser Weg tut.")
+        why = text("That is what this path does.", "Genau das erwartest du auf diesem Weg.")
     else:
         why = text(
             "Unexpected for this path: at n = {n} the machine's load can hide the difference; "
             "run the cell again.",
-            "Unerwartet für diesen Weg: Bei n = {n} kann die Last der Maschine den Unterschied "
-            "verdecken; führ die Zelle noch einmal aus.",
+            "Für diesen Weg unerwartet: Bei n = {n} kann die Last auf der Maschine den "
+            "Unterschied verdecken; führ die Zelle noch einmal aus.",
             n=n,
         )
     say(
@@ -322,14 +338,20 @@ elif device.type == "cuda":
     say(
         "Verdict: {finding} ({q:.2f}×) on {name}: compute capability {cc}, "
         "is_bf16_supported() = {s}, bf16 tensor cores (≥ 8.0) = {f}.",
-        "Urteil: {finding} ({q:.2f}×) auf {name}: Compute Capability {cc}, "
-        "is_bf16_supported() = {s}, bf16-Tensor-Cores (≥ 8,0) = {f}.",
+        "Urteil: {finding} ({q:.2f}×) auf {name}: Compute Capability {version}, "
+        "is_bf16_supported() meldet {s}, {tc}.",
         finding=finding,
         q=ratio,
         name=g.name,
         cc=g.compute_capability,
         s=torch.cuda.is_bf16_supported(),
         f=g.has_fast_bf16,
+        # en: a version number keeps its point in German too
+        # de: eine Versionsnummer behält auch auf Deutsch ihren Punkt
+        version=".".join(map(str, g.compute_capability)),
+        tc=text("bf16 tensor cores (from 8.0)", "bf16-Tensor-Cores (ab 8.0) vorhanden")
+        if g.has_fast_bf16
+        else text("no bf16 tensor cores (from 8.0)", "keine bf16-Tensor-Cores (erst ab 8.0)"),
     )
 else:
     say("Verdict: {finding} ({q:.2f}×).", "Urteil: {finding} ({q:.2f}×).", finding=finding, q=ratio)
@@ -351,20 +373,20 @@ else:
 # uses the TPU.
 
 # %% [markdown] lang="de"
-# ### Was du sehen solltest (Stand 2026-12)
+# ### Was du sehen solltest (Stand: Dezember 2026)
 #
 # | Profil | fp32 | fp16 | bf16 | tf32 |
 # |---|---|---|---|---|
 # | CPU (CI: 2 Kerne einer AMD EPYC Zen 5) | Bezug | weit langsamer (kein schneller Kernel, bei großen Größen ~80×) | mit AVX512-BF16 oder AMX schneller (CI-Maschine: etwa 2- bis 3-mal); nur mit AVX2 50- bis 80-mal langsamer | – |
-# | Colab T4, Kaggle T4 x2 | 8,1 TFLOP/s Spitze | Tensor Cores: 65 TFLOP/s Spitze, ~24 dauerhaft | emuliert: langsamer als fp32 | nicht auf der T4 |
-# | TPU v5e | – | – | das eigene Format, 197 TFLOP/s Spitze | – |
+# | Colab T4, Kaggle T4 x2 | 8,1 TFLOP/s Spitze | Tensor Cores: 65 TFLOP/s Spitze, ~24 im Dauerbetrieb | emuliert: langsamer als fp32 | nicht auf der T4 |
+# | TPU v5e | – | – | das native Format, 197 TFLOP/s Spitze | – |
 # | A100 / H100 | 19,5 / 67 | 312 / 989 | 312 / 989 | 156 / 495 |
 #
 # Die CPU-Zeile ist auf der CI-Maschine des Kurses und auf einer EPYC nur mit AVX2 gemessen
 # (docs/facts.md §3; das Urteil oben sagt, welche Art deine ist), die anderen sind
 # Spitzenwerte aus Datenblättern (NVIDIA-Datenblätter T4, A100, H100; Google-Cloud-TPU-Doku;
-# `utils/platform/chips.py`, Stand 2026-11). Die PyTorch-Zellen dieser Lektion rechnen auf einer
-# TPU-Laufzeit auf der CPU; Lektion 04 nutzt die TPU.
+# `utils/platform/chips.py`, Stand: November 2026). In einer TPU-Laufzeit rechnen die PyTorch-Zellen
+# dieser Lektion auf der CPU; erst Lektion 04 nutzt die TPU.
 
 # %% [markdown] lang="en"
 # ## 3. Mixed precision: autocast and loss scaling
@@ -378,14 +400,16 @@ else:
 # The cell asks torch what each operation returns, on the CPU and, where there is one, on CUDA.
 
 # %% [markdown] lang="de"
+# ## 3. Mixed Precision: autocast und Loss Scaling
+#
 # `torch.autocast` rechnet Matmuls und Faltungen in 16 Bit und hebt einige andere Operationen auf
 # fp32. Welche, hängt vom Gerät ab: Die „Autocast Op Reference“ von PyTorch (auf der Seite
-# „Automatic Mixed Precision package - torch.amp“, gelesen 2026-12) nennt für CUDA Softmax,
-# Log-Softmax, layer_norm, Summen und die Losses; ihre CPU-Liste hat die Losses (`mse_loss`,
-# `nll_loss`, ...), aber weder Softmax noch layer_norm, die auf der CPU in bf16 bleiben. Die
-# Gewichte selbst bleiben fp32 (die *Master-Gewichte*); autocast rechnet mit 16-Bit-Kopien. CUDA
-# nimmt fp16 oder bf16, die CPU bf16. Die Zelle fragt torch, was jede Operation zurückgibt, auf der
-# CPU und, wo es eine gibt, auf CUDA.
+# „Automatic Mixed Precision package - torch.amp“, abgerufen im Dezember 2026) nennt für CUDA Softmax,
+# Log-Softmax, layer_norm, Summen und die Verlustfunktionen; ihre CPU-Liste enthält die
+# Verlustfunktionen (`mse_loss`, `nll_loss`, ...), aber weder Softmax noch layer_norm, die auf der CPU
+# in bf16 bleiben. Die Gewichte selbst bleiben fp32 (die *Master-Gewichte*); autocast rechnet mit
+# 16-Bit-Kopien. CUDA nimmt fp16 oder bf16, die CPU bf16. Die Zelle fragt torch, was jede Operation
+# zurückgibt, auf der CPU und, wo es eine gibt, auf CUDA.
 
 # %%
 F = torch.nn.functional
@@ -395,7 +419,8 @@ if device.type == "cuda" and not hw.gpus[0].has_fast_bf16:
 
 
 def autocast_dtypes(where, dtype):
-    """The dtype each operation returns under autocast on `where` ("cpu" or "cuda")."""
+    # en: the dtype each operation returns under autocast on `where` ("cpu" or "cuda")
+    # de: der Datentyp, den jede Operation unter autocast auf `where` ("cpu" oder "cuda") liefert
     layer = torch.nn.Linear(64, 64).to(where)
     x = torch.randn(8, 64, device=where)
     target = torch.zeros(8, dtype=torch.long, device=where)
@@ -434,9 +459,10 @@ say(
 
 # %% [markdown] lang="de"
 # Die kleinste fp16-Zahl liegt bei etwa 6e-8 (mit subnormalen Zahlen). Gradienten eines tiefen
-# Netzes sind oft kleiner und werden zu null. Loss Scaling multipliziert den Loss vor dem
+# Netzes sind oft noch kleiner und werden dann zu null. Loss Scaling multipliziert den Verlust vor dem
 # Rückwärtsdurchlauf mit einem großen Faktor, damit auch die Gradienten skaliert und darstellbar
-# bleiben, und teilt sie danach in fp32 wieder. So wirkt es auf einen kleinen Gradienten:
+# bleiben, und teilt sie danach in fp32 wieder durch ihn. So wirkt das auf einen kleinen
+# Gradienten:
 
 # %%
 grad = torch.tensor(1e-8)
@@ -451,14 +477,14 @@ say(
 )
 
 # en: GradScaler does this for you, and skips a step whose gradients overflowed to inf
-# de: GradScaler erledigt das und überspringt einen Schritt, dessen Gradienten zu inf übergelaufen sind
+# de: GradScaler erledigt das für dich und überspringt Schritte mit übergelaufenen Gradienten
 use_cuda = device.type == "cuda"
 scaler = torch.amp.GradScaler("cuda" if use_cuda else "cpu", init_scale=2.0**16)
 p = torch.nn.Parameter(torch.ones(4, device=device))
 opt = torch.optim.SGD([p], lr=0.1)
 for step, factor in enumerate(
     [1.0, 1e36]
-):  # en: the second loss overflows | de: der zweite Loss läuft über
+):  # en: the second loss overflows | de: der zweite Verlust läuft über
     opt.zero_grad()
     before = p.detach().clone()
     loss = (p * factor).sum()
@@ -469,9 +495,12 @@ for step, factor in enumerate(
     scaler.update()
     say(
         "step {i}: parameters changed: {c}, scale now {s:.0f}",
-        "Schritt {i}: Parameter geändert: {c}, Skala jetzt {s:.0f}",
+        "Schritt {i}: Parameter {changed}, Skala jetzt {s:.0f}",
         i=step,
         c=not torch.equal(before, p.detach()),
+        changed=text("updated", "aktualisiert")
+        if not torch.equal(before, p.detach())
+        else text("unchanged (step skipped)", "unverändert (Schritt übersprungen)"),
         s=scaler.get_scale(),
     )
 
@@ -507,15 +536,17 @@ for table, low in ((on_cpu, "bfloat16"), (on_cuda, str(amp_dtype)[6:])):
 # hundred MiB. `utils.memory.fit` adds all of that up; here are the rules of thumb, computed:
 
 # %% [markdown] lang="de"
+# ## 4. Speicher: Bytes pro Parameter
+#
 # Training hält pro Parameter: das Gewicht, seinen Gradienten und bei Adam zwei Momente (m und v).
 # Mixed Precision behält fp32-Master-Gewichte, fp32-Gradienten und -Momente plus die 16-Bit-Kopien.
 # LoRA friert das Basismodell ein (16 Bit, keine Gradienten, kein Optimiererzustand) und trainiert
 # kleine Adapter; QLoRA speichert die eingefrorene Basis in 4-Bit-NF4. Dazu kommen die
 # **Aktivierungen**, die der Rückwärtsdurchlauf braucht: Sie wachsen mit Batch × Sequenz ×
 # Schichten × Breite (und am Ausgang mit dem Vokabular). Activation Checkpointing behält pro Block
-# nur eine Eingabe und rechnet den Rest im Rückwärtsdurchlauf neu: etwa ein Drittel mehr Rechnen
-# für viel weniger Speicher. Auf einer GPU kommt der CUDA-Kontext mit einigen Hundert MiB dazu.
-# `utils.memory.fit` zählt das alles zusammen; hier die Faustregeln, ausgerechnet:
+# nur eine Eingabe und berechnet den Rest im Rückwärtsdurchlauf neu: etwa ein Drittel mehr
+# Rechenaufwand für viel weniger Speicher. Auf einer GPU kommt der CUDA-Kontext mit einigen hundert
+# MiB dazu. `utils.memory.fit` zählt das alles zusammen; hier die Faustregeln, ausgerechnet:
 
 # %%
 seven_b = 7_000_000_000
@@ -524,7 +555,7 @@ rules = {
     "bf16 AMP AdamW": fit.fit(seven_b, "bfloat16", "full", mixed=True),
     "LoRA r=16": fit.fit(seven_b, "bfloat16", "lora"),
     "QLoRA r=16": fit.fit(seven_b, "bfloat16", "qlora"),
-    "bf16 inference": fit.fit(seven_b, "bfloat16", "inference"),
+    text("bf16 inference", "bf16-Inferenz"): fit.fit(seven_b, "bfloat16", "inference"),
 }
 for name, r in rules.items():
     say(
@@ -583,9 +614,9 @@ assert (
 #   in fp32 (Master-Gewichte, Gradienten, Momente) plus die 16-Bit-Kopie jedes Gewichts, die
 #   autocast für die Matmuls anlegt (2).
 #
-# Du liest auch „16 Bytes“ für Mixed Precision: Das ist die Aufteilung von ZeRO und DeepSpeed
-# (Rajbhandari u. a. 2019, arXiv:1910.02054), die 16-Bit-Gewichte *und 16-Bit-Gradienten* neben
-# fp32-Master-Gewichten und -Momenten hält: 2 + 2 + 4 + 4 + 4. Autocast hält die Gradienten in
+# Manchmal liest du auch „16 Bytes“ für Mixed Precision: Das ist die Aufteilung von ZeRO und
+# DeepSpeed (Rajbhandari u. a. 2019, arXiv:1910.02054), die 16-Bit-Gewichte *und 16-Bit-Gradienten*
+# neben fp32-Master-Gewichten und -Momenten hält: 2 + 2 + 4 + 4 + 4. Autocast hält die Gradienten in
 # fp32, daher 18. Reines bf16-Training (ganz ohne fp32-Kopie) braucht 8, mit den Rundungsproblemen
 # aus Abschnitt 1. LoRA braucht die Bytes der eingefrorenen Basis (2 in 16 Bit, 4 bei einer
 # fp32-Basis) plus 16 pro Adapterparameter; QLoRA etwa ein halbes Byte pro Basisparameter
@@ -610,22 +641,25 @@ assert (
 # of that tensor are summed into one more.
 
 # %% [markdown] lang="de"
+# ## 5. Vorhersage und Messung: das echte Modell
+#
 # Jetzt das mitgelieferte SmolLM2-135M (die 4-Bit-GGUF-Fassung, offline zu fp32 entpackt). Der
-# Rechner sagt die Spitze voraus; `peakmem.measure_peak` misst sie abseits dieses Notebooks,
-# damit nichts zählt, was das Notebook hält: Ein Hilfsprozess importiert transformers einmal und
-# forkt unter Linux pro Lauf ein sauberes Kind. Bevor es seinen Ausgangspunkt abliest, lässt jedes
-# Kind ein Modell derselben Architektur mit nur einem Block einmal laufen, damit Code, der erst
-# beim ersten Gebrauch geladen wird, nicht als Speicher des Laufs zählt. Auf der CPU ist die
-# Spitze der Anstieg des Höchststands des belegten Arbeitsspeichers über diesen Ausgangspunkt,
-# auf CUDA `torch.cuda.max_memory_allocated()`. Ein Trainingsschritt sind zwei AdamW-Schritte
-# (der zweite mit schon vorhandenen Momenten). Seine Spitze ist der größere von zwei Momenten: der
-# Beginn des Rückwärtsdurchlaufs (alle Aktivierungen, keine Gradienten) und der
-# Optimiererschritt (alle Gradienten plus die Zwischenwerte des Schritts). Wie groß die sind,
-# hängt vom Gerät ab: Auf CUDA aktualisiert torchs AdamW alle Parameter auf einmal (*foreach*)
-# und rechnet √v für alle, eine weitere Kopie der Parameter; auf der CPU geht es Tensor für
-# Tensor, also braucht nur der größte Tensor (die Einbettung) Zwischenwerte, und weil SmolLM2
-# seine Einbettung mit dem Ausgabekopf teilt, werden die zwei Gradienten dieses Tensors zu einem
-# weiteren summiert.
+# Rechner sagt die Spitze voraus; `peakmem.measure_peak` misst sie außerhalb dieses Notebooks,
+# damit nichts mitgezählt wird, was das Notebook im Speicher hält: Ein Hilfsprozess importiert
+# transformers einmal und startet unter Linux pro Lauf einen frischen Kindprozess (`fork`). Bevor
+# der Kindprozess seinen Ausgangswert abliest, lässt er einmal ein Modell derselben Architektur
+# mit nur einem Block laufen; so wird Code, der erst beim ersten Gebrauch geladen wird, nicht dem
+# Lauf angerechnet. Auf der CPU ist die Spitze der Anstieg des Höchststands des belegten
+# Arbeitsspeichers über diesen Ausgangswert, auf CUDA `torch.cuda.max_memory_allocated()`. Ein
+# Trainingsschritt besteht aus zwei AdamW-Schritten (beim zweiten gibt es die Momente schon).
+# Die Spitze liegt an einem von zwei Zeitpunkten, je nachdem, wo mehr Speicher belegt ist: zu
+# Beginn des Rückwärtsdurchlaufs (alle Aktivierungen, noch keine Gradienten) oder im
+# Optimiererschritt (alle Gradienten plus die Zwischenwerte des Schritts). Wie groß diese
+# Zwischenwerte sind, hängt vom Gerät ab: Auf CUDA aktualisiert AdamW von torch alle Parameter auf
+# einmal (*foreach*) und berechnet √v für alle, also eine weitere Kopie der Parameter; auf der CPU
+# geht es Tensor für Tensor, sodass nur der größte Tensor (das Embedding) Zwischenwerte braucht.
+# Weil SmolLM2 sein Embedding mit dem Ausgabekopf teilt, werden die zwei Gradienten dieses Tensors
+# zudem in einem weiteren Tensor summiert.
 
 # %%
 from transformers import AutoConfig
@@ -639,10 +673,18 @@ where, source = smollm2_location()
 config = AutoConfig.from_pretrained(where)
 print(source)
 on = "cuda" if device.type == "cuda" else "cpu"
+# en: the calculator's modes, as each language names them
+# de: die Modi des Rechners, wie jede Sprache sie nennt
+MODE_NAMES = {
+    "inference": ("inference", "Inferenz"),
+    "full": ("full", "voll"),
+    "lora": ("lora", "LoRA"),
+    "qlora": ("qlora", "QLoRA"),
+}
 # en: LoRA as lesson 07 trains it: r = 8 on q, k, v, o; on an fp32 base (lesson 07 on a CPU) and
 # en: on a 16-bit base under autocast (lesson 07 on a GPU; fp16 on a T4)
-# de: LoRA, wie Lektion 07 es trainiert: r = 8 auf q, k, v, o; auf einer fp32-Basis (Lektion 07
-# de: auf der CPU) und auf einer 16-Bit-Basis unter autocast (Lektion 07 auf einer GPU; fp16 auf der T4)
+# de: LoRA, wie Lektion 07 es trainiert: r = 8 auf q, k, v, o; auf einer fp32-Basis (Lektion 07 auf
+# de: der CPU) und auf einer 16-Bit-Basis unter autocast (Lektion 07 auf einer GPU; fp16 auf der T4)
 low = "float16" if on == "cuda" and not hw.gpus[0].has_fast_bf16 else "bfloat16"
 runs = [
     ("inference", "float32", 1, 128),
@@ -653,7 +695,7 @@ runs = [
     ("lora", low, 4, 128, {"mixed": True, "amp_dtype": low}),
 ]
 # en: one helper process imports transformers once and forks a clean child per run (Linux)
-# de: ein Hilfsprozess importiert transformers einmal und forkt pro Lauf ein sauberes Kind (Linux)
+# de: ein Hilfsprozess importiert transformers einmal, pro Lauf startet ein frischer Kindprozess
 measured = peakmem.measure_peak(runs, device=on)
 errors = []
 reports = {}
@@ -668,9 +710,10 @@ for (mode, dt, batch, seq, *options), peak in zip(runs, measured, strict=True):
     errors.append(100 * (predicted.total - peak) / peak)
     say(
         "{mode:<9} {dt:<8} {amp:<8} batch {b} × {s}: predicted {p}, measured {m}, error {e:+.1f}%",
-        "{mode:<9} {dt:<8} {amp:<8} Batch {b} × {s}: vorhergesagt {p}, gemessen {m}, "
+        "{modus:<9} {dt:<8} {amp:<8} Batch {b} × {s}: vorhergesagt {p}, gemessen {m}, "
         "Fehler {e:+.1f} %",
         mode=mode,
+        modus=text(*MODE_NAMES[mode]),
         dt=dt,
         amp="autocast" if mixed else "",
         b=batch,
@@ -702,24 +745,25 @@ print(fit.fit(config, "float32", "full", 1, 32, device="cpu", foreach=on == "cud
 # size. Here is what one block keeps per token, and the LoRA prediction by part:
 
 # %% [markdown] lang="de"
-# Der angezeigte Fehler ist, was der Rechner nicht erfasst: den Spielraum des Allocators, die
-# kleinen Tensoren der Attention-Maske und der Positionen. (Unter Linux setzt die Messung glibcs
-# `MALLOC_MMAP_THRESHOLD_`, damit Speicher, der während eines Schritts frei wird, ans System
-# zurückgeht und die Spitze Tensoren zählt, wie `max_memory_allocated` auf CUDA; mit glibcs
-# Voreinstellung behält der Heap freie Blöcke, und derselbe LoRA-Schritt sah bis zur Hälfte größer
-# aus.) Die Vorhersage muss innerhalb von 15 % der Messung bleiben (die versteckte Zelle unten
-# prüft das für jede Zeile). Auf der CPU des Kurses lag die LoRA-Zeile unter autocast am weitesten
-# daneben, bei doppelt so vielen Tokens um etwa gleich viel (docs/facts.md §5): keine Aktivierung,
-# sondern etwas fester Größe, das die 16-Bit-Kernel halten und das der Rechner nicht abbildet.
+# Der angezeigte Fehler ist das, was der Rechner nicht erfasst: den Spielraum des Allocators und
+# die kleinen Tensoren für Attention-Maske und Positionen. (Unter Linux setzt die Messung
+# `MALLOC_MMAP_THRESHOLD_` von glibc, damit Speicher, der während eines Schritts frei wird, ans
+# System zurückgeht und die Spitze nur Tensoren erfasst, wie `max_memory_allocated` auf CUDA; mit
+# der Voreinstellung von glibc behält der Heap freie Blöcke, und derselbe LoRA-Schritt wirkte bis
+# zu anderthalbmal so groß.) Die Vorhersage muss innerhalb von 15 % der Messung bleiben (die
+# versteckte Zelle unten prüft das für jede Zeile). Auf der CPU des Kurses lag die LoRA-Zeile unter
+# autocast am weitesten daneben, und zwar bei doppelt so vielen Tokens um etwa denselben Betrag
+# (docs/facts.md §5): Das ist keine Aktivierung, sondern etwas fester Größe, das die 16-Bit-Kernel
+# belegen und das der Rechner nicht abbildet.
 #
-# Bei LoRA geht eine Faustregel allein schief. „2 Bytes pro Parameter plus Adapter“ ist die
-# eingefrorene Basis in 16 Bit; auf einer fp32-Basis (Lektion 07 auf der CPU) sind es 4. Und die
+# Gerade bei LoRA führt eine Faustregel allein in die Irre. „2 Bytes pro Parameter plus Adapter“ ist
+# die eingefrorene Basis in 16 Bit; auf einer fp32-Basis (Lektion 07 auf der CPU) sind es 4. Und die
 # Aktivierungen sind nicht kleiner als beim vollen Feintuning: Die Basis ist zwar eingefroren, aber
-# der Rückwärtsdurchlauf muss den Gradienten durch jeden Block bis zum ersten Adapter
-# durchreichen, also behalten Normen, Attention und MLP, was sie dafür brauchen. Wegfallen können
-# nur die Eingaben eingefrorener linearer Schichten, denn kein Gewichtsgradient braucht sie. Oben
-# drauf kommt der Loss: transformers rechnet ihn in fp32 über das ganze Vokabular (49.152 Tokens bei
-# SmolLM2), und der Rückwärtsdurchlauf hält kurz zwei weitere Tensoren dieser Größe. Hier, was ein
+# der Rückwärtsdurchlauf muss den Gradienten durch jeden Block bis zum ersten Adapter durchreichen,
+# also behalten Normen, Attention und MLP alles, was sie dafür brauchen. Wegfallen können nur die
+# Eingaben eingefrorener linearer Schichten, denn kein Gewichtsgradient braucht sie. Hinzu kommt der
+# Verlust: transformers berechnet ihn in fp32 über das ganze Vokabular (49.152 Tokens bei SmolLM2),
+# und der Rückwärtsdurchlauf hält kurz zwei weitere Tensoren dieser Größe. Hier siehst du, was ein
 # Block pro Token behält, und die LoRA-Vorhersage nach Teilen:
 
 # %%
@@ -739,7 +783,7 @@ lora_fp32 = reports["lora", "float32"]
 print(lora_fp32)
 say(
     "The loss over the vocabulary alone: {head} of the {act} of activations.",
-    "Allein der Loss über das Vokabular: {head} der {act} Aktivierungen.",
+    "Allein die Verlustberechnung über das Vokabular: {head} der {act} Aktivierungen.",
     head=format_bytes(fit.loss_head_bytes(shape, runs[4][2] * runs[4][3])),
     act=format_bytes(lora_fp32.parts["activations"]),
 )
@@ -755,7 +799,8 @@ say(
 # sind es die Basis und die Aktivierungen, nie die Adapter.
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
-# upper bounds only without fork and /proc (macOS): loading counts there
+# en: upper bounds only without fork and /proc (macOS): loading counts there
+# de: ohne fork und /proc (macOS) nur Obergrenzen: Dort wird das Laden mitgezählt
 assert not (on == "cuda" or peakmem.exact_peaks()) or all(abs(e) <= 15 for e in errors), errors
 
 # %% [markdown] lang="en"
@@ -766,9 +811,12 @@ assert not (on == "cuda" or peakmem.exact_peaks()) or all(abs(e) <= 15 for e in 
 # shape of their SmolLM2 or Llama-like relative as a rough guess (`fit.shape_of`).
 
 # %% [markdown] lang="de"
-# Wähle Modellgröße, Datentyp, Modus, Batch und Sequenz: Die Balken zeigen den Speicher nach Teilen
-# gegen den Speicher des Geräts (die 15 GiB einer T4, wenn hier keine GPU ist). Andere Größen als
-# 135M nehmen die Form eines Llama-ähnlichen Modells als grobe Schätzung (`fit.shape_of`).
+# ## 6. Passt es? Probier es aus
+#
+# Wähle Modellgröße, Datentyp, Modus, Batch und Sequenzlänge: Die Balken zeigen den Speicher nach
+# Teilen, verglichen mit dem Speicher des Geräts (den 15 GiB einer T4, wenn hier keine GPU ist).
+# Für andere Größen als 135M dient die Form des verwandten SmolLM2- oder Llama-ähnlichen Modells
+# als grobe Schätzung (`fit.shape_of`).
 
 # %%
 from utils.widgets import explore
@@ -808,9 +856,10 @@ def show_fit(size, dtype, mode, batch, seq):
     ax.set_title(
         text(
             "{size}, {mode}, {dtype}: peak memory by part",
-            "{size}, {mode}, {dtype}: Spitzenspeicher nach Teilen",
+            "{size}, {modus}, {dtype}: Spitzenspeicher nach Teilen",
             size=size,
             mode=mode,
+            modus=text(*MODE_NAMES[mode]),
             dtype=dtype,
         )
     )
@@ -822,6 +871,14 @@ def show_fit(size, dtype, mode, batch, seq):
 explore(
     show_fit,
     dict(size="7B", dtype="bfloat16", mode="qlora", batch=1, seq=512),
+    button_label=text("Compute", "Berechnen"),
+    labels=dict(
+        size=text("model size", "Modellgröße"),
+        dtype=text("data type", "Datentyp"),
+        mode=text("run mode", "Modus"),
+        batch=text("batch size", "Batchgröße"),
+        seq=text("sequence length", "Sequenzlänge"),
+    ),
     size=list(SIZES),
     dtype=["float32", "float16", "bfloat16"],
     mode=list(fit.MODES),
@@ -848,11 +905,11 @@ explore(
 # "Transformer Math 101", the QLoRA paper (arXiv:2305.14314) — docs/facts.md §5.
 
 # %% [markdown] lang="de"
-# ### Was du sehen solltest (Stand 2026-12)
+# ### Was du sehen solltest (Stand: Dezember 2026)
 #
 # - **CPU** (CI): die Vorhersage für SmolLM2-135M innerhalb von 15 % der gemessenen Spitze (oben);
-#   der Speicher ist hier der Arbeitsspeicher, also entscheidet über „passt“ die T4, die das Widget
-#   annimmt.
+#   der Speicher ist hier der Arbeitsspeicher, deshalb entscheidet die T4, die das Widget annimmt,
+#   ob etwas „passt“.
 # - **Colab T4** (15 GiB nutzbar von 16 GB; 15360 MiB sichtbar, googlecolab/backend-info) und
 #   **Kaggle T4 x2** (zwei getrennte GPUs mit je 15 GiB, nicht eine mit 30 GiB): Volles
 #   fp32-Feintuning eines 7-Mrd.-Modells passt nicht (112 GB Zustand), QLoRA von 7 Mrd. passt bei
@@ -916,7 +973,7 @@ explore(
 # where bf16 is the native format.
 
 # %% [markdown] lang="de"
-# ## Teste dich selbst
+# ## Prüf dich selbst
 #
 # <details><summary>1. Warum braucht bf16 kein Loss Scaling, fp16 aber schon?</summary>
 #
@@ -926,7 +983,8 @@ explore(
 #
 # <details><summary>2. Eine T4 meldet <code>torch.cuda.is_bf16_supported()</code> = True. Solltest du dort in bf16 trainieren?</summary>
 #
-# Nein: Die T4 (Compute Capability 7,5) emuliert bf16, langsamer als fp32. Nimm fp16 mit GradScaler.
+# Nein: Die T4 (Compute Capability 7.5) emuliert bf16 und ist damit langsamer als mit fp32. Nimm
+# fp16 mit GradScaler.
 # </details>
 #
 # <details><summary>3. Woher kommen die 16 Bytes pro Parameter bei fp32-AdamW?</summary>
@@ -943,21 +1001,22 @@ explore(
 #
 # ## Zusammenfassung
 #
-# - Exponentenbits geben den Wertebereich, Mantissenbits die Genauigkeit: fp16 läuft über 65504
-#   hinaus über, bf16 hat den Bereich von fp32 mit 8 Bit Genauigkeit.
+# - Die Exponentenbits bestimmen den Wertebereich, die Mantissenbits die Genauigkeit: fp16 läuft
+#   oberhalb von 65504 über, bf16 hat den Wertebereich von fp32 bei 8 Bit Genauigkeit.
 # - Das Tempo pro Datentyp hängt von der Hardware ab: fp16 auf der T4, bf16 ab Compute
-#   Capability 8,0 und auf TPUs, tf32, wenn erlaubt, ab Ampere; auf der CPU: messen.
+#   Capability 8.0 und auf TPUs, tf32 ab Ampere, wenn du es erlaubst; auf der CPU hilft nur
+#   Messen.
 # - Autocast lässt die Master-Gewichte in fp32 und rechnet Matmuls in 16 Bit; welche anderen
-#   Operationen es auf fp32 hebt, hängt vom Gerät ab: auf CUDA Softmax, Normen und Losses, auf der
-#   CPU nur die Losses (Softmax und layer_norm bleiben bf16). fp16 braucht einen GradScaler (vor
-#   dem Clipping zurückskalieren), bf16 nicht.
+#   Operationen es auf fp32 hebt, hängt vom Gerät ab: auf CUDA Softmax, Normen und Verlustfunktionen,
+#   auf der CPU nur die Verlustfunktionen (Softmax und layer_norm bleiben bf16). fp16 braucht einen
+#   GradScaler (vor dem Clipping zurückskalieren), bf16 nicht.
 # - Ob bf16 auf einer CPU schneller ist als fp32, hängt von ihren Befehlen ab: schneller mit
 #   AVX512-BF16 oder AMX, um ein Vielfaches langsamer nur mit AVX2; das Urteil in Abschnitt 2 sagt,
 #   was bei dir gilt.
 # - Trainingsspeicher: Gewichte + Gradienten + Optimiererzustand + Aktivierungen (+ CUDA-Kontext):
 #   16 B/Param. für fp32-AdamW (4 + 4 + 8), 18 B mit der Mixed Precision von autocast (+ 2 für die
 #   16-Bit-Kopie), die 2 B der Basis (4 in fp32) + Adapter für LoRA, etwa 0,5 B + Adapter für
-#   QLoRA. Die Aktivierungen von LoRA sind fast die des vollen Trainings, plus der fp32-Loss.
+#   QLoRA. Die Aktivierungen von LoRA sind fast die des vollen Trainings, plus der Verlust in fp32.
 #
 # **Glossar:** Mantisse, Exponent, Maschinengenauigkeit, subnormale Zahl, Tensor Core, tf32,
 # Autocast, Master-Gewichte, Loss Scaling, Optimiererzustand, Aktivierungen, Activation
@@ -965,7 +1024,7 @@ explore(
 #
 # **Weiter:** Lab 03 (Bytes pro Datentyp, exakte Ganzzahlen, Loss Scaling, LoRA-Speicher, der
 # Autocast-Datentyp, eine 16-Bit-Summe, die ihre kleinen Summanden behält, Clippen nach dem
-# Entskalieren), dann Lektion 04, JAX und TPU, wo bf16 das eigene Format ist.
+# Zurückskalieren), dann Lektion 04, JAX und TPU, wo bf16 das native Format ist.
 
 # %% [markdown] lang="en"
 # **Class results (optional).** To add this run's figures to your group's comparison, set
