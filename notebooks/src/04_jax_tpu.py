@@ -45,11 +45,10 @@
 # how many CPU devices JAX will have.
 
 # %% [markdown] lang="de"
-# TPUs programmiert man vor allem mit **JAX**: die Schnittstelle von NumPy, von XLA übersetzt für CPUs,
-# GPUs und TPUs. Diese Lektion zeigt JAX auf **einem** Beschleuniger so, wie man es heute auf TPUs
-# einsetzt, und sie läuft
-# überall: auf dem Laptop, auf Colabs TPU v5e-1 mit einem Gerät und auf Kaggles TPU v5e-8 mit acht
-# Geräten. Du wirst
+# TPUs programmierst du vor allem mit **JAX**: die Schnittstelle von NumPy, von XLA für CPUs, GPUs
+# und TPUs kompiliert. Diese Lektion zeigt JAX auf **einem** Beschleuniger so, wie es heute auf TPUs
+# eingesetzt wird, und sie läuft überall: auf dem Laptop, auf Colabs TPU v5e-1 mit einem Gerät und
+# auf Kaggles TPU v5e-8 mit acht Geräten. Du wirst
 #
 # - JAX auf einer Seite kennenlernen, wenn du PyTorch kennst: `jax.numpy`, reine Funktionen,
 #   explizite Zufallsschlüssel, `jit`, `grad`, `vmap`;
@@ -60,8 +59,8 @@
 #   und PyTorch messen.
 #
 # Ein Array auf mehrere Geräte aufzuteilen (Meshes, `NamedSharding`, `shard_map`) ist das Thema von
-# Lektion 08. Führe die Setup-Zelle aus und gleich danach die Code-Zelle von Abschnitt 0, **vor allem
-# anderen**: Sie legt fest, wie viele CPU-Geräte JAX haben wird.
+# Lektion 08. Führe die Setup-Zelle aus und gleich danach die Code-Zelle von Abschnitt 0, **vor
+# allem anderen**: Sie legt fest, wie viele CPU-Geräte JAX haben wird.
 
 # %% [markdown] lang="en"
 # ## 0. Two CPU devices, before JAX starts
@@ -77,12 +76,12 @@
 # %% [markdown] lang="de"
 # ## 0. Zwei CPU-Geräte, bevor JAX startet
 #
-# Abschnitt 3 verschiebt Arrays zwischen Geräten, braucht also zwei. Ein Laptop und die
-# CI-Maschinen haben eine CPU, aber JAX kann sie in **simulierte Geräte** aufteilen, jedes mit
-# eigenem Speicher. JAX liest ihre Anzahl **ein einziges Mal**, wenn es seine Backends startet (beim
-# ersten Array, beim ersten Aufruf von `jax.devices()` oder bei der ersten Rechnung); `import jax`
-# allein startet sie nicht. Deshalb kommt diese Zelle zuerst: `jaxdevices.simulate_cpu_devices(2)`
-# führt `jax.config.update("jax_num_cpu_devices", 2)` aus (öffne `utils/parallel/jaxdevices.py`, um es zu
+# Abschnitt 3 verschiebt Arrays zwischen Geräten, braucht also zwei. Ein Laptop und die CI-Maschinen
+# haben eine CPU, aber JAX kann sie in **simulierte Geräte** aufteilen, jedes mit eigenem Speicher.
+# JAX liest ihre Anzahl **ein einziges Mal**, wenn es seine Backends startet (beim ersten Array,
+# beim ersten Aufruf von `jax.devices()` oder bei der ersten Rechnung); `import jax` allein startet
+# sie nicht. Deshalb kommt diese Zelle zuerst: `jaxdevices.simulate_cpu_devices(2)` führt
+# `jax.config.update("jax_num_cpu_devices", 2)` aus (öffne `utils/parallel/jaxdevices.py`, um es zu
 # lesen). Hast du in diesem Kernel schon mit JAX gerechnet? Dann sagt dir die Zelle das und wie du
 # neu startest. Auf einer GPU oder TPU bleibt der Beschleuniger das Standardgerät von JAX.
 
@@ -207,8 +206,8 @@ assert (first == again).all() and not (first == other).all()
 # checked against the formula and against PyTorch's autograd:
 
 # %% [markdown] lang="de"
-# `jax.grad` macht aus einer Funktion ihre Gradientenfunktion. Hier für einen mittleren quadratischen
-# Fehler, verglichen mit der Formel und mit Autograd von PyTorch:
+# `jax.grad` macht aus einer Funktion ihre Gradientenfunktion. Hier für einen mittleren
+# quadratischen Fehler, verglichen mit der Formel und mit Autograd von PyTorch:
 
 
 # %%
@@ -363,9 +362,9 @@ assert np.allclose(compiled(layers, batch), mlp(layers, batch), **TOL)
 #
 # ### Eine neue Form ist ein neues Programm
 #
-# XLA kompiliert für **feste Formen und Datentypen**. Rufst du eine gejittete Funktion mit einer Form
-# auf, die sie noch nicht kennt, tract und kompiliert sie erneut. Die Liste unten zeichnet jedes
-# Tracing auf:
+# XLA kompiliert für **feste Formen und Datentypen**. Rufst du eine gejittete Funktion mit einer
+# Form auf, die sie noch nicht kennt, tract und kompiliert sie erneut. Die Liste unten zeichnet
+# jedes Tracing auf:
 
 # %%
 traced_shapes = []
@@ -427,7 +426,7 @@ say(
 # jede neue Form seinen ganzen Compiler laufen, und der erste Aufruf einer Funktion bezahlt
 # zusätzlich das Einrichten von `jit`. Ein großes Modell braucht auf jedem Gerät länger; deshalb
 # kann JAX kompilierte Programme zwischen zwei Läufen auf der Festplatte aufheben
-# (JAX-Dokumentation, „Persistent compilation cache“, geprüft am 07.11.2024). Auf einer TPU führst
+# (JAX-Dokumentation, „Persistent compilation cache“, abgerufen im November 2024). Auf einer TPU führst
 # du die Zelle aus und siehst ihre Zahlen. Batches wechselnder Länge (Sätze, der kleinere letzte
 # Batch einer Epoche) kompilieren wieder und wieder. Abschnitt 4 zeigt das Gegenmittel: auf wenige
 # feste Größen auffüllen (Padding).
@@ -553,9 +552,9 @@ assert doubled.devices() == {cpus[1]} and not mixed
 # | Mac (MPS) | `cpu` | 2 × `CpuDevice` (JAX hat standardmäßig kein MPS-Backend) | `cpu` |
 #
 # *Stand: November 2026. Quellen: Colabs Paketlisten (googlecolab/backend-info: jax 0.7.2 mit
-# CUDA-Plugin auf GPU-Laufzeiten), googlecolab/colabtools#5566 (TPU v5e-1 ersetzt seit September 2025
-# die v2-8), jax-ml/jax-ai-stack#242 („can no longer demo SPMD on Colab“, Kaggles v5e-8); JAX meldet
-# einen v5e-Chip als „TPU v5 lite“ (marin-community/marin#2195).*
+# CUDA-Plugin auf GPU-Laufzeiten), googlecolab/colabtools#5566 (TPU v5e-1 ersetzt seit September
+# 2025 die v2-8), jax-ml/jax-ai-stack#242 („can no longer demo SPMD on Colab“, Kaggles v5e-8); JAX
+# meldet einen v5e-Chip als „TPU v5 lite“ (marin-community/marin#2195).*
 
 # %% [markdown] lang="en"
 # ## 4. What a TPU likes: bf16 and large, fixed shapes
@@ -570,11 +569,12 @@ assert doubled.devices() == {cpus[1]} and not mixed
 # ## 4. Was eine TPU mag: bf16 und große, feste Formen
 #
 # Die Matrixeinheiten einer TPU (MXUs; eine v5e hat vier in ihrem einen TensorCore, Lektion 00) sind
-# systolische Arrays, die **bf16**-Zahlen multiplizieren und in float32 aufsummieren. Ihr Datenblatt nennt gar keinen float32-Spitzenwert. Eine
-# float32-Matrixmultiplikation funktioniert trotzdem: Mit der Standardgenauigkeit von JAX rechnet die
-# TPU die Eingaben in bf16-Durchgängen; `precision="highest"` verlangt volles float32, zum mehrfachen
-# Preis. Auf einer CPU ist der Standard exaktes float32. Die Zelle misst den relativen Fehler jeder
-# Variante im Vergleich zu einer float64-Referenz auf dieser Maschine:
+# systolische Arrays, die **bf16**-Zahlen multiplizieren und in float32 aufsummieren. Ihr Datenblatt
+# nennt gar keinen float32-Spitzenwert. Eine float32-Matrixmultiplikation funktioniert trotzdem: Mit
+# der Standardgenauigkeit von JAX rechnet die TPU die Eingaben in bf16-Durchgängen;
+# `precision="highest"` verlangt volles float32, zum mehrfachen Preis. Auf einer CPU ist der
+# Standard exaktes float32. Die Zelle misst den relativen Fehler jeder Variante im Vergleich zu
+# einer float64-Referenz auf dieser Maschine:
 
 # %%
 rng = np.random.default_rng(0)
@@ -599,9 +599,10 @@ for variant, error in errors.items():
 say(
     "bf16 keeps 8 significant bits: a relative rounding error up to 2^-8 = {eps:.1e} per number; "
     "it halves the bytes: {b16:.1f} MiB instead of {b32:.1f} MiB.",
-    "bf16 behält 8 signifikante Bits: ein relativer Rundungsfehler bis 2^-8 = {eps:.1e} pro Zahl; "
-    "es halbiert die Bytes: {b16:.1f} MiB statt {b32:.1f} MiB.",
+    "bf16 behält 8 signifikante Bits, also einen relativen Rundungsfehler von bis zu 2^-8 "
+    "≈ {percent:.2f} % pro Zahl, und halbiert die Bytes: {b16:.1f} MiB statt {b32:.1f} MiB.",
     eps=2**-8,
+    percent=100 * 2**-8,
     b16=a16.nbytes / 2**20,
     b32=a32.nbytes / 2**20,
 )
@@ -628,9 +629,9 @@ if backend == "cpu":
 
 # %% [markdown] lang="de"
 # Auf einer TPU landet die mittlere Zeile nahe an der bf16-Zeile (JAX-Dokumentation zu
-# `jax.lax.Precision`: Der Standard „performs computations in bfloat16“ auf TPUs); auf einer CPU oder
-# einer T4 bleibt sie nahe beim für float32 typischen Wert 1e-7. Jetzt das Tempo beider Datentypen auf diesem
-# Gerät, in der Größe des Profils:
+# `jax.lax.Precision`: Der Standard „performs computations in bfloat16“ auf TPUs); auf einer CPU
+# oder einer T4 bleibt sie nahe beim für float32 typischen Wert 1e-7. Jetzt das Tempo beider
+# Datentypen auf diesem Gerät, in der Größe des Profils:
 
 # %%
 size = profile.pick(cpu=512, cuda=4096, tpu=4096, mps=512)
@@ -707,7 +708,7 @@ if backend == "cpu":
 # diesem Kurs setzt eine Reihenfolge der beiden voraus: Die Lektionen messen. Auf einer TPU
 # multiplizieren die MXUs bf16 direkt, und mit der Standardgenauigkeit von JAX läuft schon eine
 # float32-Matrixmultiplikation in bf16-Durchgängen (Cloud-TPU-Dokumentation, „Improve your model's
-# performance with bfloat16“; JAX-Dokumentation, „Matmul precision“; beide gelesen am 01.12.2026).
+# performance with bfloat16“; JAX-Dokumentation, „Matmul precision“; beide abgerufen im Dezember 2026).
 # Dort sparen bf16-Eingaben vor allem Speicher und Bandbreite: Rechne damit, dass bf16 mindestens so
 # schnell ist wie float32 mit Standardgenauigkeit und float32 mit `precision="highest"` deutlich
 # langsamer.
@@ -789,16 +790,16 @@ assert np.allclose(exact_means, padded_means, rtol=1e-4, atol=1e-5)
 # %% [markdown] lang="de"
 # ## 5. Dieselbe Matrixmultiplikation in JAX und in PyTorch
 #
-# Beide Frameworks rufen am Ende die Matrixroutinen des Geräts auf; auf demselben Gerät mit demselben
-# Datentyp sollten sie also nah beieinander liegen. Die Zelle wählt ein Gerät, das beide in diesem
-# einen Prozess nutzen können:
+# Beide Frameworks rufen am Ende die Matrixroutinen des Geräts auf; auf demselben Gerät mit
+# demselben Datentyp sollten sie also nah beieinander liegen. Die Zelle wählt ein Gerät, das beide
+# in diesem einen Prozess nutzen können:
 #
 # - eine **GPU**, wenn JAX und PyTorch sie beide sehen. JAX reserviert beim Start 75 % des
-#   GPU-Speichers (`XLA_PYTHON_CLIENT_PREALLOCATE`, JAX-Dokumentation „GPU memory allocation“); PyTorch
-#   bekommt den Rest, reichlich für eine Matrixmultiplikation.
+#   GPU-Speichers (`XLA_PYTHON_CLIENT_PREALLOCATE`, JAX-Dokumentation „GPU memory allocation“);
+#   PyTorch bekommt den Rest, reichlich für eine Matrixmultiplikation.
 # - auf einer **TPU** die CPU: Eine TPU bedient ein Framework pro Prozess, und JAX hält sie schon.
-#   Operationen von PyTorch/XLA würden hängen bleiben (pytorch/xla#6747: „Importing JAX will lock the
-#   TPU devices“). Um PyTorch auf der TPU zu messen, nimm ein eigenes Notebook.
+#   Operationen von PyTorch/XLA würden hängen bleiben (pytorch/xla#6747: „Importing JAX will lock
+#   the TPU devices“). Um PyTorch auf der TPU zu messen, nimm ein eigenes Notebook.
 # - sonst die CPU.
 
 # %%
@@ -852,12 +853,12 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 # %% [markdown] lang="de"
 # Lies die Thread-Zeilen unter jeder Messung, bevor du vergleichst: Auf einer CPU nutzt PyTorch
 # `torch.get_num_threads()` Threads (einen in den Tests des Kurses, wo `OMP_NUM_THREADS=1` gilt),
-# während XLA seinen eigenen Thread-Pool betreibt. Ein Verhältnis weit weg von 1 bedeutet auf einer CPU
-# meist andere Thread-Zahlen oder einen anderen Kernel, kein besseres Framework. Auf einer GPU prüf
-# auch die Genauigkeit: Ab Ampere (A100, H100) rechnet die float32-Matrixmultiplikation von JAX
-# standardmäßig in TF32, die von PyTorch nicht (`torch.backends.cuda.matmul.allow_tf32` ist False);
-# JAX kann dann mehrfach schneller aussehen. Vergleiche Gleiches mit Gleichem: `precision="highest"`
-# in JAX oder TF32 in PyTorch eingeschaltet. Eine T4 hat kein TF32.
+# während XLA seinen eigenen Thread-Pool betreibt. Ein Verhältnis weit weg von 1 bedeutet auf einer
+# CPU meist andere Thread-Zahlen oder einen anderen Kernel, kein besseres Framework. Auf einer GPU
+# prüf auch die Genauigkeit: Ab Ampere (A100, H100) rechnet die float32-Matrixmultiplikation von JAX
+# standardmäßig in TF32, die von PyTorch nicht (`torch.backends.cuda.matmul.allow_tf32` ist
+# `False`); JAX kann dann mehrfach schneller aussehen. Vergleiche Gleiches mit Gleichem:
+# `precision="highest"` in JAX oder TF32 in PyTorch eingeschaltet. Eine T4 hat kein TF32.
 
 # %% [markdown] lang="en"
 # ### What you should see
@@ -926,12 +927,12 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 # | Colab TPU v5e-1 | Kompilieren kostet viele Läufe | Fehler von float32 (Standard) nahe bei bf16; bf16 mindestens so schnell wie float32 mit Standardgenauigkeit, das schon in bf16 multipliziert | auf der CPU: JAX hält die TPU |
 # | Kaggle TPU v5e-8 | wie v5e-1 (eines ihrer 8 Geräte) | wie v5e-1 | wie v5e-1 |
 #
-# *Hardware-Angaben mit Stand November 2026 (Quellen in den Abschnitten 3 und 4). Die CPU-Zeile ist
+# *Stand der Hardware-Angaben: November 2026 (Quellen in den Abschnitten 3 und 4). Die CPU-Zeile ist
 # auf der CI-Maschine des Kurses gemessen (2 vCPUs eines AMD EPYC Zen 5), frei und ausgelastet,
 # Dezember 2026. Zeiten schwanken von Lauf zu Lauf; die Asserts in diesem Notebook prüfen Struktur
 # und Zahlen, nie Tempo.*
 #
-# ## Teste dich selbst
+# ## Prüf dich selbst
 #
 # <details><summary>1. Du rufst <code>jax.numpy.ones(3)</code> auf, danach <code>jax.config.update("jax_num_cpu_devices", 2)</code>. Wie viele CPU-Geräte hat JAX?</summary>
 #
@@ -952,12 +953,11 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 # ersten, der auch kompiliert.
 # </details>
 #
-# <details><summary>4. Warum füllt man Sequenzlängen auf einer TPU auf Vielfache von 128 auf?</summary>
+# <details><summary>4. Warum füllst du Sequenzlängen auf einer TPU auf Vielfache von 128 auf?</summary>
 #
-# Doppelter Gewinn: Wenige feste Formen heißen wenige Kompilierungen statt einer pro Länge, und die
-# TPU legt Daten in 8 × 128-Kacheln ab; ungerade Größen füllt sie ohnehin auf und rechnet auf den
-# Nullen.
-# </details>
+# Doppelter Gewinn: Wenige feste Formen bedeuten wenige Kompilierungen statt einer pro Länge, und
+# die TPU legt Daten in 8 × 128-Kacheln ab; ungerade Größen füllt sie ohnehin auf und rechnet auf
+# den Nullen. </details>
 #
 # ## Zusammenfassung
 #
@@ -966,7 +966,7 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 # - `jit` tract einmal pro Form und Datentyp; miss Kompilieren (`lower().compile()`) und Laufen
 #   (`block_until_ready`, der Timer des Kurses) getrennt; füll auf Buckets auf, um Neukompilieren zu
 #   vermeiden.
-# - Geräte vergleicht man über `platform` und `id`; ein an ein Gerät gebundenes Array rechnet dort.
+# - Vergleiche Geräte über `platform` und `id`; ein an ein Gerät gebundenes Array rechnet dort.
 # - TPUs rechnen in bf16 und mögen große Formen in Vielfachen von 8 und 128.
 #
 # **Glossar:** Tracing, Jaxpr, XLA, Kompilierzeit, asynchrones Dispatching, PRNG-Schlüssel, Gerät,
