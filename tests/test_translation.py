@@ -7,9 +7,10 @@ On the built notebooks (`notebooks/{en,de}`, `labs/{en,de}`):
   (a stop-word test: a sentence of five words or more whose stop words are mostly the other
   language's; code, quotes, links and names are taken out first);
 - no term from the "not" column of the style sheet (docs/terminology.md) is in German text;
-- German outputs have no English numbers, booleans or e-notation: the messages' formatter is
-  tested here, the printed outputs of a running German notebook are checked in its kernel
-  (tests/nbval_holes.py) with `utils.i18n.english_in_german` and `utils.plots.english_numbers`.
+- German outputs have no English numbers, booleans or e-notation: tested here are the messages'
+  formatter and the two checks a running German kernel applies to what a cell prints
+  (`utils.i18n.english_in_german`) and to the figures it draws (`utils.plots.english_numbers`,
+  tested in tests/test_runtime_i18n.py).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ _STRIP = [
 NOT_EXCEPT = {
     "Loss": r"Loss[ -]S[ck]al",  # the technique's name stays: Loss Scaling, Loss-Scaler
     "die README": r"die README-",  # die README-Datei
+    "der README": r"der README-",  # in der README-Datei
 }
 
 # Known cases, to fix in the editorial pass: (notebook, what was found: the term of the "not"
@@ -269,6 +271,8 @@ def test_the_not_column_is_read_from_the_style_sheet():
         ("Median 0,130 ms über 1.200 Läufe, 60 %, 1,2 · 10⁻³", []),
         ("SmolLM2-1.7B auf CUDA 12.4, torch 2.5.1", []),  # names and versions keep their dot
         ("Trueman, Falsett", []),
+        ("tensor([0.5000, 1.0000e-03], requires_grad=True)", []),  # Python's own notation
+        ("Gradienten: tensor([0.5000]); Anteil 0.85", ["0.85"]),
     ],
 )
 def test_what_counts_as_english_in_a_german_output(printed, english):

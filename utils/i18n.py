@@ -149,10 +149,20 @@ _ENGLISH_IN_GERMAN = re.compile(
 )
 
 
+# Python's own notation inside a printed value stays as Python writes it: a tensor's or an
+# array's repr, a keyword argument (`requires_grad=True`).
+_PYTHON_REPR = re.compile(
+    r"\b(?:tensor|array|Array|Parameter|device|dtype)\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+    r"|\b\w+=\S+"
+)
+
+
 def english_in_german(output: str) -> list[str]:
     """What a German notebook's output writes the English way: `0.130 ms`, `60%`, `1.2e-03`,
-    `27,391,611,780`, `True`.  Names and versions (SmolLM2-1.7B, CUDA 12.4) pass."""
-    return [match[0] for match in _ENGLISH_IN_GERMAN.finditer(output)]
+    `27,391,611,780`, a bare `True`.  Names and versions (SmolLM2-1.7B, CUDA 12.4) pass, and so
+    does Python's notation inside a printed tensor, array or keyword argument."""
+    prose = _PYTHON_REPR.sub(" ", output)
+    return [match[0] for match in _ENGLISH_IN_GERMAN.finditer(prose)]
 
 
 class _LanguageFormatter(string.Formatter):
