@@ -404,12 +404,12 @@ else:
 #
 # `torch.autocast` rechnet Matmuls und Faltungen in 16 Bit und hebt einige andere Operationen auf
 # fp32. Welche, hängt vom Gerät ab: Die „Autocast Op Reference“ von PyTorch (auf der Seite
-# „Automatic Mixed Precision package - torch.amp“, abgerufen im Dezember 2026) nennt für CUDA Softmax,
-# Log-Softmax, layer_norm, Summen und die Verlustfunktionen; ihre CPU-Liste enthält die
-# Verlustfunktionen (`mse_loss`, `nll_loss`, ...), aber weder Softmax noch layer_norm, die auf der CPU
-# in bf16 bleiben. Die Gewichte selbst bleiben fp32 (die *Master-Gewichte*); autocast rechnet mit
-# 16-Bit-Kopien. CUDA nimmt fp16 oder bf16, die CPU bf16. Die Zelle fragt torch, was jede Operation
-# zurückgibt, auf der CPU und, wo es eine gibt, auf CUDA.
+# „Automatic Mixed Precision package - torch.amp“, abgerufen im Dezember 2026) nennt für CUDA
+# Softmax, Log-Softmax, layer_norm, Summen und die Verlustfunktionen; ihre CPU-Liste enthält die
+# Verlustfunktionen (`mse_loss`, `nll_loss`, ...), aber weder Softmax noch layer_norm, die auf der
+# CPU in bf16 bleiben. Die Gewichte selbst bleiben fp32 (die *Master-Gewichte*); autocast rechnet
+# mit 16-Bit-Kopien. CUDA nimmt fp16 oder bf16, die CPU bf16. Die Zelle fragt torch, was jede
+# Operation zurückgibt, auf der CPU und, wo es eine gibt, auf CUDA.
 
 # %%
 F = torch.nn.functional
@@ -459,10 +459,9 @@ say(
 
 # %% [markdown] lang="de"
 # Die kleinste fp16-Zahl liegt bei etwa 6e-8 (mit subnormalen Zahlen). Gradienten eines tiefen
-# Netzes sind oft noch kleiner und werden dann zu null. Loss Scaling multipliziert den Verlust vor dem
-# Rückwärtsdurchlauf mit einem großen Faktor, damit auch die Gradienten skaliert und darstellbar
-# bleiben, und teilt sie danach in fp32 wieder durch ihn. So wirkt das auf einen kleinen
-# Gradienten:
+# Netzes sind oft noch kleiner und werden dann zu null. Loss Scaling multipliziert den Verlust vor
+# dem Rückwärtsdurchlauf mit einem großen Faktor, damit auch die Gradienten skaliert und darstellbar
+# bleiben, und teilt sie danach in fp32 wieder durch ihn. So wirkt das auf einen kleinen Gradienten:
 
 # %%
 grad = torch.tensor(1e-8)
@@ -921,7 +920,7 @@ explore(
 #   Parameter volles Feintuning vor den Aktivierungen.
 #
 # Quellen für die Bytes pro Parameter: Hugging Face „Model training anatomy“, EleutherAI
-# „Transformer Math 101“, das QLoRA-Paper (arXiv:2305.14314) — docs/facts.md §5.
+# „Transformer Math 101“, das QLoRA-Paper (arXiv:2305.14314) – docs/facts.md §5.
 
 # %% [markdown] lang="en"
 # ## Check yourself
@@ -1007,9 +1006,9 @@ explore(
 #   Capability 8.0 und auf TPUs, tf32 ab Ampere, wenn du es erlaubst; auf der CPU hilft nur
 #   Messen.
 # - Autocast lässt die Master-Gewichte in fp32 und rechnet Matmuls in 16 Bit; welche anderen
-#   Operationen es auf fp32 hebt, hängt vom Gerät ab: auf CUDA Softmax, Normen und Verlustfunktionen,
-#   auf der CPU nur die Verlustfunktionen (Softmax und layer_norm bleiben bf16). fp16 braucht einen
-#   GradScaler (vor dem Clipping zurückskalieren), bf16 nicht.
+#   Operationen es auf fp32 hebt, hängt vom Gerät ab: auf CUDA Softmax, Normen und
+#   Verlustfunktionen, auf der CPU nur die Verlustfunktionen (Softmax und layer_norm bleiben bf16).
+#   fp16 braucht einen GradScaler (vor dem Clipping zurückskalieren), bf16 nicht.
 # - Ob bf16 auf einer CPU schneller ist als fp32, hängt von ihren Befehlen ab: schneller mit
 #   AVX512-BF16 oder AMX, um ein Vielfaches langsamer nur mit AVX2; das Urteil in Abschnitt 2 sagt,
 #   was bei dir gilt.

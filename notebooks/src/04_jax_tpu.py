@@ -426,10 +426,10 @@ say(
 # jede neue Form seinen ganzen Compiler laufen, und der erste Aufruf einer Funktion bezahlt
 # zusätzlich das Einrichten von `jit`. Ein großes Modell braucht auf jedem Gerät länger; deshalb
 # kann JAX kompilierte Programme zwischen zwei Läufen auf der Festplatte aufheben
-# (JAX-Dokumentation, „Persistent compilation cache“, abgerufen im November 2024). Auf einer TPU führst
-# du die Zelle aus und siehst ihre Zahlen. Batches wechselnder Länge (Sätze, der kleinere letzte
-# Batch einer Epoche) kompilieren wieder und wieder. Abschnitt 4 zeigt das Gegenmittel: auf wenige
-# feste Größen auffüllen (Padding).
+# (JAX-Dokumentation, „Persistent compilation cache“, abgerufen im November 2024). Auf einer TPU
+# führst du die Zelle aus und siehst ihre Zahlen. Batches wechselnder Länge (Sätze, der kleinere
+# letzte Batch einer Epoche) kompilieren wieder und wieder. Abschnitt 4 zeigt das Gegenmittel: auf
+# wenige feste Größen auffüllen (Padding).
 #
 # ### Die Falle des asynchronen Dispatchings, noch einmal
 #
@@ -708,10 +708,10 @@ if backend == "cpu":
 # diesem Kurs setzt eine Reihenfolge der beiden voraus: Die Lektionen messen. Auf einer TPU
 # multiplizieren die MXUs bf16 direkt, und mit der Standardgenauigkeit von JAX läuft schon eine
 # float32-Matrixmultiplikation in bf16-Durchgängen (Cloud-TPU-Dokumentation, „Improve your model's
-# performance with bfloat16“; JAX-Dokumentation, „Matmul precision“; beide abgerufen im Dezember 2026).
-# Dort sparen bf16-Eingaben vor allem Speicher und Bandbreite: Rechne damit, dass bf16 mindestens so
-# schnell ist wie float32 mit Standardgenauigkeit und float32 mit `precision="highest"` deutlich
-# langsamer.
+# performance with bfloat16“; JAX-Dokumentation, „Matmul precision“; beide abgerufen im Dezember
+# 2026). Dort sparen bf16-Eingaben vor allem Speicher und Bandbreite: Rechne damit, dass bf16
+# mindestens so schnell ist wie float32 mit Standardgenauigkeit und float32 mit
+# `precision="highest"` deutlich langsamer.
 #
 # **Große, feste Formen.** Die TPU arbeitet mit Kacheln: Daten liegen in 8 × 128-Blöcken, und XLA
 # füllt jede Dimension, die kein Vielfaches davon ist, bis zum nächsten auf und rechnet auf Nullen
