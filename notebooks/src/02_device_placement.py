@@ -49,21 +49,23 @@
 
 # %% [markdown] lang="de"
 # Eine typische Glossarseite verschiebt Modell und Eingaben mit zwei Zeilen, `model.to(device)` und
-# `inputs.to(device)` (Behauptung C7 in `docs/claims.md`). Dahinter warten die Hürden, an denen jede und jeder auf dem Weg zur GPU
-# hängen bleibt: „Expected all tensors to be on the same device“, „invalid device ordinal“ aus Code,
-# der für zwei GPUs geschrieben wurde, eine Trainingsschleife, die auf ihre Daten wartet, Zeitmessungen,
-# die lügen, weil die GPU asynchron arbeitet, und ein Out-of-Memory-Fehler, der die Sitzung beendet.
-# In dieser Lektion führst du jede davon absichtlich herbei, misst sie und behebst sie. Du wirst
+# `inputs.to(device)` (Behauptung C7 in `docs/claims.md`). Dahinter warten die Hürden, an denen jede
+# und jeder auf dem Weg zur GPU hängen bleibt: „Expected all tensors to be on the same device“,
+# „invalid device ordinal“ aus Code, der für zwei GPUs geschrieben wurde, eine Trainingsschleife,
+# die auf ihre Daten wartet, Zeitmessungen, die lügen, weil die GPU asynchron arbeitet, und ein
+# Out-of-Memory-Fehler, der die Sitzung beendet. In dieser Lektion führst du jede davon absichtlich
+# herbei, misst sie und behebst sie. Du wirst
 #
 # - ein Gerät auf die heutige Art wählen und alle Geräte der Maschine auflisten,
 # - sehen, was `.to()` für einen Tensor und was es für ein Modell zurückgibt,
 # - den Fehler mit gemischten Geräten nachstellen und dir von einem Helfer sagen lassen, welcher
 #   Tensor wo liegt,
-# - Kopien zwischen Host und Gerät in GB/s messen (auslagerbarer und gepinnter Speicher im Vergleich), mit dem
-#   theoretischen Wert der Verbindung vergleichen und der Rechenzeit gegenüberstellen,
+# - Kopien zwischen Host und Gerät in GB/s messen (auslagerbarer und gepinnter Speicher im
+#   Vergleich), mit dem theoretischen Wert der Verbindung vergleichen und der Rechenzeit
+#   gegenüberstellen,
 # - eine asynchrone Zeitmessung auf frischer Tat ertappen,
-# - die Speicherzähler der GPU lesen, Größen abschätzen, einen Out-of-Memory-Fehler überstehen und
-#   die Batchgröße finden, die passt,
+# - die Speicherzähler der GPU lesen, Größen abschätzen, einen Out-of-Memory-Fehler abfangen, ohne
+#   dass die Sitzung endet, und die Batchgröße finden, die passt,
 # - zwei GPUs ansprechen, ohne `cuda:1` fest hinzuschreiben, und `nvidia-smi` aus Code lesen.
 #
 # Auch auf einer Maschine ohne GPU läuft jede Zelle: Wo ein GPU-Effekt nicht auftreten kann, führt
@@ -105,7 +107,7 @@ print(profile.label, "|", hw.summary())
 # asking CUDA and MPS directly on older PyTorch versions. Here is the whole helper:
 
 # %% [markdown] lang="de"
-# ## 1. Ein Gerät wählen, wie man es heute tut
+# ## 1. Ein Gerät wählen, wie es heute üblich ist
 #
 # Eine typische Glossarseite wählt ihr Gerät so (Behauptung C5):
 #
@@ -113,9 +115,10 @@ print(profile.label, "|", hw.summary())
 # device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 # ```
 #
-# Dabei übersieht sie die GPU eines Macs (`mps`) und die GPUs von Intel (`xpu`). Seit PyTorch 2.6 kennt
-# `torch.accelerator` alle Beschleuniger-Backends; `utils.platform.placement.pick_device()` fragt zuerst dort und
-# fragt bei älteren PyTorch-Versionen direkt bei CUDA und MPS nach. Hier ist der ganze Helfer:
+# Dabei übersieht sie die GPU eines Macs (`mps`) und die GPUs von Intel (`xpu`). Seit PyTorch 2.6
+# kennt `torch.accelerator` alle Beschleuniger-Backends; `utils.platform.placement.pick_device()`
+# fragt zuerst dort und fragt bei älteren PyTorch-Versionen direkt bei CUDA und MPS nach. Hier ist
+# der ganze Helfer:
 
 # %%
 print(inspect.getsource(placement.pick_device))
@@ -219,10 +222,11 @@ assert model(x).device.type == other.type
 # which named tensor or model lives where, and which line fixes it:
 
 # %% [markdown] lang="de"
-# Die zwei Zeilen der Glossarseite (Behauptung C7) stimmen also: `model = model.to(device)` (die Zuweisung schadet
-# nicht) und `inputs = inputs.to(device)` (hier ist die Zuweisung alles). `.to()` wandelt auch
-# Datentypen um (`x.to(torch.float16)` oder in einem Schritt `x.to(device, torch.bfloat16)`), und
-# `x.to(anderer_tensor)` übernimmt Gerät und Datentyp von `anderer_tensor`.
+# Die zwei Zeilen der Glossarseite (Behauptung C7) stimmen also: `model = model.to(device)` (die
+# Zuweisung schadet nicht) und `inputs = inputs.to(device)` (hier ist die Zuweisung alles). `.to()`
+# wandelt auch Datentypen um (`x.to(torch.float16)` oder in einem Schritt
+# `x.to(device, torch.bfloat16)`), und `x.to(anderer_tensor)` übernimmt Gerät und Datentyp von
+# `anderer_tensor`.
 #
 # ## 3. Der Fehler mit gemischten Geräten, absichtlich
 #
@@ -230,8 +234,8 @@ assert model(x).device.type == other.type
 # Vorwärtsdurchlauf mit einem `RuntimeError` ab. Auf einer GPU lautet er *„Expected all tensors to
 # be on the same device, but found at least two devices, cuda:0 and cpu!“*; auf `meta` sind die
 # Worte andere, die Bedeutung dieselbe. `placement.catch_mixed_devices(name=ding, ...)` führt einen
-# Block aus, fängt nur diesen Fehler ab und sagt, welcher genannte Tensor oder welches Modell wo liegt
-# und welche Zeile es behebt:
+# Block aus, fängt nur diesen Fehler ab und sagt, welcher genannte Tensor oder welches Modell wo
+# liegt und welche Zeile es behebt:
 
 # %%
 net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
@@ -323,28 +327,30 @@ assert add_position_fixed(out).device == out.device
 #
 # Zwischen dem Speicher der CPU (dem *Host*) und dem Speicher einer GPU liegt eine Verbindung, auf
 # den Maschinen dieses Kurses PCI Express (PCIe). Verglichen mit dem eigenen Speicher der GPU ist
-# ihre Bandbreite winzig: Eine T4 liest ihren Speicher mit 320 GB/s und bekommt Daten über PCIe Gen3 x16
-# mit höchstens 15,75 GB/s.
+# ihre Bandbreite winzig: Eine T4 liest ihren Speicher mit 320 GB/s und bekommt Daten über PCIe Gen3
+# x16 mit höchstens 15,75 GB/s.
 #
 # Wie schnell eine Kopie läuft, hängt auch vom Host-Speicher ab:
 #
 # - **Auslagerbaren** Speicher (pageable, jeder gewöhnliche Tensor) darf das Betriebssystem
 #   verschieben oder auslagern, deshalb kann die Kopier-Einheit der GPU ihn nicht direkt lesen. Der
-#   Treiber kopiert ihn erst in einen gesperrten Zwischenpuffer und schickt dann diesen (CUDA Runtime
-#   API, Abschnitt „API synchronization behavior“): zwei Kopien, und die erste macht die CPU.
-# - **Gepinnter** (page-locked) Speicher bleibt, wo er ist; die Kopier-Einheit liest ihn direkt (DMA,
-#   Direct Memory Access). `tensor.pin_memory()` oder `DataLoader(..., pin_memory=True)` liefern solchen
-#   Speicher; nur dann kann `.to(device, non_blocking=True)` wirklich im Hintergrund laufen.
+#   Treiber kopiert ihn erst in einen gesperrten Zwischenpuffer und schickt dann diesen (CUDA
+#   Runtime API, Abschnitt „API synchronization behavior“): zwei Kopien, und die erste macht die
+#   CPU.
+# - **Gepinnter** (page-locked) Speicher bleibt, wo er ist; die Kopier-Einheit liest ihn direkt
+#   (DMA, Direct Memory Access). `tensor.pin_memory()` oder `DataLoader(..., pin_memory=True)`
+#   liefern solchen Speicher; nur dann kann `.to(device, non_blocking=True)` wirklich im Hintergrund
+#   laufen.
 #
-# `transfers.measure_copy` misst eine Kopie mit `utils.timing.bench.measure` (aufgewärmt, synchronisiert,
-# Median). Auf einer reinen CPU-Maschine gibt es keine Verbindung und nichts zu pinnen (Pinnen
-# braucht ein Beschleuniger-Backend), also misst die Zelle die CPU-Fassung desselben Effekts: Sie
-# vergleicht als Ersatz eine Kopie in einen **frischen** Puffer, dessen Seiten das Betriebssystem
-# beim ersten Zugriff eine nach der anderen einblenden muss, mit einer Kopie in einen Puffer, der
-# schon eingeblendet ist und **wiederverwendet** wird. Das zeigt nur, dass das Vorbereiten von
-# Speicher Zeit kostet. Der eigentliche Grund, warum gepinnter Speicher schneller ist, ist ein
-# anderer: Die Kopier-Einheit der GPU liest ihn direkt per DMA, ohne die Zwischenkopie durch die CPU,
-# die auslagerbarer Speicher braucht. Das kann nur eine GPU zeigen.
+# `transfers.measure_copy` misst eine Kopie mit `utils.timing.bench.measure` (aufgewärmt,
+# synchronisiert, Median). Auf einer reinen CPU-Maschine gibt es keine Verbindung und nichts zu
+# pinnen (Pinnen braucht ein Beschleuniger-Backend), also misst die Zelle die CPU-Fassung desselben
+# Effekts: Sie vergleicht als Ersatz eine Kopie in einen **frischen** Puffer, dessen Seiten das
+# Betriebssystem beim ersten Zugriff eine nach der anderen einblenden muss, mit einer Kopie in einen
+# Puffer, der schon eingeblendet ist und **wiederverwendet** wird. Das zeigt nur, dass das
+# Vorbereiten von Speicher Zeit kostet. Der eigentliche Grund, warum gepinnter Speicher schneller
+# ist, ist ein anderer: Die Kopier-Einheit der GPU liest ihn direkt per DMA, ohne die Zwischenkopie
+# durch die CPU, die auslagerbarer Speicher braucht. Das kann nur eine GPU zeigen.
 
 # %%
 nbytes = profile.pick(cpu=64 * MIB, cuda=256 * MIB, mps=256 * MIB)
@@ -403,7 +409,7 @@ assert all(c.gbs > 0 and c.nbytes == nbytes for c in copies)
 # What a T4 shows, from its data sheet and published measurements (checked November 2026):
 
 # %% [markdown] lang="de"
-# Was eine T4 zeigt, nach Datenblatt und veröffentlichten Messungen (Stand November 2026):
+# Was eine T4 zeigt, nach Datenblatt und veröffentlichten Messungen (Stand: November 2026):
 
 # %%
 t4_link = CHIPS["T4"].link
@@ -795,12 +801,12 @@ assert t4_copy > t4_compute
 # Explore how many FLOPs per byte each GPU needs, and how long a batch takes to cross its link:
 
 # %% [markdown] lang="de"
-# Auf einer T4 dauert das Verschieben des Batches *länger* als eine Schicht, die damit rechnet, sogar
-# bei Spitzenleistung. Eine GPU braucht viele FLOPs pro Byte, das die Verbindung überquert, um
+# Auf einer T4 dauert das Verschieben des Batches *länger* als eine Schicht, die damit rechnet,
+# sogar bei Spitzenleistung. Eine GPU braucht viele FLOPs pro Byte, das die Verbindung überquert, um
 # ausgelastet zu sein: bei 8,1 TFLOP/s und 12 GB/s etwa 675 FLOPs pro Byte. Daher die Faustregeln:
-# das Modell einmal verschieben, die Daten für alle Schichten auf der GPU lassen, die Eingabe-Batches
-# pinnen und vorausladen, und Tensoren nie in einer Schleife hin- und herschieben (`.item()`,
-# `.cpu()` und `print(tensor)` kopieren alle zum Host).
+# das Modell einmal verschieben, die Daten für alle Schichten auf der GPU lassen, die
+# Eingabe-Batches pinnen und vorausladen, und Tensoren nie in einer Schleife hin- und herschieben
+# (`.item()`, `.cpu()` und `print(tensor)` kopieren alle zum Host).
 #
 # Probier aus, wie viele FLOPs pro Byte jede GPU braucht und wie lange ein Batch über ihre
 # Verbindung braucht:
@@ -839,9 +845,14 @@ def link_budget(gpu, batch_mib, dtype):
 panel = explore(
     link_budget,
     {"gpu": "T4", "batch_mib": 256, "dtype": "float32"},
-    button_label=text(
-        "Compute", "Berechnen"
-    ),  # en: a calculator, not a measurement | de: ein Rechner, keine Messung
+    # en: a calculator, not a measurement
+    # de: ein Rechner, keine Messung
+    button_label=text("Compute", "Berechnen"),
+    labels=dict(
+        gpu="GPU",
+        batch_mib=text("batch (MiB)", "Batch (MiB)"),
+        dtype=text("data type", "Datentyp"),
+    ),
     gpu=["T4", "L4", "A100", "H100"],
     batch_mib=[16, 64, 256, 1024],
     dtype=["float32", "float16"],
@@ -859,9 +870,9 @@ panel = explore(
 # ## 5. Asynchrone Ausführung: eine Zeitmessung, die lügt
 #
 # Ein GPU-Aufruf stellt die Arbeit nur in eine Warteschlange und kehrt sofort zurück; die CPU eilt
-# voraus (Lektion 01 hat es für eine Matrixmultiplikation gezeigt). Eine Stoppuhr um den Aufruf misst
-# das Einreihen. Hier noch einmal, auf dem Gerät dieser Lektion: PyTorch auf einer GPU, JAX auf CPU
-# oder TPU (JAX arbeitet selbst auf der CPU asynchron).
+# voraus (Lektion 01 hat es für eine Matrixmultiplikation gezeigt). Eine Stoppuhr um den Aufruf
+# misst das Einreihen. Hier noch einmal, auf dem Gerät dieser Lektion: PyTorch auf einer GPU, JAX
+# auf CPU oder TPU (JAX arbeitet selbst auf der CPU asynchron).
 
 # %%
 n = profile.pick(cpu=768, cuda=4096, mps=2048)
@@ -907,12 +918,13 @@ assert queued <= done
 
 # %% [markdown] lang="de"
 # Auch Kopien machen dabei mit. Eine Kopie aus **gepinntem** Speicher mit `non_blocking=True` kehrt
-# zurück, bevor die Daten angekommen sind; genau das lässt den nächsten Batch reisen, während die GPU
-# den aktuellen rechnet. Vom Host zum Gerät ist das sicher: Alles, was nach der Kopie eingereiht
-# wird, wartet auf sie. Die Gegenrichtung nicht: `gpu_tensor.to("cpu", non_blocking=True)` liefert
-# einen CPU-Tensor, dessen Zahlen vielleicht noch nicht da sind, und wer ihn vor
-# `torch.cuda.synchronize()` liest, liest Unsinn (PyTorchs `non_blocking`-Tutorial zeigt es). Auf
-# einer GPU ertappt die nächste Zelle eine nicht blockierende Kopie auf frischer Tat.
+# zurück, bevor die Daten angekommen sind; so ist der nächste Batch schon unterwegs, während die GPU
+# noch den aktuellen verarbeitet. Vom Host zum Gerät ist das sicher: Alles, was nach der Kopie
+# eingereiht wird, wartet auf sie. Die Gegenrichtung nicht:
+# `gpu_tensor.to("cpu", non_blocking=True)` liefert einen CPU-Tensor, dessen Zahlen vielleicht noch
+# nicht da sind; liest du ihn vor `torch.cuda.synchronize()`, bekommst du Unsinn (PyTorchs
+# `non_blocking`-Tutorial zeigt es). Auf einer GPU ertappt die nächste Zelle eine nicht blockierende
+# Kopie auf frischer Tat.
 
 # %%
 if device.type == "cuda" and transfers.can_pin():
@@ -956,8 +968,8 @@ else:
 # ### Größen abschätzen, bevor du Speicher anlegst
 #
 # Ein Tensor braucht `Elemente × Bytes pro Element`. Schätze, bevor du Speicher anlegst; ein Modell
-# kannst du sogar auf dem Gerät `meta` bauen, das weder Speicher noch Zeit kostet, und dort seine Bytes
-# zählen:
+# kannst du sogar auf dem Gerät `meta` bauen, das weder Speicher noch Zeit kostet, und dort seine
+# Bytes zählen:
 
 # %%
 shapes = [
@@ -1007,16 +1019,16 @@ assert usage.module_bytes(big) == parameters * 4 and placement.where(big) == "me
 #
 # PyTorch gibt freigegebenen GPU-Speicher nicht an den Treiber zurück. Sein *Caching-Allocator*
 # behält ihn und verwendet ihn für die nächsten Tensoren wieder, denn den Treiber zu fragen ist
-# langsam. Zwei Zähler erzählen die Geschichte: `torch.cuda.memory_allocated()` (Bytes in lebenden
-# Tensoren) und `torch.cuda.memory_reserved()` (Bytes, die PyTorch hält, in lebenden Tensoren oder im Cache).
-# `nvidia-smi` sieht *reserviert* plus den CUDA-Kontext, den eigenen Anteil des Treibers, den
-# `empty_cache()` nie freigibt.
+# langsam. Zwei Zähler zeigen, was passiert: `torch.cuda.memory_allocated()` (Bytes in lebenden
+# Tensoren) und `torch.cuda.memory_reserved()` (Bytes, die PyTorch hält, in lebenden Tensoren oder
+# im Cache). `nvidia-smi` sieht *reserviert* plus den CUDA-Kontext, den eigenen Anteil des Treibers,
+# den `empty_cache()` nie freigibt.
 #
-# `torch.cuda.empty_cache()` gibt die zwischengespeicherten, unbenutzten Blöcke an den Treiber zurück.
-# Es gibt **keinen** Speicher von Tensoren frei, die du noch hältst, und verschafft PyTorch selbst
-# keinen zusätzlichen Platz: PyTorch hätte den Cache ohnehin wiederverwendet. Es hilft anderen
-# Prozessen, und es sorgt dafür, dass `nvidia-smi` die Wahrheit sagt (PyTorch-Dokumentation, „CUDA
-# semantics: memory management“).
+# `torch.cuda.empty_cache()` gibt die zwischengespeicherten, unbenutzten Blöcke an den Treiber
+# zurück. Es gibt **keinen** Speicher von Tensoren frei, die du noch hältst, und verschafft PyTorch
+# selbst keinen zusätzlichen Platz: PyTorch hätte den Cache ohnehin wiederverwendet. Es hilft
+# anderen Prozessen, und es sorgt dafür, dass `nvidia-smi` zeigt, was wirklich belegt ist
+# (PyTorch-Dokumentation, „CUDA semantics: memory management“).
 
 # %%
 size = profile.pick(cpu=256 * MIB, cuda=1 * GIB, mps=1 * GIB)
@@ -1090,11 +1102,12 @@ else:
 # Betriebssystem vergibt Speicher erst bei Bedarf und hält ihn vor. Miss, was *Tensoren* belegen,
 # nicht, was eine Anzeige meldet.
 #
-# ### Ein Out-of-Memory-Fehler, abgefangen und überstanden
+# ### Einen Out-of-Memory-Fehler abfangen und weiterarbeiten
 #
 # Verlange mehr Speicher, als das Gerät hat. Der Fehler ist eine Ausnahme wie jede andere: Fang sie
 # ab, lass los, was du gehalten hast, leere den Cache und mach weiter. Auf einer GPU verlangt die
-# Zelle das Doppelte des GPU-Speichers, auf einer CPU ein Pebibyte (2⁵⁰ Byte), das keine Maschine hat.
+# Zelle das Doppelte des GPU-Speichers, auf einer CPU ein Pebibyte (2⁵⁰ Byte), das keine Maschine
+# hat.
 
 # %%
 if device.type == "cuda":
@@ -1125,7 +1138,7 @@ def first_sentence(message, limit=240):
 
 say(
     "asked for {size}: {kind} - {message}",
-    "{size} verlangt: {kind} - {message}",
+    "{size} verlangt: {kind} – {message}",
     size=units.format_bytes(request),
     kind=type(oom).__name__,
     message=first_sentence(str(oom)),
@@ -1157,15 +1170,15 @@ assert check == 1000
 # %% [markdown] lang="de"
 # ### Die Batchgröße finden, die passt
 #
-# Der Speicherbedarf wächst mit der Batchgröße, deshalb findet man die größte Batchgröße üblicherweise
+# Der Speicherbedarf wächst mit der Batchgröße, deshalb findest du die größte Batchgröße am besten
 # durch Ausprobieren: `usage.find_batch_size(step)` verdoppelt die Batchgröße, bis `step` keinen
 # Speicher mehr bekommt, und halbiert dann das Intervall zwischen der letzten Größe, die passte, und
 # der ersten, die nicht passte. Es fängt **nur** Out-of-Memory-Fehler ab: Ein Fehler in den Formen
 # bleibt ein Fehler und beendet die Suche. Der Schritt hier braucht absichtlich viel Speicher: Jedes
 # Beispiel belegt 2 MiB an Aktivierungen (wie eine lange Sequenz in einer Transformer-Schicht),
-# zweimal berechnet. Auf einer GPU läuft er wirklich; einer CPU darf der Speicher nicht ausgehen (das
-# Betriebssystem würde die ganze Sitzung beenden), also spielt dort `memsim.MemoryBudget` die 15 GiB
-# einer T4 und wirft denselben `torch.OutOfMemoryError`.
+# zweimal berechnet. Auf einer GPU läuft er wirklich; einer CPU darf der Speicher nicht ausgehen
+# (das Betriebssystem würde die ganze Sitzung beenden), also spielt dort `memsim.MemoryBudget` die
+# 15 GiB einer T4 und wirft denselben `torch.OutOfMemoryError`.
 
 # %%
 # en: bytes of one sample's activations
@@ -1241,8 +1254,8 @@ usage.free_memory()
 #
 # Kaggles „GPU T4 x2“ gibt dir zwei Geräte, `cuda:0` und `cuda:1`. Code, der dort geschrieben wurde
 # (und manches Lehrbuch), schreibt `cuda:1` fest hin; auf Colabs einzelner T4 scheitert das mit
-# *„CUDA error: invalid device ordinal“*, auf einer Maschine ohne CUDA mit einem anderen Fehler. Frag
-# stattdessen, wie viele es gibt:
+# *„CUDA error: invalid device ordinal“*, auf einer Maschine ohne CUDA mit einem anderen Fehler.
+# Frag stattdessen, wie viele es gibt:
 
 # %%
 gpus = [d for d in placement.list_devices() if d.type == "cuda"]
@@ -1260,12 +1273,12 @@ try:
 # de: ein torch ohne CUDA wirft AssertionError
 except (RuntimeError, AssertionError) as error:
     ran, outcome = False, f"{type(error).__name__}: {str(error).strip().splitlines()[0]}"
-print('torch.ones(1, device="cuda:1") ->', outcome)
+print('torch.ones(1, device="cuda:1") →', outcome)
 
 # en: cuda:1 where it exists, else a fallback and a note
 # de: cuda:1, wo es existiert, sonst Ersatz und Hinweis
 second = placement.try_gpu(1)
-print("placement.try_gpu(1) ->", second)
+print("placement.try_gpu(1) →", second)
 
 if len(gpus) >= 2:
     on_0 = torch.randn(2048, 2048, device=gpus[0])
@@ -1274,7 +1287,7 @@ if len(gpus) >= 2:
         on_0 @ on_1
     assert caught  # en: two GPUs are two devices, too | de: auch zwei GPUs sind zwei Geräte
     product = on_0 @ on_1.to(on_0.device)
-    hop = transfers.measure_copy(nbytes, gpus[0], gpus[1], label="cuda:0 -> cuda:1")
+    hop = transfers.measure_copy(nbytes, gpus[0], gpus[1], label="cuda:0 → cuda:1")
     say(
         "copy cuda:0 → cuda:1: {gbs:.1f} GB/s", "Kopie cuda:0 → cuda:1: {gbs:.1f} GB/s", gbs=hop.gbs
     )
@@ -1302,9 +1315,10 @@ assert ran == (len(gpus) >= 2)
 #
 # ## 8. `nvidia-smi` aus Code
 #
-# `nvidia-smi --query-gpu=...,... --format=csv` gibt pro GPU eine CSV-Zeile mit genau den Feldern aus,
-# nach denen du fragst (`nvidia-smi --help-query-gpu` listet sie auf). `utils.platform.nvsmi.query` führt es
-# aus, ohne je eine Ausnahme zu werfen, und zerlegt die Zeilen:
+# `nvidia-smi --query-gpu=...,... --format=csv` gibt pro GPU eine CSV-Zeile mit genau den Feldern
+# aus, nach denen du fragst (`nvidia-smi --help-query-gpu` listet sie auf).
+# `utils.platform.nvsmi.query` führt es aus, ohne je eine Ausnahme zu werfen, und zerlegt die
+# Zeilen:
 
 # %%
 fields = (
@@ -1397,17 +1411,16 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 # %% [markdown] lang="de"
 # Wo `nvidia-smi` fehlt: Auf einer reinen CPU-Maschine gibt es nichts zu fragen; auf einem Mac frag
 # PyTorch (`torch.mps.current_allocated_memory()`, angezeigt von `usage.memory_stats()`); auf einer
-# TPU frag JAX (`jax.devices()[0].memory_stats()`); auf einer GPU-Maschine, auf der das Werkzeug fehlt,
-# CUDA aber funktioniert, liefert `torch.cuda.mem_get_info()` freien und gesamten Speicher.
+# TPU frag JAX (`jax.devices()[0].memory_stats()`); auf einer GPU-Maschine, auf der das Werkzeug
+# fehlt, CUDA aber funktioniert, liefert `torch.cuda.mem_get_info()` freien und gesamten Speicher.
 #
-# ## Teste dich selbst
+# ## Prüf dich selbst
 #
 # <details><summary>1. <code>batch.to(device)</code> allein in einer Zeile, danach <code>model(batch)</code>: Was passiert, und warum?</summary>
 #
 # Die Kopie auf dem Gerät wird weggeworfen; `batch` ist immer noch der CPU-Tensor, also bricht der
-# Vorwärtsdurchlauf mit dem Fehler wegen gemischter Geräte ab. Schreib `batch = batch.to(device)`. Ein
-# Modell ist anders: `model.to(device)` verschiebt das Modell selbst.
-# </details>
+# Vorwärtsdurchlauf mit dem Fehler wegen gemischter Geräte ab. Schreib `batch = batch.to(device)`.
+# Ein Modell ist anders: `model.to(device)` verschiebt das Modell selbst. </details>
 #
 # <details><summary>2. Ein Notebook von Kaggles T4 x2 scheitert auf Colab mit „invalid device ordinal“. Was ist falsch, und wie behebst du es?</summary>
 #
@@ -1425,17 +1438,15 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 #
 # <details><summary>4. Nach <code>del x; torch.cuda.empty_cache()</code> zeigt <code>nvidia-smi</code> immer noch einige Hundert MiB belegt. Ein Leck?</summary>
 #
-# Nein: Das ist der CUDA-Kontext, der eigene Speicher des Treibers für diesen Prozess; er bleibt, bis
-# der Prozess endet. Was Tensoren belegen, sagt `torch.cuda.memory_allocated()`.
-# </details>
+# Nein: Das ist der CUDA-Kontext, der eigene Speicher des Treibers für diesen Prozess; er bleibt,
+# bis der Prozess endet. Was Tensoren belegen, sagt `torch.cuda.memory_allocated()`. </details>
 #
 # <details><summary>5. Die Batchgrößen-Suche ergab 512, trotzdem bricht das Training schon in Schritt 1 mit Out-of-Memory ab. Warum?</summary>
 #
 # Der ausprobierte Schritt war nicht der ganze Trainingsschritt: `optimizer.step()` legt seinen
-# Zustand (bei Adam zwei Zahlen pro Parameter) erst beim ersten Aufruf an, und der Rückwärtsdurchlauf
-# braucht die Aktivierungen, die der Vorwärtsdurchlauf aufbewahrt. Suche mit dem echten
-# Trainingsschritt und lass etwas Abstand.
-# </details>
+# Zustand (bei Adam zwei Zahlen pro Parameter) erst beim ersten Aufruf an, und der
+# Rückwärtsdurchlauf braucht die Aktivierungen, die der Vorwärtsdurchlauf aufbewahrt. Suche mit dem
+# echten Trainingsschritt und lass etwas Abstand. </details>
 #
 # ## Zusammenfassung
 #
@@ -1443,7 +1454,7 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 #   `cuda:1` an.
 # - `.to()` eines Tensors gibt eine Kopie zurück (behalte sie); `.to()` eines Modells verschiebt das
 #   Modell. Lege neue Tensoren mit `device=x.device, dtype=x.dtype` an.
-# - Die Verbindung zwischen Host und Gerät ist das engste Rohr: PCIe Gen3 x16 bei einer T4,
+# - Die Verbindung zwischen Host und Gerät ist der Engpass: PCIe Gen3 x16 bei einer T4,
 #   theoretisch 15,75 GB/s, gepinnt etwa 12 GB/s. Pinne wiederverwendete Puffer, verschiebe Daten
 #   einmal und lass sie auf dem Gerät.
 # - GPU-Aufrufe und nicht blockierende Kopien kehren zurück, bevor die Arbeit getan ist:
@@ -1451,9 +1462,9 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 # - Belegt ≤ reserviert ≤ was `nvidia-smi` zeigt. Ein Out-of-Memory-Fehler lässt sich abfangen;
 #   suche die Batchgröße mit dem echten Schritt und lass Abstand.
 #
-# **Glossar:** Gerät (Device), Host, Gerätenummer (Device Ordinal), auslagerbarer Speicher, gepinnter
-# Speicher, DMA, PCIe, asynchrone Ausführung, Synchronisation, Caching-Allocator, belegter /
-# reservierter Speicher, CUDA-Kontext, Out of Memory (OOM), meta-Gerät.
+# **Glossar:** Gerät (Device), Host, Gerätenummer (Device Ordinal), auslagerbarer Speicher,
+# gepinnter Speicher, DMA, PCIe, asynchrone Ausführung, Synchronisation, Caching-Allocator, belegter
+# / reservierter Speicher, CUDA-Kontext, Out of Memory (OOM), meta-Gerät.
 #
 # **Weiter:** Lab 02 (Code reparieren, der Geräte mischt, eine Kopie messen, die Batchgröße finden)
 # und Lektion 03, in der das Zahlenformat entscheidet, wie viel passt und wie schnell es läuft.
