@@ -66,6 +66,9 @@ NOT_EXCEPT = {
 # column, the sentence in the other language, or "headings" where the headings differ).
 KNOWN: set[tuple[str, str]] = {
     ("labs/de/08_multi_device.ipynb", "Optimizer"),
+    ("notebooks/de/00_what_hardware.ipynb", "..."),
+    ("notebooks/de/01_timing_matmul.ipynb", "..."),
+    ("notebooks/de/03_precision_memory.ipynb", "..."),
     ("notebooks/de/10_inference.ipynb", "headings"),
 }
 
@@ -144,7 +147,7 @@ def not_terms() -> dict[str, re.Pattern]:
     """The style sheet's "not" entries that a program can check, each with its pattern."""
     sheet = STYLE_SHEET.read_text(encoding="utf-8")
     terms: list[str] = []
-    for table in re.findall(r"((?:^\|.*\|\n)+)", sheet, re.M):
+    for table in re.findall(r"((?:^ *\|.*\|\n)+)", sheet, re.M):
         rows = [
             [c.strip() for c in row.strip().strip("|").split("|")] for row in table.splitlines()
         ]
@@ -153,15 +156,23 @@ def not_terms() -> dict[str, re.Pattern]:
         if column is None:
             continue
         for row in rows[2:]:
-            terms += [t.strip() for t in re.split(r"(?<!…),\s+(?=\S)", row[column]) if t.strip()]
+            cell = row[column]
+            if cell.startswith("`"):  # signs, spaces included: `et al.`, ` - `
+                terms += re.findall(r"`([^`]+)`", cell)
+                continue
+            terms += [t.strip() for t in re.split(r"(?<!…),\s+(?=\S)", cell) if t.strip()]
     patterns = {}
     for term in terms:
+        if not term.strip(" .-=>"):  # a sign: as it is
+            patterns[term] = re.compile(re.escape(term).replace(r"\ ", r"\s+"))
+            continue
         term = term.replace("…", "").strip()
         if "(" in term or not term:  # depends on its meaning: left to the reader
             continue
         body = re.escape(term).replace(r"\ ", r"\s+")
         start = r"(?<!\w)" if term[0].isalnum() else ""
-        patterns[term] = re.compile(rf"{start}{body}(?:s|n|en|es)?(?!\w)")
+        end = r"(?:s|n|en|es)?(?!\w)" if term[-1].isalnum() else ""
+        patterns[term] = re.compile(rf"{start}{body}{end}")
     return patterns
 
 
@@ -169,7 +180,8 @@ def not_terms_in(path: Path) -> list[tuple[str, int, str, str]]:
     """(notebook, cell, term, where) for each term of the "not" column in German text."""
     found = []
     for index, source in cells(path):
-        text = " ".join(prose(source).split())
+        items = re.sub(r"^\s*(?:[-*+]|\d+\.)\s", "", source, flags=re.M)  # list markers
+        text = " ".join(prose(items).split())
         for term, pattern in not_terms().items():
             for match in pattern.finditer(text):
                 exception = NOT_EXCEPT.get(term)
@@ -258,6 +270,8 @@ def test_the_not_column_is_read_from_the_style_sheet():
     assert not any("(" in term for term in terms)  # meaning-dependent entries are left out
     assert terms["Optimizer"].search("der Optimizer-Zustand") and terms["Loss"].search("Loss-Kurve")
     assert not terms["Loss"].search("Lossless") and not terms["Step"].search("Steppe")
+    assert terms[" - "].search("Zeit - und") and not terms[" - "].search("CPU-Zeit")
+    assert terms["et al."].search("Hu et al. 2021") and terms["->"].search("fp32 -> bf16")
 
 
 @pytest.mark.parametrize(
