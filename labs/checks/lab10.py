@@ -28,11 +28,10 @@ lab = Lab("10")
 
 GIB = 2**30
 
-# Published configs (config.json on the Hugging Face hub): layers, heads, KV heads, hidden size.
+# Published configs (docs/facts.md §13): layers, heads, KV heads, hidden size.
 CONFIGS = [
     (30, 9, 3, 576),  # SmolLM2-135M
-    (32, 32, 8, 4096),  # Llama 3.1 8B
-    (28, 28, 4, 3584),  # Qwen2.5 7B
+    (32, 32, 8, 4096),  # Meta-Llama-3-8B
 ]
 
 

@@ -53,7 +53,8 @@
 from labs.kit import ____  # noqa: F401
 from utils.i18n import say
 
-# SmolLM2-135M's config.json (the model of lessons 03, 06 and 07), the fields the KV cache needs
+# en: SmolLM2-135M's config.json (docs/facts.md §13): the fields the KV cache needs
+# de: Aus der config.json von SmolLM2-135M (docs/facts.md §13): was der KV-Cache braucht
 smollm2 = {
     "num_hidden_layers": 30,
     "num_attention_heads": 9,
@@ -246,6 +247,7 @@ q4.check(compute_bound_batch)
 # %%
 def decode_tokens_per_s(model, steps):
     ### BEGIN SOLUTION
+    # STARTER: import time
     # STARTER: return ____
     import time
 
@@ -273,7 +275,7 @@ q5.check(decode_tokens_per_s)
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# **Weiter:** zurück zu Lektion 10: Miss den KV-Cache eines echten Modells und sieh auf deiner
+# **Weiter:** Zurück zu Lektion 10: Miss den KV-Cache eines echten Modells und sieh auf deiner
 # Hardware, wo Batching nicht mehr hilft.
 
 # %%
