@@ -1,6 +1,8 @@
 """Platform detection (Kaggle before Colab), the language switch and what it writes: numbers,
 lists, booleans, large numbers in words, names that keep their dot, the axes of a plot."""
 
+import collections
+
 import pytest
 
 from utils import i18n
@@ -87,6 +89,8 @@ def test_sequences_show_their_numbers_in_the_language(german):
     assert i18n.text("{v:,.1f}", v=(1234.5, 2)) == "(1.234,5, 2,0)"
     assert i18n.text("{v}", v=[[0.5], ("a", 1.5)]) == "[[0,5], ('a', 1,5)]"
     assert i18n.text("{v}", v=["cpu", "cuda:0"]) == str(["cpu", "cuda:0"])  # no number: as Python
+    point = collections.namedtuple("point", "x y")(0.5, 2)
+    assert i18n.text("{v}", v=point) == str(point)  # a subclass prints as it always does
     i18n.set_language("en")
     assert i18n.text("{v}", v=values) == str(values)
     assert i18n.text("{v:,.1f}", v=(1234.5,)) == "(1,234.5,)"

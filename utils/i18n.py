@@ -11,6 +11,7 @@ message formats a value itself:
 - numbers get the language's separators (`1,234.5` / `1.234,5`), percent (`{p:.0%}`) its space
   (`17%` / `17 %`), and German has no e-notation (`1.2e-03` → `1,2 · 10⁻³`);
 - lists and tuples show their numbers the same way (`[65504.0, inf]` / `[65504,0, inf]`);
+  their subclasses (`torch.Size`, a named tuple) print as they always do;
 - booleans read `True`/`False` in English and `ja`/`nein` in German (better still, a message
   that says in words what is true);
 - `{n:words}` writes a large number as prose does: `words(4.61e8)` is `461 million` /
@@ -175,7 +176,7 @@ class _LanguageFormatter(string.Formatter):
             return format(value.value, format_spec)
         if is_boolean(value) or isinstance(value, numbers.Number):
             return num(value, format_spec, self.language)
-        if isinstance(value, (list, tuple)) and (
+        if type(value) in (list, tuple) and (
             format_spec or any(_is_shown_as_number(item) for item in value)
         ):
             return self.sequence(value, format_spec)
@@ -189,7 +190,7 @@ class _LanguageFormatter(string.Formatter):
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
     def item(self, value: Any, spec: str) -> str:
-        if isinstance(value, (list, tuple)):
+        if type(value) in (list, tuple):
             return self.sequence(value, spec)
         if isinstance(value, verbatim):
             return repr(value.value)
@@ -202,7 +203,7 @@ def _is_shown_as_number(value: Any) -> bool:
     return (
         is_boolean(value)
         or isinstance(value, numbers.Number)
-        or (isinstance(value, (list, tuple)) and any(_is_shown_as_number(v) for v in value))
+        or (type(value) in (list, tuple) and any(_is_shown_as_number(v) for v in value))
     )
 
 
