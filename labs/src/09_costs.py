@@ -215,14 +215,15 @@ q4.check(choose_platform)
 # %% [markdown] lang="en"
 # ## Your score
 #
-# **Next:** this is the last lesson of the course. Go back to lesson 09 and put your own numbers
-# (your MFU, your throughput, today's prices) into its break-even plot.
+# **Next:** put your own numbers (your MFU, your throughput, today's prices) into lesson 09's
+# break-even plot, then go on to lesson 10, inference: what a model costs once it serves tokens.
 
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# **Weiter:** Das ist die letzte Lektion des Kurses. Geh zurück zu Lektion 09 und setz deine eigenen
-# Zahlen (deine MFU, deinen Durchsatz, die heutigen Preise) in ihren Break-even-Plot ein.
+# **Weiter:** Setz deine eigenen Zahlen (deine MFU, deinen Durchsatz, die heutigen Preise) in den
+# Break-even-Plot von Lektion 09 ein. Danach geht es mit Lektion 10 weiter, der Inferenz: was ein
+# Modell kostet, sobald es Tokens ausliefert.
 
 # %%
 lab.score()
