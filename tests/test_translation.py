@@ -66,9 +66,6 @@ NOT_EXCEPT = {
 # column, the sentence in the other language, or "headings" where the headings differ).
 KNOWN: set[tuple[str, str]] = {
     ("labs/de/08_multi_device.ipynb", "Optimizer"),
-    ("notebooks/de/00_what_hardware.ipynb", "..."),
-    ("notebooks/de/01_timing_matmul.ipynb", "..."),
-    ("notebooks/de/03_precision_memory.ipynb", "..."),
     ("notebooks/de/10_inference.ipynb", "headings"),
 }
 

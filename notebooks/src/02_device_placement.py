@@ -201,7 +201,7 @@ for expression, value in rows:
 # de: der klassische Fehler: Die Kopie ist weg ...
 x.to(other)
 # en: ... and x is still on the CPU
-# de: ... und x liegt noch auf der CPU
+# de: … und x liegt noch auf der CPU
 assert x.device.type == "cpu"
 x = x.to(other)  # en: keep what .to() returns | de: behalte, was .to() zurückgibt
 assert x.device.type == model.weight.device.type == other.type
@@ -1068,9 +1068,9 @@ else:
     # en: The CPU's own version: the operating system hands out memory page by page, on first touch.
     # de: Die CPU-Fassung: Das Betriebssystem vergibt Speicher Seite für Seite, beim ersten Zugriff.
     rss = [usage.process_rss()]
-    block = torch.empty(size, dtype=torch.uint8)  # en: asked for ... | de: angefordert ...
+    block = torch.empty(size, dtype=torch.uint8)  # en: asked for ... | de: angefordert …
     rss.append(usage.process_rss())
-    block.fill_(1)  # en: ... and touched | de: ... und beschrieben
+    block.fill_(1)  # en: ... and touched | de: … und beschrieben
     rss.append(usage.process_rss())
     del block
     rss.append(usage.process_rss())

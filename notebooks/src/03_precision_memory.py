@@ -406,7 +406,7 @@ else:
 # fp32. Welche, hängt vom Gerät ab: Die „Autocast Op Reference“ von PyTorch (auf der Seite
 # „Automatic Mixed Precision package - torch.amp“, abgerufen im Dezember 2026) nennt für CUDA
 # Softmax, Log-Softmax, layer_norm, Summen und die Verlustfunktionen; ihre CPU-Liste enthält die
-# Verlustfunktionen (`mse_loss`, `nll_loss`, ...), aber weder Softmax noch layer_norm, die auf der
+# Verlustfunktionen (`mse_loss`, `nll_loss`, …), aber weder Softmax noch layer_norm, die auf der
 # CPU in bf16 bleiben. Die Gewichte selbst bleiben fp32 (die *Master-Gewichte*); autocast rechnet
 # mit 16-Bit-Kopien. CUDA nimmt fp16 oder bf16, die CPU bf16. Die Zelle fragt torch, was jede
 # Operation zurückgibt, auf der CPU und, wo es eine gibt, auf CUDA.

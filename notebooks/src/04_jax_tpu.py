@@ -169,7 +169,7 @@ except TypeError as err:
     changed_in_place = False
     say(
         "In-place assignment fails: {e} ...",
-        "Zuweisung an Ort und Stelle scheitert: {e} ...",
+        "Zuweisung an Ort und Stelle scheitert: {e} …",
         e=str(err).splitlines()[0][:80],
     )
 # en: a new array; x stays as it was
