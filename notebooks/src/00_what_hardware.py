@@ -49,11 +49,12 @@
 # - lernst du, wofür CPU, GPU und TPU gut sind und wo du sie jeweils kostenlos bekommst,
 # - wechselst du die Laufzeitumgebung auf Colab und Kaggle,
 # - fragst du die Maschine selbst: `nvidia-smi`, `torch.accelerator`, `jax.devices()`,
-# - und ersetzt die klassische Zeile `"cuda" if ... else "cpu"` durch eine, die auch heutige Geräte kennt.
+# - und ersetzt die klassische Zeile `"cuda" if ... else "cpu"` durch eine, die auch heutige Geräte
+#   kennt.
 #
-# Der Kurs geht von den Behauptungen aus, die eine typische Glossarseite über GPUs und TPUs aufstellt
-# („10- bis 1000-mal schneller“, „TPUs sind vor allem fürs Training da“, ...). Abschnitt 8 listet sie
-# auf, jede mit der Lektion, die sie prüft.
+# Der Kurs geht von den Behauptungen aus, die eine typische Glossarseite über GPUs und TPUs
+# aufstellt („10- bis 1000-mal schneller“, „TPUs sind vor allem fürs Training da“, …). Abschnitt 8
+# listet sie auf, jede mit der Lektion, die sie prüft.
 #
 # Führe zuerst die Setup-Zelle unten aus. Sie zeigt, wo du bist (Plattform), womit gerechnet wird
 # (Beschleuniger) und in welcher Sprache die Meldungen erscheinen.
@@ -67,9 +68,9 @@
 # %% [markdown] lang="de"
 # ## 1. Der Pre-Flight-Check
 #
-# Wer an einem Workshop teilnimmt, führt ihn am Vortag aus (`python -m utils.preflight --lang de`
-# im Terminal oder die Zelle unten). Jede Zeile prüft einen Punkt; bei jedem WARN oder FAIL steht,
-# wie du es behebst.
+# Wenn du an einem Workshop teilnimmst, führ ihn am Vortag aus: im Terminal mit
+# `python -m utils.preflight --lang de` oder mit der Zelle unten. Jede Zeile prüft einen Punkt; bei
+# jedem WARN oder FAIL steht dabei, wie du es behebst.
 
 # %%
 from utils.preflight import command as preflight
@@ -120,8 +121,8 @@ checks = preflight.preflight()
 #   Einheiten, die kleine Matrixkacheln in einem Schritt multiplizieren. Direkt daneben sitzt ein
 #   großer, schneller Speicher.
 # - Eine **TPU** (Tensor Processing Unit, Google) ist um *systolische Arrays* herum gebaut: ein
-#   Gitter aus Multiplikations-Additions-Zellen, durch das die Matrixkacheln hindurchfließen. Von den
-#   dreien ist sie am stärksten spezialisiert.
+#   Gitter aus Multiplikations-Additions-Zellen, durch das die Matrixkacheln hindurchfließen. Von
+#   den dreien ist sie am stärksten spezialisiert.
 #
 # Eine typische Glossarseite vergleicht GPU und TPU in einer Tabelle wie der unten und sagt, TPUs
 # seien vor allem fürs Training da (Behauptungen C3 und C4). Hier ist diese Tabelle, korrigiert und
@@ -135,9 +136,9 @@ checks = preflight.preflight()
 # | Frameworks | PyTorch, JAX, TensorFlow | **JAX**, PyTorch (über PyTorch/XLA), TensorFlow |
 #
 # *Stand: November 2026. Quellen: Google-Cloud-TPU-Dokumentation; Colabs Laufzeitliste
-# (googlecolab/colabtools#5566: Die TPU v2-8 wurde im September 2025 durch v5e-1 ersetzt);
-# JAX AI Stack (jax-ml/jax-ai-stack#242: Kaggle bietet v5e-8 an). Kostenlose Angebote ändern sich
-# oft: Lektion 09 (Kosten und Alternativen) führt jedes mit dem Datum, an dem es gelesen wurde, und
+# (googlecolab/colabtools#5566: Die TPU v2-8 wurde im September 2025 durch v5e-1 ersetzt); JAX AI
+# Stack (jax-ml/jax-ai-stack#242: Kaggle bietet v5e-8 an). Kostenlose Angebote ändern sich oft:
+# Lektion 09 (Kosten und Alternativen) führt jedes mit dem Datum, an dem es abgerufen wurde, und
 # seiner Quelle auf, damit du sie nachprüfen kannst.*
 
 # %% [markdown] lang="en"
@@ -153,8 +154,8 @@ checks = preflight.preflight()
 # Multiprocessors (SMs), und ihre 320 Tensor Cores sitzen darin, 8 pro SM (NVIDIA-Datenblatt zur T4
 # und Whitepaper zur Turing-Architektur). Ein TPU-v5e-Chip hat einen TensorCore mit **vier**
 # Matrixeinheiten (MXUs), jede ein systolisches Array, daneben eine Vektor- und eine Skalareinheit
-# (Google-Cloud-TPU-Dokumentation, „TPU v5e“, Systemarchitektur, gelesen am 01.12.2026). Eine GPU
-# erreicht ihre Host-CPU über PCIe; eine TPU gehört zum Host ihrer TPU-VM.
+# (Google-Cloud-TPU-Dokumentation, „TPU v5e“, Systemarchitektur, abgerufen im Dezember 2026). Eine
+# GPU erreicht ihre Host-CPU über PCIe; eine TPU gehört zum Host ihrer TPU-VM.
 
 # %%
 import matplotlib.path as mpath
@@ -264,10 +265,10 @@ plt.show()
 # %% [markdown] lang="de"
 # ## 3. Was steckt in *dieser* Maschine?
 #
-# `utils.platform.hardware.detect()` fragt PyTorch (und JAX, sobald es importiert ist) und liest Modell und
-# Befehlssatz-Flags der CPU aus. Der Kurs macht daraus ein **Hardware-Profil**; spätere Lektionen
-# wählen danach ihre Problemgrößen, sodass dasselbe Notebook auf einer Laptop-CPU schnell durchläuft
-# und auf einer GPU trotzdem aussagekräftig ist.
+# `utils.platform.hardware.detect()` fragt PyTorch (und JAX, sobald es importiert ist) und liest
+# Modell und Befehlssatz-Flags der CPU aus. Der Kurs macht daraus ein **Hardware-Profil**; spätere
+# Lektionen wählen danach ihre Problemgrößen, sodass dasselbe Notebook auf einer Laptop-CPU schnell
+# durchläuft und auf einer GPU trotzdem aussagekräftig ist.
 
 # %%
 # en: JAX is imported here, not in the setup cell: lesson 04 sets up its devices first.
@@ -376,13 +377,14 @@ say("matrix side for this profile: {n}", "Seitenlänge der Matrix für dieses Pr
 # (Stand: November 2026):
 #
 # - **Colab:** *Laufzeit → Laufzeittyp ändern → T4-GPU* (oder *v5e-1-TPU*) → *Speichern*. Die
-#   Laufzeit (so nennt Colab die Laufzeitumgebung) startet neu: Alles im Arbeitsspeicher ist weg, führe
-#   die Setup-Zelle also noch einmal aus. Die Notebooks des Kurses verlangen in ihren Metadaten
-#   bereits eine T4, deshalb bietet Colab sie meist von selbst an.
+#   Laufzeit (so nennt Colab die Laufzeitumgebung) startet neu: Alles im Arbeitsspeicher ist weg,
+#   führe die Setup-Zelle also noch einmal aus. Die Notebooks des Kurses verlangen in ihren
+#   Metadaten bereits eine T4, deshalb bietet Colab sie meist von selbst an.
 # - **Kaggle:** im rechten Seitenbereich unter *Session options → Accelerator → GPU T4 x2* (oder
 #   *TPU v5e-8*). Meide *GPU P100*: Das PyTorch in Kaggles Image bringt dafür keine Kernel mit.
 #   Kaggle-Notebooks starten **ohne** Internetzugang; die Setup-Zelle braucht ihn (oder den Kurs als
-#   angehängtes Dataset), und einschalten lässt er sich nur mit einem per Telefon verifizierten Konto.
+#   angehängtes Dataset), und einschalten lässt er sich nur mit einem per Telefon verifizierten
+#   Konto.
 # - **Lokal:** Hier gibt es nichts umzuschalten; `nvidia-smi` (NVIDIA) oder *Über diesen Mac*
 #   (Apple) zeigt dir, was du hast.
 #
@@ -398,9 +400,9 @@ say("matrix side for this profile: {n}", "Seitenlänge der Matrix für dieses Pr
 # %% [markdown] lang="de"
 # ## 5. `nvidia-smi`
 #
-# Eine typische Glossarseite prüft die GPU mit `subprocess.run(["nvidia-smi"])` (Behauptung C6). Auf einer Maschine ohne
-# NVIDIA-Treiber gibt diese Zeile nicht „keine GPU“ aus, sondern wirft eine Ausnahme. Probier es
-# gefahrlos aus:
+# Eine typische Glossarseite prüft die GPU mit `subprocess.run(["nvidia-smi"])` (Behauptung C6). Auf
+# einer Maschine ohne NVIDIA-Treiber gibt diese Zeile nicht „keine GPU“ aus, sondern wirft eine
+# Ausnahme. Probier es gefahrlos aus:
 
 # %%
 import subprocess
@@ -428,9 +430,9 @@ except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as err:
 # per GPU; `utils.platform.nvsmi.query()` runs it, never raises an exception, and explains what is missing:
 
 # %% [markdown] lang="de"
-# Die Tabelle von `nvidia-smi` ist für Menschen gemacht und lässt sich in Code schlecht auswerten. Der
-# Abfragemodus liefert eine CSV-Zeile pro GPU; `utils.platform.nvsmi.query()` führt ihn aus, wirft nie eine
-# Ausnahme und erklärt, was fehlt:
+# Die Tabelle von `nvidia-smi` ist für Menschen gemacht und lässt sich in Code schlecht auswerten.
+# Der Abfragemodus liefert eine CSV-Zeile pro GPU; `utils.platform.nvsmi.query()` führt ihn aus,
+# wirft nie eine Ausnahme und erklärt, was fehlt:
 
 # %%
 from utils.platform import nvsmi
@@ -465,7 +467,8 @@ else:
 #
 # Seit PyTorch 2.6 beantwortet `torch.accelerator` eine Frage für jede Geräteart (CUDA, Apple MPS,
 # Intel XPU, …): Gibt es einen Beschleuniger, und welchen? TPUs gehören nicht dazu: PyTorch erreicht
-# sie über das separate Paket `torch_xla`. JAX listet alle Geräte seines Backends auf, TPUs eingeschlossen.
+# sie über das separate Paket `torch_xla`. JAX listet alle Geräte seines Backends auf, TPUs
+# eingeschlossen.
 
 # %%
 import torch
@@ -528,10 +531,10 @@ say(
 # device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 # ```
 #
-# Jahrelang war das die Standardzeile, doch heutigen Maschinen wird sie nicht gerecht: Die GPU eines
-# Macs (MPS) und Intel-GPUs (XPU) landen auf der CPU, und sie verrät nicht, *welche* GPU sie gefunden
-# hat und welches Zahlenformat zu ihr passt. Besser ist eine Funktion, die zuerst `torch.accelerator`
-# fragt und bei älteren PyTorch-Versionen direkt bei CUDA und MPS nachsieht:
+# Jahrelang war das die übliche Zeile, doch heutigen Maschinen wird sie nicht gerecht: Mit der GPU
+# eines Macs (MPS) oder einer Intel-GPU (XPU) landest du auf der CPU, und sie verrät nicht, *welche*
+# GPU sie gefunden hat und welches Zahlenformat zu ihr passt. Besser ist eine Funktion, die zuerst
+# `torch.accelerator` fragt und bei älteren PyTorch-Versionen direkt bei CUDA und MPS nachsieht:
 
 
 # %%
@@ -654,14 +657,14 @@ for cid, claim_en, claim_de, where, verdict_en, verdict_de in claims:
 # this hardware – and do it correctly.
 
 # %% [markdown] lang="de"
-# ## Teste dich selbst
+# ## Prüf dich selbst
 #
 # <details><summary>1. Du hast auf Kaggle „GPU P100“ gewählt. Warum kann die Lektion auf dieser GPU trotzdem scheitern, und was wählst du stattdessen?</summary>
 #
 # Kaggles PyTorch hat keine Kernel für die Architektur der P100 (sm_60): Wähle **GPU T4 x2**.
 # </details>
 #
-# <details><summary>2. Auf einem Mac mit M3-Chip ist <code>torch.cuda.is_available()</code> False. Hat dieser Mac keine GPU?</summary>
+# <details><summary>2. Auf einem Mac mit M3-Chip gibt <code>torch.cuda.is_available()</code> <code>False</code> zurück. Hat dieser Mac keine GPU?</summary>
 #
 # Doch, aber keine CUDA-GPU: PyTorch erreicht sie als `mps`, und `torch.accelerator` findet sie.
 # </details>
