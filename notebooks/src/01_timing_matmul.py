@@ -42,9 +42,10 @@
 
 # %% [markdown] lang="de"
 # Eine typische Glossarseite über KI-Hardware sagt: GPUs und TPUs beschleunigen KI-Arbeit „oft um
-# den Faktor 10 bis 1000“ gegenüber CPUs, weil Modelle vor allem aus Matrixmultiplikationen
-# bestehen (Behauptungen C1 und C2 in der Liste von Lektion 00, `docs/claims.md`). In dieser Lektion prüfst du diese Aussage auf deiner eigenen
-# Hardware, und du lernst, *richtig* zu messen, was die meisten Tutorials nicht tun. Du wirst
+# den Faktor 10 bis 1000“ gegenüber CPUs, weil Modelle vor allem aus Matrixmultiplikationen bestehen
+# (Behauptungen C1 und C2 in der Liste von Lektion 00, `docs/claims.md`). In dieser Lektion prüfst
+# du diese Aussage auf deiner eigenen Hardware, und du lernst, *richtig* zu messen, was die meisten
+# Tutorials nicht tun. Du wirst
 #
 # - die Gleitkommaoperationen (FLOPs) einer Matrixmultiplikation zählen,
 # - absichtlich in die vier klassischen Messfallen tappen und jede davon sehen,
@@ -149,10 +150,10 @@ say(
 #
 # ### Falle 1: nicht auf das Ergebnis warten
 #
-# GPUs, TPUs und JAX (sogar auf der CPU) arbeiten **asynchron**: Ein Aufruf stellt die Arbeit in eine
-# Warteschlange und kehrt sofort zurück. Eine Stoppuhr um den Aufruf misst, wie lange das *Einreihen*
-# gedauert hat. `block_until_ready()` (JAX) bzw. `torch.cuda.synchronize()` (PyTorch) wartet, bis die
-# Arbeit *fertig* ist.
+# GPUs, TPUs und JAX (sogar auf der CPU) arbeiten **asynchron**: Ein Aufruf stellt die Arbeit in
+# eine Warteschlange und kehrt sofort zurück. Eine Stoppuhr um den Aufruf misst, wie lange das
+# *Einreihen* gedauert hat. `block_until_ready()` (JAX) bzw. `torch.cuda.synchronize()` (PyTorch)
+# wartet, bis die Arbeit *fertig* ist.
 
 # %%
 n = profile.pick(cpu=1024, cuda=4096, tpu=4096, mps=2048)
@@ -283,15 +284,15 @@ say(
 # ### Falle 3: Nullen messen
 #
 # `torch.zeros` ist der schnellste Weg zu einer Testmatrix, und der falsche. Auf einer CPU hängt die
-# Zeit einer Matrixmultiplikation kaum von den Werten ab. Auf einer GPU schon: Transistoren, die nicht
-# schalten, brauchen weniger Strom, also hält der Chip einen höheren Takt. Horace He hat das 2024
-# gezeigt („Strangely, matrix multiplications on GPUs run faster when given predictable data“); eine
-# H200 war bei bf16-Matrixmultiplikationen mit Nullen 12 % schneller als mit Zufallszahlen. Miss
-# immer mit Zufallsdaten.
+# Zeit einer Matrixmultiplikation kaum von den Werten ab. Auf einer GPU schon: Transistoren, die
+# nicht schalten, brauchen weniger Strom, also hält der Chip einen höheren Takt. Horace He hat das
+# 2024 gezeigt („Strangely, matrix multiplications on GPUs run faster when given predictable data“);
+# eine H200 war bei bf16-Matrixmultiplikationen mit Nullen 12 % schneller als mit Zufallszahlen.
+# Miss immer mit Zufallsdaten.
 #
 # Für einen Vergleich reichen zwei Mediane nicht: Die Last der Maschine ändert sich, während du
 # misst. Deshalb messen wir beide Eingaben in **Runden**, abwechselnd (Nullen, Zufall, Nullen,
-# Zufall, ...), und schauen auf den Bereich der Rundenmediane. Überlappen sich die beiden Bereiche,
+# Zufall, …), und schauen auf den Bereich der Rundenmediane. Überlappen sich die beiden Bereiche,
 # ist der Unterschied **Rauschen**: Dieser Lauf kann die beiden nicht unterscheiden. Nur Bereiche,
 # die sich nicht überlappen, zeigen einen **Effekt**. So sieht es auf dieser Maschine aus:
 
@@ -386,8 +387,8 @@ say_verdict(*[item for pair in by_input.items() for item in pair])
 #
 # Eine Matrixmultiplikation auf der CPU nutzt so viele Threads, wie die Bibliothek nutzen darf.
 # Derselbe Code auf derselben Maschine kann sich deshalb um den Faktor der Kernzahl unterscheiden,
-# und Testumgebungen legen oft einen einzigen Thread fest (`OMP_NUM_THREADS=1`). Gib bei jeder CPU-Zahl die Threads an; `bench.measure`
-# tut das.
+# und Testumgebungen legen oft einen einzigen Thread fest (`OMP_NUM_THREADS=1`). Gib bei jeder
+# CPU-Zahl die Threads an; `bench.measure` tut das.
 
 # %%
 cpu_a = torch.randn(size, size)
@@ -449,15 +450,15 @@ plt.show()
 #
 # ## 3. So misst du richtig
 #
-# `utils.timing.bench.measure(fn, *args)` vermeidet alle vier Fallen: Es misst den kalten Aufruf getrennt,
-# wärmt auf, während es einen Block von Aufrufen sucht, der mindestens 20 ms dauert (so fallen die
-# etwa 40 ns nicht mehr ins Gewicht, die der Timer selbst kostet; hat eine Verzögerung das
-# Aufwärmen gebremst, fällt ein späterer Block kürzer aus, dann vergrößert es den Block und beginnt
-# die Blöcke von vorn), synchronisiert jeden Block für das Backend, auf dem
-# das Ergebnis liegt, wiederholt, bis es mindestens 0,2 s an Blöcken hat, und meldet Median,
-# Interquartilsabstand (IQR) und Thread-Einstellungen. Mit den FLOPs liefert es auch FLOP/s und den
-# Anteil an der Spitzenleistung des Geräts. Öffne `utils/timing/bench.py`: Es ist kurz, und es
-# zu lesen gehört zu dieser Lektion.
+# `utils.timing.bench.measure(fn, *args)` vermeidet alle vier Fallen: Es misst den kalten Aufruf
+# getrennt, wärmt auf, während es einen Block von Aufrufen sucht, der mindestens 20 ms dauert (so
+# fallen die etwa 40 ns nicht mehr ins Gewicht, die der Timer selbst kostet; hat eine Verzögerung
+# das Aufwärmen gebremst, fällt ein späterer Block kürzer aus, dann vergrößert es den Block und
+# beginnt die Blöcke von vorn), synchronisiert jeden Block für das Backend, auf dem das Ergebnis
+# liegt, wiederholt, bis es mindestens 0,2 s an Blöcken hat, und meldet Median, Interquartilsabstand
+# (IQR) und Thread-Einstellungen. Mit den FLOPs liefert es auch FLOP/s und den Anteil an der
+# Spitzenleistung des Geräts. Öffne `utils/timing/bench.py`: Es ist kurz, und es zu lesen gehört zu
+# dieser Lektion.
 
 # %%
 a32 = rng.standard_normal((size, size), dtype=np.float32)
@@ -482,10 +483,9 @@ print(right)
 # Eine Größe sagt wenig. Wir messen quadratische Matrixmultiplikationen von winzig bis groß: numpy
 # und PyTorch auf der CPU in float32, PyTorch auf der CPU in bfloat16, wo eine Probe bei n = 256 es
 # weniger als 4-mal so langsam wie float32 findet (dafür braucht es bf16-Befehle in der CPU *und*
-# Kernel in torch, die sie nutzen),
-# und den Beschleuniger in float32 und in seinem schnellen Format (fp16 auf einer T4, bf16 auf neueren
-# GPUs und TPUs). float16 auf der CPU fehlt absichtlich: Ohne Hardware dafür rechnet eine CPU es um
-# ein Vielfaches langsamer als float32.
+# Kernel in torch, die sie nutzen), und den Beschleuniger in float32 und in seinem schnellen Format
+# (fp16 auf einer T4, bf16 auf neueren GPUs und TPUs). float16 auf der CPU fehlt absichtlich: Ohne
+# Hardware dafür rechnet eine CPU es um ein Vielfaches langsamer als float32.
 
 # %%
 cpu_sizes = (
@@ -604,10 +604,10 @@ plt.show()
 # faster one.
 
 # %% [markdown] lang="de"
-# Lies das rechte Diagramm von links nach rechts. Bei kleinen Größen ist der Durchsatz niedrig: Jeder
-# Aufruf hat feste Kosten (Python, Dispatch, ein Kernel-Start), die die wenige Arbeit nicht verdecken
-# kann; die Zeit ändert sich mit n kaum. Das ist der **overheadgebundene** Bereich. Wächst n, wächst
-# die Zeit mit n³, und die FLOP/s pendeln sich nahe dem ein, was die Hardware schafft: der
+# Lies das rechte Diagramm von links nach rechts. Bei kleinen Größen ist der Durchsatz niedrig:
+# Jeder Aufruf hat feste Kosten (Python, Dispatch, ein Kernel-Start), die die wenige Arbeit nicht
+# verdecken kann; die Zeit ändert sich mit n kaum. Das ist der **overheadgebundene** Bereich. Wächst
+# n, wächst die Zeit mit n³, und die FLOP/s pendeln sich nahe dem ein, was die Hardware schafft: der
 # **rechengebundene** Bereich.
 #
 # ### Caches: warum eine CPU-Kurve wieder fallen kann
@@ -616,9 +616,9 @@ plt.show()
 # gehören einem Kern, den L3 teilen sich mehrere. Eine float32-Matmul der Größe n fasst drei
 # n×n-Matrizen an, also 3·n²·4 Bytes. Passt das nicht mehr in einen Cache, kommen die Daten aus der
 # nächsten, langsameren Ebene, am Ende aus dem Arbeitsspeicher (DRAM). Die gepunkteten Linien im
-# Diagramm zeigen, bei welchem n das für die L2- und L3-Größen *deiner* Maschine passiert; die Größen
-# liest der Code beim Betriebssystem aus. BLAS-Bibliotheken zerlegen die Matmul in Kacheln, die
-# hineinpassen, und mildern so die Stufe ab oder verstecken sie ganz; wie gut, hängt von der
+# Diagramm zeigen, bei welchem n das für die L2- und L3-Größen *deiner* Maschine passiert; die
+# Größen liest der Code beim Betriebssystem aus. BLAS-Bibliotheken zerlegen die Matmul in Kacheln,
+# die hineinpassen, und mildern so die Stufe ab oder verstecken sie ganz; wie gut, hängt von der
 # Bibliothek ab. numpy und PyTorch bringen jeweils ihr eigenes BLAS mit, auch deshalb verlaufen ihre
 # Kurven verschieden. Die nächste Zelle sagt dir, welches BLAS jede benutzt hat, und für jede
 # CPU-Kurve, wo sie am stärksten gefallen ist und ob die Arbeitsmenge an dieser Stelle einen Cache
@@ -765,8 +765,8 @@ say(
 # ## 5. Ab wann gewinnt der Beschleuniger?
 #
 # Ein Beschleuniger hat ein höheres Plateau, aber auch höhere feste Kosten, und die Daten müssen
-# erst dorthin: zwei n×n-Eingaben hin, ein Ergebnis zurück, über PCIe. Wir suchen die kleinste Größe,
-# ab der der Beschleuniger auch bei jeder größeren schneller ist: einmal nur für die
+# erst dorthin: zwei n×n-Eingaben hin, ein Ergebnis zurück, über PCIe. Wir suchen die kleinste
+# Größe, ab der der Beschleuniger bei jeder weiteren Größe schneller ist: einmal nur für die
 # Matrixmultiplikation gerechnet und einmal mit den Kopien.
 #
 # Die Zelle unten ist eingeklappt: In Lab 01 (Aufgabe 4) schreibst du diese Funktion selbst. Öffne
@@ -819,7 +819,7 @@ if accelerator is not None:
     ]
     say(
         "... and from n = {n} with the copies to the device and back",
-        "... und ab n = {n} mit den Kopien zum Gerät und zurück",
+        "… und ab n = {n} mit den Kopien zum Gerät und zurück",
         n=crossover(cpu_sizes, cpu_times, copied),
     )
 if not accelerated:
@@ -846,8 +846,8 @@ if not accelerated:
 # teuer: Ein paar Kilobyte sind in weit unter einer Mikrosekunde über die Verbindung, aber jede
 # Kopie geht erst durch den Treiber und wartet auf die Kopier-Einheit. Die Annahmen stehen beim
 # Ergebnis; führe dieses Notebook auf einer T4 aus, um sie durch Messungen zu ersetzen. Die Größen
-# sind hier feiner gestuft als im Durchlauf, damit die beiden Knickstellen auf verschiedene Größen
-# fallen können.
+# sind hier feiner gestuft als im Durchlauf, damit die beiden Übergangsgrößen (mit und ohne Kopien)
+# auseinanderfallen können.
 
 # %%
 T4 = CHIPS["T4"]
@@ -944,8 +944,8 @@ plt.show()
 # %% [markdown] lang="de"
 # ## 6. „10- bis 1000-mal schneller“?
 #
-# Der Beschleunigungsfaktor ist ein Verhältnis, und beide Hälften zählen. Hier drei ehrliche
-# Verhältnisse aus diesem Lauf.
+# Der Beschleunigungsfaktor ist ein Verhältnis: Es kommt auf Zähler *und* Nenner an, also darauf,
+# womit du vergleichst. Hier drei faire Vergleiche aus diesem Lauf.
 
 # %%
 # en: (a) Against naive code: the textbook loop from section 1 in pure Python vs. numpy.
@@ -1026,17 +1026,17 @@ else:
 
 # %% [markdown] lang="de"
 # Was den Faktor **10** ergibt: float32 auf einer Mittelklasse-GPU gegen eine Mehrkern-CPU mit gutem
-# BLAS. Was **1000** ergibt: halbe Genauigkeit auf Tensor Cores gegen einen einzelnen CPU-Thread, oder,
-# wie in (a), jede Bibliothek gegen eine Python-Schleife: Ein guter Teil berühmter Beschleunigungen
-# geht auf das Konto der Vergleichsbasis. Was **unter 1** ergibt: kleine Größen, bei denen
-# Start-Overhead und Kopien mehr kosten als die Arbeit. Die Aussage stimmt für große Modelle auf
-# modernen GPUs, und sie hängt von Größe, Datentyp und davon ab, was man mitzählt.
+# BLAS. Was **1000** ergibt: halbe Genauigkeit auf Tensor Cores gegen einen einzelnen CPU-Thread,
+# oder, wie in (a), jede Bibliothek gegen eine Python-Schleife: Ein guter Teil berühmter
+# Beschleunigungen geht auf das Konto der Vergleichsbasis. Was **unter 1** ergibt: kleine Größen,
+# bei denen Start-Overhead und Kopien mehr kosten als die Arbeit. Die Aussage stimmt für große
+# Modelle auf modernen GPUs, und sie hängt von Größe, Datentyp und davon ab, was du mitzählst.
 #
 # ## 7. Wie nah an der Spitzenleistung?
 #
 # Das Datenblatt nennt die Spitzenleistung, die Messung zeigt, was du bekommst. Für diese CPU wird
-# sie aus Kerne × Takt × FLOPs pro Takt geschätzt (und als Schätzung gekennzeichnet). Sie zählt alle Kerne:
-# Mit weniger Threads als Kernen erreichst du höchstens diesen Anteil davon.
+# sie aus Kerne × Takt × FLOPs pro Takt geschätzt (und als Schätzung gekennzeichnet). Sie zählt alle
+# Kerne: Mit weniger Threads als Kernen erreichst du höchstens diesen Anteil davon.
 
 # %%
 for label, results in sweep.items():
@@ -1075,19 +1075,19 @@ for label, results in sweep.items():
 # %% [markdown] lang="de"
 # ## 8. Eine Roofline
 #
-# Eine Matrixmultiplikation von n×n-Matrizen rechnet 2n³ FLOPs auf 3n² Zahlen: Je größer n, desto mehr
-# Arbeit pro bewegtem Byte. Eine elementweise Addition rechnet einen FLOP pro Element und bewegt drei
-# Zahlen (zwei lesen, eine schreiben): 1 FLOP pro 12 Byte in float32, egal wie groß. Dieses Verhältnis,
-# FLOPs pro Byte, heißt **arithmetische Intensität**. Ein Gerät schafft höchstens `Spitze` FLOP/s, und
-# höchstens `Bandbreite × Intensität` FLOP/s, wenn jedes Byte aus dem Speicher kommen muss; das
-# Kleinere von beiden ist seine **Roofline**. Oberhalb des *Knickpunkts* (Spitze ÷ Bandbreite) ist
-# eine Operation rechengebunden, darunter speichergebunden.
+# Eine Matrixmultiplikation von n×n-Matrizen rechnet 2n³ FLOPs auf 3n² Zahlen: Je größer n, desto
+# mehr Arbeit pro bewegtem Byte. Eine elementweise Addition rechnet einen FLOP pro Element und
+# bewegt drei Zahlen (zwei lesen, eine schreiben): 1 FLOP pro 12 Byte in float32, egal wie groß.
+# Dieses Verhältnis, FLOPs pro Byte, heißt **arithmetische Intensität**. Ein Gerät schafft höchstens
+# `Spitze` FLOP/s, und höchstens `Bandbreite × Intensität` FLOP/s, wenn jedes Byte aus dem Speicher
+# kommen muss; das Kleinere von beiden ist seine **Roofline**. Oberhalb des *Knickpunkts* (Spitze ÷
+# Bandbreite) ist eine Operation rechengebunden, darunter speichergebunden.
 #
-# Keine Hälfte des Dachs darf von den Punkten kommen, die wir darunter setzen, sonst liegt jeder
-# Punkt schon nach Konstruktion auf dem Dach. Die **Spitzenleistung** kommt deshalb von der
-# Hardware: auf einer GPU aus der Datenblatt-Tabelle in `utils/platform/chips.py`, auf einer CPU aus der
-# Schätzung `utils.platform.chips.cpu_estimate` (Kerne × Takt × FLOPs pro Takt, alle Kerne). Die
-# **Bandbreite** kommt aus einer eigenen Streaming-Messung: einer großen Kopie, die gar nicht
+# Keiner der beiden Teile des Dachs darf aus den Punkten stammen, die wir darunter eintragen, sonst
+# liegt jeder Punkt schon nach Konstruktion auf dem Dach. Die **Spitzenleistung** kommt deshalb von
+# der Hardware: auf einer GPU aus der Datenblatt-Tabelle in `utils/platform/chips.py`, auf einer CPU
+# aus der Schätzung `utils.platform.chips.cpu_estimate` (Kerne × Takt × FLOPs pro Takt, alle Kerne).
+# Die **Bandbreite** kommt aus einer eigenen Streaming-Messung: einer großen Kopie, die gar nicht
 # rechnet, und einer Summe, die kaum rechnet. Unter dieses Dach kommen Kernel verschiedener
 # Intensität: eine Addition, Ketten von Multiplikationen und Additionen auf denselben Daten (XLA
 # verschmilzt jede Kette zu einem Durchgang durch den Speicher), ein Matrix-Vektor-Produkt,
@@ -1263,8 +1263,8 @@ for name, intensity, m, dtype in points:
 # from 70% of it):
 
 # %% [markdown] lang="de"
-# Warum ein Punkt dort liegt, wo er liegt, im Code aus den Zahlen oben entschieden (ein Punkt gilt ab
-# 70 % als „am Dach“):
+# Warum ein Punkt dort liegt, wo er liegt, im Code aus den Zahlen oben entschieden (ein Punkt gilt
+# ab 70 % als „am Dach“):
 
 
 # %%
@@ -1364,8 +1364,8 @@ for k, cost in chain_costs.items():
 #
 # ## 9. Ein erster Profiler
 #
-# `bench.measure` liefert eine Zahl pro Funktion. Ein **Profiler** zeichnet jede Operation auf, die ein
-# Stück Code ausführt, mit ihrer Zeit und wie oft sie lief. `torch.profiler` ist in PyTorch
+# `bench.measure` liefert eine Zahl pro Funktion. Ein **Profiler** zeichnet jede Operation auf, die
+# ein Stück Code ausführt, mit ihrer Zeit und wie oft sie lief. `torch.profiler` ist in PyTorch
 # eingebaut: Pack den Code in `with profile(...)`, markiere eigene Abschnitte mit `record_function`
 # und gib die Tabelle aus.
 
@@ -1469,11 +1469,11 @@ else:
 
 # %% [markdown] lang="de"
 # So liest du die Tabelle: **Self CPU** ist die Zeit in der Operation selbst, **CPU total** enthält,
-# was sie aufgerufen hat. `aten::matmul` ist PyTorchs Eingangstür: Es prüft die Formen und ruft
-# `aten::mm` auf, die Operation, die die Arbeit macht; deshalb liegt fast die ganze Self-Zeit bei
-# `aten::mm`. Dein eigener Abschnitt (`five_matmuls`) enthält alles. Auf einer GPU bekommt die
-# Tabelle zusätzlich Spalten mit der Gerätezeit: Dort ist die CPU-Zeit von `aten::mm` nur der
-# Start, und die Zeit des Kernels erscheint getrennt, die asynchrone Ausführung aus Falle 1,
+# was sie aufgerufen hat. `aten::matmul` ist die Einstiegsfunktion von PyTorch: Sie prüft die Formen
+# und ruft `aten::mm` auf, die Operation, die die Arbeit macht; deshalb liegt fast die ganze
+# Self-Zeit bei `aten::mm`. Dein eigener Abschnitt (`five_matmuls`) enthält alles. Auf einer GPU
+# bekommt die Tabelle zusätzlich Spalten mit der Gerätezeit: Dort ist die CPU-Zeit von `aten::mm`
+# nur der Start, und die Zeit des Kernels erscheint getrennt, die asynchrone Ausführung aus Falle 1,
 # sichtbar gemacht.
 #
 # Auf einer GPU zeigen zwei Werkzeuge mehr als die Tabelle:
@@ -1482,13 +1482,13 @@ else:
 #   CPU-Threads und GPU-Streams übereinander, sodass Lücken sichtbar werden (die GPU wartet auf
 #   Python, eine Kopie blockiert das Rechnen). Öffne sie auf ui.perfetto.dev (auf Colab: lade sie
 #   über den Dateibereich links herunter). TensorBoard zeigt dieselbe Art Trace in seiner
-#   Profil-Ansicht; so liest man auch JAX' `jax.profiler.trace(log_dir)`: `%load_ext tensorboard`,
-#   dann `%tensorboard --logdir log_dir`.
-# - **Nsight Systems** (NVIDIA): `nsys profile -o report python script.py` zeichnet CUDA-API-Aufrufe,
-#   Kernel und PCIe-Kopien mit den Zeitstempeln der Kopier-Einheiten auf, unterhalb dessen, was
-#   PyTorch sieht. Zu einer Colab-Laufzeit gehört es nicht: Zeichne auf einer Maschine auf, die es
-#   hat, oder kopiere die `.nsys-rep`-Datei auf deinen Rechner und öffne sie in der Oberfläche von
-#   Nsight Systems.
+#   Profil-Ansicht; so liest du auch die Traces von `jax.profiler.trace(log_dir)`:
+#   `%load_ext tensorboard`, dann `%tensorboard --logdir log_dir`.
+# - **Nsight Systems** (NVIDIA): `nsys profile -o report python script.py` zeichnet
+#   CUDA-API-Aufrufe, Kernel und PCIe-Kopien mit den Zeitstempeln der Kopier-Einheiten auf,
+#   unterhalb dessen, was PyTorch sieht. Zu einer Colab-Laufzeit gehört es nicht: Zeichne auf einer
+#   Maschine auf, die es hat, oder kopiere die `.nsys-rep`-Datei auf deinen Rechner und öffne sie in
+#   der Oberfläche von Nsight Systems.
 #
 # ## 10. Selbst ausprobieren
 #
@@ -1514,6 +1514,11 @@ def measure_one(n, dtype, device):
 panel = explore(
     measure_one,
     {"n": 256, "dtype": "float32", "device": "cpu"},
+    labels=dict(
+        n=text("size n", "Größe n"),
+        dtype=text("data type", "Datentyp"),
+        device=text("on device", "Gerät"),
+    ),
     n=[64, 256, 1024, 2048, 4096, 8192],
     dtype=list(DTYPES),
     device=devices,
@@ -1579,13 +1584,13 @@ panel = explore(
 # | Colab TPU v5e-1 | läuft in bf16-Durchgängen | bf16: Spitze 197 TFLOP/s | große, feste Array-Formen zahlen sich aus (Lektion 04) |
 # | H200 | tf32-Spitze 495 | bf16 ≈ 770–800 von 989 TFLOP/s bei n = 8192 (≈ 80 %) | |
 #
-# *Spitzenwerte: Datenblätter von NVIDIA und Google Cloud (geprüft im November 2026). Gemessene Werte:
+# *Spitzenwerte: Datenblätter von NVIDIA und Google Cloud (Stand: November 2026). Gemessene Werte:
 # die CPU-Zeile auf einer Cloud-VM mit 2 vCPUs eines AMD EPYC (Zen 5), ein Thread, von frei bis
-# ausgelastet, Dezember 2026 (so breit, weil sich andere Prozesse die Kerne teilen);
-# die T4- und H200-Zeilen wie 2026 für diese Chips berichtet. Deine Zahlen werden abweichen, die Form
-# der Kurven nicht.*
+# ausgelastet, Dezember 2026 (so breit, weil sich andere Prozesse die Kerne teilen); die T4- und
+# H200-Zeilen wie 2026 für diese Chips berichtet. Deine Zahlen werden abweichen, die Form der Kurven
+# nicht.*
 #
-# ## Teste dich selbst
+# ## Prüf dich selbst
 #
 # <details><summary>1. Eine Kollegin misst <code>y = model(x)</code> auf einer GPU mit <code>time.time()</code> und erhält 0,1 ms für ein großes Modell. Was ist schiefgegangen?</summary>
 #
@@ -1666,6 +1671,6 @@ assert add_intensity < ridge
 assert min(shares.values()) < 0.7
 assert verdict(*by_input.values()) in ("noise", "effect")
 # en: the copies' latency moves the crossover to a larger size
-# de: die Latenz der Kopien verschiebt die Knickstelle zu einer größeren Größe
+# de: die Latenz der Kopien verschiebt die Übergangsgröße nach oben
 assert modelled is not None and modelled_copies is not None and modelled_copies > modelled
 assert region.count == 1 and mm.count == 5
