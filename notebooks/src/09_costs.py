@@ -90,8 +90,10 @@ stale = prices.staleness_warning()
 # en: pays it (both dated, with sources, in docs/facts.md §12)
 # de: Euro neben Dollar und Strom zum Preis eines deutschen Haushalts (beides mit Datum und Quelle
 # de: in docs/facts.md §12)
-USD_PER_EUR, RATE_DATE = 1.0411, "2025-02-28"  # ECB euro reference rate
-KWH_EUR_DE, KWH_DE_DATE = 0.397, "2025"  # BDEW Strompreisanalyse 2025, household, 3,500 kWh/year
+USD_PER_EUR, RATE_DATE = 1.0411, "2025-02-28"  # en: ECB reference rate | de: EZB-Referenzkurs
+# en: BDEW Strompreisanalyse 2025: a household using 3,500 kWh a year
+# de: BDEW-Strompreisanalyse 2025: ein Haushalt mit 3.500 kWh im Jahr
+KWH_EUR_DE, KWH_DE_DATE = 0.397, "2025"
 if get_language() == "de":
     kwh_price, kwh_date = KWH_EUR_DE * USD_PER_EUR, KWH_DE_DATE
     kwh_source = "BDEW-Strompreisanalyse 2025 (Haushalt, 3.500 kWh/Jahr)"
@@ -166,9 +168,9 @@ FREE_TIERS = [
         text(
             "CPU basic sleeps after 48 h without visitors; ZeroGPU has a daily quota, and hosting "
             "your own ZeroGPU Space needs an account older than 30 days (up to 2) or PRO",
-            "CPU basic schläft nach 48 h ohne Besuch ein; ZeroGPU hat ein Tageskontingent, und für "
-            "einen eigenen ZeroGPU-Space (höchstens 2) brauchst du ein Konto, das älter als 30 Tage "
-            "ist, oder PRO",
+            "CPU basic schläft nach 48 h ohne Besuch ein; ZeroGPU hat ein Tageskontingent, und "
+            "für einen eigenen ZeroGPU-Space (höchstens 2) brauchst du ein Konto, das älter als "
+            "30 Tage ist, oder PRO",
         ),
         text(
             "a public demo of a small model, not training",
@@ -178,11 +180,22 @@ FREE_TIERS = [
         "huggingface.co/docs/hub/spaces-gpus, spaces-zerogpu; huggingface_hub SpaceRuntime",
     ),
 ]
+MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September",
+          "Oktober", "November", "Dezember")  # fmt: skip
+
+
+def month_of(iso):
+    # en: "2026-12-01" -> "Dezember 2026": German text writes the month out (docs/terminology.md)
+    # de: „2026-12-01“ → „Dezember 2026“: Deutsch schreibt den Monat aus (docs/terminology.md)
+    year, month = iso.split("-")[:2]
+    return f"{MONTHS[int(month) - 1]} {year}"
+
+
 for name, hardware_, limits, good_for, date, source in FREE_TIERS:
     say("{name}: {hw}", "{name}: {hw}", name=name, hw=hardware_)
     say("  limits: {l}", "  Grenzen: {l}", l=limits)
     say("  good for: {g}", "  gut für: {g}", g=good_for)
-    say("  (read {d}; {s})", "  (Stand: {d}; {s})", d=date, s=source)
+    say("  (read {d}; {s})", "  (abgerufen im {m}; {s})", d=date, m=month_of(date), s=source)
 
 t4 = CHIPS["T4"]
 say(
@@ -319,9 +332,9 @@ plt.show()
 # Der Speicher entscheidet, auf welcher GPU der Lauf überhaupt möglich ist. Der Rechner aus
 # Lektion 03, `utils.memory.fit` (auch Lektion 07 und 08 nutzen ihn), zählt ihn Teil für Teil
 # zusammen. Vor den Aktivierungen hält volles Training mit AdamW in fp32 16 Bytes pro Parameter
-# (4 Gewicht + 4 Gradient + 8 für die beiden Momente von Adam); gemischte Genauigkeit (Mixed
-# Precision), wie `torch.autocast` sie umsetzt, hält dazu eine 16-Bit-Kopie der Gewichte, also
-# 18 Bytes. Die Zelle unten rechnet mit dem Wert für gemischte Genauigkeit und zeigt, woraus er
+# (4 Gewicht + 4 Gradient + 8 für die beiden Momente von Adam); Mixed Precision, wie
+# `torch.autocast` sie umsetzt, hält dazu eine 16-Bit-Kopie der Gewichte, also 18 Bytes. Die Zelle
+# unten rechnet mit dem Wert für Mixed Precision und zeigt, woraus er
 # besteht; LoRA und QLoRA rechnet derselbe Rechner in Abschnitt 7 aus.
 
 # %%
@@ -331,7 +344,7 @@ MY_MFU = None
 DEFAULT_MFU = 0.462  # PaLM 540B, arXiv:2204.02311, Table 3
 mfu = MY_MFU if MY_MFU is not None else DEFAULT_MFU
 # en: full training with AdamW, mixed precision as autocast does it: the parts per parameter
-# de: volles Training mit AdamW in gemischter Genauigkeit wie bei autocast: die Teile pro Parameter
+# de: volles Training mit AdamW in Mixed Precision wie bei autocast: die Teile pro Parameter
 STATE_PARTS = ("weights", "weight_copies", "gradients", "optimizer")
 mixed = fit(10**6, "bfloat16", mode="full", device="cpu", mixed=True)
 per = {k: v / 10**6 for k, v in mixed.parts.items() if k in STATE_PARTS}
@@ -340,7 +353,7 @@ say(
     "full training, mixed-precision AdamW: {t:.0f} B per parameter before activations = "
     "{w:.0f} fp32 weight + {c:.0f} 16-bit copy + {g:.0f} gradient + {o:.0f} Adam moments "
     "(fp32 alone: {f:.0f} B)",
-    "volles Training, AdamW in gemischter Genauigkeit: {t:.0f} B pro Parameter vor den "
+    "volles Training, AdamW in Mixed Precision: {t:.0f} B pro Parameter vor den "
     "Aktivierungen = {w:.0f} fp32-Gewicht + {c:.0f} 16-Bit-Kopie + {g:.0f} Gradient "
     "+ {o:.0f} Adam-Momente (nur fp32: {f:.0f} B)",
     t=full_bytes_per_param,
@@ -522,10 +535,10 @@ say(
 # darum vervielfacht Batching den Durchsatz, bis die Rechnung aufholt. Aus deiner Messung leitet
 # das Notebook die Bandbreite ab, die dein Gerät effektiv geliefert hat, und mit den Bandbreiten
 # aus den Datenblättern rechnet es auf größere GPUs hoch: Batch 1 an der Grenze, mit Batching um
-# *deinen* gemessenen Faktor mehr. Wie viel mehr eine GPU gewinnen könnte, rechnen die letzten Zeilen
-# der Zelle aus ihrem Knickpunkt aus (Spitze laut Datenblatt ÷ Bandbreite). Lektion 10 nimmt das
-# Decoding auseinander: Prefill und Decode, die Bytes pro Token im KV-Cache und wo Batching nicht
-# mehr hilft, gemessen.
+# *deinen* gemessenen Faktor mehr. Wie viel mehr eine GPU gewinnen könnte, rechnen die letzten
+# Zeilen der Zelle aus ihrem Knickpunkt aus (Spitze laut Datenblatt ÷ Bandbreite). Lektion 10 nimmt
+# das Decoding auseinander: Prefill und Decode, die Bytes pro Token im KV-Cache und wo Batching
+# nicht mehr hilft, gemessen.
 
 # %%
 effective_gbs = tps1 * model_bytes / 1e9
@@ -621,10 +634,10 @@ for gpu, bandwidth in BANDWIDTH.items():
 # Eine API rechnet pro Token ab, eine gemietete GPU pro Stunde, ob sie arbeitet oder nicht. Die
 # Monatskosten der GPU sind fest, ihre Kapazität ist Tokens/s × Auslastung × Sekunden pro Monat;
 # wer mehr braucht, braucht eine zweite GPU. Eine eigene Karte kostet ihren Kaufpreis, verteilt auf
-# ihre Lebensdauer (hier 36 Monate), plus Strom. Das Diagramm stellt die drei nebeneinander, für
-# eine Modellgröße, eine API und eine Auslastung; mit den Auswahlfeldern änderst du sie (ohne
-# laufendes Frontend zeigt es die Voreinstellung). Auf jedes Ausgabe-Token kommt ein
-# Eingabe-Token. Die Qualität wird nicht verglichen: Ein 7B-Modell, das du selbst hostest, muss
+# ihre Lebensdauer (hier 36 Monate), plus Strom zum Preis eines deutschen Haushalts (Quelle in der
+# Zeile unter dem Diagramm). Das Diagramm stellt die drei nebeneinander, für eine Modellgröße, eine
+# API und eine Auslastung; mit den Auswahlfeldern änderst du sie (ohne laufendes Frontend zeigt es
+# die Voreinstellung). Auf jedes Ausgabe-Token kommt ein Eingabe-Token. Die Qualität wird nicht verglichen: Ein 7B-Modell, das du selbst hostest, muss
 # für die Aufgabe gut genug sein.
 
 # %%
@@ -632,7 +645,7 @@ API = {a.model: a for a in apis}
 RENT = {g.gpu: g for g in gpus if g.provider == "RunPod"}
 OWN = {g.gpu: g for g in gpus if g.purchase is not None}
 MONTHS_OF_LIFE = 36
-tokens = np.logspace(6, 11, 200)  # output tokens per month
+tokens = np.logspace(6, 11, 200)  # en: output tokens per month | de: Ausgabe-Tokens pro Monat
 
 
 def monthly_costs(size, api_model, gpu, card, utilization):
@@ -874,7 +887,7 @@ for r in rows:
 # Bereitstellen entscheidet keine der beiden Regeln: Der Break-even hängt von deinem Volumen,
 # deiner Auslastung und davon ab, wie gut du Anfragen bündelst.
 #
-# ### Teste dich selbst
+# ### Prüf dich selbst
 #
 # 1. Dein Trainingslauf erreicht 25 % MFU statt der 46 %, die das Notebook angenommen hat. Was
 #    passiert mit den Kosten?
