@@ -116,10 +116,11 @@ def generate(ids, new, use_cache=True, generator=None):
         )
 
 
-def seconds(fn, repeats=3):
+def seconds(fn, repeats=3, warm_up=True):
     """The median of `repeats` synchronized runs of fn(), after one warm-up run."""
-    fn()
-    sync()
+    if warm_up:
+        fn()
+        sync()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -176,7 +177,8 @@ say(
 # pass. Why, the roofline says. A forward pass does about 2 FLOPs per weight and token and reads
 # every weight once. Prefill of P tokens therefore does 2·P FLOPs per weight read, decode at batch
 # 1 only 2. Divided by the bytes per weight that is the **arithmetic intensity**; above the ridge
-# point (peak ÷ bandwidth, lesson 01) a pass is compute-bound, below it memory-bound.
+# point (peak ÷ bandwidth, lesson 01) a pass is compute-bound, below it memory-bound. So a prompt
+# of a few hundred tokens or more makes prefill compute-bound, while decode stays far below.
 
 # %% [markdown] lang="de"
 # Die Tokens des Prompts kosten viel weniger als ebenso viele decodierte: Prefill erledigt sie alle
@@ -184,11 +186,16 @@ say(
 # Gewicht und Token und liest jedes Gewicht einmal. Prefill mit P Tokens rechnet also 2·P FLOPs pro
 # gelesenem Gewicht, Decode mit Batch 1 nur 2. Geteilt durch die Bytes pro Gewicht ist das die
 # **arithmetische Intensität**; über dem Knickpunkt (Spitze ÷ Bandbreite, Lektion 01) ist ein
-# Durchlauf rechengebunden, darunter speichergebunden.
+# Durchlauf rechengebunden, darunter speichergebunden. Ab einigen hundert Tokens im Prompt ist der
+# Prefill also rechengebunden, während Decode weit darunter bleibt.
 
 # %%
 b = BYTES["bfloat16"]
-intensity = {"prefill": 2 * PROMPT / b, "decode": 2 / b}
+intensity = {
+    text("prefill, {n} tokens", "Prefill, {n} Tokens", n=PROMPT): 2 * PROMPT / b,
+    text("prefill, {n} tokens", "Prefill, {n} Tokens", n=2048): 2 * 2048 / b,
+    "decode": 2 / b,
+}
 t4 = CHIPS["T4"]
 t4_ridge = t4.tflops["float16"] * 1e12 / (t4.bandwidth_gbs * 1e9)
 for phase, value in intensity.items():
@@ -265,8 +272,10 @@ STEPS = profile.pick(cpu=4, cuda=16, mps=8)
 def decode_rate(length, use_cache, batch=1):
     """Decoded tokens per second after a prompt of `length` tokens (prefill subtracted)."""
     prompt = random_prompt(length, batch)
-    first = seconds(lambda: generate(prompt, 1, use_cache), repeats=1)
-    more = seconds(lambda: generate(prompt, 1 + STEPS, use_cache), repeats=1)
+    first = seconds(
+        lambda: generate(prompt, 1, use_cache), repeats=1
+    )  # en: warms up | de: wärmt auf
+    more = seconds(lambda: generate(prompt, 1 + STEPS, use_cache), repeats=1, warm_up=False)
     return batch * STEPS / max(more - first, 1e-9)
 
 
@@ -546,6 +555,9 @@ for n, row in attention.items():
     )
 
 # %% [markdown] lang="en"
+# A peak of 0 B means the call fit into memory the process already held; the scores column is
+# what naive attention must hold at once, and it grows fourfold per doubling of n.
+#
 # SDPA picks a kernel (a *backend*) per call: FlashAttention, the memory-efficient kernel, or
 # the plain math path, which does what the naive code does. Which ones a device has depends on
 # its architecture. PyTorch's FlashAttention kernel needs compute capability 8.0 (Ampere) or
@@ -554,6 +566,10 @@ for n, row in attention.items():
 # on this device.
 
 # %% [markdown] lang="de"
+# Eine Spitze von 0 B heißt, dass der Aufruf in Speicher passte, den der Prozess schon hielt; die
+# Spalte Scores ist, was naive Attention auf einmal halten muss, und sie vervierfacht sich, wenn
+# sich n verdoppelt.
+#
 # SDPA wählt pro Aufruf einen Kernel (ein *Backend*): FlashAttention, den speichersparenden Kernel
 # oder den einfachen Rechenweg (math), der tut, was der naive Code tut. Welche ein Gerät hat, hängt
 # von seiner Architektur ab. Der FlashAttention-Kernel von PyTorch braucht Compute Capability 8.0
@@ -611,7 +627,7 @@ def show_fit(model_name, weights, batch, context, device_name):
 
 explore(
     show_fit,
-    {"model_name": "Llama-3-8B", "weights": "bfloat16", "batch": 1, "context": 8192,
+    {"model_name": "Llama-3-8B", "weights": "int8", "batch": 1, "context": 8192,
      "device_name": "T4"},
     model_name=list(serving.KNOWN),
     weights=["bfloat16", "int8", "nf4"],
