@@ -1420,7 +1420,8 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 #
 # Die Kopie auf dem Gerät wird weggeworfen; `batch` ist immer noch der CPU-Tensor, also bricht der
 # Vorwärtsdurchlauf mit dem Fehler wegen gemischter Geräte ab. Schreib `batch = batch.to(device)`.
-# Ein Modell ist anders: `model.to(device)` verschiebt das Modell selbst. </details>
+# Ein Modell ist anders: `model.to(device)` verschiebt das Modell selbst.
+# </details>
 #
 # <details><summary>2. Ein Notebook von Kaggles T4 x2 scheitert auf Colab mit „invalid device ordinal“. Was ist falsch, und wie behebst du es?</summary>
 #
@@ -1439,14 +1440,16 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 # <details><summary>4. Nach <code>del x; torch.cuda.empty_cache()</code> zeigt <code>nvidia-smi</code> immer noch einige Hundert MiB belegt. Ein Leck?</summary>
 #
 # Nein: Das ist der CUDA-Kontext, der eigene Speicher des Treibers für diesen Prozess; er bleibt,
-# bis der Prozess endet. Was Tensoren belegen, sagt `torch.cuda.memory_allocated()`. </details>
+# bis der Prozess endet. Was Tensoren belegen, sagt `torch.cuda.memory_allocated()`.
+# </details>
 #
 # <details><summary>5. Die Batchgrößen-Suche ergab 512, trotzdem bricht das Training schon in Schritt 1 mit Out-of-Memory ab. Warum?</summary>
 #
 # Der ausprobierte Schritt war nicht der ganze Trainingsschritt: `optimizer.step()` legt seinen
 # Zustand (bei Adam zwei Zahlen pro Parameter) erst beim ersten Aufruf an, und der
 # Rückwärtsdurchlauf braucht die Aktivierungen, die der Vorwärtsdurchlauf aufbewahrt. Suche mit dem
-# echten Trainingsschritt und lass etwas Abstand. </details>
+# echten Trainingsschritt und lass etwas Abstand.
+# </details>
 #
 # ## Zusammenfassung
 #

@@ -957,7 +957,8 @@ assert jax_run.backend == "jax" and torch_run.backend == ("cuda" if where == "GP
 #
 # Doppelter Gewinn: Wenige feste Formen bedeuten wenige Kompilierungen statt einer pro Länge, und
 # die TPU legt Daten in 8 × 128-Kacheln ab; ungerade Größen füllt sie ohnehin auf und rechnet auf
-# den Nullen. </details>
+# den Nullen.
+# </details>
 #
 # ## Zusammenfassung
 #
