@@ -31,7 +31,8 @@ and one package per purpose:
 - `sim`         pretend hardware on a CPU: `asyncsim` (an accelerator that queues work),
                 `clocks` (the clocks a learner's timer reads), `memsim` (a memory that runs out),
                 `copylink` (a host-device copy on a virtual clock), `torchwatch` (the devices
-                torch calls name and use), `devices` (torch believing it has a GPU or a Mac's)
+                torch calls name and use), `devices` (torch believing it has a GPU or a Mac's),
+                `jaxevents` (when JAX traced and compiled while code ran)
 - `preflight`   is this machine ready?  (`python -m utils.preflight`): `checks` (the verdicts,
                 pure functions of what was detected), `command` (this machine's facts, the CLI)
 - `workshop`    `results` (a room's measured figures), `prices` (the dated price files)

@@ -4,10 +4,11 @@ batching with vmap. (The sharding exercises are in lab 08.)
 q1 judges the learner's timer by what its numbers measured, never by how fast this machine is
 now: while the learner's function runs, every clock read it makes is noted (utils.sim.clocks), so
 each number is traced back to the stretch of time between two reads it is the difference of (or
-a mean of such). The check's `f` notes when it is traced, JAX reports when the compile ended, and
-a clock of the work done (CPU time on the CPU, which other programs can't stretch) says how many
-runs' worth of work each stretch held: the compile stretch must hold a trace and its compile and
-no run, the run stretch no compile and as many runs as the number was divided by.
+a mean of such). The check's `f` notes when it is traced, JAX reports when the compile ended
+(utils.sim.jaxevents), and a clock of the work done (CPU time on the CPU, which other programs
+can't stretch) says how many runs' worth of work each stretch held: the compile stretch must hold
+a trace and its compile and no run, the run stretch no compile and as many runs as the number was
+divided by.
 q2 checks the mechanism: `predict` must be traced by vmap (its argument is a batching tracer).
 
 Each exercise's mistakes are a table (`Mistakes`) next to it: key, when it applies, and the
@@ -16,11 +17,7 @@ message in both languages.
 
 from __future__ import annotations
 
-import contextlib
 import statistics
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -29,13 +26,13 @@ import numpy as np
 
 from labs.kit import Lab, LearnerError, Mistake, Mistakes, allclose, as_pair, call, to_numpy
 from utils.i18n import text
-from utils.sim.clocks import REAL, REAL_SLEEP, Stretch, logged_clocks, stretches
+from utils.sim.clocks import REAL_SLEEP, Stretch, logged_clocks, stretches
+from utils.sim.jaxevents import WALL, CompileRecorder, work_clock
 
 lab = Lab("04")
 
 
 # --- q1: compile time and run time ---------------------------------------------------------------
-_REAL_CLOCK = REAL["perf_counter"]
 _RUN_TARGET = 0.03  # seconds of work per run: far above the cost of a clock read or a dispatch
 
 # Filled with the learner's numbers: got_c, got_r (as returned), c, r (in ms); run: one run here
@@ -134,54 +131,10 @@ COMPILE_AND_RUN = Mistakes(
 UNIT_MISTAKES = {1e3: "milliseconds", 1e6: "microseconds"}  # a stretch counted in these units
 
 
-def _work_clock() -> Callable[[], float]:
-    """A clock of the work done, which load can't stretch: on the CPU the process's CPU time
-    (other programs take turns with it, they add none), on an accelerator the wall clock (the
-    device isn't shared; the host's load doesn't slow it)."""
-    return time.process_time if jax.default_backend() == "cpu" else _REAL_CLOCK
-
-
 def _body(i, y):
     return jnp.tanh(y @ y)  # one matmul per step; tanh keeps the numbers bounded
 
 
-@dataclass(frozen=True)
-class _Moment:
-    at: float  # perf_counter
-    work: float  # the work clock
-
-
-class _Recorder:
-    """What happened while the learner's function ran: when the check's `f` was traced (it
-    sleeps while it is) and when JAX finished compiling (JAX's own monitoring event)."""
-
-    def __init__(self, work: Callable[[], float]):
-        self.work, self.active = work, False
-        self.traces: list[tuple[_Moment, _Moment]] = []
-        self.compiled: list[_Moment] = []
-
-    def now(self) -> _Moment:
-        return _Moment(_REAL_CLOCK(), self.work())
-
-    def compiles(self) -> list[tuple[_Moment, _Moment]]:
-        """(trace start, compile end) of each trace: the least that tracing and compiling took."""
-        spans = []
-        for start, traced in self.traces:
-            done = [c for c in self.compiled if c.at >= start.at]
-            spans.append((start, done[0] if done else traced))
-        return spans
-
-
-_RECORDER: _Recorder | None = None
-
-
-def _on_event(event: str, duration: float, **kwargs: Any) -> None:
-    recorder = _RECORDER
-    if recorder is not None and recorder.active and event.endswith("backend_compile_duration"):
-        recorder.compiled.append(recorder.now())
-
-
-jax.monitoring.register_event_duration_secs_listener(_on_event)
 _STATE: dict[str, Any] = {}
 
 
@@ -201,24 +154,13 @@ def _warm() -> tuple[int, Any]:
 
 def _runs(loop, x, steps, count) -> tuple[list[float], list[float]]:
     """(wall seconds, work seconds) of `count` synced runs."""
-    walls, works, work = [], [], _work_clock()
+    walls, works, work = [], [], work_clock()
     for _ in range(count):
-        start, begun = _REAL_CLOCK(), work()
+        start, begun = WALL(), work()
         loop(x, steps).block_until_ready()
-        walls.append(_REAL_CLOCK() - start)
+        walls.append(WALL() - start)
         works.append(work() - begun)
     return walls, works
-
-
-@contextlib.contextmanager
-def _recording(recorder: _Recorder):
-    """JAX's compile events go to `recorder` while the block runs."""
-    global _RECORDER
-    _RECORDER, recorder.active = recorder, True
-    try:
-        yield recorder
-    finally:
-        recorder.active = False
 
 
 def _ms(seconds: float) -> float:
@@ -229,7 +171,7 @@ def _ms(seconds: float) -> float:
 # clock reads it is a difference of), never by comparing durations: the compile stretch must hold
 # a trace and its compile, and no run's worth of work more; the run stretch must hold no compile,
 # and the work of as many runs as the number was divided by. Work is counted on the work clock.
-def _compile_mistake(s: Stretch, rec: _Recorder, run_work: float) -> str | None:
+def _compile_mistake(s: Stretch, rec: CompileRecorder, run_work: float) -> str | None:
     for start, done in rec.compiles():
         if len(s.parts) == 1 and s.count == 1 and s.start <= start.at and done.at <= s.end:
             extra = s.work - (done.work - start.work)
@@ -238,7 +180,7 @@ def _compile_mistake(s: Stretch, rec: _Recorder, run_work: float) -> str | None:
     return "compile_too_short"
 
 
-def _run_mistake(s: Stretch, rec: _Recorder, run_work: float) -> str | None:
+def _run_mistake(s: Stretch, rec: CompileRecorder, run_work: float) -> str | None:
     spans = [(start.at, done.at) for start, done in rec.compiles()]
     if any(a < done and start < b for a, b in s.parts for start, done in spans):
         return "includes_compile"
@@ -276,7 +218,7 @@ def _judged(value: float, reads, judge, rec, run_work) -> tuple[str | None, floa
 def q1(compile_and_run, rng):
     steps, loop = _warm()
     sleep_s = rng.uniform(0.02, 0.04)
-    rec = _Recorder(_work_clock())
+    rec = CompileRecorder(work_clock())
 
     def f(x):
         start = rec.now()
@@ -287,7 +229,7 @@ def q1(compile_and_run, rng):
     key = jax.random.key(rng.randrange(2**31))
     x = jnp.full((128, 128), 0.01) + 1e-3 * jax.random.normal(key, (128, 128))
     walls, works = _runs(loop, x, steps, 2)  # a run's wall time and work, now
-    with _recording(rec), logged_clocks(compile_and_run, work=rec.work) as reads:
+    with rec.recording(), logged_clocks(compile_and_run, work=rec.work) as reads:
         got = call(compile_and_run, f, x)
     more_walls, more_works = _runs(loop, x, steps, 1)
     run_work = statistics.median(works + more_works)
