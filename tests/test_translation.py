@@ -15,8 +15,11 @@ On the built notebooks (`notebooks/{en,de}`, `labs/{en,de}`):
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import tokenize
+import warnings
 from functools import cache
 from pathlib import Path
 
@@ -174,18 +177,43 @@ def not_terms() -> dict[str, re.Pattern]:
 
 
 def not_terms_in(path: Path) -> list[tuple[str, int, str, str]]:
-    """(notebook, cell, term, where) for each term of the "not" column in German text."""
+    """(notebook, cell, term, where) for each term of the "not" column in German text: the
+    markdown cells, and the messages and comments of the code cells (there words only: code
+    has its own `...` and `->`)."""
     found = []
-    for index, source in cells(path):
+    texts = [(index, source, False) for index, source in cells(path)]
+    texts += [(index, source, True) for index, source in code_texts(path)]
+    for index, source, code in texts:
         items = re.sub(r"^\s*(?:[-*+]|\d+\.)\s", "", source, flags=re.M)  # list markers
         text = " ".join(prose(items).split())
         for term, pattern in not_terms().items():
+            if code and not term[:1].isalpha():
+                continue
             for match in pattern.finditer(text):
                 exception = NOT_EXCEPT.get(term)
                 if exception and re.match(exception, text[match.start() :]):
                     continue
                 context = text[max(0, match.start() - 30) : match.end() + 30]
                 found.append((path_name(path), index, term, f"…{context}…"))
+    return found
+
+
+@cache
+def code_texts(path: Path) -> list[tuple[int, str]]:
+    """The string literals and comments of a built notebook's code cells: (index, text)."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    found = []
+    for index, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        except (tokenize.TokenError, SyntaxError):  # IPython magics: read the lines as they are
+            found.append((index, source))
+            continue
+        kinds = {tokenize.COMMENT, tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", None)}
+        found += [(index, token.string.lstrip("#")) for token in tokens if token.type in kinds]
     return found
 
 
@@ -232,8 +260,11 @@ def test_no_term_from_the_not_column_in_german():
 
 
 def test_the_known_cases_are_still_there():
-    """The list of known cases only shrinks: a fixed case leaves it."""
-    assert KNOWN - known_now() == set()
+    """The list of known cases only shrinks: a case fixed in a lesson is named here, to be taken
+    off the list (a warning, so that fixing a lesson never fails the suite)."""
+    fixed = sorted(KNOWN - known_now())
+    if fixed:
+        warnings.warn(f"fixed, take them off KNOWN: {fixed}", stacklevel=1)
 
 
 def known_now() -> set[tuple[str, str]]:
