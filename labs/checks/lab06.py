@@ -334,24 +334,20 @@ _BYTES_FOR = (
 )
 
 
-def _bytes_slip(key, en, de, **found):
-    return Mistake(key, f"{_BYTES_FOR[0]}: {en}", f"{_BYTES_FOR[1]}: {de}", **found)
-
-
 INT4_BYTES = Mistakes(
-    _bytes_slip(
+    Mistake(
         "scales_free",
         "the scales are not free: one per block, {scale_bytes} bytes each.",
         "Die Skalen sind nicht gratis: eine pro Block, je {scale_bytes} Bytes.",
         gives=lambda n, block, scale_bytes: [math.ceil(n / 2), n / 2],
     ),
-    _bytes_slip(
+    Mistake(
         "byte_per_weight",
         "int4 packs two weights into one byte.",
         "int4 packt zwei Gewichte in ein Byte.",
         gives=lambda n, block, scale_bytes: n + math.ceil(n / block) * scale_bytes,
     ),
-    _bytes_slip(
+    Mistake(
         "partial_block",
         "the last, partial block needs a scale too (math.ceil).",
         "Auch der letzte, unvollständige Block braucht eine Skala (math.ceil).",
@@ -360,13 +356,15 @@ INT4_BYTES = Mistakes(
             n / 2 + n // block * scale_bytes,
         ],
     ),
-    _bytes_slip(
+    Mistake(
         "bits",
         "that is in bits; bytes were asked (8 bits per byte).",
         "Das sind Bits; gefragt waren Bytes (8 Bit pro Byte).",
         gives=lambda **case: 8 * _int4_bytes(**case),
         rel_tol=1e-3,
     ),
+    head=(f"{_BYTES_FOR[0]}: ", f"{_BYTES_FOR[1]}: "),
+) + Mistakes(
     Mistake("wrong", _BYTES_FOR[0] + ".", _BYTES_FOR[1] + "."),
 )
 
@@ -475,21 +473,17 @@ _BLOCK_FOR = (
 )
 
 
-def _block_slip(key, en, de, **found):
-    return Mistake(key, f"{_BLOCK_FOR[0]}: {en}", f"{_BLOCK_FOR[1]}: {de}", **found)
-
-
 # Filled with the first input the answer is wrong on, its `want`, and `bpw`: the bits per weight
 # of block `want`.
 CHOOSE_BLOCK = Mistakes(
-    _block_slip(
+    Mistake(
         "bytes",
         "w.itemsize is in bytes: a {bits}-bit scale costs {bits} bits per block, not {bytes}.",
         "w.itemsize ist in Bytes: Eine {bits}-Bit-Skala kostet {bits} Bit pro Block, nicht "
         "{bytes}.",
         when=_answers(lambda blocks, budget, bits: _smallest_fit(blocks, budget, bits / 8)),
     ),
-    _block_slip(
+    Mistake(
         "no_overhead",
         "you left out the scale: each block also stores one {bits}-bit scale, so a block of b "
         "costs 4 + {bits}/b bits per weight.",
@@ -497,7 +491,7 @@ CHOOSE_BLOCK = Mistakes(
         "Block aus b kostet also 4 + {bits}/b Bit pro Gewicht.",
         when=_answers(lambda blocks, budget, bits: min(blocks) if budget >= CODE_BITS else None),
     ),
-    _block_slip(
+    Mistake(
         "strict",
         "block {want} needs exactly {bpw:g} bits per weight, which is the budget: exactly on the "
         "budget fits (<=, not <).",
@@ -507,7 +501,7 @@ CHOOSE_BLOCK = Mistakes(
             lambda blocks, budget, bits: _smallest_fit(blocks, budget, bits, operator.lt)
         ),
     ),
-    _block_slip(
+    Mistake(
         "largest",
         "that is the largest block that fits; the smallest one that fits was asked (its error is "
         "the lowest).",
@@ -517,7 +511,7 @@ CHOOSE_BLOCK = Mistakes(
             lambda blocks, budget, bits: max(_fitting(blocks, budget, bits), default=None)
         ),
     ),
-    _block_slip(
+    Mistake(
         "sorted",
         "that is the first block in the list that fits, but the list is not sorted: take the "
         "smallest that fits (min).",
@@ -527,8 +521,7 @@ CHOOSE_BLOCK = Mistakes(
             lambda blocks, budget, bits: next(iter(_fitting(blocks, budget, bits)), None)
         ),
     ),
-    # a scale of 16 or of 32 bits whatever w's dtype: on every input the answer of one of them
-    _block_slip(
+    Mistake(
         "scale_dtype",
         "the scale is stored in w's dtype: {bits} bits for this w (8 * w.itemsize), not one "
         "fixed size for every w.",
@@ -538,6 +531,8 @@ CHOOSE_BLOCK = Mistakes(
             got in (_smallest_fit(blocks, budget, 16), _smallest_fit(blocks, budget, 32))
         ),
     ),
+    head=(f"{_BLOCK_FOR[0]}: ", f"{_BLOCK_FOR[1]}: "),
+) + Mistakes(
     Mistake(
         "no_fit",
         "For budget={budget:g} no block fits (even block {largest} needs {cheapest:g} bits per "
