@@ -262,7 +262,9 @@ notes = {  # en: what moves between the devices | de: was zwischen den Geräten 
     ),
 }
 colours = plt.get_cmap("tab10")
-palette = [colours(i) for i in range(devices_n)] + [(0.82, 0.82, 0.82, 1.0)]  # last: grey
+palette = [colours(i) for i in range(devices_n)] + [
+    (0.82, 0.82, 0.82, 1.0)
+]  # en: last: grey | de: zuletzt: grau
 fig, axes = plt.subplots(2, 4, figsize=(13, 5.6))
 for col, (name, grids) in enumerate(strategies.items()):
     for row, grid in enumerate(grids):
