@@ -285,9 +285,14 @@ ax.bar(x - 0.2, [g.on_demand for g in rented], 0.4, label=text("on demand", "on 
 ax.bar(x + 0.2, [g.spot or 0 for g in rented], 0.4, label=text("spot", "Spot"))
 ax.set_xticks(x, labels, fontsize=7)
 ax.set_ylabel(text("$ per GPU-hour", "$ pro GPU-Stunde"))
-ax.set_title(text("Renting a GPU (dates and sources in data/gpu_prices.csv)",
-                  "Eine GPU mieten (Datum und Quelle in data/gpu_prices.csv; "
-                  "1 € = {r:.4f} $, Stand: {d})", r=USD_PER_EUR, d=RATE_DATE))  # fmt: skip
+ax.set_title(
+    text(
+        "Renting a GPU (dates and sources in data/gpu_prices.csv)",
+        "Eine GPU mieten (Datum und Quelle in data/gpu_prices.csv; 1 € = {r:.4f} $, Stand: {d})",
+        r=USD_PER_EUR,
+        d=RATE_DATE,
+    )
+)
 ax.yaxis.set_major_formatter(lambda v, _: text("{v:g}", v=v))
 ax.legend()
 fig.tight_layout()
@@ -709,9 +714,10 @@ explore(
     gpu=list(RENT),
     card=list(OWN),
     utilization=[0.05, 0.2, 0.5, 1.0],
-    labels={"size": text("model", "Modell"), "api_model": "API",
-            "gpu": text("rented GPU", "gemietete GPU"), "card": text("own card", "eigene Karte"),
-            "utilization": text("utilization", "Auslastung")},
+    labels=dict(zip(("size", "api_model", "gpu", "card", "utilization"),
+                    text("model|API|rented GPU|own card|utilization",
+                         "Modell|API|gemietete GPU|eigene Karte|Auslastung").split("|"),
+                    strict=True)),
 )  # fmt: skip
 say(
     "Prices: API {d1} ({s1}); GPUs per row of data/gpu_prices.csv; electricity ${k:.2f}/kWh "
