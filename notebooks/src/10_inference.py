@@ -304,8 +304,8 @@ for length, (cached, uncached) in rates.items():
 # Key- und einen Value-Vektor: **2 · Schichten · KV-Heads · Head-Dimension · Bytes**. SmolLM2-135M
 # hat 30 Schichten und 3 KV-Heads der Breite 64: 2 · 30 · 3 · 64 = 11.520 Zahlen pro Token. Die
 # Zelle berechnet das aus der Konfiguration und misst es dann: Prefills zweier Längen in einem
-# sauberen Prozess (der belegte Arbeitsspeicher auf einer CPU, `torch.cuda.memory_allocated` auf
-# einer GPU), wobei der Cache jedes Mal behalten wird.
+# frischen Kindprozess (der belegte Arbeitsspeicher auf einer CPU, `torch.cuda.memory_allocated`
+# auf einer GPU), wobei der Cache jedes Mal behalten wird.
 
 # %%
 elem = torch.finfo(dtype).bits // 8
@@ -711,23 +711,27 @@ if exact and measure_device == "cpu":  # en: the long runs | de: die langen Läu
 #
 # Auf einer CPU gelten dieselben Ideen mit den Helfern des Kurses:
 # `utils.memory.usage.process_rss()` ist, was der Prozess hält, und `utils.memory.peakmem` misst die
-# Spitze eines Laufs in einem sauberen Prozess.
+# Spitze eines Laufs in einem frischen Kindprozess.
 
 # %%
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
 from utils.memory.usage import process_rss  # noqa: E402
 
 if device == "cuda":
     torch.cuda.memory._record_memory_history(max_entries=20000)
     generate(random_prompt(CONTEXT, 4), 4)
-    torch.cuda.memory._dump_snapshot("inference_snapshot.pickle")
+    snapshot = Path(tempfile.gettempdir()) / "inference_snapshot.pickle"
+    torch.cuda.memory._dump_snapshot(str(snapshot))
     torch.cuda.memory._record_memory_history(enabled=None)
     say(
-        "allocated {a}, reserved {r}; snapshot in inference_snapshot.pickle (open it at "
-        "https://pytorch.org/memory_viz)",
-        "belegt {a}, reserviert {r}; Snapshot in inference_snapshot.pickle (öffne ihn auf "
+        "allocated {a}, reserved {r}; snapshot in {s} (open it at https://pytorch.org/memory_viz)",
+        "belegt {a}, reserviert {r}; Snapshot in {s} (öffne ihn auf "
         "https://pytorch.org/memory_viz)",
         a=format_bytes(torch.cuda.memory_allocated()),
         r=format_bytes(torch.cuda.memory_reserved()),
+        s=snapshot,
     )
 else:
     rss = process_rss()
@@ -746,10 +750,8 @@ else:
 # `/sys/class/powercap`, lesbar nur mit Berechtigung. Die Zelle liest rund um eine Generierung den
 # Zähler, den es gibt; wo keiner da ist, sagt sie das, statt zu raten.
 
+
 # %%
-from pathlib import Path  # noqa: E402
-
-
 def energy_joules():
     """The hardware's energy counter in joules, or None where there is none to read."""
     if device == "cuda":
