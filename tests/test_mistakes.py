@@ -84,3 +84,10 @@ def test_a_returned_number_names_the_slips_of_a_return_line():
     assert as_number(3.5, returned=True) == 3.5
     assert (key(None, returned=True), key((3,), returned=True)) == ("no_return", "trailing_comma")
     assert (key(None), key((3,)), key([3], returned=True)) == ("not_a_number",) * 3
+
+
+def test_the_first_mistake_that_fits_or_the_one_named_otherwise():
+    case = dict(m=1, k=2, n=3)
+    assert TABLE.wrong_for(6, case).message == "m·k·n: 6"
+    wrong = TABLE.wrong_for(7, case, otherwise="wrong")
+    assert (wrong.key, wrong.message) == ("wrong", "Not 7.")

@@ -195,8 +195,7 @@ def q1(LoRALinear, rng):
         low_rank = x @ A.T @ B.T
     case = dict(base_out=base_out, stale_out=stale_out, low_rank=low_rank, alpha=alpha, r=r)
     if not torch.allclose(got, base_out + (alpha / r) * low_rank, 1e-4, 1e-4):
-        key = next(iter(LORA_LAYER.explaining(got, case)), "wrong_forward")
-        raise LORA_LAYER.wrong(key, alpha=alpha, r=r)
+        raise LORA_LAYER.wrong_for(got, case, otherwise="wrong_forward")
     return text(
         "Correct! B = 0 starts at the base model; α/r keeps the update's size.",
         "Richtig! B = 0 startet beim Basismodell; α/r hält die Größe des Updates.",

@@ -60,12 +60,6 @@ def _mesh_devices():
         raise Wrong("few_devices", str(err)) from None
 
 
-def _explained(table: Mistakes, got: Any, case: dict[str, Any], otherwise: str) -> Wrong:
-    """The Wrong for the first mistake of `table` that explains `got`, else for `otherwise`."""
-    found = table.explaining(got, case)
-    return table.wrong(found[0] if found else otherwise, **case)
-
-
 # --- q1: the bytes of a ring all-reduce ----------------------------------------------------------
 # Filled with size (the bytes to reduce), n (the devices), want (the bytes each device sends).
 RING = Mistakes(
@@ -272,7 +266,7 @@ def q2(ddp_gradients, rng):
     if len(set(factory.seeds)) > 1:
         raise DDP.wrong("seed_per_rank", seeds=sorted(set(factory.seeds)))
     if not _all_close(got, want):
-        raise _explained(DDP, got, dict(want=want, **v), otherwise="wrong_gradients")
+        raise DDP.wrong_for(got, dict(want=want, **v), otherwise="wrong_gradients")
     if len(factory.seeds) != world or sorted(factory.batches) != [batch // world] * world:
         raise DDP.wrong("not_split", models=len(factory.seeds), seen=factory.batches, **v)
     return text(
@@ -678,7 +672,7 @@ def q4(dp_grads, rng):
     if not all(allclose(got[k], want[k], **TOL) for k in want):
         one_shard = _mse_grads(params, x[:per_device], y[:per_device])
         case = dict(want=want, one_shard=one_shard)
-        raise _explained(DATA_PARALLEL, got, case, otherwise="wrong_gradients")
+        raise DATA_PARALLEL.wrong_for(got, case, otherwise="wrong_gradients")
     if not seen["x"]:
         raise DATA_PARALLEL.wrong("loss_not_called")
     for name in ("x", "y"):

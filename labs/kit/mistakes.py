@@ -15,7 +15,8 @@ its message in both languages.
 
 A mistake with `gives` is found by value: `gives(**case)` is what that slip returns for the input
 `case` (a dict of the check's arguments).  One with `when` is a predicate `when(got, **case)`.
-`explaining(got, case)` lists the mistakes that fit one failing input, in table order;
+`explaining(got, case)` lists the mistakes that fit one failing input, in table order, and
+`wrong_for(got, case, otherwise)` is the first one's Wrong (or `otherwise`'s);
 `diagnose` raises the first one that fits every failing input, else the table's "wrong" (or a
 plain "That is not it yet" when the table has none).  `Mistakes(..., head=(en, de))` opens every
 message with the same sentence, the one that names the failing input (a table with a head and one
@@ -114,6 +115,12 @@ class Mistakes:
     def explaining(self, got: Any, case: dict[str, Any]) -> list[str]:
         """The keys of the mistakes that turn `case` into the answer `got`, in table order."""
         return [m.key for m in self if m.fits(got, case)]
+
+    def wrong_for(self, got: Any, case: dict[str, Any], otherwise: str = "wrong") -> Wrong:
+        """The `Wrong` of the first mistake that turns `case` into `got`, else of `otherwise`;
+        its message filled with the case and `got`."""
+        found = self.explaining(got, case)
+        return self.wrong(found[0] if found else otherwise, **{"got": got, **case})
 
     def diagnose(self, failures: Iterable[tuple[Any, dict[str, Any]]], **values: Any) -> None:
         """Raise the mistake that explains every failing (answer, case); else the general one.
