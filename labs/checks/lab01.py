@@ -15,7 +15,7 @@ import timeit
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, as_pair, call, close
 from utils.i18n import text
-from utils.sim.asyncsim import SimulatedAccelerator, VirtualClock, virtual_time
+from utils.sim.asyncsim import NotedClock, SimulatedAccelerator, VirtualClock, virtual_time
 
 lab = Lab("01")
 
@@ -233,21 +233,6 @@ TIMER = Mistakes(
 )
 
 
-class _Watch(VirtualClock):
-    """The learner's view of a `VirtualClock`: the same time, and every read and sleep noted."""
-
-    def __init__(self, clock: VirtualClock, events: list[str]):
-        self.clock, self.events = clock, events
-
-    def read(self) -> float:
-        self.events.append("read")
-        return self.clock.read()
-
-    def advance(self, seconds: float) -> None:
-        self.events.append("sleep")
-        self.clock.advance(seconds)
-
-
 def _time_one(timer, per_call, repeats, compile_seconds, kernels):
     """Run the timer on a fresh simulated device: its answer, and the trial (what it did)."""
     clock, events = VirtualClock(), []
@@ -268,7 +253,7 @@ def _time_one(timer, per_call, repeats, compile_seconds, kernels):
         events.append("sync")
         device.synchronize()
 
-    with virtual_time(_Watch(clock, events), timer, timeit.repeat):
+    with virtual_time(NotedClock(clock, events), timer, timeit.repeat):
         answer = call(timer, fn, sync, repeats)
     got = as_number(answer, ("the time per call", "die Zeit pro Aufruf"))
     trial = dict(per_call=per_call, repeats=repeats, kernels=kernels, events=events)

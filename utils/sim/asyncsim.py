@@ -15,6 +15,7 @@ On its own the device waits in real time (`time.sleep`, no CPU used).  A lab che
 a timer reads (`time.perf_counter`, `time.time`, `time.monotonic`, their `_ns` forms) and
 `time.sleep` read and advance simulated time only, so a verdict depends on what the timer does
 (sync or not, warm-up or not, divide by the count or not), never on how busy the machine is.
+`NotedClock(clock, events)` is the same time, with every read and sleep noted in `events`.
 """
 
 from __future__ import annotations
@@ -41,6 +42,26 @@ class VirtualClock:
 
     def sleep(self, seconds: float) -> None:
         self.advance(seconds)
+
+
+class NotedClock(VirtualClock):
+    """A view of `clock` that keeps the same time and notes every read ("read") and every sleep
+    ("sleep") in `events`: what a timer did, in order, among the events of the code it timed."""
+
+    def __init__(self, clock: VirtualClock, events: list[str]):
+        self.clock, self.events = clock, events
+
+    @property
+    def now(self) -> float:  # type: ignore[override]
+        return self.clock.now
+
+    def read(self) -> float:
+        self.events.append("read")
+        return self.clock.read()
+
+    def advance(self, seconds: float) -> None:
+        self.events.append("sleep")
+        self.clock.advance(seconds)
 
 
 @contextlib.contextmanager
