@@ -226,7 +226,11 @@ grad_formula = 2 / len(X) * X.T @ (X @ w - Y)
 w_torch = torch.tensor(np.asarray(w), requires_grad=True)
 loss_torch = ((torch.tensor(np.asarray(X)) @ w_torch - torch.tensor(np.asarray(Y))) ** 2).mean()
 loss_torch.backward()
-print("jax.grad:", grad_jax, "| torch:", w_torch.grad.numpy())
+say(
+    "jax.grad: {j:.5f} | torch: {t:.5f}",
+    j=np.asarray(grad_jax).tolist(),
+    t=w_torch.grad.numpy().tolist(),
+)
 assert np.allclose(grad_jax, grad_formula, **TOL) and np.allclose(grad_jax, w_torch.grad, **TOL)
 
 # %% [markdown] lang="en"
