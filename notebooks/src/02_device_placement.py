@@ -195,7 +195,9 @@ rows = [
     ("model.weight.device", model.weight.device),
 ]
 for expression, value in rows:
-    print(f"{expression:<32} {value}")
+    # en: a boolean reads True/False in English, ja/nein in German
+    # de: ein Wahrheitswert heißt auf Deutsch ja/nein, auf Englisch True/False
+    say("{e:<32} {v}", e=expression, v=value if isinstance(value, bool) else str(value))
 
 # en: the classic slip: the copy is thrown away ...
 # de: der klassische Fehler: Die Kopie ist weg ...
@@ -228,7 +230,7 @@ assert model(x).device.type == other.type
 # `x.to(device, torch.bfloat16)`), und `x.to(anderer_tensor)` übernimmt Gerät und Datentyp von
 # `anderer_tensor`.
 #
-# ## 3. Der Fehler mit gemischten Geräten, absichtlich
+# ## 3. Der Fehler mit gemischten Geräten – mit Absicht
 #
 # Ein DataLoader liefert CPU-Tensoren. Vergisst du, einen Batch zu verschieben, bricht der
 # Vorwärtsdurchlauf mit einem `RuntimeError` ab. Auf einer GPU lautet er *„Expected all tensors to
