@@ -47,8 +47,8 @@
 # speichert die Gewichte eines Modells mit weniger Bits: 8 oder 4 statt 32. Ein Modell mit
 # 7 Milliarden Parametern braucht in fp32 28 GB, in 4 Bit etwa 4 GB – der Unterschied zwischen
 # „passt nicht“ und „passt auf eine kostenlose T4“. In dieser Lektion baust du die Quantisierer
-# selbst, jeden in wenigen Zeilen torch, und stellst sie dann auf einem echten vortrainierten
-# Modell bitsandbytes und torchao gegenüber. Du wirst
+# selbst, jeden in wenigen Zeilen PyTorch, und vergleichst sie dann an einem echten vortrainierten
+# Modell mit bitsandbytes und torchao. Du wirst
 #
 # - mit Absmax und mit Nullpunkt nach int8 quantisieren, pro Tensor, pro Kanal und pro Block,
 # - an echten Gewichten sehen, warum ein einziger Ausreißer die Skalierung pro Tensor ruiniert,
@@ -57,7 +57,7 @@
 # - Speicher und Qualität (Perplexität, Top-1-Übereinstimmung, Kosinus der Embeddings) von
 #   SmolLM2-135M und MiniLM in fp32, bf16, int8, int4 und NF4 messen: deine Versionen, die von
 #   bitsandbytes und die von torchao, in einer Tabelle,
-# - messen, was das Entquantisieren während der Rechnung auf einer CPU kostet,
+# - messen, was es auf einer CPU kostet, die Gewichte während der Rechnung zu entquantisieren,
 # - sehen, warum das Einrechnen eines LoRA-Adapters in 4-Bit-Gewichte schiefgeht – die Brücke zu
 #   Lektion 07.
 
@@ -88,9 +88,11 @@ HAS_TORCHAO = importlib.util.find_spec("torchao") is not None
 print(profile.label, "|", hw.summary())
 say(
     "bitsandbytes installed: {b} | torchao installed: {a}",
-    "bitsandbytes installiert: {b} | torchao installiert: {a}",
+    "bitsandbytes: {bd} | torchao: {ad}",
     b=HAS_BNB,
     a=HAS_TORCHAO,
+    bd=text("installed", "installiert") if HAS_BNB else text("missing", "nicht installiert"),
+    ad=text("installed", "installiert") if HAS_TORCHAO else text("missing", "nicht installiert"),
 )
 
 # %% [markdown] lang="en"
@@ -101,10 +103,10 @@ say(
 
 # %% [markdown] lang="de"
 # **Nur auf einer gehosteten Laufzeit ohne bitsandbytes** (Colab hat es nicht vorinstalliert,
-# Stand 2026-12): Die nächste Zelle installiert es, ohne seine Abhängigkeiten, damit sie torch nie
-# anfasst. Überall sonst tut sie nichts. Danach geht es einfach weiter; ein Neustart ist nicht
-# nötig, weil bitsandbytes noch nicht importiert war. Auch ohne bitsandbytes läuft die Lektion: Seine
-# Spalten sagen dann „nicht installiert“.
+# Stand: Dezember 2026): Die nächste Zelle installiert es ohne seine Abhängigkeiten, damit sie torch
+# nie anfasst. Überall sonst tut sie nichts. Danach geht es einfach weiter; ein Neustart ist nicht
+# nötig, weil bitsandbytes noch nicht importiert war. Auch ohne bitsandbytes läuft die Lektion:
+# Seine Spalten sagen dann „nicht installiert“.
 
 # %%
 # en: INSTALL CELL (hosted runtimes only; skipped where bitsandbytes is present)
@@ -143,16 +145,18 @@ else:
 # ## 1. Absmax und Nullpunkt: int8 selbst gebaut
 #
 # int8 hat 256 Werte, −128 … 127. **Absmax**-Quantisierung bildet das betragsgrößte Gewicht auf 127
-# ab: `scale = max|w| / 127`, `q = round(w / scale)` und zurück `ŵ = q · scale`. Die Reihenfolge
-# zählt: erst teilen, dann runden. **Nullpunkt**-Quantisierung (asymmetrisch) nutzt alle 256 Werte
-# für den Bereich [min, max]: `scale = (max − min) / 255`, ein `zero`, das `min` auf −128
-# verschiebt, und `ŵ = (q − zero) · scale`. Sie gewinnt, wenn die Werte nicht um 0 liegen
-# (Aktivierungen nach einer ReLU zum Beispiel).
+# ab: `scale = max|w| / 127`, `q = round(w / scale)` und zurück `ŵ = q · scale`. Auf die
+# Reihenfolge kommt es an: erst teilen, dann runden. **Nullpunkt**-Quantisierung (asymmetrisch)
+# nutzt alle 256 Werte für den Bereich [min, max]: `scale = (max − min) / 255`, ein `zero`, das
+# `min` auf −128 verschiebt, und `ŵ = (q − zero) · scale`. Sie ist im Vorteil, wenn die Werte nicht
+# um 0 liegen (zum Beispiel Aktivierungen nach einer ReLU).
 
 
 # %%
 def absmax_quantize(w, bits=8, dim=None):
-    """Symmetric: levels -(2^(b-1) - 1) ... 2^(b-1) - 1; one scale per tensor or per `dim` slice."""
+    # en: Symmetric: levels -(2^(b-1) - 1) ... 2^(b-1) - 1; one scale per tensor or per `dim` slice.
+    # de: Symmetrisch: Stufen -(2^(b-1) - 1) … 2^(b-1) - 1; eine Skala pro Tensor oder pro Scheibe
+    # de: entlang `dim`.
     qmax = 2 ** (bits - 1) - 1
     amax = w.abs().amax() if dim is None else w.abs().amax(dim=dim, keepdim=True)
     scale = amax.clamp(min=1e-12) / qmax
@@ -165,7 +169,8 @@ def absmax_dequantize(q, scale):
 
 
 def zeropoint_quantize(w, bits=8):
-    """Asymmetric: [min, max] onto all 2^b levels, with an integer zero-point."""
+    # en: Asymmetric: [min, max] onto all 2^b levels, with an integer zero-point.
+    # de: Asymmetrisch: [min, max] auf alle 2^b Stufen, mit ganzzahligem Nullpunkt.
     qmin, qmax = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
     scale = (w.max() - w.min()).clamp(min=1e-12) / (qmax - qmin)
     zero = torch.round(qmin - w.min() / scale)
@@ -190,7 +195,7 @@ for name, x in (("N(0, 1)", symmetric), ("U(0, 6)", shifted)):
     e_zp = relative_error(x, zeropoint_dequantize(*zeropoint_quantize(x)))
     say(
         "{name}: absmax error {a:.2e}, zero-point error {z:.2e}",
-        "{name}: Fehler Absmax {a:.2e}, Nullpunkt {z:.2e}",
+        "{name}: relativer Fehler mit Absmax {a:.4f}, mit Nullpunkt {z:.4f}",
         name=name,
         a=e_abs,
         z=e_zp,
@@ -208,15 +213,16 @@ for name, x in (("N(0, 1)", symmetric), ("U(0, 6)", shifted)):
 # block of 64 consecutive weights follows the local range.
 
 # %% [markdown] lang="de"
-# Bei den verschobenen Werten verschenkt Absmax die negative Hälfte seiner Stufen, sein Fehler ist
+# Bei den verschobenen Werten verschenkt Absmax die negative Hälfte seiner Stufen; sein Fehler ist
 # etwa doppelt so groß wie der mit Nullpunkt. Gewichte liegen aber um 0: Für sie ist Absmax genauso
 # gut und einfacher, deshalb wird bei Gewichten meist symmetrisch quantisiert.
 #
-# ## 2. Echte Gewichte, Ausreißer und die Körnung der Skala
+# ## 2. Echte Gewichte, Ausreißer und wie fein die Skala aufgeteilt ist
 #
 # Jetzt echte Gewichte: eine Projektion von SmolLM2-135M (das mitgelieferte Modell, siehe unten).
-# Eine Skala für den ganzen Tensor bestimmt sein einziger größter Wert; eine Skala pro Ausgabekanal
-# (Zeile) oder pro Block aus 64 aufeinanderfolgenden Gewichten folgt dem örtlichen Bereich.
+# Eine Skala für den ganzen Tensor richtet sich nach seinem einzigen größten Wert; eine Skala pro
+# Ausgabekanal (Zeile) oder pro Block aus 64 aufeinanderfolgenden Gewichten passt sich dem
+# Wertebereich in ihrer Umgebung an.
 
 # %%
 t0 = time.perf_counter()
@@ -232,7 +238,8 @@ W = model.model.layers[3].mlp.down_proj.weight.detach().clone()  # (576, 1536)
 
 
 def blockwise_quantize(w, bits=8, block=64):
-    """One absmax scale per block of `block` consecutive weights (the tensor flattened)."""
+    # en: One absmax scale per block of `block` consecutive weights (the tensor flattened).
+    # de: Eine Absmax-Skala pro Block aus `block` aufeinanderfolgenden Gewichten (Tensor flach).
     q, scale = absmax_quantize(w.reshape(-1, block), bits=bits, dim=1)
     return q, scale
 
@@ -253,8 +260,8 @@ GRANULARITIES = ("tensor", "channel", "block")
 say(
     "down_proj of layer 3: shape {shape}, max |w| {m:.3f}, std {s:.4f} "
     "({r:.0f} standard deviations)",
-    "down_proj von Schicht 3: Form {shape}, max |w| {m:.3f}, Std.-Abw. {s:.4f} ({r:.0f} "
-    "Standardabweichungen)",
+    "down_proj von Schicht 3: Form {shape}, max |w| {m:.3f}, Standardabweichung {s:.4f} "
+    "(das Maximum liegt {r:.0f} Standardabweichungen weit draußen)",
     shape=tuple(W.shape),
     m=float(W.abs().max()),
     s=float(W.std()),
@@ -279,10 +286,10 @@ for b in (8, 4):
 
 # %% [markdown] lang="de"
 # Jetzt pflanzen wir einen Ausreißer so ein, wie große Sprachmodelle ihn ausbilden: ein
-# Eingangskanal (eine Spalte), dessen Gewichte 50-mal größer sind. Bei Skalierung pro Tensor gibt
+# Eingangskanal (eine Spalte), dessen Gewichte 50-mal so groß sind. Bei einer Skala pro Tensor gibt
 # diese Spalte allen die Schrittweite vor; pro Ausgabekanal (Zeile) enthält jede Zeile immer noch
 # einen Ausreißer. Eine Skala entlang der Achse des Ausreißers, hier eine pro *Eingangskanal*,
-# isoliert ihn. Die Achse der Skala zählt.
+# isoliert ihn. Es kommt also darauf an, entlang welcher Achse die Skala gilt.
 
 # %%
 W_out = W.clone()
@@ -346,18 +353,18 @@ plt.show()
 
 # %% [markdown] lang="de"
 # Die roten Linien sind alles, was ein 4-Bit-Gewicht sein kann: Die meisten Gewichte liegen bei den
-# wenigen mittleren Stufen, die äußeren Stufen sind fast leer. Diese Verschwendung beseitigt NF4
+# wenigen mittleren Stufen, die äußeren bleiben fast leer. Diese Verschwendung beseitigt NF4
 # (Abschnitt 4).
 #
 # ## 3. int4 und Blöcke
 #
 # Mit 4 Bit hat Absmax 15 symmetrische Stufen (−7 … 7). Erst die Skala pro Block macht 4 Bit
-# brauchbar: Der Fehler mit einer Skala pro Tensor ist ein Mehrfaches dessen pro Block.
+# brauchbar: Der Fehler mit einer Skala pro Tensor ist ein Vielfaches des Fehlers pro Block.
 
 # %%
 say(
     "int4 per tensor / per block: {r:.1f}× the error",
-    "int4 pro Tensor / pro Block: {r:.1f}-facher Fehler",
+    "int4 pro Tensor statt pro Block: {r:.1f}-mal so großer Fehler",
     r=errors[4, "tensor"] / errors[4, "block"],
 )
 
@@ -376,7 +383,11 @@ def explore_block(block=64, bits=4):
 
 
 widgets.explore(
-    explore_block, {"block": 64, "bits": 4}, block=[16, 32, 64, 128, 256, 1024], bits=[4, 8]
+    explore_block,
+    {"block": 64, "bits": 4},
+    block=[16, 32, 64, 128, 256, 1024],
+    bits=[4, 8],
+    labels={"block": text("block size", "Blockgröße"), "bits": "Bits"},
 )
 
 # %% [markdown] lang="en"
@@ -391,20 +402,23 @@ widgets.explore(
 # `offset = 0.9677`, seven negative ones the same way, plus 0. Computed, not typed:
 
 # %% [markdown] lang="de"
-# Kleinere Blöcke: kleinerer Fehler, aber mehr Skalen zu speichern. Bei Block 64 legen die
-# fp32-Skalen auf jedes 4-Bit-Gewicht ein halbes Bit drauf.
+# Kleinere Blöcke ergeben einen kleineren Fehler, aber mehr Skalen zum Speichern. Bei Block 64
+# kosten die fp32-Skalen jedes 4-Bit-Gewicht ein halbes Bit zusätzlich.
 #
 # ## 4. NF4: 16 Stufen aus der Normalverteilung
 #
 # Trainierte Gewichte sind ungefähr normalverteilt. QLoRA (Dettmers u. a. 2023) legt die 16 Stufen
-# so, dass jede etwa gleich viel einer Normalverteilung abdeckt: an ihre Quantile, normiert auf
-# [−1, 1], mit einer exakten 0. Acht positive Stufen kommen aus Quantilen zwischen 0,5 und
-# `offset = 0,9677`, sieben negative ebenso, dazu die 0. Berechnet, nicht abgetippt:
+# so, dass jede etwa gleich viel Wahrscheinlichkeit einer Normalverteilung abdeckt: an ihre
+# Quantile, normiert auf [−1, 1], mit einer exakten 0. Acht positive Stufen kommen aus Quantilen
+# zwischen 0,5 und `offset = 0,9677`, sieben negative ebenso, dazu die 0. Die Zelle berechnet sie,
+# statt sie abzutippen:
 
 
 # %%
 def nf4_levels(offset=0.9677083):
-    """The 16 NF4 values: normal quantiles, 8 positive, 7 negative, and 0, scaled to [-1, 1]."""
+    # en: The 16 NF4 values: normal quantiles, 8 positive, 7 negative, and 0, scaled to [-1, 1].
+    # de: Die 16 NF4-Werte: Quantile der Normalverteilung, 8 positive, 7 negative und die 0,
+    # de: skaliert auf [-1, 1].
     normal = torch.distributions.Normal(0.0, 1.0)
     positive = normal.icdf(torch.linspace(offset, 0.5, 9, dtype=torch.float64)[:-1])
     negative = -normal.icdf(torch.linspace(offset, 0.5, 8, dtype=torch.float64)[:-1])
@@ -413,7 +427,9 @@ def nf4_levels(offset=0.9677083):
 
 
 def nf4_quantize(w, block=64):
-    """Per block: scale by absmax to [-1, 1], then store the index of the nearest NF4 level."""
+    # en: Per block: scale by absmax to [-1, 1], then store the index of the nearest NF4 level.
+    # de: Pro Block: per Absmax auf [-1, 1] skalieren, dann den Index der nächsten NF4-Stufe
+    # de: speichern.
     blocks = w.reshape(-1, block)
     absmax = blocks.abs().amax(dim=1, keepdim=True).clamp(min=1e-12)
     index = (blocks / absmax).unsqueeze(-1).sub(NF4).abs().argmin(-1).to(torch.uint8)
@@ -425,13 +441,13 @@ def nf4_dequantize(index, absmax, shape):
 
 
 NF4 = nf4_levels()
-print([round(v, 4) for v in NF4.tolist()])
+print(text("{v}", v=[round(v, 4) for v in NF4.tolist()]))
 gauss = torch.randn(1 << 16)
 e_nf4 = relative_error(gauss, nf4_dequantize(*nf4_quantize(gauss), gauss.shape))
 e_int4 = relative_error(gauss, blockwise_dequantize(*blockwise_quantize(gauss, 4), gauss.shape))
 say(
     "N(0,1) weights, block 64: NF4 error {n:.3f}, int4 error {i:.3f}",
-    "N(0,1)-Gewichte, Block 64: Fehler NF4 {n:.3f}, int4 {i:.3f}",
+    "N(0, 1)-verteilte Gewichte, Block 64: Fehler mit NF4 {n:.3f}, mit int4 {i:.3f}",
     n=e_nf4,
     i=e_int4,
 )
@@ -441,7 +457,7 @@ if HAS_BNB:
     bnb_levels = bnbf.get_4bit_type("nf4", device="cpu")
     say(
         "largest difference to bitsandbytes' NF4 table: {d:.1e}",
-        "größte Abweichung von der NF4-Tabelle von bitsandbytes: {d:.1e}",
+        "größte Abweichung von der NF4-Tabelle aus bitsandbytes: {d:.1e}",
         d=float((bnb_levels - NF4).abs().max()),
     )
 
@@ -473,7 +489,7 @@ say(
 )
 say(
     "for 7 B parameters that is {g:.2f} GB",
-    "bei 7 Mrd. Parametern sind das {g:.2f} GB",
+    "Bei 7 Mrd. Parametern sind das {g:.2f} GB.",
     g=7e9 * (single - double) / 8 / 1e9,
 )
 assert abs((single - double) - 0.373) < 1e-3
@@ -496,21 +512,24 @@ assert abs((single - double) - 0.373) < 1e-3
 # ## 6. Ein echtes Modell: Speicher und Qualität, selbst gebaut und mit Bibliotheken
 #
 # Das Modell ist SmolLM2-135M-Instruct. Offline (CI, ein Workshop ohne Internet) kommt es aus
-# einem Python-Paket, das die 4-Bit-GGUF-Fassung mitliefert, von transformers nach fp32 entpackt:
-# Diese Gewichte tragen die Rundung jener Fassung schon in sich, für 4 Bit ist das ein etwas
-# gnädiger Test. Für MiniLM (ein Embedding-Modell) enthält das Paket die originalen fp32-Gewichte.
+# einem Python-Paket, das die 4-Bit-GGUF-Fassung mitliefert, von transformers nach fp32
+# zurückgerechnet: Diese Gewichte tragen die Rundung jener Fassung schon in sich, für 4 Bit ist das
+# also ein etwas nachsichtiger Test. Für MiniLM (ein Embedding-Modell) enthält das Paket die
+# originalen fp32-Gewichte.
 #
 # Jedes Format quantisiert die linearen Schichten der Transformer-Blöcke, wie bitsandbytes es tut;
 # das Embedding (mit der Ausgabeschicht geteilt) bleibt, wie es ist. Unsere Versionen speichern die
-# quantisierten Gewichte und entquantisieren sie für den Vorwärtsdurchlauf. Qualität auf einem
-# kurzen Text, der mit dem Kurs kommt (`data/perplexity_en.txt`): **Perplexität** (kleiner ist
-# besser), **Top-1**: der Anteil der Positionen, an denen die Vorhersage des nächsten Tokens der von
-# fp32 gleicht.
+# quantisierten Gewichte und entquantisieren sie für den Vorwärtsdurchlauf. Die Qualität misst die
+# Zelle auf einem kurzen englischen Text, den der Kurs mitbringt (`data/perplexity_en.txt`):
+# **Perplexität** (kleiner ist besser) und **Top-1**, der Anteil der Positionen, an denen die
+# Vorhersage des nächsten Tokens mit der von fp32 übereinstimmt.
 
 
 # %%
 class DequantLinear(torch.nn.Module):
-    """A linear layer that stores quantized weights and dequantizes them on every call."""
+    # en: A linear layer that stores quantized weights and dequantizes them on every call.
+    # de: Eine lineare Schicht, die quantisierte Gewichte speichert und bei jedem Aufruf
+    # de: entquantisiert.
 
     def __init__(self, linear, quantize, dequantize):
         super().__init__()
@@ -530,7 +549,9 @@ class DequantLinear(torch.nn.Module):
 
 
 def ours(kind):
-    """(quantize, dequantize, packed) for our formats, all with the weight's shape passed back."""
+    # en: (quantize, dequantize, packed) for our formats, all with the weight's shape passed back.
+    # de: (quantize, dequantize, packed) für unsere Formate; dequantize bekommt die Form des
+    # de: Gewichts mit.
     table = {
         "int8/channel": (
             lambda w: absmax_quantize(w, 8, dim=1),
@@ -606,11 +627,11 @@ for kind in ("int8/channel", "int4/block64", "NF4/block64"):
 
 # %% [markdown] lang="de"
 # Jetzt die Bibliotheken. bitsandbytes quantisiert beim Laden (`BitsAndBytesConfig`): LLM.int8 für
-# 8 Bit, NF4 mit doppelter Quantisierung für 4 Bit. torchao quantisiert ein geladenes Modell an Ort
-# und Stelle (`quantize_`): int8 nur für Gewichte und int4 nur für Gewichte in Gruppen zu 32 über
+# 8 Bit, NF4 mit doppelter Quantisierung für 4 Bit. torchao quantisiert ein geladenes Modell direkt
+# (`quantize_`): int8 nur für die Gewichte und int4 nur für die Gewichte, in Gruppen zu 32, über
 # `IntxWeightOnlyConfig`, das auf der CPU läuft (sein `Int4WeightOnlyConfig` braucht ein
-# GPU-Kernelpaket). Fehlt eine Bibliothek oder scheitert sie hier, sagt das eine Zeile, kein
-# Traceback.
+# GPU-Kernelpaket). Fehlt eine Bibliothek oder scheitert sie hier, sagt das eine Zeile statt eines
+# Tracebacks.
 
 # %%
 where, _ = smollm2_location()
@@ -680,7 +701,7 @@ else:
 header = text(
     "{f:<18} {l:<13} {m:>8} {p:>10} {t:>8}",
     "{f:<18} {l:<13} {m:>8} {p:>10} {t:>8}",
-    f="format",
+    f=text("format:", "Format:").rstrip(":"),
     l=text("library", "Bibliothek"),
     m="MiB",
     p=text("perplexity", "Perplexität"),
@@ -723,7 +744,9 @@ plt.show()
 
 # %%
 def stored_parts(weight):
-    """The tensors a weight really stores: a torchao weight's inner tensors, else itself."""
+    # en: The tensors a weight really stores: a torchao weight's inner tensors, else itself.
+    # de: Die Tensoren, die ein Gewicht wirklich speichert: bei torchao die inneren, sonst es
+    # de: selbst.
     from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
     if not is_traceable_wrapper_subclass(weight):
@@ -785,12 +808,12 @@ if len(bits_per_weight) == 2:
 
 # %% [markdown] lang="de"
 # Auf einer CPU legt `IntxWeightOnlyConfig` von torchao jeden 4-Bit-Wert ungepackt in ein ganzes
-# Byte (der Name seiner Tensorklasse sagt es) und gibt jeder Gruppe aus 32 Gewichten eine
-# fp32-Skala und einen int8-Nullpunkt dazu: 8 + 32/32 + 8/32 = 9,25 Bit gegen 8 Bit und eine Skala
-# pro Zeile bei int8. Speicher spart das hier nicht; es zeigt die *Qualität* von int4. Die
+# Byte (der Name seiner Tensorklasse verrät es) und gibt jeder Gruppe aus 32 Gewichten eine
+# fp32-Skala und einen int8-Nullpunkt dazu: 8 + 32/32 + 8/32 = 9,25 Bit gegenüber 8 Bit und einer
+# Skala pro Zeile bei int8. Speicher spart das hier nicht; es zeigt nur die *Qualität* von int4. Die
 # gepackten Formate für GPU-Kernel (`Int4WeightOnlyConfig`) legen zwei oder mehr 4-Bit-Werte in ein
-# Byte und erreichen die erwartete Hälfte von int8 (torchao-Dokumentation, gelesen 2026-12); NF4 von
-# bitsandbytes packt auf jedem Gerät zwei pro Byte.
+# Byte und erreichen die erwartete Hälfte von int8 (torchao-Dokumentation, abgerufen im Dezember
+# 2026); NF4 von bitsandbytes packt auf jedem Gerät zwei Werte in ein Byte.
 
 # %% [markdown] lang="en"
 # Read the table from top to bottom: bf16 and the 8-bit formats move the perplexity a little, 4 bits
@@ -809,17 +832,18 @@ if len(bits_per_weight) == 2:
 # %% [markdown] lang="de"
 # Lies die Tabelle von oben nach unten: bf16 und die 8-Bit-Formate verschieben die Perplexität ein
 # wenig, 4 Bit deutlich mehr (die Zelle unten gibt jeden Anstieg aus), und unser NF4 und das von
-# bitsandbytes liegen dicht beieinander. Eine
-# Überraschung: Auf *diesen* Gewichten kann einfaches int4 NF4 schlagen, obwohl NF4 bei
-# normalverteilten Gewichten (Abschnitt 4) und bei MiniLM (unten) gewinnt. Die mitgelieferten
-# SmolLM2-Gewichte stammen aus einer Q4_1-GGUF-Datei: schon 16 gleichmäßig verteilte Stufen pro Block
-# aus 32, ein Raster, zu dem gleichmäßiges int4 passt und NF4 nicht. Die Lehre daraus: Teste mit
-# originalen Gewichten, wo du kannst. Die Speicherspalte fällt bei 4 Bit nicht auf ein Achtel: Das
+# bitsandbytes liegen dicht beieinander. Eine Überraschung: Auf *diesen* Gewichten kann einfaches
+# int4 besser abschneiden als NF4, obwohl NF4 bei normalverteilten Gewichten (Abschnitt 4) und bei
+# MiniLM (unten) vorn liegt. Die mitgelieferten SmolLM2-Gewichte stammen aus einer Q4_1-GGUF-Datei:
+# Sie haben schon 16 gleichmäßig verteilte Stufen pro Block aus 32 – ein Raster, zu dem
+# gleichmäßiges int4 passt und NF4 nicht. Die Lehre daraus: Teste mit originalen Gewichten, wo du
+# kannst. Die Speicherspalte fällt bei 4 Bit nicht auf ein Achtel: Das
 # Embedding (28 Mio. der 135 Mio. Parameter) bleibt in fp32, und die Skalen kosten ihren Anteil.
 #
 # **Der Größeneffekt.** Ein Modell mit 135 Mio. Parametern hat wenig Redundanz; große Modelle
-# verlieren viel weniger. Die README von torchao (pytorch/ao, Quantisierungstabelle, gelesen 2026-12)
-# nennt für Llama-2-7B Perplexität 12,21 in bf16 und 12,84 mit int4 nur für Gewichte: etwa +5 %.
+# verlieren viel weniger. Das README von torchao (pytorch/ao, Quantisierungstabelle, abgerufen im
+# Dezember 2026) nennt für Llama-2-7B eine Perplexität von 12,21 in bf16 und 12,84 mit int4 nur für
+# die Gewichte: etwa +5 %.
 # Vergleiche das mit dem relativen Anstieg beim kleinen Modell hier:
 
 # %%
@@ -828,7 +852,7 @@ fp32_ppl = by_name["fp32", "torch"]["ppl"]
 LLAMA2_7B = {
     "bf16": 12.21,
     "int4": 12.84,
-}  # en: torchao README, read 2026-12 | de: torchao-README, gelesen 2026-12
+}  # en: torchao README, read 2026-12 | de: README von torchao, abgerufen im Dezember 2026
 rise = {}
 for r in rows[1:]:
     rise[r["format"], r["lib"]] = 100 * (r["ppl"] / fp32_ppl - 1)
@@ -842,11 +866,11 @@ for r in rows[1:]:
 llama_rise = 100 * (LLAMA2_7B["int4"] / LLAMA2_7B["bf16"] - 1)
 say(
     "Llama-2-7B, int4 weight-only (torchao): {d:+.1f}% against bf16",
-    "Llama-2-7B, int4 nur Gewichte (torchao): {d:+.1f} % gegenüber bf16",
+    "Llama-2-7B, int4 nur für die Gewichte (torchao): {d:+.1f} % gegenüber bf16",
     d=llama_rise,
 )
 # en: the verdict per group of formats, from the rises above: 16 and 8 bits against 4 bits
-# de: das Urteil je Gruppe von Formaten aus den Anstiegen oben: 16 und 8 Bit gegen 4 Bit
+# de: das Ergebnis je Gruppe von Formaten aus den Anstiegen oben: 16 und 8 Bit gegen 4 Bit
 eight = {k: v for k, v in rise.items() if "8" in k[0] or k[0] == "bf16"}
 four = {k: v for k, v in rise.items() if k not in eight}
 worst8 = max(eight, key=eight.get)
@@ -854,10 +878,10 @@ say(
     "Verdict: bf16 and 8 bits raised this model's perplexity by {lo:+.1f}% to {hi:+.1f}% (most: "
     "{f}, {l}), 4 bits by {lo4:+.1f}% to {hi4:+.1f}%. The worst 8-bit rise is {r8:.1f}× and the "
     "worst 4-bit rise {r4:.1f}× the {llama:+.1f}% that a 7 B model loses at 4 bits.",
-    "Urteil: bf16 und 8 Bit erhöhten die Perplexität dieses Modells um {lo:+.1f} % bis "
+    "Ergebnis: bf16 und 8 Bit erhöhten die Perplexität dieses Modells um {lo:+.1f} % bis "
     "{hi:+.1f} % (am meisten: {f}, {l}), 4 Bit um {lo4:+.1f} % bis {hi4:+.1f} %. Der größte "
-    "8-Bit-Anstieg ist das {r8:.1f}-Fache, der größte 4-Bit-Anstieg das {r4:.1f}-Fache der "
-    "{llama:+.1f} %, die ein 7-Mrd.-Modell mit 4 Bit verliert.",
+    "8-Bit-Anstieg ist {r8:.1f}-mal, der größte 4-Bit-Anstieg {r4:.1f}-mal so groß wie die "
+    "{llama:+.1f} %, die ein Modell mit 7 Mrd. Parametern bei 4 Bit verliert.",
     lo=min(eight.values()),
     hi=max(eight.values()),
     f=worst8[0],
@@ -880,14 +904,15 @@ say(
 # each sentence's embedding with its fp32 embedding (1 = unchanged).
 
 # %% [markdown] lang="de"
-# Was das Urteil bedeutet: Ein Anstieg um wenige Prozent ist ein Modell, das sich beim richtigen
-# nächsten Token etwas weniger sicher ist; ein Anstieg um ein Drittel ist eines, das oft falsch rät
+# Was das Ergebnis bedeutet: Bei einem Anstieg um wenige Prozent ist sich das Modell beim richtigen
+# nächsten Token etwas weniger sicher; bei einem Anstieg um ein Drittel rät es oft falsch
 # (vergleiche die Top-1-Spalte). Die Anstiege sind Eigenschaften der gerundeten Zahlen, nicht des
 # Chips: Auf einer T4 sollten dieselben Formate fast dieselben Anstiege zeigen, mit kleinen
 # Unterschieden, wo bitsandbytes dort in fp16 statt fp32 rechnet (für diesen Kurs nicht gemessen).
 #
-# **Embeddings.** Bei MiniLM heißt Qualität: Zeigt ein Satz noch in dieselbe Richtung? Kosinus
-# des Embeddings jedes Satzes mit seinem fp32-Embedding (1 = unverändert).
+# **Embeddings.** Bei MiniLM heißt Qualität: Zeigt das Embedding eines Satzes noch in dieselbe
+# Richtung? Gemessen wird der Kosinus zwischen dem Embedding jedes Satzes und seinem fp32-Embedding
+# (1 = unverändert).
 
 # %%
 encoder, enc_tokenizer, enc_source = load_minilm()
@@ -914,7 +939,7 @@ for kind in ("int8/channel", "int4/block64", "NF4/block64"):
     cosines[kind] = float(quality.embedding_cosine(emb, base_emb).min())
     say(
         "MiniLM {k} ({o}): lowest cosine with fp32 over {n} sentences {c:.4f}",
-        "MiniLM {k} ({o}): kleinster Kosinus mit fp32 über {n} Sätze {c:.4f}",
+        "MiniLM {k} ({o}): kleinster Kosinus zu fp32 über {n} Sätze: {c:.4f}",
         k=kind,
         o=text("ours", "unsere"),
         n=len(sentences),
@@ -931,10 +956,10 @@ for kind in ("int8/channel", "int4/block64", "NF4/block64"):
 # %% [markdown] lang="de"
 # ## 7. Geschwindigkeit: Entquantisieren während der Rechnung
 #
-# Quantisierte Gewichte sparen Speicher, aber eine gewöhnliche CPU-Matmul braucht Gleitkommagewichte:
-# Jeder Aufruf entquantisiert zuerst. Wir messen eine MLP-Schicht von SmolLM2 (576 → 1536) für ein
-# einzelnes Token (Generierung) und für 128 Tokens (ein Prompt), dichtes fp32 gegen unser
-# Entquantisieren-dann-Multiplizieren.
+# Quantisierte Gewichte sparen Speicher, aber eine gewöhnliche CPU-Matmul braucht
+# Gleitkommagewichte: Jeder Aufruf entquantisiert zuerst. Wir messen eine MLP-Schicht von SmolLM2
+# (576 → 1536) für ein einzelnes Token (Generieren) und für 128 Tokens (ein Prompt): dichtes fp32
+# gegen unser „erst entquantisieren, dann multiplizieren“.
 
 
 # %%
@@ -965,8 +990,8 @@ with torch.no_grad():
         say(
             "{n} token(s): dense {d:.3f} ms; with dequantization "
             "int8 {a:.1f}×, NF4 {b:.1f}× as long",
-            "{n} Token(s): dicht {d:.3f} ms; mit Entquantisieren "
-            "int8 {a:.1f}-, NF4 {b:.1f}-mal so lang",
+            "{n} Token(s): dicht {d:.3f} ms; mit Entquantisieren dauert "
+            "int8 {a:.1f}-mal, NF4 {b:.1f}-mal so lange",
             n=tokens,
             d=dense * 1e3,
             a=speed[tokens, "int8/channel"],
@@ -982,8 +1007,9 @@ say(
     "Warum ein Token so schlecht abschneidet: Die Matmul rechnet für ein Token {f1:.1f} MFLOP, für "
     "128 Tokens {f128:.0f} MFLOP ({d1:.3f} ms und {d128:.3f} ms), aber das Entquantisieren von "
     "NF4 baut bei jedem Aufruf alle {w:.2f} Mio. Gewichte neu ({q:.3f} ms: Es sammelt über einen "
-    "int64-Index, 8 Byte pro Gewicht, und schreibt 4 Byte pro Gewicht in fp32). Für ein Token ist "
-    "das Entquantisieren das {r1:.0f}-Fache der Matmul, für 128 Tokens das {r128:.1f}-Fache.",
+    "int64-Index, 8 Byte pro Gewicht, und schreibt 4 Byte pro Gewicht in fp32). Für ein Token "
+    "dauert das Entquantisieren {r1:.0f}-mal so lange wie die Matmul, für 128 Tokens "
+    "{r128:.1f}-mal so lange.",
     f1=2 * weights / 1e6,
     f128=2 * 128 * weights / 1e6,
     d1=dense_s[1] * 1e3,
@@ -1008,15 +1034,15 @@ say(
 # uses fp16. The next cell measures int8 against fp16 where a CUDA GPU is present.
 
 # %% [markdown] lang="de"
-# Das Entquantisieren kostet gleich viel, ob ein Token durchläuft oder 128, deshalb schmerzt es am
-# meisten, wo die Matmul selbst billig ist: bei der Generierung, ein Token nach dem anderen. Die
+# Das Entquantisieren kostet gleich viel, ob ein Token durchläuft oder 128; deshalb tut es am
+# meisten weh, wo die Matmul selbst billig ist: beim Generieren, ein Token nach dem anderen. Die
 # Matmul für ein Token ist ein Matrix-Vektor-Produkt, das jedes Gewicht einmal liest; unser
 # Entquantisieren liest und schreibt jedes Gewicht mehrmals, in mehreren Zwischentensoren voller
-# Größe, bevor dieses Produkt überhaupt beginnt. Echte
-# Kernel (bitsandbytes, torchao, llama.cpp) entquantisieren in der Matmul, Kachel für Kachel, und auf
-# einer GPU ist das für ein einzelnes Token oft *schneller* als fp16, weil die Schicht dann
-# speichergebunden ist und 4-Bit-Gewichte ein Viertel der Bytes zu lesen sind.
-# `benchmarks/bench_quantization.py` misst die Schicht jeder Bibliothek gegen dicht.
+# Größe, bevor dieses Produkt überhaupt beginnt. Echte Kernel (bitsandbytes, torchao, llama.cpp)
+# entquantisieren in der Matmul, Kachel für Kachel, und auf einer GPU ist das für ein einzelnes
+# Token oft *schneller* als fp16, weil die Schicht dann speichergebunden ist und bei 4-Bit-Gewichten
+# nur ein Viertel der Bytes zu lesen ist. `benchmarks/bench_quantization.py` vergleicht die Schicht
+# jeder Bibliothek mit der dichten.
 #
 # **Auf einer T4** (Turing, sm_75): int8-Tensor-Cores, 130 TOPS gegen 65 TFLOP/s in fp16
 # (NVIDIA-Datenblatt der T4), und keine bf16-Hardware: bf16 wird emuliert und ist langsamer als
@@ -1050,18 +1076,21 @@ if torch.cuda.is_available():
     major, _minor = torch.cuda.get_device_capability()
     say(
         "compute capability {c}: bf16 in hardware: {b}",
-        "Compute Capability {c}: bf16 in Hardware: {b}",
+        "Compute Capability {c}: {bd}",
         c=major,
         b=major >= 8,
+        bd=text("bf16 in hardware", "bf16 in Hardware")
+        if major >= 8
+        else text("bf16 emulated", "bf16 nur emuliert"),
     )
 else:
     say(
         "No CUDA GPU here. On a T4 (NVIDIA datasheet): int8 130 TOPS, fp16 65 TFLOP/s peak, "
         "reached only in part under its 70 W power limit (this cell measures it there); no bf16 "
         "hardware.",
-        "Keine CUDA-GPU hier. Auf einer T4 (NVIDIA-Datenblatt): int8 130 TOPS, fp16 65 TFLOP/s "
-        "Spitze, unter ihrer 70-W-Leistungsgrenze nur zum Teil erreicht (diese Zelle misst es "
-        "dort); keine bf16-Hardware.",
+        "Keine CUDA-GPU hier. Auf einer T4 (NVIDIA-Datenblatt): Spitzenleistung int8 130 TOPS, "
+        "fp16 65 TFLOP/s, unter ihrer 70-W-Leistungsgrenze nur zum Teil erreicht (diese Zelle "
+        "misst es dort); keine bf16-Hardware.",
     )
 
 # %% [markdown] lang="en"
@@ -1159,7 +1188,7 @@ if bnb4 is not None and peft_ready():
     del zero
     say(
         "bitsandbytes' 4-bit path here: {p} ({n} layers repacked so far)",
-        "4-Bit-Weg von bitsandbytes hier: {p} ({n} Schichten bisher umgepackt)",
+        "Der 4-Bit-Weg von bitsandbytes hier: {p} ({n} Schichten bisher umgepackt)",
         p=path,
         n=observed["repacked"],
     )
@@ -1188,7 +1217,8 @@ if bnb4 is not None and peft_ready():
         d=largest["dequant(W4) + BA"],
     )
     # en: an observation, not a law: what a zero adapter merged after use does depends on the path
-    # de: eine Beobachtung, kein Gesetz: Was ein Null-Adapter nach Gebrauch anrichtet, hängt vom Weg ab
+    # de: eine Beobachtung, kein Gesetz: Was ein Null-Adapter nach Gebrauch anrichtet, hängt vom Weg
+    # de: ab
     say(
         "Observation: a zero adapter (B = 0, nothing to add) merged into the 4-bit model after it "
         "had run: top-1 {z:.1f}%, largest logit difference {m:.2f}: {verdict}.",
@@ -1264,20 +1294,20 @@ else:
 # GPU rows not measured for this course.*
 
 # %% [markdown] lang="de"
-# Was passiert ist, auf jedem Weg: (1) peft entquantisiert beim Einrechnen in eine 4-Bit-Schicht
+# Was auf jedem Weg passiert ist: (1) peft entquantisiert beim Einrechnen in eine 4-Bit-Schicht
 # von bitsandbytes das Gewicht, addiert `BA` und quantisiert die Summe erneut. Die Änderung eines
-# trainierten Adapters ist klein gegen den Abstand zweier NF4-Stufen, also rundet fast alles davon
-# weg: Das eingerechnete Modell liegt etwa so weit vom QLoRA-Modell entfernt wie das 4-Bit-Modell
-# ganz ohne Adapter. (2) Das Einrechnen in das originale `W` ergibt ein Modell, das der Adapter nie
-# gesehen hat: Er hat die Rundung von `W4` korrigiert, und `W` hat keine. (3) Das Einrechnen in
-# `dequant(W4)` in fp32 oder bf16 reproduziert das trainierte Modell; lass es unquantisiert oder
-# quantisiere es erneut im Wissen, dass es sich dadurch ändert. Lektion 07 trainiert so einen
-# Adapter.
+# trainierten Adapters ist klein gegenüber dem Abstand zweier NF4-Stufen, also wird fast alles davon
+# weggerundet: Das eingerechnete Modell liegt etwa so weit vom QLoRA-Modell entfernt wie das
+# 4-Bit-Modell ganz ohne Adapter. (2) Das Einrechnen in das originale `W` ergibt ein Modell, das der
+# Adapter nie gesehen hat: Er hat die Rundung von `W4` korrigiert, und `W` hat keine. (3) Das
+# Einrechnen in `dequant(W4)` in fp32 oder bf16 reproduziert das trainierte Modell; lass es
+# unquantisiert oder quantisiere es erneut im Wissen, dass es sich dadurch ändert. Lektion 07
+# trainiert so einen Adapter.
 #
 # Was vom Weg abhängt: Auf einer CPU mit AVX512-BF16 packt bitsandbytes 0.50 die Gewichte einer
-# Schicht bei ihrem ersten Vorwärtsdurchlauf (im Inferenzmodus) um, und ein späteres Einrechnen liest
-# die umgepackten Bytes, als wären es gewöhnliche – selbst „nichts addieren“ zerstört dann das
-# Modell. Auf CPUs mit nur AVX2 und mit CUDA wird nichts umgepackt, und dasselbe Null-Einrechnen
+# Schicht bei ihrem ersten Vorwärtsdurchlauf (im Inferenzmodus) um, und ein späteres Einrechnen
+# liest die umgepackten Bytes, als wären es gewöhnliche – selbst „nichts addieren“ zerstört dann das
+# Modell. Auf CPUs mit nur AVX2 und unter CUDA wird nichts umgepackt, und dasselbe Null-Einrechnen
 # ändert das Modell nur durch das erneute Quantisieren. Die öffentlichen Meldungen beschreiben
 # denselben Ärger beim Einrechnen aus Sicht der Nutzer (peft#2105, peft#2321, transformers#31293 auf
 # GitHub); die Messungen auf beiden CPU-Wegen stehen in docs/facts.md §10.
@@ -1286,28 +1316,28 @@ else:
 #
 # Die Zelle unten gibt die Zahlen dieses Laufs neben den Bereichen aus, die für diesen Kurs auf der
 # CPU gemessen wurden (AMD EPYC mit AVX512-BF16, und dieselbe Maschine mit abgeschaltetem
-# AVX512-BF16-Weg von bitsandbytes und den AVX2-Kerneln von torch, 2026-12-01).
+# AVX512-BF16-Weg von bitsandbytes und den AVX2-Kerneln von torch; Stand: Dezember 2026).
 #
 # | Profil | Abschnitte 1–6 (Qualität) | Abschnitt 7 (Geschwindigkeit) | Abschnitt 8 (Einrechnen) | bitsandbytes |
 # |---|---|---|---|---|
-# | CPU, 2 Kerne (die CI dieses Kurses, 2026-12) | bf16 und 8 Bit +0–4 % Perplexität, 4 Bit +20–40 % | NF4 entquantisieren kostet für ein Token das 30- bis 300-Fache der fp32-Matmul, für 128 Tokens ein Mehrfaches | `dequant(W4) + BA` 95–100 %, `W + BA` 65–85 %, in 4 Bit etwa wie das Modell ohne Adapter; Null-Einrechnen nach Gebrauch: 0 % mit AVX512-BF16, 100 % ohne | 0.50.2 läuft auf der CPU |
+# | CPU, 2 Kerne (die CI dieses Kurses, Stand: Dezember 2026) | bf16 und 8 Bit +0–4 % Perplexität, 4 Bit +20–40 % | NF4 zu entquantisieren dauert für ein Token 30- bis 300-mal so lange wie die fp32-Matmul, für 128 Tokens ein Mehrfaches | `dequant(W4) + BA` 95–100 %, `W + BA` 65–85 %, in 4 Bit etwa wie das Modell ohne Adapter; Null-Einrechnen nach Gebrauch: 0 % mit AVX512-BF16, 100 % ohne | 0.50.2 läuft auf der CPU |
 # | Colab T4 | dieselbe Tabelle (Qualität hängt nicht vom Chip ab) | int8 ≈ 2× fp16 in TOPS (Datenblatt: 130 gegen 65) | wie auf der CPU; auf CUDA wird nichts umgepackt | nicht vorinstalliert: die Installationszelle oben |
-# | Kaggle T4 x2 | dieselbe | wie die T4, eine GPU genutzt | wie die T4 | im Kaggle-Image vorinstalliert (2026-11) |
+# | Kaggle T4 x2 | dieselbe | wie die T4, eine GPU genutzt | wie die T4 | im Kaggle-Image vorinstalliert (Stand: November 2026) |
 # | Colab / Kaggle TPU | dieselbe, auf der CPU der TPU-VM | CPU-Werte | CPU-Werte, Weg nach der Host-CPU | läuft auf der Host-CPU |
 # | lokale NVIDIA (Ampere oder neuer) | dieselbe | bf16 in Hardware; int8 ≈ 2× bf16-Spitze (A100: 624 gegen 312) | wie die T4 | mit pip installierbar |
 # | MPS | dieselbe, auf der CPU | CPU-Werte | CPU-Werte | CPU-Backend |
 #
 # *Quellen: Datenblätter der NVIDIA T4 und A100; die CPU-Messungen und die CPU-Wege von
-# bitsandbytes in docs/facts.md §10 (bitsandbytes 0.50.2, torch 2.13, 2026-12-01); torchao-README
-# für Llama-2-7B; die GPU-Zeilen sind für diesen Kurs nicht gemessen.*
+# bitsandbytes in docs/facts.md §10 (bitsandbytes 0.50.2, torch 2.13, Stand: Dezember 2026);
+# README von torchao für Llama-2-7B; die GPU-Zeilen sind für diesen Kurs nicht gemessen.*
 
 # %%
 # en: the CPU row of the table above, as numbers: where this run falls
 # de: die CPU-Zeile der Tabelle oben als Zahlen: wo dieser Lauf liegt
 CPU_ROW = {
-    text("8 bits, perplexity rise %", "8 Bit, Anstieg Perplexität %"): ("rise8", 0, 4),
-    text("4 bits, perplexity rise %", "4 Bit, Anstieg Perplexität %"): ("rise4", 20, 40),
-    text("NF4 dequantization, 1 token ×", "NF4 entquantisieren, 1 Token ×"): ("nf4x", 30, 300),
+    text("8 bits, perplexity rise %", "8 Bit, Anstieg der Perplexität %"): ("rise8", 0, 4),
+    text("4 bits, perplexity rise %", "4 Bit, Anstieg der Perplexität %"): ("rise4", 20, 40),
+    text("NF4 dequantization, 1 token ×", "NF4-Entquantisieren, 1 Token ×"): ("nf4x", 30, 300),
     "dequant(W4) + BA %": ("dq", 95, 100),
     "W + BA %": ("w", 65, 85),
 }
@@ -1371,15 +1401,15 @@ for name, (key, lo, hi) in CPU_ROW.items():
 # **Next:** lab 06, then lesson 07, LoRA fine-tuning.
 
 # %% [markdown] lang="de"
-# ## Teste dich selbst
+# ## Prüf dich selbst
 #
 # <details><summary>1. Warum schadet eine Ausreißer-Spalte int8 pro Tensor so sehr?</summary>
 #
-# Die Schrittweite ist max|w| / 127 für den ganzen Tensor: Ein 50-mal größerer Wert macht den Schritt
-# für jedes andere Gewicht 50-mal gröber, und die meisten runden auf 0 oder ±1.
+# Die Schrittweite ist max|w| / 127 für den ganzen Tensor: Ein 50-mal so großer Wert macht den
+# Schritt für jedes andere Gewicht 50-mal so grob, und die meisten werden auf 0 oder ±1 gerundet.
 # </details>
 #
-# <details><summary>2. Warum schlägt NF4 int4 bei denselben 4 Bit?</summary>
+# <details><summary>2. Warum ist NF4 bei denselben 4 Bit genauer als int4?</summary>
 #
 # Gewichte sind ungefähr normalverteilt: NF4 setzt seine Stufen an die Quantile der
 # Normalverteilung, dicht bei 0, wo die meisten Gewichte liegen; die gleichmäßigen Stufen von int4
@@ -1388,15 +1418,16 @@ for name, (key, lo, hi) in CPU_ROW.items():
 #
 # <details><summary>3. Wie viele Bytes braucht ein 7-Mrd.-Modell in NF4 mit Block 64 und fp32-Skalen?</summary>
 #
-# 7e9 · (4 + 32/64) / 8 = 3,94 GB; mit doppelter Quantisierung 7e9 · (4 + 0,127) / 8 = 3,61 GB.
+# 7 · 10⁹ · (4 + 32/64) / 8 = 3,94 GB; mit doppelter Quantisierung 7 · 10⁹ · (4 + 0,127) / 8 =
+# 3,61 GB.
 # </details>
 #
 # ## Zusammenfassung
 #
 # - Absmax: `q = round(w / (max|w| / 127))`; Nullpunkt für Bereiche, die nicht um 0 liegen.
-# - Die Körnung der Skala (Tensor, Kanal, Block) bestimmt den Fehler; Ausreißer brauchen eine Skala
-#   entlang ihrer eigenen Achse. Blöcke aus 64 machen 4 Bit brauchbar; NF4 passt besser zu
-#   normalverteilten Gewichten als int4.
+# - Wie fein die Skala aufgeteilt ist (Tensor, Kanal, Block), bestimmt den Fehler; Ausreißer
+#   brauchen eine Skala entlang ihrer eigenen Achse. Blöcke aus 64 machen 4 Bit brauchbar; NF4 passt
+#   besser zu normalverteilten Gewichten als int4.
 # - Doppelte Quantisierung spart 0,5 − 0,127 ≈ 0,373 Bit pro Parameter.
 # - Kleine Modelle verlieren durch 4 Bit viel mehr als solche mit 7 Mrd. Parametern.
 #   Entquantisieren kostet Zeit, wenn kein fusionierter Kernel es übernimmt. Rechne einen
