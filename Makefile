@@ -5,6 +5,7 @@
 #         make test-compat (Colab's library versions; Python 3.13), make preflight, make clean.
 #         make test-browser (JupyterLab, widgets and a lab in headless Chromium).
 #         make test-other-cpu (the lessons on the other kind of CPU: AVX2 kernels; part of make test).
+#         make test-lessons (the lessons in both languages under nbval; part of make test).
 
 PYTHON ?= python3
 VENV ?= .venv
