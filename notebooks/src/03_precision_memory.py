@@ -173,7 +173,7 @@ for dt in (torch.float32, torch.float16, torch.bfloat16):
     sums[str(dt)[6:]] = total.item()
     say(
         "sum of 10,000 × 1e-4 in {dt:<9}: {s:.6f}",
-        "Summe von 10.000 × 1e-4 in {dt:<9}: {s:.6f}",
+        "Summe von 10.000 × 10⁻⁴ in {dt:<9}: {s:.6f}",
         dt=str(dt)[6:],
         s=total.item(),
     )
@@ -470,7 +470,7 @@ plain = grad.half().float().item()
 rescued = ((grad * scale).half().float() / scale).item()
 say(
     "gradient 1e-8 in fp16: {p}; scaled by 2^16, stored in fp16, unscaled in fp32: {r:.3e}",
-    "Gradient 1e-8 in fp16: {p}; mit 2^16 skaliert, in fp16 gespeichert, in fp32 zurück: {r:.3e}",
+    "Gradient 10⁻⁸ in fp16: {p}; mit 2¹⁶ skaliert, in fp16 gespeichert, in fp32 zurück: {r:.3e}",
     p=plain,
     r=rescued,
 )
