@@ -1276,8 +1276,8 @@ def why(name, intensity, m, dtype):
             return text(
                 "above the roof: it streamed its {size} faster than the copy and the sum did; the "
                 "measured bandwidth is one measurement, not the hardware's limit",
-                "über dem Dach: Es hat seine {size} schneller gelesen als Kopie und Summe; die "
-                "gemessene Bandbreite ist eine Messung, nicht die Grenze der Hardware",
+                "über dem Dach: Die Operation hat ihre {size} schneller gelesen als Kopie und "
+                "Summe; die gemessene Bandbreite ist eine Messung, nicht die Grenze der Hardware",
                 size=units.format_bytes(m.flops / intensity),
             )
         return text(
@@ -1309,8 +1309,8 @@ def why(name, intensity, m, dtype):
         return text(
             "below: torch uses {t} of {c} cores, so at most {p:.0f}% of the peak is in reach; "
             "of that it gets {q:.0f}%",
-            "darunter: torch nutzt {t} von {c} Kernen, also ist höchstens {p:.0f} % der Spitze "
-            "erreichbar; davon schafft es {q:.0f} %",
+            "darunter: torch nutzt {t} von {c} Kernen, also sind höchstens {p:.0f} % der Spitze "
+            "erreichbar; davon schafft torch {q:.0f} %",
             t=threads_used,
             c=hw.cpu.cores,
             p=100 * threads_used / hw.cpu.cores,
@@ -1319,7 +1319,8 @@ def why(name, intensity, m, dtype):
     if memory_bound:
         return text(
             "below: it reads its data in a pattern the copy does not (more streams, a reduction)",
-            "darunter: Es liest seine Daten anders als die Kopie (mehr Datenströme, eine Reduktion)",
+            "darunter: Die Operation liest ihre Daten anders als die Kopie (mehr Datenströme, "
+            "eine Reduktion)",
         )
     return text(
         "below: the kernel does not reach the peak at this size (tiles, caches, the BLAS kernel)",
