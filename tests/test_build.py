@@ -306,7 +306,7 @@ def test_retarget_rejects_bad_locations(tmp_path, repo, branch):
 def test_readme_lists_the_whole_course_map_in_both_languages():
     course_map = course.config()["lesson"]
     written = {entry.number for entry in course.course_map() if entry.lesson}
-    assert [e["number"] for e in course_map] == [f"{i:02d}" for i in range(10)]
+    assert [e["number"] for e in course_map] == [f"{i:02d}" for i in range(11)]
     for readme, lang in (("README.md", "en"), ("README.de.md", "de")):
         table = (
             (ROOT / readme)

@@ -543,7 +543,8 @@ def measure_attention(n):
 attention = {n: measure_attention(n) for n in SEQS}
 for n, row in attention.items():
     say(
-        "n = {n:>5}: scores {s:>10}; peak naive {a:>10}, SDPA {b:>10}; {ta:,.1f} ms vs {tb:,.1f} ms",
+        "n = {n:>5}: scores {s:>10}; peak naive {a:>10}, SDPA {b:>10}; "
+        "{ta:,.1f} ms vs {tb:,.1f} ms",
         "n = {n:>5}: Scores {s:>10}; Spitze naiv {a:>10}, SDPA {b:>10}; {ta:,.1f} ms gegen "
         "{tb:,.1f} ms",
         n=n,
