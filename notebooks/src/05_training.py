@@ -46,24 +46,25 @@
 
 # %% [markdown] lang="de"
 # Auf der Glossarseite stehen „Feintuning“ und „Training“ als das, wofür man GPUs braucht. In dieser
-# Lektion trainierst du ein kleines Sprachmodell im GPT-Stil von Grund auf, von Anfang bis Ende, auf
-# dem Gerät, das dieses Notebook gefunden hat, und stellst die Fragen, die entscheiden, ob eine Stunde
-# auf einer kostenlosen GPU gut genutzt ist. Du wirst
+# Lektion trainierst du ein kleines Sprachmodell im GPT-Stil von Grund auf und vollständig, auf dem
+# Gerät, das dieses Notebook gefunden hat, und stellst die Fragen, an denen sich entscheidet, ob
+# eine Stunde auf einer kostenlosen GPU gut genutzt ist. Du wirst
 #
-# - einen kleinen Transformer schreiben und ihn auf Text trainieren, der mit dem Kurs kommt, mit
-#   Fortschrittsbalken und einer Loss-Kurve, die sich während des Trainings aktualisiert,
-# - den Durchsatz in Tokens/s und die MFU messen (den Anteil an der Spitzenleistung, den die Rechnung
-#   des Modells nutzt), gemessen an der Spitzenleistung *dieses* Geräts und Zahlenformats,
-# - mit `torch.profiler` herausfinden, wohin die Zeit eines Schritts geht (Daten, Forward, Backward,
-#   Optimizer),
-# - Batchgrößen, gemischte Genauigkeit und `torch.compile` nebeneinander vergleichen,
+# - einen kleinen Transformer schreiben und ihn auf Text trainieren, den der Kurs mitbringt, mit
+#   Fortschrittsbalken und einer Verlustkurve, die sich während des Trainings aktualisiert,
+# - den Durchsatz in Tokens/s und die MFU messen (den Anteil an der Spitzenleistung, den die
+#   Rechnung des Modells nutzt), gemessen an der Spitzenleistung *dieses* Geräts und Zahlenformats,
+# - mit `torch.profiler` herausfinden, wohin die Zeit eines Schritts geht (Daten,
+#   Vorwärtsdurchlauf, Rückwärtsdurchlauf, Optimierer),
+# - Batchgrößen, Mixed Precision und `torch.compile` nebeneinander vergleichen,
 # - mit Gradientenakkumulation einen Batch erreichen, der nicht in den Speicher passt, und mit
-#   Activation Checkpointing Tempo gegen Speicher tauschen,
+#   Activation Checkpointing Geschwindigkeit gegen Speicher tauschen,
 # - Checkpoints speichern und nach einem Verbindungsabbruch so weitermachen, dass der fortgesetzte
-#   Lauf Bit für Bit dem nie unterbrochenen gleicht, und sehen, was schiefgeht, wenn du nur Modell und
-#   Optimizer speicherst.
+#   Lauf Bit für Bit dem nie unterbrochenen gleicht, und sehen, was schiefgeht, wenn du nur Modell
+#   und Optimierer speicherst.
 #
-# Alles läuft auch auf einer CPU: Das Modell ist dann winzig, und jede Zelle sagt, was eine T4 zeigt.
+# Alles läuft auch auf einer CPU: Das Modell ist dann winzig, und jede Zelle sagt, was eine T4
+# zeigt.
 
 # %%
 import math
@@ -108,12 +109,12 @@ print(profile.label, "|", hw.summary(), "|", device)
 # tokenizer there is (nanoGPT's "shakespeare_char" does the same).
 
 # %% [markdown] lang="de"
-# ## 1. Ein Text, der mit dem Kurs kommt
+# ## 1. Ein Text, den der Kurs mitbringt
 #
-# Ein Sprachmodell braucht Text, und ihn herunterzuladen geht nicht (Kaggle startet ohne Internet,
-# CI hat kein Netz). Der Kurs hat eigenen Text: das Markdown jeder Lektion, auf Englisch und Deutsch.
-# Die Zelle sammelt es und macht daraus Zahlen, ein Zeichen nach dem anderen, der einfachste Tokenizer,
-# den es gibt (nanoGPTs „shakespeare_char“ macht es genauso).
+# Ein Sprachmodell braucht Text, und herunterladen können wir keinen (Kaggle startet ohne Internet,
+# die CI hat kein Netz). Der Kurs hat eigenen Text: das Markdown jeder Lektion, auf Englisch und
+# Deutsch. Die Zelle sammelt es und macht daraus Zahlen, Zeichen für Zeichen – der einfachste
+# Tokenizer, den es gibt (nanoGPTs „shakespeare_char“ macht es genauso).
 
 
 # %%
@@ -143,7 +144,7 @@ split = int(0.9 * len(data))
 train_data, val_data = data[:split], data[split:]
 say(
     "{n:,} characters, {v} different ones; {t:,} for training, {e:,} held out",
-    "{n:,} Zeichen, davon {v} verschiedene; {t:,} zum Trainieren, {e:,} zurückgehalten",
+    "{n:,} Zeichen, davon {v} verschiedene; {t:,} zum Trainieren, {e:,} zur Validierung",
     n=len(data),
     v=len(chars),
     t=len(train_data),
@@ -160,13 +161,13 @@ print(repr(corpus[2000:2160]))
 # it never draws from the global one that dropout uses (section 8 shows why that matters).
 
 # %% [markdown] lang="de"
-# Die Trainingsbeispiele sind Fenster aus `block` Zeichen; das Ziel ist dasselbe Fenster, um eins
-# verschoben. Ein `Dataset` schneidet den Text in Fenster, und ein *Sampler* bestimmt ihre
+# Die Trainingsbeispiele sind Fenster aus `block` Zeichen; das Ziel ist dasselbe Fenster, um ein
+# Zeichen verschoben. Ein `Dataset` schneidet den Text in Fenster, und ein *Sampler* bestimmt ihre
 # Reihenfolge: in jeder Epoche neu gemischt, gezogen aus einem Generator, dessen Seed die Epoche
-# enthält. Weil die Reihenfolge nur von (Seed, Epoche) abhängt, ist „wo bin ich in den Daten?“ ein
-# Paar aus zwei Zahlen, Epoche und Batch, und genau das braucht ein Checkpoint in Abschnitt 8. Der
+# enthält. Weil die Reihenfolge nur von (Seed, Epoche) abhängt, beantworten zwei Zahlen die Frage
+# „Wo bin ich in den Daten?“: Epoche und Batch. Genau das braucht ein Checkpoint in Abschnitt 8. Der
 # `DataLoader` bekommt einen eigenen Zufallsgenerator, damit er nie aus dem globalen zieht, den
-# Dropout nutzt (Abschnitt 8 zeigt, warum das zählt).
+# Dropout nutzt (warum das wichtig ist, zeigt Abschnitt 8).
 
 
 # %%
@@ -224,7 +225,8 @@ def loader(batch_size, seed=0, workers=WORKERS, dataset=None, own_generator=True
     # en: without a generator of its own, every iter(DataLoader) draws a seed from the global
     # en: torch RNG, the one dropout uses: section 8 shows what that does to a resumed run
     # de: ohne eigenen Generator zieht jedes iter(DataLoader) einen Seed aus dem globalen
-    # de: torch-RNG, aus dem auch Dropout zieht: Abschnitt 8 zeigt, was das beim Fortsetzen anrichtet
+    # de: torch-RNG, aus dem auch Dropout zieht: Abschnitt 8 zeigt, was das beim Fortsetzen
+    # de: anrichtet
     dl = torch.utils.data.DataLoader(
         dataset,
         batch_sampler=sampler,
@@ -240,12 +242,13 @@ x, y = next(iter(dl))
 say(
     "{n:,} windows of {b} characters; a batch is {shape}; workers {w}, pinned memory {p}",
     "{n:,} Fenster aus {b} Zeichen; ein Batch hat die Form {shape}; "
-    "Worker {w}, gepinnter Speicher {p}",
+    "{w} Worker, gepinnter Speicher: {pd}",
     n=len(train_set),
     b=BLOCK,
     shape=tuple(x.shape),
     w=WORKERS,
     p=PIN,
+    pd=text("yes", "ja") if PIN else text("no", "nein"),
 )
 
 # %% [markdown] lang="en"
@@ -264,15 +267,15 @@ say(
 # %% [markdown] lang="de"
 # `num_workers > 0` lädt Batches in Hintergrundprozessen, während die GPU rechnet; `pin_memory=True`
 # legt sie in gepinnten Speicher, sodass `.to(device, non_blocking=True)` kopieren kann, während die
-# GPU weiterarbeitet (Lektion 02). Im CPU-Profil gibt es nichts, womit sich das überlappen ließe,
+# GPU weiterarbeitet (Lektion 02). Im CPU-Profil gibt es nichts, womit sich das überlappen ließe;
 # deshalb nutzt das Notebook dort keine Worker.
 #
 # ## 2. Ein kleines GPT
 #
-# Das Modell ist der Decoder eines GPT: Token- und Positions-Embeddings, `layers` Blöcke aus kausaler
-# Self-Attention und einem MLP mit Layer-Norms und Residualverbindungen, und ein Kopf, der pro Zeichen
-# eine Bewertung liefert. Die Attention nutzt `F.scaled_dot_product_attention`, das einen fusionierten
-# Kernel wählt (FlashAttention, wo die GPU ihn hat).
+# Das Modell ist der Decoder eines GPT: Token- und Positions-Embeddings, `layers` Blöcke aus
+# kausaler Self-Attention und einem MLP mit Layer-Norms und Residualverbindungen sowie ein Kopf, der
+# für jedes Zeichen einen Score liefert. Die Attention nutzt `F.scaled_dot_product_attention`, das
+# einen fusionierten Kernel wählt (FlashAttention, wo die GPU ihn hat).
 
 
 # %%
@@ -347,16 +350,18 @@ say(
 # once, at the end).
 
 # %% [markdown] lang="de"
-# Die FLOPs pro Token folgen nanoGPT und Anhang B des PaLM-Papers: Jedes Gewicht nimmt vorwärts an
-# einem Multiplizieren-Addieren teil (2 FLOPs) und rückwärts an zweien (4 FLOPs), also 6·N; die Scores
-# und die gewichtete Summe der Attention kommen mit 12·L·d·T dazu, das mit dem Kontext T wächst.
+# Die FLOPs pro Token folgen nanoGPT und Anhang B des PaLM-Papers: Jedes Gewicht ist im
+# Vorwärtsdurchlauf an einer Multiplikation mit Addition beteiligt (2 FLOPs) und im
+# Rückwärtsdurchlauf an zweien (4 FLOPs), also 6·N; die Scores und die gewichtete Summe der
+# Attention kommen mit 12·L·d·T dazu, und das wächst mit dem Kontext T.
 #
 # ## 3. Die Trainingsschleife
 #
-# Ein Schritt: einen Batch nehmen, aufs Gerät kopieren, Forward, Loss, Backward, den Gradienten
-# begrenzen, den Optimizer (AdamW) einen Schritt machen und den Scheduler die nächste Lernrate setzen
-# lassen (Aufwärmen, dann Kosinus). Die Schleife zeigt einen `tqdm`-Fortschrittsbalken und zeichnet die
-# Loss-Kurve alle paar Schritte an derselben Stelle neu (in CI nur einmal, am Ende).
+# Ein Schritt: einen Batch nehmen, aufs Gerät kopieren, Vorwärtsdurchlauf, Verlust,
+# Rückwärtsdurchlauf, den Gradienten begrenzen (Clipping), den Optimierer (AdamW) einen Schritt
+# machen und den Scheduler die nächste Lernrate setzen lassen (Aufwärmen, dann Kosinus). Die
+# Schleife zeigt einen `tqdm`-Fortschrittsbalken und zeichnet die Verlustkurve alle paar Schritte an
+# derselben Stelle neu (in CI nur einmal, am Ende).
 
 
 # %%
@@ -374,7 +379,7 @@ def make_training(model, steps, lr=3e-3, scaler_on=False):
 
 def train_step(model, opt, sched, scaler, x, y, amp_dtype=None, accumulate=1):
     # en: one optimizer step over `accumulate` micro-batches of (x, y)
-    # de: ein Optimizer-Schritt über `accumulate` Micro-Batches von (x, y)
+    # de: ein Optimiererschritt über `accumulate` Micro-Batches von (x, y)
     opt.zero_grad(set_to_none=True)
     total = 0.0
     for xs, ys in zip(x.chunk(accumulate), y.chunk(accumulate), strict=True):
@@ -436,8 +441,8 @@ def draw():
     ax.plot(losses, lw=1)
     ax.set(
         xlabel=text("training step", "Trainingsschritt"),
-        ylabel="loss",
-        title=text("Training loss", "Trainings-Loss"),
+        ylabel=text("loss", "Verlust"),
+        title=text("Training loss", "Verlust im Training"),
     )
     if handle is not None:
         handle.update(fig)
@@ -458,7 +463,7 @@ if handle is None:
 end_loss = val_loss(model)
 say(
     "held-out loss {a:.2f} → {b:.2f} (a uniform guess over {v} characters gives {u:.2f})",
-    "zurückgehaltener Loss {a:.2f} → {b:.2f} "
+    "Validierungsverlust {a:.2f} → {b:.2f} "
     "(gleichverteiltes Raten über {v} Zeichen ergibt {u:.2f})",
     a=start_loss,
     b=end_loss,
@@ -474,10 +479,11 @@ print(meter)
 # languages).
 
 # %% [markdown] lang="de"
-# Der zurückgehaltene Loss fällt deutlich unter gleichverteiltes Raten: Das Modell hat gelernt, welche
-# Zeichen auf welche folgen. Ein paar Zeichen, die es erzeugt, zeigen, wie weit es gekommen ist (auf
-# der CPU: wortähnliche Formen und Leerzeichen; nach 600 Schritten des größeren Modells auf einer T4
-# erkennbare Wörter in beiden Sprachen).
+# Der Validierungsverlust (auf Text, den das Training nie gesehen hat) fällt deutlich unter den von
+# gleichverteiltem Raten: Das Modell hat gelernt, welche Zeichen auf welche folgen. Ein paar
+# Zeichen, die es erzeugt, zeigen, wie weit es gekommen ist (auf der CPU: wortähnliche Formen und
+# Leerzeichen; nach 600 Schritten des größeren Modells auf einer T4 erkennbare Wörter in beiden
+# Sprachen).
 
 
 # %%
@@ -511,21 +517,23 @@ print(generate(model, text("The GPU ", "Die GPU ")))
 # %% [markdown] lang="de"
 # ## 4. Durchsatz und MFU je Zahlenformat
 #
-# Tokens/s bezahlst du; die MFU sagt, wie viel vom Gerät das ist. nanoGPTs `estimate_mfu` teilt auf
-# jedem Gerät durch die 312 TFLOP/s einer A100, auf einer T4 meldet es also einen Anteil an einem Chip,
-# den du gar nicht hast. Hier ist die Spitzenleistung die des erkannten Geräts, im Zahlenformat, in dem
-# die Matmuls laufen (`utils.timing.throughput.peak_tflops`, aus der Datenblatt-Tabelle in `utils/platform/chips.py`;
-# für eine CPU eine Schätzung aus Kernen, Takt und Vektorbreite). Gemischte Genauigkeit rechnet die
-# Matmuls unter `torch.autocast` in bf16 oder fp16, die Gewichte bleiben fp32; fp16 braucht einen
-# `GradScaler` (sein Wertebereich ist klein, Lektion 03), bf16 nicht. bf16 ist schnell ab Compute
-# Capability 8.0 (A100, L4, H100) und auf CPUs mit AVX512-BF16; auf einer T4 wird es emuliert und ist
-# langsam, und auf einer CPU ist fp16 sehr langsam (docs/facts.md §2).
+# Bezahlen tust du für Tokens/s; die MFU sagt, wie viel vom Gerät du dabei nutzt. nanoGPTs
+# `estimate_mfu` teilt auf jedem Gerät durch die 312 TFLOP/s einer A100, auf einer T4 meldet es also
+# einen Anteil an einem Chip, den du gar nicht hast. Hier ist die Spitzenleistung die des erkannten
+# Geräts, im Zahlenformat, in dem die Matmuls laufen (`utils.timing.throughput.peak_tflops`, aus der
+# Datenblatt-Tabelle in `utils/platform/chips.py`; für eine CPU eine Schätzung aus Kernen, Takt und
+# Vektorbreite). Mixed Precision rechnet die Matmuls unter `torch.autocast` in bf16 oder fp16, die
+# Gewichte bleiben fp32; fp16 braucht einen `GradScaler` (sein Wertebereich ist klein, Lektion 03),
+# bf16 nicht. bf16 ist schnell ab Compute
+# Capability 8.0 (A100, L4, H100) und auf CPUs mit AVX512-BF16; auf einer T4 wird es emuliert und
+# ist langsam, und auf einer CPU ist fp16 sehr langsam (docs/facts.md §2).
 
 
 # %%
 def dtypes_here():
     # en: (name, autocast dtype or None, needs a GradScaler) for the formats worth trying here
-    # de: (Name, Autocast-Datentyp oder None, GradScaler nötig) für die Formate, die sich hier lohnen
+    # de: (Name, Autocast-Datentyp oder None, GradScaler nötig) für die Formate, die sich hier
+    # de: lohnen
     found = [("float32", None, False)]
     if device.type == "cuda":
         found.append(("float16", torch.float16, True))
@@ -538,7 +546,7 @@ def dtypes_here():
 
 def run_steps(model, n, batch, amp_dtype=None, scaler_on=False, accumulate=1):
     # en: train n steps; a Meter over them (the first ones are warm-up, not counted)
-    # de: n Schritte trainieren; ein Meter darüber (die ersten sind Aufwärmen, zählen nicht)
+    # de: n Schritte trainieren und messen (die ersten wärmen nur auf und werden nicht gezählt)
     opt, sched, scaler = make_training(model, 1000, scaler_on=scaler_on)
     dl, sampler = loader(batch, workers=0)
     it = batches(dl, sampler)
@@ -585,21 +593,31 @@ if device.type == "cpu":
 
 # %% [markdown] lang="de"
 # Ein kleines Modell hat auf jedem Gerät eine niedrige MFU: Seine Matmuls sind klein (d = 64 auf der
-# CPU), und Layer-Norms, Softmax, Dropout und der Optimizer bewegen Speicher, statt zu rechnen. Je
+# CPU), und Layer-Norms, Softmax, Dropout und der Optimierer bewegen Speicher, statt zu rechnen. Je
 # größer Modell und Batch, desto näher kommt die MFU dem Anteil einer guten Matmul (Lektion 01).
 #
 # ## 5. Wohin die Zeit geht
 #
-# `torch.profiler` zeichnet jede Operation auf; `record_function` legt einen benannten Bereich um jede
-# Phase des Schritts. Auf einer GPU läuft die Arbeit asynchron, deshalb synchronisiert der profilierte
-# Schritt am Ende jeder Phase: Sonst landet die Zeit eines Kernels in der Phase, die gerade zufällig
-# auf ihn wartet. Die Tabelle zeigt die Summe je Phase über die profilierten Schritte.
+# `torch.profiler` zeichnet jede Operation auf; `record_function` legt einen benannten Bereich um
+# jede Phase des Schritts. Auf einer GPU läuft die Arbeit asynchron, deshalb synchronisiert der
+# profilierte Schritt am Ende jeder Phase: Sonst landet die Zeit eines Kernels in der Phase, die
+# gerade zufällig auf ihn wartet. Die Tabelle zeigt die Summe je Phase über die profilierten
+# Schritte.
 
 # %%
 from torch.profiler import ProfilerActivity, record_function
 from torch.profiler import profile as torch_profile
 
 PHASES = ("data", "forward", "backward", "optimizer")
+# en: the phases as the learner reads them
+# de: die Phasen, wie die Lernenden sie lesen
+PHASE_NAMES = dict(
+    zip(
+        PHASES,
+        text("data|forward|backward|optimizer", "Daten|vorwärts|rückwärts|Optimierer").split("|"),
+        strict=True,
+    )
+)
 model = make_model()
 opt, sched, scaler = make_training(model, 1000)
 dl, sampler = loader(size["batch"])
@@ -626,18 +644,18 @@ phase_ms = {p: rows[p].cpu_time_total / 1e3 for p in PHASES}
 total = sum(phase_ms.values())
 say("{a:>10} {b:>9} {c:>6}", a="", b="ms", c="%")
 for p in PHASES:
-    say("{p:>10} {ms:9.1f} {s:6.1f}", p=p, ms=phase_ms[p], s=100 * phase_ms[p] / total)
+    say("{p:>10} {ms:9.1f} {s:6.1f}", p=PHASE_NAMES[p], ms=phase_ms[p], s=100 * phase_ms[p] / total)
 bottleneck = max(phase_ms, key=phase_ms.get)
 say(
     "The largest share: {p} ({s:.0f}% of the step).",
     "Der größte Anteil: {p} ({s:.0f} % des Schritts).",
-    p=bottleneck,
+    p=PHASE_NAMES[bottleneck],
     s=100 * phase_ms[bottleneck] / total,
 )
 fig, ax = plt.subplots(figsize=(7, 1.8))
 left = 0.0
 for p in PHASES:
-    ax.barh([0], [phase_ms[p]], left=left, label=p)
+    ax.barh([0], [phase_ms[p]], left=left, label=PHASE_NAMES[p])
     left += phase_ms[p]
 ax.set(
     yticks=[],
@@ -660,18 +678,20 @@ plt.show()
 # GPU) whose time goes into larger matmuls.
 
 # %% [markdown] lang="de"
-# Was kostet Backward im Vergleich zu Forward? Nach FLOPs das Doppelte: Zu jeder Matmul im Forward
-# gehören zwei im Backward, eine für den Gradienten ihrer Eingabe und eine für den ihres Gewichts (die
-# 2·N vorwärts und 4·N rückwärts der 6·N von oben). Ob die Uhr das zeigt, hängt davon ab, womit eine
-# Phase ihre Zeit verbringt. Die Zelle misst Forward und Backward abwechselnd nebeneinander, für das
-# Modell dieser Lektion, für dasselbe ohne Dropout und für ein breiteres (4-mal auf der CPU, 2-mal
-# auf einer GPU), das seine Zeit in größeren Matmuls verbringt.
+# Was kostet der Rückwärtsdurchlauf im Vergleich zum Vorwärtsdurchlauf? Nach FLOPs das Doppelte: Zu
+# jeder Matmul im Vorwärtsdurchlauf gehören zwei im Rückwärtsdurchlauf, eine für den Gradienten
+# ihrer Eingabe und eine für den ihres Gewichts (die 2·N vorwärts und 4·N rückwärts der 6·N von
+# oben). Ob die Uhr das zeigt, hängt davon ab, womit eine Phase ihre Zeit verbringt. Die Zelle misst
+# beide Durchläufe abwechselnd, für das Modell dieser Lektion, für dasselbe ohne Dropout und für ein
+# breiteres (4-mal so breit auf der CPU, 2-mal auf einer GPU), das seine Zeit in größeren Matmuls
+# verbringt.
 
 
 # %%
 def forward_backward_ms(model, x, y, rounds=7):
     # en: forward and backward of the same step, alternating, synchronised; medians in ms
-    # de: Forward und Backward desselben Schritts, abwechselnd, synchronisiert; Mediane in ms
+    # de: Vorwärts- und Rückwärtsdurchlauf desselben Schritts, abwechselnd, synchronisiert;
+    # de: Mediane in ms
     fwd, bwd = [], []
     for _ in range(rounds + 1):  # en: the first round is warm-up | de: die erste Runde wärmt auf
         sync(None)
@@ -689,18 +709,23 @@ def forward_backward_ms(model, x, y, rounds=7):
 
 x, y = next(iter(loader(size["batch"], workers=0)[0]))
 x, y = x.to(device), y.to(device)
-WIDE = profile.pick(cpu=4, cuda=2)  # en: a T4 holds 2× the GPU model | de: eine T4 fasst 2×
+WIDE = profile.pick(
+    cpu=4, cuda=2
+)  # en: a T4 holds 2× the GPU model | de: eine T4 fasst 2× so breit
 variants = {
     text("this model", "dieses Modell"): {},
     text("no dropout", "ohne Dropout"): {"dropout": 0.0},
-    f"{WIDE} × d, " + text("no dropout", "ohne Dropout"): {"dropout": 0.0, "d": WIDE * size["d"]},
+    text("{w} × d, no dropout", "{w} × d, ohne Dropout", w=WIDE): {
+        "dropout": 0.0,
+        "d": WIDE * size["d"],
+    },
 }
 fb = {}
 for label, changes in variants.items():
     fb[label] = forward_backward_ms(make_model(**changes), x, y)
     say(
         "{m:>22}: forward {f:7.2f} ms, backward {b:7.2f} ms, backward/forward {r:.2f}",
-        "{m:>22}: Forward {f:7.2f} ms, Backward {b:7.2f} ms, Backward/Forward {r:.2f}",
+        "{m:>22}: vorwärts {f:7.2f} ms, rückwärts {b:7.2f} ms, rückwärts/vorwärts {r:.2f}",
         m=label,
         f=fb[label][0],
         b=fb[label][1],
@@ -708,12 +733,12 @@ for label, changes in variants.items():
     )
 (f_this, b_this), (f_plain, b_plain), (f_wide, b_wide) = fb.values()
 ratio = b_this / f_this
-dropout_share = max(0.0, 1 - f_plain / f_this)  # en: of this forward's time | de: der Forward-Zeit
+dropout_share = max(0.0, 1 - f_plain / f_this)  # en: of this forward's time | de: der Vorwärtszeit
 if 1.5 <= ratio <= 2.5:
     say(
         "Verdict: backward took about twice the forward here ({r:.1f}×), as the FLOP count says.",
-        "Urteil: Backward brauchte hier etwa das Doppelte des Forward ({r:.1f}-fach), wie die "
-        "FLOP-Zählung sagt.",
+        "Ergebnis: Der Rückwärtsdurchlauf brauchte hier etwa doppelt so lange wie der "
+        "Vorwärtsdurchlauf ({r:.1f}-mal so lange), wie es die FLOP-Zählung sagt.",
         r=ratio,
     )
 elif ratio < 1.5 and dropout_share >= 0.25:
@@ -722,11 +747,12 @@ elif ratio < 1.5 and dropout_share >= 0.25:
         "forward's time is dropout: it draws a random number for every element of every mask, "
         "work the FLOP count does not see, and backward only multiplies by the saved masks. "
         "Without dropout: {r0:.1f}×; {w}× as wide, where the matmuls dominate: {rw:.1f}×.",
-        "Urteil: Backward brauchte hier nur das {r:.1f}-Fache des Forward, nicht das Doppelte. "
-        "{p:.0f} % der Forward-Zeit sind Dropout: Es zieht für jedes Element jeder Maske eine "
-        "Zufallszahl, Arbeit, die die FLOP-Zählung nicht sieht, und Backward multipliziert nur "
-        "mit den gespeicherten Masken. Ohne Dropout: {r0:.1f}-fach; {w}-mal so breit, wo die "
-        "Matmuls überwiegen: {rw:.1f}-fach.",
+        "Ergebnis: Der Rückwärtsdurchlauf brauchte hier nur {r:.1f}-mal so lange wie der "
+        "Vorwärtsdurchlauf, nicht doppelt so lange. {p:.0f} % der Vorwärtszeit entfallen auf "
+        "Dropout: Es zieht für jedes Element jeder Maske eine Zufallszahl – Arbeit, die die "
+        "FLOP-Zählung nicht sieht –, und rückwärts wird nur mit den gespeicherten Masken "
+        "multipliziert. Ohne Dropout: {r0:.1f}-mal; {w}-mal so breit, wo die Matmuls "
+        "überwiegen: {rw:.1f}-mal.",
         r=ratio,
         p=100 * dropout_share,
         r0=b_plain / f_plain,
@@ -739,10 +765,11 @@ elif ratio < 1.5:
         "forward's operations besides the matmuls (embeddings, layer norms, softmax, the loss) "
         "take most of its time, and the FLOP count does not see them. {w}× as wide, where the "
         "matmuls dominate: {rw:.1f}×.",
-        "Urteil: Backward brauchte hier nur das {r:.1f}-Fache des Forward, nicht das Doppelte: "
-        "In einem so kleinen Modell brauchen die Operationen neben den Matmuls (Embeddings, "
-        "Layer-Norms, Softmax, der Loss) den Großteil der Forward-Zeit, und die FLOP-Zählung "
-        "sieht sie nicht. {w}-mal so breit, wo die Matmuls überwiegen: {rw:.1f}-fach.",
+        "Ergebnis: Der Rückwärtsdurchlauf brauchte hier nur {r:.1f}-mal so lange wie der "
+        "Vorwärtsdurchlauf, nicht doppelt so lange: In einem so kleinen Modell brauchen die "
+        "Operationen neben den Matmuls (Embeddings, Layer-Norms, Softmax, der Verlust) den "
+        "Großteil der Vorwärtszeit, und die FLOP-Zählung sieht sie nicht. {w}-mal so breit, wo "
+        "die Matmuls überwiegen: {rw:.1f}-mal.",
         r=ratio,
         w=WIDE,
         rw=b_wide / f_wide,
@@ -752,10 +779,11 @@ else:
         "Verdict: backward took {r:.1f}× the forward here, more than the FLOP count's 2×: besides "
         "its matmuls, backward sums gradients over the batch (biases, layer norms) and writes a "
         "gradient for every weight, memory traffic the FLOPs don't count. {w}× as wide: {rw:.1f}×.",
-        "Urteil: Backward brauchte hier das {r:.1f}-Fache des Forward, mehr als die doppelten "
-        "FLOPs: Neben seinen Matmuls summiert Backward Gradienten über den Batch (Biases, "
-        "Layer-Norms) und schreibt einen Gradienten für jedes Gewicht, Speicherverkehr, den die "
-        "FLOPs nicht zählen. {w}-mal so breit: {rw:.1f}-fach.",
+        "Ergebnis: Der Rückwärtsdurchlauf brauchte hier {r:.1f}-mal so lange wie der "
+        "Vorwärtsdurchlauf, länger als die doppelten FLOPs erwarten lassen: Neben seinen Matmuls "
+        "summiert er Gradienten über den Batch (Biases, Layer-Norms) und schreibt einen "
+        "Gradienten für jedes Gewicht – Speicherverkehr, den die FLOPs nicht zählen. {w}-mal so "
+        "breit: {rw:.1f}-mal.",
         r=ratio,
         w=WIDE,
         rw=b_wide / f_wide,
@@ -778,22 +806,22 @@ else:
 
 # %% [markdown] lang="de"
 # Auf einer GPU zeigt ein Modell, das groß genug ist, um sie auszulasten, das Doppelte der
-# FLOP-Zählung (EleutherAI, „Transformer Math 101“, 2023: Backward ≈ 2 × Forward; Kaplan et al.,
+# FLOP-Zählung (EleutherAI, „Transformer Math 101“, 2023: rückwärts ≈ 2 × vorwärts; Kaplan u. a.,
 # „Scaling Laws for Neural Language Models“, 2020, Abschnitt 2.1). Ein so kleines Modell wie das
 # auf der CPU oben nicht: Auf einer GPU kostet jede Operation einen Kernel-Start von einigen
 # Mikrosekunden, egal wie groß sie ist (Lektion 01), und dann folgt das Verhältnis der Zahl der
 # Kernel, nicht den FLOPs. Die Zufallszahlen für Dropout kosten eine GPU weit weniger als eine CPU:
 # Sie erzeugt sie parallel im selben Kernel, der die Maske anwendet.
 #
-# Wäre „data“ im Profil der größte Anteil, würde die GPU auf den Loader warten: Dann lohnen sich
+# Wären „Daten“ im Profil der größte Anteil, würde die GPU auf den Loader warten: Dann lohnen sich
 # `num_workers`, `pin_memory` und `non_blocking`. Auf einer T4 mit zwei Workern schrumpft die
-# Datenphase bei diesem Text auf das Kopieren weniger Kilobytes; der Anteil des Optimizers wächst mit
-# der Zahl der Parameter, nicht mit dem Batch.
+# Datenphase bei diesem Text auf das Kopieren weniger Kilobytes; der Anteil des Optimierers wächst
+# mit der Zahl der Parameter, nicht mit dem Batch.
 #
-# ## 6. Batchgröße, gemischte Genauigkeit und `torch.compile` nebeneinander
+# ## 6. Batchgröße, Mixed Precision und `torch.compile` nebeneinander
 
 # %%
-results = []  # (label, tokens/s, MFU or None)
+results = []  # en: (label, tokens/s, MFU or None) | de: (Bezeichnung, Tokens/s, MFU oder None)
 for batch in profile.pick(cpu=(8, 16, 32), cuda=(16, 64, 128)):
     for name, amp, needs_scaler in dtypes_here():
         m = run_steps(make_model(), N_MEASURE, batch, amp, needs_scaler)
@@ -817,7 +845,7 @@ else:
         "lesson's budget in CI. benchmarks/bench_training.py measures it on the CPU; "
         "on a GPU this cell runs it.",
         "torch.compile fehlt hier: Auf dieser CPU dauert das Kompilieren länger, als die "
-        "ganze Lektion in CI brauchen darf. benchmarks/bench_training.py misst es auf der "
+        "ganze Lektion in der CI brauchen darf. benchmarks/bench_training.py misst es auf der "
         "CPU; auf einer GPU führt diese Zelle es aus.",
     )
 for label, tps, u in results:
@@ -876,27 +904,28 @@ plt.show()
 # bytes autograd saves, counted with `saved_tensors_hooks`, on any device) and the time.
 
 # %% [markdown] lang="de"
-# Ein größerer Batch erhöht die Tokens/s, bis das Gerät ausgelastet ist, dann flacht es ab (und
-# irgendwann passt der Batch nicht mehr). Auf einer T4 ist fp16 mit Autocast meist deutlich schneller
-# als fp32 (laut Datenblatt haben die Tensor Cores 65 TFLOP/s in fp16 gegen 8,1 in fp32), und
-# `torch.compile` bringt bei einem kleinen Modell noch einmal etwas, weil es die vielen kleinen
-# elementweisen Kernel fusioniert, nach einem Kompilieren, das Dutzende Sekunden dauert.
+# Ein größerer Batch erhöht die Tokens/s, bis das Gerät ausgelastet ist; danach steigen sie kaum
+# noch (und irgendwann passt der Batch nicht mehr in den Speicher). Auf einer T4 ist fp16 mit
+# Autocast meist deutlich schneller als fp32 (laut Datenblatt haben die Tensor Cores 65 TFLOP/s in
+# fp16 gegen 8,1 in fp32), und `torch.compile` holt bei einem kleinen Modell noch etwas heraus, weil
+# es die vielen kleinen elementweisen Kernel fusioniert – nach einer Kompilierung, die Dutzende
+# Sekunden dauert.
 #
 # ## 7. Ein Batch, der nicht passt: Gradientenakkumulation
 #
-# Der Loss ist ein Mittelwert über den Batch, also gleicht der Gradient eines Batches aus B Beispielen
-# dem Mittel der Gradienten von k Micro-Batches aus B/k: k-mal Backward mit `loss / k`, einmal ein
-# Schritt. Die Zelle prüft die Gleichheit und misst dann den Speicher, den der Schritt für Backward
-# aufhebt (die Aktivierungen: die Bytes, die Autograd speichert, gezählt mit `saved_tensors_hooks`,
-# auf jedem Gerät), und die Zeit.
+# Der Verlust ist ein Mittelwert über den Batch, also gleicht der Gradient eines Batches aus
+# B Beispielen dem Mittel der Gradienten von k Micro-Batches aus je B/k Beispielen: k-mal rückwärts
+# mit `loss / k`, dann ein einziger Optimiererschritt. Die Zelle prüft die Gleichheit und misst dann
+# den Speicher, den der Schritt für den Rückwärtsdurchlauf aufhebt (die Aktivierungen: die Bytes,
+# die Autograd speichert, gezählt mit `saved_tensors_hooks`, auf jedem Gerät), und die Zeit.
 
 
 # %%
 def saved_sizes(model, fn):
     # en: the sizes in bytes of what autograd keeps for backward while fn() runs (weights not
     # en: counted: they stay anyway); their sum is the activation memory
-    # de: die Größen in Bytes dessen, was Autograd für Backward aufhebt, während fn() läuft (ohne
-    # de: Gewichte, die bleiben ohnehin); ihre Summe ist der Speicher der Aktivierungen
+    # de: die Größen in Bytes dessen, was Autograd für den Rückwärtsdurchlauf aufhebt, während fn()
+    # de: läuft (ohne Gewichte, die bleiben ohnehin); ihre Summe ist der Speicher der Aktivierungen
     weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
     seen, sizes = set(), []
 
@@ -920,7 +949,7 @@ def grads(model, x, y, k):
 
 
 model_for_bytes = make_model()
-model_for_bytes.eval()  # en: no dropout, so both ways see the same network | de: ohne Dropout
+model_for_bytes.eval()  # en: no dropout, so both ways see the same network | de: ohne Dropout, gleiches Netz
 big = 4 * size["batch"]
 dl, sampler = loader(big, workers=0)
 xb, yb = (t.to(device) for t in next(iter(dl)))
@@ -968,14 +997,14 @@ for k in (1, 2, 4):
 
 # %% [markdown] lang="de"
 # Akkumulieren über k Micro-Batches teilt den Speicher der Aktivierungen durch k und lässt den
-# Gradienten, wie er war. Auf einer GPU kostet es k kleinere Durchläufe: Jeder Kernel bekommt weniger
-# Arbeit, und die Kernel-Starts fallen stärker ins Gewicht, die Tokens/s sinken also, je kleiner der
-# Micro-Batch wird. Auf einer CPU kann das Gegenteil passieren, und der Grund sind ihre Caches: ein
-# kleiner, schneller Speicher neben jedem Kern (L1, L2) und ein größerer, den sich die Kerne teilen
-# (L3). Eine Operation, deren Eingaben in einen Cache passen, liest sie von dort statt aus dem
-# Hauptspeicher, der um ein Mehrfaches langsamer ist. Die Zelle liest die Cache-Größen dieser CPU
-# (Linux legt sie unter `/sys/devices/system/cpu/cpu0/cache` ab; `lscpu` zeigt dasselbe) und hält sie
-# gegen die oben gemessenen Größen.
+# Gradienten unverändert. Auf einer GPU kostet es k kleinere Durchläufe: Jeder Kernel bekommt
+# weniger Arbeit, und die Kernel-Starts fallen stärker ins Gewicht; die Tokens/s sinken also, je
+# kleiner der Micro-Batch wird. Auf einer CPU kann das Gegenteil passieren, und der Grund sind ihre
+# Caches: ein kleiner, schneller Speicher neben jedem Kern (L1, L2) und ein größerer, den sich die
+# Kerne teilen (L3). Eine Operation, deren Eingaben in einen Cache passen, liest sie von dort statt
+# aus dem Hauptspeicher, der um ein Mehrfaches langsamer ist. Die Zelle liest die Cache-Größen
+# dieser CPU (Linux legt sie unter `/sys/devices/system/cpu/cpu0/cache` ab; `lscpu` zeigt dasselbe)
+# und vergleicht sie mit den oben gemessenen Größen.
 
 
 # %%
@@ -1003,7 +1032,7 @@ if device.type == "cpu" and caches.source != "unknown":
 for k, (total, tps, largest, _) in accum.items():
     say(
         "k={k}: {s:.2f}× the tokens/s of k = 1; activations {a} → {wa}, largest tensor {b} → {wb}",
-        "k={k}: {s:.2f}-fache Tokens/s von k = 1; Aktivierungen {a} → {wa}, "
+        "k={k}: {s:.2f}-mal die Tokens/s von k = 1; Aktivierungen {a} → {wa}, "
         "größter Tensor {b} → {wb}",
         k=k,
         s=tps / accum[1][1],
@@ -1013,7 +1042,7 @@ for k, (total, tps, largest, _) in accum.items():
         wb=home(largest),
     )
 # en: faster or slower only where the middle halves of the per-step speeds do not overlap
-# de: schneller oder langsamer nur, wo sich die mittleren Hälften der Schritt-Tempi nicht überlappen
+# de: schneller oder langsamer nur, wo sich die mittleren Hälften der Schrittzeiten nicht überlappen
 lo1, hi1 = quartiles(accum[1][3])
 faster = [k for k in (2, 4) if quartiles(accum[k][3])[0] > hi1]
 slower = [k for k in (2, 4) if quartiles(accum[k][3])[1] < lo1]
@@ -1028,10 +1057,11 @@ if faster:
             "explains it: at k = {k} the activations ({a}) and the largest tensor ({b}) land in "
             "{wa} and {wb}, at k = 1 in {wa1} and {wb1}; backward reads what forward wrote, and "
             "from a cache that is quicker.",
-            "Urteil: Kleinere Micro-Batches waren hier schneller (k = {k}: {s:.2f}-fach). "
-            "Der Cache erklärt es: Bei k = {k} landen die Aktivierungen ({a}) und der größte "
-            "Tensor ({b}) in {wa} und {wb}, bei k = 1 in {wa1} und {wb1}; Backward liest, was "
-            "Forward geschrieben hat, und aus einem Cache geht das schneller.",
+            "Ergebnis: Kleinere Micro-Batches waren hier schneller (k = {k}: {s:.2f}-mal so "
+            "schnell). Der Cache erklärt es: Bei k = {k} landen die Aktivierungen ({a}) und der "
+            "größte Tensor ({b}) in {wa} und {wb}, bei k = 1 in {wa1} und {wb1}; der "
+            "Rückwärtsdurchlauf liest, was der Vorwärtsdurchlauf geschrieben hat, und aus einem "
+            "Cache geht das schneller.",
             k=k,
             s=accum[k][1] / accum[1][1],
             a=units.format_bytes(accum[k][0]),
@@ -1046,9 +1076,9 @@ if faster:
             "Verdict: smaller micro-batches were faster here (k = {k}: {s:.2f}×), but the cache "
             "sizes read here do not separate them from k = 1: the cause is something this cell "
             "does not measure.",
-            "Urteil: Kleinere Micro-Batches waren hier schneller (k = {k}: {s:.2f}-fach), aber die "
-            "hier gelesenen Cache-Größen trennen sie nicht von k = 1: Die Ursache ist etwas, das "
-            "diese Zelle nicht misst.",
+            "Ergebnis: Kleinere Micro-Batches waren hier schneller (k = {k}: {s:.2f}-mal so "
+            "schnell), aber nach den gelesenen Cache-Größen liegen ihre Tensoren nicht anders als "
+            "bei k = 1: Die Ursache ist etwas, das diese Zelle nicht misst.",
             k=k,
             s=accum[k][1] / accum[1][1],
         )
@@ -1056,8 +1086,8 @@ elif slower:
     say(
         "Verdict: accumulation cost speed here (k = {k}: {s:.2f}× the tokens/s of k = 1): "
         "smaller passes use the cores less well, as on a GPU.",
-        "Urteil: Akkumulieren kostete hier Tempo (k = {k}: {s:.2f}-fache Tokens/s von k = 1): "
-        "Kleinere Durchläufe nutzen die Kerne schlechter aus, wie auf einer GPU.",
+        "Ergebnis: Akkumulieren kostete hier Geschwindigkeit (k = {k}: {s:.2f}-mal die Tokens/s "
+        "von k = 1): Kleinere Durchläufe lasten die Kerne schlechter aus, wie auf einer GPU.",
         k=max(slower),
         s=accum[max(slower)][1] / accum[1][1],
     )
@@ -1065,8 +1095,8 @@ else:
     say(
         "Verdict: no difference beyond the step-to-step spread: accumulation cost no measurable "
         "speed here, and saved memory.",
-        "Urteil: Kein Unterschied über die Streuung von Schritt zu Schritt hinaus: Akkumulieren "
-        "kostete hier kein messbares Tempo und sparte Speicher.",
+        "Ergebnis: Kein Unterschied über die Streuung von Schritt zu Schritt hinaus: Akkumulieren "
+        "kostete hier keine messbare Geschwindigkeit und sparte Speicher.",
     )
 
 # %% [markdown] lang="en"
@@ -1081,15 +1111,17 @@ else:
 # saves the activations inside the blocks and costs one more forward of them.
 
 # %% [markdown] lang="de"
-# Auf einer T4 sind die Aktivierungen des GPU-Modells dieser Lektion weit größer als ihr L2-Cache von
-# 4 MiB (NVIDIA Turing Architecture Whitepaper, 2018), jede Micro-Batch-Größe liest sie also gleichermaßen
-# aus den 16 GB GDDR6, und übrig bleiben die Kosten kleinerer Kernel: Dort ist k = 1 am schnellsten.
+# Auf einer T4 sind die Aktivierungen des GPU-Modells dieser Lektion weit größer als ihr L2-Cache
+# von 4 MiB (NVIDIA Turing Architecture Whitepaper, 2018); bei jeder Micro-Batchgröße kommen sie
+# also gleichermaßen aus den 16 GB GDDR6, und übrig bleiben die Kosten kleinerer Kernel: Dort ist k
+# = 1 am schnellsten.
 #
 # ### Activation Checkpointing
 #
-# Der andere Hebel: Nur den Eingang jedes Blocks behalten und das Innere beim Backward neu berechnen
-# (`torch.utils.checkpoint.checkpoint`, mit `use_reentrant=False`, wie PyTorch es empfiehlt). Das spart
-# die Aktivierungen in den Blöcken und kostet einen zusätzlichen Forward durch sie.
+# Der andere Hebel: Nur die Eingabe jedes Blocks behalten und sein Inneres im Rückwärtsdurchlauf neu
+# berechnen (`torch.utils.checkpoint.checkpoint`, mit `use_reentrant=False`, wie PyTorch es
+# empfiehlt). Das spart die Aktivierungen in den Blöcken und kostet einen zusätzlichen
+# Vorwärtsdurchlauf durch sie.
 
 # %%
 ckpt = {}
@@ -1105,16 +1137,17 @@ for on in (False, True):
     ckpt[on] = (mb, m.tokens_per_s, peak)
     say(
         "checkpointing {on!s:>5}: activations {mib:6.1f} MiB, {t:>9,.0f} tokens/s",
-        "Checkpointing {on!s:>5}: Aktivierungen {mib:6.1f} MiB, {t:>9,.0f} Tokens/s",
+        "{state:<18}: Aktivierungen {mib:6.1f} MiB, {t:>9,.0f} Tokens/s",
         on=on,
+        state=text("with", "mit Checkpointing") if on else text("without", "ohne Checkpointing"),
         mib=mb / 2**20,
         t=m.tokens_per_s,
     )
     if peak is not None:
-        say("  peak GPU memory {g:.2f} GiB", "  höchster GPU-Speicher {g:.2f} GiB", g=peak / 2**30)
+        say("  peak GPU memory {g:.2f} GiB", "  GPU-Speicher höchstens {g:.2f} GiB", g=peak / 2**30)
 say(
     "Checkpointing keeps {r:.0f}% of the activations and runs at {s:.0f}% of the speed.",
-    "Checkpointing behält {r:.0f} % der Aktivierungen und läuft mit {s:.0f} % des Tempos.",
+    "Mit Checkpointing bleiben {r:.0f} % der Aktivierungen, bei {s:.0f} % der Geschwindigkeit.",
     r=100 * ckpt[True][0] / ckpt[False][0],
     s=100 * ckpt[True][1] / ckpt[False][1],
 )
@@ -1144,27 +1177,30 @@ say(
 # %% [markdown] lang="de"
 # ## 8. Checkpoint und Fortsetzen nach einem Verbindungsabbruch
 #
-# Colab beendet untätige Sitzungen und nimmt die GPU nach etwa einer Stunde harter Nutzung zurück;
-# Kaggle beendet eine Sitzung nach 9 Stunden (docs/facts.md §1). Ein Lauf, der das übersteht, speichert
-# Checkpoints und macht, wenn einer da ist, automatisch dort weiter. Damit der fortgesetzte Lauf
+# Colab beendet untätige Sitzungen und nimmt die GPU nach etwa einer Stunde Volllast zurück; Kaggle
+# beendet eine Sitzung nach 9 Stunden (docs/facts.md §1). Ein Lauf, der das aushalten soll,
+# speichert Checkpoints und macht, wenn einer da ist, automatisch dort weiter. Damit der
+# fortgesetzte Lauf
 # *derselbe Lauf* ist, braucht ein Checkpoint alles, was den nächsten Schritt bestimmt:
 #
 # | was | warum |
 # |---|---|
 # | Modell | die Gewichte |
-# | Optimizer | die zwei Momente von AdamW je Gewicht und sein Schrittzähler |
+# | Optimierer | die zwei Momente von AdamW je Gewicht und sein Schrittzähler |
 # | Scheduler | wo die Lernrate auf ihrer Kurve steht |
-# | GradScaler | der aktuelle Loss-Skalierungsfaktor (fp16) |
+# | GradScaler | der aktuelle Faktor des Loss Scaling (fp16) |
 # | Zufallszustände (Python, numpy, torch, CUDA) | Dropout, Sampling, Augmentierung |
-# | Datenposition und Schritt | welcher Batch als Nächstes kommt; keine schon verbrauchten noch einmal |
+# | Datenposition und Schritt | welcher Batch als Nächstes kommt; keiner der schon verbrauchten noch einmal |
 #
-# `utils/models/checkpoint.py` erledigt das auf einer Seite: Es schreibt in eine temporäre Datei im selben
-# Ordner, schreibt sie auf die Platte und benennt sie dann in den endgültigen Namen um, sodass ein
-# Schreibvorgang, den ein Abbruch unterbricht, nie einen halben Checkpoint unter dem echten Namen
-# hinterlässt. Es behält die letzten k. Wohin es schreibt, hängt von der Plattform ab:
+# `utils/models/checkpoint.py` erledigt das auf einer Seite: Es schreibt in eine temporäre Datei im
+# selben Ordner, sorgt dafür, dass sie wirklich auf der Platte steht, und benennt sie dann um,
+# sodass ein Schreibvorgang, den ein Abbruch unterbricht, nie einen halben Checkpoint unter dem
+# echten Namen hinterlässt. Es behält die letzten k. Wohin es schreibt, hängt von der Plattform ab:
 
 # %%
-USE_DRIVE = False  # en: Colab: set True after mounting Google Drive yourself | de: Colab: auf True setzen, nachdem du Google Drive selbst eingebunden hast
+# en: Colab: set True after mounting Google Drive yourself
+# de: Colab: setz das auf True, nachdem du Google Drive selbst eingebunden hast
+USE_DRIVE = False
 for where in ("kaggle", "colab", "local"):
     print(f"{where:>7}: {checkpoint.default_dir(where)}")
 print(f"{'colab':>7} + Drive: {checkpoint.default_dir('colab', drive=True)}")
@@ -1193,21 +1229,22 @@ say(
 # each resume in a new Python process, interrupted at three points.)
 
 # %% [markdown] lang="de"
-# Auf Kaggle bleibt `/kaggle/working` als Ausgabe des Notebooks erhalten; auf Colab geht `/content` mit
-# der Sitzung verloren, ein Lauf, der einen Abbruch überstehen soll, braucht also Drive, und das
-# Notebook nutzt es nur, wenn du es einbindest und dich dafür entscheidest. (Die Vorführung unten
-# schreibt in einen temporären Ordner.)
+# Auf Kaggle bleibt `/kaggle/working` als Ausgabe des Notebooks erhalten; auf Colab geht `/content`
+# mit der Sitzung verloren. Ein Lauf, der einen Abbruch aushalten soll, braucht dort also Drive, und
+# das Notebook nutzt es nur, wenn du es einbindest und dich dafür entscheidest. (Die Vorführung
+# unten schreibt in einen temporären Ordner.)
 #
 # Jetzt das Experiment, mit dem Loader, `make_training` und `train_step` dieser Lektion (Dropout,
 # gemischte Daten, Akkumulation über 2 Micro-Batches, Gradient Clipping, ein GradScaler; denselben
 # Fehler melden transformers#34053, the_well#77 und fairseq2#1346): ein Lauf über `TOTAL` Schritte
-# ohne Pause; derselbe Lauf, nach `CUT` Schritten mitten in einer Epoche unterbrochen, wobei alles
-# außer dem Checkpoint weggeworfen und dann automatisch fortgesetzt wird; dasselbe mit einem
-# DataLoader ohne eigenen Generator; und dieselbe Unterbrechung, bei der nur Modell und Optimizer
-# gespeichert werden, wie es nanoGPT und viele Tutorials tun. Die Datenposition des Samplers kommt über
-# `objects={"data": sampler}` in den Checkpoint (er hat `state_dict()`). Das läuft auf jedem Profil
-# auf der CPU mit dem winzigen Modell: Auf einer GPU addieren manche Kernel in wechselnder Reihenfolge
-# (Atomic Adds), Bit-Gleichheit braucht dort zusätzlich `torch.use_deterministic_algorithms(True)`.
+# ohne Pause; derselbe Lauf, nach `CUT` Schritten mitten in einer Epoche unterbrochen – alles außer
+# dem Checkpoint wird verworfen – und dann automatisch fortgesetzt; dasselbe mit einem
+# DataLoader ohne eigenen Generator; und dieselbe Unterbrechung, bei der nur Modell und Optimierer
+# gespeichert werden, wie es nanoGPT und viele Tutorials tun. Die Datenposition des Samplers kommt
+# über `objects={"data": sampler}` in den Checkpoint (er hat `state_dict()`). Das läuft auf jedem
+# Profil auf der CPU mit dem winzigen Modell: Auf einer GPU addieren manche Kernel in wechselnder
+# Reihenfolge (Atomic Adds); für Bit-Gleichheit braucht es dort zusätzlich
+# `torch.use_deterministic_algorithms(True)`.
 # (`tests/test_resume.py` wiederholt es an drei Unterbrechungsstellen, jedes Fortsetzen in einem
 # neuen Python-Prozess.)
 
@@ -1215,12 +1252,14 @@ say(
 CPU = torch.device("cpu")
 small = Windows(train_data[: 12 * 16 * 32 + 1], 32)  # en: 12 batches/epoch | de: 12 Batches/Epoche
 TOTAL, CUT = 40, 17  # en: CUT is mid-epoch | de: CUT liegt mitten in einer Epoche
-AMP = None  # en: fp32; the GradScaler runs as fp16 would need it | de: fp32; der GradScaler läuft mit, wie fp16 ihn bräuchte
+# en: fp32; the GradScaler runs as fp16 would need it
+# de: fp32; der GradScaler läuft trotzdem mit, wie fp16 ihn bräuchte
+AMP = None
 
 
 def fresh(own_generator=True):
     # en: model, optimizer, scheduler, scaler and data as a new session would create them
-    # de: Modell, Optimizer, Scheduler, Scaler und Daten, wie eine neue Sitzung sie anlegt
+    # de: Modell, Optimierer, Scheduler, Scaler und Daten, wie eine neue Sitzung sie anlegt
     torch.manual_seed(0)
     m = GPT(len(chars), block=32, d=32, layers=2, heads=2, dropout=0.2)
     o, s, sc = make_training(m, TOTAL, scaler_on=True)
@@ -1288,7 +1327,7 @@ with tempfile.TemporaryDirectory() as root:
     labels = {
         "full": ("full checkpoint", "vollständiger Checkpoint"),
         "no_generator": ("full, loader without own RNG", "vollständig, Loader ohne eigenen RNG"),
-        "partial": ("model + optimizer only", "nur Modell + Optimizer"),
+        "partial": ("model + optimizer only", "nur Modell + Optimierer"),
     }
     for name, (m, ls) in outcome.items():
         base, base_losses = uninterrupted[name != "no_generator"]
@@ -1296,7 +1335,7 @@ with tempfile.TemporaryDirectory() as root:
         first = same.index(False) if False in same else None
         say(
             "  {what:<30} max weight difference {d:.1e}; losses equal: {eq}",
-            "  {what:<38} größte Gewichtsdifferenz {d:.1e}; Losses gleich: {eq}",
+            "  {what:<38} größte Gewichtsdifferenz {d:.1e}; gleiche Verluste: {eq}",
             what=text(*labels[name]),
             d=max_diff(base, m),
             eq=text("all", "alle")
@@ -1305,12 +1344,13 @@ with tempfile.TemporaryDirectory() as root:
         )
     resumed, resumed_losses = outcome["full"]
     # en: the resumed run IS the uninterrupted one: every weight and every loss, bit for bit
-    # de: der fortgesetzte Lauf IST der ununterbrochene: jedes Gewicht und jeder Loss, Bit für Bit
+    # de: der fortgesetzte Lauf IST der ununterbrochene: jedes Gewicht und jeder Verlust, Bit für
+    # de: Bit
     pairs = zip(straight.parameters(), resumed.parameters(), strict=True)
     assert all(torch.equal(p, q) for p, q in pairs)
     assert resumed_losses == straight_losses
     # en: a loader that draws from the global RNG, or model + optimizer alone: a different run
-    # de: ein Loader, der aus dem globalen RNG zieht, oder nur Modell + Optimizer: ein anderer Lauf
+    # de: ein Loader, der aus dem globalen RNG zieht, oder nur Modell + Optimierer: ein anderer Lauf
     for name in ("no_generator", "partial"):
         base, base_losses = uninterrupted[name != "no_generator"]
         assert max_diff(base, outcome[name][0]) > 0 and outcome[name][1] != base_losses
@@ -1339,27 +1379,29 @@ with tempfile.TemporaryDirectory() as root:
 # deletes the one it has just written.
 
 # %% [markdown] lang="de"
-# Ohne den Rest geht dreierlei auf einmal schief: Der Scheduler beginnt seinen Kosinus wieder bei der
-# höchsten Lernrate, der Sampler fängt die Epoche von vorn an (schon verbrauchte Batches werden
-# erneut gelesen), und Dropout zieht andere Masken. Jedes davon allein ergibt schon einen anderen Lauf.
+# Ohne den Rest geht dreierlei auf einmal schief: Der Scheduler beginnt seinen Kosinus wieder bei
+# der höchsten Lernrate, der Sampler fängt die Epoche von vorn an (schon verbrauchte Batches werden
+# erneut gelesen), und Dropout zieht andere Masken. Jedes davon allein ergibt schon einen anderen
+# Lauf.
 #
 # Der Loader ohne eigenen Generator ist der tückische Fall: Alles wurde gespeichert, und trotzdem
 # weicht der Lauf ab dem ersten Schritt nach dem Fortsetzen ab. Jedes `iter(DataLoader)` zieht einen
 # Seed (für seine Worker) aus dem globalen torch-Generator, demselben, aus dem Dropout zieht. Der
-# ununterbrochene Lauf zieht ihn zu Beginn jeder Epoche, der fortgesetzte direkt nach dem Fortsetzen,
-# mitten in der Epoche, und ab da ist jede Dropout-Maske um eine Ziehung verschoben. Mit
+# ununterbrochene Lauf zieht ihn zu Beginn jeder Epoche, der fortgesetzte direkt nach dem
+# Fortsetzen, mitten in der Epoche, und ab da ist jede Dropout-Maske um eine Ziehung verschoben. Mit
 # `generator=torch.Generator()` zieht der Loader aus seinem eigenen, den `batches` zu Beginn jeder
 # Epoche aus (Seed, Epoche) setzt; er folgt also aus der Datenposition im Checkpoint.
 #
 # ### Ein abgebrochener Schreibvorgang, eine beschädigte Datei
 #
-# Was, wenn der Abbruch *während* des Speicherns kommt? Mit dem atomaren Schreiben zeigt der echte Name
-# immer nur auf eine vollständige Datei. Eine Datei, die anders beschädigt wurde (eine abgebrochene
-# Kopie, ein Plattenfehler, ein gekipptes Bit), fällt beim Lesen auf: Jede Datei beginnt mit der
-# SHA-256-Prüfsumme ihres Inhalts, `checkpoint.read` vergleicht sie, und `checkpoint.latest` meldet
-# eine beschädigte Datei und nimmt die vorige. (PyTorchs eigenes Dateiformat prüft nichts dergleichen:
-# Ein gekipptes Byte in den Gewichten lädt stillschweigend.) Beim Aufräumen zählt `save` nur Dateien,
-# die die Prüfung bestehen, und löscht nie die, die es gerade geschrieben hat.
+# Was, wenn der Abbruch *während* des Speicherns kommt? Mit dem atomaren Schreiben zeigt der echte
+# Name immer nur auf eine vollständige Datei. Eine Datei, die anders beschädigt wurde (eine
+# abgebrochene Kopie, ein Plattenfehler, ein gekipptes Bit), fällt beim Lesen auf: Jede Datei
+# beginnt mit der SHA-256-Prüfsumme ihres Inhalts, `checkpoint.read` vergleicht sie, und
+# `checkpoint.latest` meldet eine beschädigte Datei und nimmt die vorige. (PyTorchs eigenes
+# Dateiformat prüft nichts dergleichen: Ein gekipptes Bit in den Gewichten wird stillschweigend
+# mitgeladen.) Beim Aufräumen zählt `save` nur Dateien, die die Prüfung bestehen, und löscht nie
+# die, die es gerade geschrieben hat.
 
 # %%
 with tempfile.TemporaryDirectory() as folder:
@@ -1377,7 +1419,7 @@ with tempfile.TemporaryDirectory() as folder:
         found = checkpoint.latest(folder)
     for w in caught:
         print(w.message)
-    say("resuming from {f}", "fortgesetzt wird mit {f}", f=found.name)
+    say("resuming from {f}", "Fortgesetzt wird mit {f}.", f=found.name)
     assert found == first and len(caught) == 2
 
 # %% [markdown] lang="en"
@@ -1403,19 +1445,19 @@ with tempfile.TemporaryDirectory() as folder:
 #
 # | Profil | Modell in diesem Notebook | Durchsatz und MFU | Profiler | Checkpoint |
 # |---|---|---|---|---|
-# | CPU (CI: 2 Kerne, ein Thread) | d = 64, 2 Schichten, Kontext 64 | einige tausend bis einige zehntausend Tokens/s (ein geteilter EPYC mit 2 Kernen, 12/2026: 4.300–9.600); MFU 1–2 % der geschätzten CPU-Spitzenleistung; bf16 etwa so schnell wie fp32 oder schneller, wo die CPU AVX512-BF16 hat (die Matmuls sind winzig), ohne es nicht gemessen; Akkumulation mit k = 2 oder 4 in der Streuung von k = 1 oder schneller (Caches; Abschnitt 7 sagt, was für deinen Lauf gilt) | Backward/Forward zwischen etwa 0,5 und 2: Die Zufallszahlen für Dropout wiegen im Forward eines so kleinen Modells schwer (Abschnitt 5 gibt das Verhältnis und den Grund aus); der Optimizer fällt auf | Bit-gleiches Fortsetzen; der Loader ohne eigenen Generator und der unvollständige Checkpoint weichen ab |
+# | CPU (CI: 2 Kerne, ein Thread) | d = 64, 2 Schichten, Kontext 64 | einige tausend bis einige zehntausend Tokens/s (ein geteilter EPYC mit 2 Kernen, Stand: Dezember 2026: 4.300–9.600); MFU 1–2 % der geschätzten CPU-Spitzenleistung; bf16 etwa so schnell wie fp32 oder schneller, wo die CPU AVX512-BF16 hat (die Matmuls sind winzig), ohne es nicht gemessen; Akkumulation mit k = 2 oder 4 in der Streuung von k = 1 oder schneller (Caches; Abschnitt 7 sagt, was für deinen Lauf gilt) | rückwärts/vorwärts zwischen etwa 0,5 und 2: Die Zufallszahlen für Dropout wiegen im Vorwärtsdurchlauf eines so kleinen Modells schwer (Abschnitt 5 gibt das Verhältnis und den Grund aus); der Optimierer fällt auf | Bit-gleiches Fortsetzen; der Loader ohne eigenen Generator und der unvollständige Checkpoint weichen ab |
 # | Colab T4 | d = 384, 6 Schichten, Kontext 256 (die Größe von nanoGPTs shakespeare-char) | fp16 mit GradScaler deutlich schneller als fp32; kein schnelles bf16 (emuliert); MFU gemessen an den 65 TFLOP/s fp16 der T4, die sie unter ihrer 70-W-Grenze nur teilweise hält | Daten klein mit 2 Workern und gepinntem Speicher | genauso (Vorführung auf der CPU) |
 # | Kaggle T4 x2 | wie Colab T4, auf der ersten GPU (beide zugleich: Lektion 08) | wie Colab T4 | wie Colab T4 | in /kaggle/working |
 # | Colab / Kaggle TPU | PyTorch läuft hier auf der CPU des TPU-Hosts (kein torch_xla in dieser Lektion): die CPU-Zeile | | | |
 # | NVIDIA A100/H100, lokal | die T4-Größe; bf16 schnell | eine A100 liegt nahe an der MFU, die nanoGPT meldet; ein größeres Modell kommt höher | | |
 #
-# Auf einer TPU gehört der Trainingsschritt in JAX: Lektion 04 trainiert mit `jax.jit` und `grad`, und
-# dieser Schritt läuft auf einer v5e schnell. Stand der Angaben: November 2026, das Datenblatt der T4
-# (utils/platform/chips.py); ein veröffentlichter Vergleichswert: LLMs-from-scratch (Kapitel 5, Anhang)
-# meldet 142.156 Tokens/s für GPT-2 124M auf einer A100. Die Bereiche der CPU-Zeile hat dieses
-# Notebook auf einem geteilten AMD EPYC mit 2 Kernen gemessen (Dezember 2026); dein Lauf gibt oben
-# seine eigenen aus, mit den Urteilen, die sie erklären. `benchmarks/bench_training.py` liefert
-# dieselben Zahlen mit `torch.compile`.
+# Auf einer TPU gehört der Trainingsschritt in JAX: Lektion 04 trainiert mit `jax.jit` und `grad`,
+# und dieser Schritt läuft auf einer v5e schnell. Stand der Angaben: November 2026, das Datenblatt
+# der T4 (utils/platform/chips.py); ein veröffentlichter Vergleichswert: LLMs-from-scratch (Kapitel
+# 5, Anhang) meldet 142.156 Tokens/s für GPT-2 124M auf einer A100. Die Bereiche der CPU-Zeile hat
+# dieses Notebook auf einem geteilten AMD EPYC mit 2 Kernen gemessen (Dezember 2026); dein Lauf gibt
+# oben seine eigenen aus, mit den Ergebnissen, die sie erklären. `benchmarks/bench_training.py`
+# liefert dieselben Zahlen mit `torch.compile`.
 
 # %% [markdown] lang="en"
 # ## Check yourself
@@ -1469,55 +1511,56 @@ with tempfile.TemporaryDirectory() as folder:
 # resumes the same run, the accumulation steps for a target batch), then lesson 06, Quantization.
 
 # %% [markdown] lang="de"
-# ## Teste dich selbst
+# ## Prüf dich selbst
 #
-# <details><summary>1. Dein Lauf schafft auf einer T4 in fp16 50.000 Tokens/s bei 6·N + Attention = 1,2e8 FLOPs pro Token. Wie hoch ist seine MFU?</summary>
+# <details><summary>1. Dein Lauf schafft auf einer T4 in fp16 50.000 Tokens/s bei 6·N + Attention = 1,2 · 10⁸ FLOPs pro Token. Wie hoch ist seine MFU?</summary>
 #
-# 5e4 × 1,2e8 = 6e12 FLOP/s; gemessen an den 65 TFLOP/s fp16 der T4 sind das etwa 9 %. Gemessen an den
-# 312 einer A100 (durch die nanoGPT teilt) sähe es nach 2 % aus.
+# 5 · 10⁴ × 1,2 · 10⁸ = 6 · 10¹² FLOP/s; gemessen an den 65 TFLOP/s der T4 in fp16 sind das etwa 9
+# %. Gemessen an den 312 TFLOP/s einer A100 (durch die nanoGPT teilt) sähe es nach 2 % aus.
 # </details>
 #
-# <details><summary>2. Der Profiler zeigt „data“ als größte Phase. Was änderst du zuerst?</summary>
+# <details><summary>2. Der Profiler zeigt die Daten („data“) als größte Phase. Was änderst du zuerst?</summary>
 #
 # Den Loader: `num_workers` > 0, damit Batches vorbereitet werden, während die GPU rechnet,
-# `pin_memory=True` und `.to(device, non_blocking=True)`, damit die Kopie überlappt. Eine schnellere GPU
-# würde nicht helfen.
+# `pin_memory=True` und `.to(device, non_blocking=True)`, damit die Kopie überlappt. Eine schnellere
+# GPU würde nicht helfen.
 # </details>
 #
 # <details><summary>3. Du willst einen Batch aus 256, aber nur 48 passen. Welche Akkumulation wählst du?</summary>
 #
-# Das kleinste k, das 256 teilt, mit 256/k ≤ 48: k = 8, Micro-Batches aus 32. (k = 6 bräuchte
-# Micro-Batches aus 42,67.)
+# Das kleinste k, das 256 teilt und 256/k ≤ 48 erfüllt: k = 8, Micro-Batches aus 32. (k = 6 ergäbe
+# Micro-Batches aus 42,67 Beispielen.)
 # </details>
 #
-# <details><summary>4. Du hast Modell, Optimizer und Schritt gespeichert, und der Loss des fortgesetzten Laufs springt nach oben. Was fehlt?</summary>
+# <details><summary>4. Du hast Modell, Optimierer und Schritt gespeichert, und der Verlust des fortgesetzten Laufs springt nach oben. Was fehlt?</summary>
 #
 # Am wahrscheinlichsten der Scheduler: Er beginnt wieder bei der höchsten Lernrate (nach dem
 # Aufwärmen). Dann der Scaler (fp16: die Skalierung beginnt wieder bei 65.536 und läuft über), die
 # Zufallszustände und die Datenposition. Und wenn all das gespeichert ist und der Lauf nach dem
-# Fortsetzen trotzdem abweicht: ein DataLoader ohne eigenen Generator, der aus dem globalen RNG zieht.
+# Fortsetzen trotzdem abweicht: ein DataLoader ohne eigenen Generator, der aus dem globalen RNG
+# zieht.
 # </details>
 #
 # ## Zusammenfassung
 #
-# - Ein Trainingsschritt ist Daten → Forward → Backward → Optimizer; miss jede Phase mit dem Profiler
-#   und synchronisiere auf einer GPU, bevor du eine Uhr abliest.
-# - Durchsatz in Tokens/s; MFU = Tokens/s × (6·N + 12·L·d·T) ÷ die Spitzenleistung *deines* Geräts und
-#   Zahlenformats.
-# - Gemischte Genauigkeit: Autocast mit bf16, wo es schnell ist, sonst fp16 mit GradScaler.
+# - Ein Trainingsschritt ist Daten → Vorwärtsdurchlauf → Rückwärtsdurchlauf → Optimierer; miss jede
+#   Phase mit dem Profiler und synchronisiere auf einer GPU, bevor du eine Uhr abliest.
+# - Durchsatz in Tokens/s; MFU = Tokens/s × (6·N + 12·L·d·T) ÷ die Spitzenleistung *deines* Geräts
+#   und Zahlenformats.
+# - Mixed Precision: Autocast mit bf16, wo es schnell ist, sonst fp16 mit GradScaler.
 #   `torch.compile` lohnt sich auf einer GPU nach seiner Kompilierzeit.
 # - Gradientenakkumulation teilt den Speicher der Aktivierungen durch k bei gleichem Gradienten;
-#   Activation Checkpointing tauscht einen zweiten Forward gegen Speicher.
-# - Ein Checkpoint, der denselben Lauf fortsetzt, enthält Modell, Optimizer, Scheduler, Scaler, alle
-#   Zufallszustände, die Datenposition und den Schritt, atomar und mit Prüfsumme geschrieben; behalte
-#   die letzten paar und setze automatisch fort. Gib dem DataLoader einen eigenen Generator, damit er
-#   nicht aus dem Strom zieht, den Dropout nutzt.
-# - Backward kostet nach FLOPs etwa das Doppelte des Forward; die Uhr zeigt das nur, wo die Matmuls
-#   überwiegen. Auf einer CPU kann ein kleinerer Micro-Batch schneller sein, wenn seine Tensoren in
-#   einen Cache passen.
+#   Activation Checkpointing tauscht einen zweiten Vorwärtsdurchlauf gegen Speicher.
+# - Ein Checkpoint, der denselben Lauf fortsetzt, enthält Modell, Optimierer, Scheduler, Scaler,
+#   alle Zufallszustände, die Datenposition und den Schritt, atomar und mit Prüfsumme geschrieben;
+#   behalte die letzten paar und setze automatisch fort. Gib dem DataLoader einen eigenen Generator,
+#   damit er nicht aus dem Strom zieht, den Dropout nutzt.
+# - Der Rückwärtsdurchlauf kostet nach FLOPs etwa doppelt so viel wie der Vorwärtsdurchlauf; die
+#   Uhr zeigt das nur, wo die Matmuls überwiegen. Auf einer CPU kann ein kleinerer Micro-Batch
+#   schneller sein, wenn seine Tensoren in einen Cache passen.
 #
-# **Glossar:** Tokens/s, MFU, Autocast, GradScaler, Gradientenakkumulation, Activation Checkpointing,
-# Checkpoint, atomares Schreiben, Datenposition.
+# **Glossar:** Tokens/s, MFU, Autocast, GradScaler, Gradientenakkumulation, Activation
+# Checkpointing, Checkpoint, atomares Schreiben, Datenposition.
 #
 # **Weiter:** Lab 05 (MFU aus einer Messung, der Engpass aus einer Profiler-Tabelle, ein Checkpoint,
 # der denselben Lauf fortsetzt, die Akkumulationsschritte für einen Ziel-Batch), dann Lektion 06,
@@ -1535,7 +1578,7 @@ with tempfile.TemporaryDirectory() as folder:
 # beizusteuern, setz unten `SAVE_RESULTS = True` und führe die Zelle aus (oder starte Jupyter mit
 # `COURSE_RESULTS=Ordner`). Sie schreibt eine kleine anonyme Datei nach `results/`, die deine
 # Trainerin oder dein Trainer einsammelt: Hardware, Bibliotheksversionen und Tokens/s, MFU, die
-# Tokens/s der besten Variante und der Loss am Ende; keine Namen, keine Pfade. Es wird nichts
+# Tokens/s der besten Variante und der Verlust am Ende; keine Namen, keine Pfade. Es wird nichts
 # verschickt.
 
 # %%
