@@ -541,9 +541,9 @@ say(
 # das Notebook die Bandbreite ab, die dein Gerät effektiv geliefert hat, und mit den Bandbreiten
 # aus den Datenblättern rechnet es auf größere GPUs hoch: Batch 1 an der Grenze, mit Batching um
 # *deinen* gemessenen Faktor mehr. Wie viel mehr eine GPU gewinnen könnte, rechnen die letzten
-# Zeilen der Zelle aus ihrem Knickpunkt aus (Spitze laut Datenblatt ÷ Bandbreite). Lektion 10 nimmt
-# das Decoding auseinander: Prefill und Decode, die Bytes pro Token im KV-Cache und wo Batching
-# nicht mehr hilft, gemessen.
+# Zeilen der Zelle aus ihrem Knickpunkt aus (Spitze laut Datenblatt ÷ Bandbreite). Lektion 10
+# zerlegt das Decoding und misst seine Teile: Prefill und Decode, die Bytes pro Token im KV-Cache und
+# die Grenze, ab der Batching nicht mehr hilft.
 
 # %%
 effective_gbs = tps1 * model_bytes / 1e9
