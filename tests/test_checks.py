@@ -31,8 +31,7 @@ from labs.kit import (  # noqa: E402
 )
 from labs.kit.sources import exercise_titles, read_cells  # noqa: E402
 from utils import i18n  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
+from utils.course import ROOT  # noqa: E402
 
 
 def square_test(answer, rng):

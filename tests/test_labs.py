@@ -26,8 +26,8 @@ from labs.kit.sources import read_cells  # noqa: E402
 from tests.labcase import Case  # noqa: E402
 from tests.nbval_holes import ENGLISH_NUMBER  # noqa: E402
 from utils import i18n  # noqa: E402
+from utils.course import ROOT  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 LABS = sorted(p.stem for p in (ROOT / "labs/src").glob("[0-9][0-9]_*.py"))
 SEEDS = range(6)
 
