@@ -790,7 +790,7 @@ WHICH = Mistakes(
         "{share_gib:,.1f} GiB of the {state_gib:,.1f} GiB, and that fits: 'fsdp'. Compare "
         "state / gpus with the memory of one GPU.",
         "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'none' zurück. "
-        "FSDP teilt Gewichte, Gradienten und Optimizer-Zustände in {gpus} Teile: Jede GPU hält "
+        "FSDP teilt Gewichte, Gradienten und Optimiererzustände in {gpus} Teile: Jede GPU hält "
         "{share_gib:,.1f} GiB der {state_gib:,.1f} GiB, und das passt: 'fsdp'. Vergleiche "
         "Zustand / gpus mit dem Speicher einer GPU.",
         when=lambda got, want, **_: got == "none" and want == "fsdp",

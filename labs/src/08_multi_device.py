@@ -282,7 +282,7 @@ q4.check(dp_grads)
 # - `"ddp"`: mehrere GPUs, und der ganze Zustand passt auf eine (DDP hält auf jeder GPU eine volle
 #   Kopie);
 # - `"fsdp"`: Der Zustand passt nicht auf eine GPU, aber sein Anteil `state / gpus` schon
-#   (FSDP/ZeRO-3 teilt Gewichte, Gradienten und Optimizer-Zustände auf die GPUs auf);
+#   (FSDP/ZeRO-3 teilt Gewichte, Gradienten und Optimiererzustände auf die GPUs auf);
 # - `"none"`: nicht einmal das.
 #
 # „Passt“ heißt: höchstens `gpu_memory` Bytes; ein Zustand, der genau so groß ist wie der Speicher,

@@ -232,6 +232,8 @@ plt.show()
 # for token.
 
 # %% [markdown] lang="de"
+# ## 2. Der KV-Cache
+#
 # Jedes neue Token schaut über Keys und Values auf alle früheren. Ohne Cache rechnet das Modell
 # sie bei jedem Schritt für die ganze Folge neu; mit dem **KV-Cache** behält es sie und rechnet nur
 # die des neuen Tokens. Das Ergebnis muss dasselbe sein: zuerst der Beweis, Token für Token.
@@ -605,6 +607,8 @@ del q
 # answers it for the course's model and well-known ones, on a T4's 15 GiB and on larger cards.
 
 # %% [markdown] lang="de"
+# ## 5. Passt mein Kontext?
+#
 # Beim Bereitstellen liegen vier Dinge im Speicher: die **Gewichte** (in ihrem Zahlenformat oder
 # in 8 oder 4 Bit), der **KV-Cache** für jede Folge des Batches mit ihrem vollen Kontext, die
 # **Aktivierungen** eines Prefills (die Zwischenwerte eines Blocks, so breit wie der Prompt) und
