@@ -47,17 +47,13 @@ test: $(BIN)/.installed-test
 	$(BIN)/python -m utils.workshop.prices
 	$(THREADS) $(BIN)/python -m pytest -n 2 --dist worksteal -m "not alone" tests
 	$(THREADS) $(BIN)/python -m pytest -m alone $(or $(ALONE),tests)
-	$(MAKE) --output-sync=target -j 3 test-lessons-en test-lessons-de test-other-cpu OTHER_CPU_WORKERS=1
+	$(MAKE) --output-sync=target -j 2 test-lessons test-other-cpu OTHER_CPU_WORKERS=1
 
-# The lessons in both languages.  make test runs three equal streams side by side instead (English,
-# German, English on the other kind of CPU; one worker each): each stream executes the same
-# notebooks, so all three end together and no core waits for the longest one.
-.PHONY: test-lessons test-lessons-en test-lessons-de
+# The lessons (make test runs them beside test-other-cpu: three workers in all, 20 notebooks on
+# two and 10 on one, so that no run's last notebook leaves a core idle).
+.PHONY: test-lessons
 test-lessons: $(BIN)/.installed-test
 	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
-
-test-lessons-en test-lessons-de: test-lessons-%: $(BIN)/.installed-test
-	$(THREADS) $(BIN)/python -m pytest $(NBVAL) notebooks/$*
 
 # The lessons again as a CPU without AVX-512 runs them (most laptops, many cloud machines, some CI
 # runners): torch's AVX2 kernels, oneDNN's (torch's bf16 matmul: ATen's switch alone leaves it on
