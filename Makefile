@@ -49,8 +49,8 @@ test: $(BIN)/.installed-test
 	$(THREADS) $(BIN)/python -m pytest -m alone $(or $(ALONE),tests)
 	$(MAKE) --output-sync=target -j 2 test-lessons test-other-cpu OTHER_CPU_WORKERS=1
 
-# The lessons (make test runs them beside test-other-cpu: three workers in all, 20 notebooks on
-# two and 10 on one, so that no run's last notebook leaves a core idle).
+# The lessons (make test runs them beside test-other-cpu: three workers in all on two cores; the
+# other-CPU run, one worker with the slower AVX2 kernels, ends last).
 .PHONY: test-lessons
 test-lessons: $(BIN)/.installed-test
 	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
