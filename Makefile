@@ -14,12 +14,12 @@ CONSTRAINTS ?= constraints.txt
 # Tests run with single-threaded BLAS: faster and far less noisy on two cores (docs/facts.md §7),
 # and with the Hugging Face hub switched off: models come from requirements-models.txt.
 THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 HF_HUB_OFFLINE=1
-# nbval runs the lessons; the labs run once each in tests/test_labs.py, through the grader (which
+# nbval runs the lessons; the labs run once each in tests/labs/test_labs.py, through the grader (which
 # fails a cell on the same errors, and holds German labs to German numbers via tests/conftest.py).
 NOTEBOOKS := notebooks/en notebooks/de
 # The tests that need the machine to themselves, by file: collecting the whole suite again to
 # select them would take longer than they run.
-ALONE := $(shell grep -lE "mark\.alone" tests/test_*.py)
+ALONE := $(shell grep -lE "mark\.alone" tests/*/test_*.py)
 # Jupyter refuses to run as root unless told (containers, cloud machines).
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL := --nbval-lax --nbval-current-env -p no:cacheprovider -p tests.nbval_holes
@@ -57,10 +57,10 @@ test-lessons: $(BIN)/.installed-test
 
 # The lessons again as a CPU without AVX-512 runs them (most laptops, many cloud machines, some CI
 # runners): torch's AVX2 kernels, oneDNN's (torch's bf16 matmul: ATen's switch alone leaves it on
-# AVX512-BF16) and bitsandbytes' path without AVX512-BF16 (tests/cpu_paths). On an
+# AVX512-BF16) and bitsandbytes' path without AVX512-BF16 (tests/e2e/cpu_paths). On an
 # AVX2-only CPU this is the same as the run above; on an AVX-512 one it is the other kind. English
 # only: both languages run the same code.
-OTHER_CPU := ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 COURSE_BNB_AVX512BF16=0 PYTHONPATH=$(CURDIR)/tests/cpu_paths:$(CURDIR)
+OTHER_CPU := ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 COURSE_BNB_AVX512BF16=0 PYTHONPATH=$(CURDIR)/tests/e2e/cpu_paths:$(CURDIR)
 .PHONY: test-other-cpu
 OTHER_CPU_WORKERS ?= 2
 test-other-cpu: $(BIN)/.installed-test
@@ -68,11 +68,11 @@ test-other-cpu: $(BIN)/.installed-test
 		notebooks/en
 
 # The course in Debian's Chromium (never a downloaded browser), driven by Playwright: start page,
-# a double-clicked source, every lesson widget in both languages, a lab (tests/browser/).
+# a double-clicked source, every lesson widget in both languages, a lab (tests/e2e/browser/).
 .PHONY: test-browser
 test-browser: export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = 1
 test-browser: $(BIN)/.installed-browser chromium
-	$(THREADS) $(BIN)/python tests/browser/run_browser.py
+	$(THREADS) $(BIN)/python -m tests.e2e.browser.run_browser
 
 .PHONY: chromium
 chromium:
@@ -120,8 +120,8 @@ test-compat:
 	# In a browser: the widget lessons in the classic notebook, where Colab's ipywidgets 7.7.1
 	# renders; then everything in JupyterLab 4, where it can't and the static results must do.
 	$(MAKE) VENV=.venv-colab CONSTRAINTS=constraints-colab.txt .venv-colab/bin/.installed-classic chromium
-	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(THREADS) .venv-colab/bin/python tests/browser/run_browser.py --classic
-	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(THREADS) .venv-colab/bin/python tests/browser/run_browser.py --static
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(THREADS) .venv-colab/bin/python -m tests.e2e.browser.run_browser --classic
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(THREADS) .venv-colab/bin/python -m tests.e2e.browser.run_browser --static
 	$(MAKE) VENV=.venv-py313 PYTHON=$(PY313) CONSTRAINTS=constraints-py313.txt .venv-py313/bin/.installed-core-tests
 	$(THREADS) .venv-py313/bin/python -m pytest -n 2 -m "not alone" tests
 	$(THREADS) .venv-py313/bin/python -m pytest -m alone tests

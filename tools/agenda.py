@@ -7,7 +7,7 @@ Each lesson and lab source states its duration per hardware profile in its heade
 (`duration: {t4: …, cpu: …}`); the agenda adds them up with a running clock per profile, breaks
 between the blocks, and lunch in the first break after noon.  Which lessons go into which day is
 set below (DAYS); a lesson without a source yet is left out until it has one, and `--check`
-(tests/test_agenda.py) then asks for a rebuild.
+(tests/build/test_agenda.py) then asks for a rebuild.
 """
 
 from __future__ import annotations

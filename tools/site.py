@@ -1,7 +1,7 @@
 """Build the course website: every lesson in both languages, with executed outputs, offline.
 
     python -m tools.site                   # execute what is not current, then build build/site/
-    python -m tools.site --lessons 00      # one lesson (what tests/test_site.py builds)
+    python -m tools.site --lessons 00      # one lesson (what tests/build/test_site.py builds)
     python -m tools.site --no-execute      # pages from the executed copies there are (or none)
     make site                              # the same, in the course's environment
 

@@ -1225,7 +1225,7 @@ say(
 # nanoGPT and many tutorials do. The sampler's data position goes into the checkpoint through
 # `objects={"data": sampler}` (it has `state_dict()`). It runs on the CPU with the tiny model on
 # every profile: on a GPU some kernels add in a varying order (atomic adds), so bit-equality there
-# also needs `torch.use_deterministic_algorithms(True)`. (`tests/test_resume.py` repeats it with
+# also needs `torch.use_deterministic_algorithms(True)`. (`tests/e2e/test_resume.py` repeats it with
 # each resume in a new Python process, interrupted at three points.)
 
 # %% [markdown] lang="de"
@@ -1245,7 +1245,7 @@ say(
 # Profil auf der CPU mit dem winzigen Modell: Auf einer GPU addieren manche Kernel in wechselnder
 # Reihenfolge (Atomic Adds); für Bit-Gleichheit braucht es dort zusätzlich
 # `torch.use_deterministic_algorithms(True)`.
-# (`tests/test_resume.py` wiederholt es an drei Unterbrechungsstellen, jedes Fortsetzen in einem
+# (`tests/e2e/test_resume.py` wiederholt es an drei Unterbrechungsstellen, jedes Fortsetzen in einem
 # neuen Python-Prozess.)
 
 # %%

@@ -1,0 +1,1 @@
+"""JupyterLab and the classic notebook in headless Chromium (`make test-browser`)."""

@@ -1,0 +1,330 @@
+"""Lab 01's answers: right ones in several styles, wrong ones each with the feedback it must get.
+Collected by tests/labs/test_labs.py."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from time import perf_counter
+
+import numpy as np
+import torch
+
+from tests.labs.labcase import Case
+
+LAB = "01_timing_matmul"
+
+
+# q2: timers. Right: warm up, then sync around the timed loop (or around each call).
+def timer_loop(fn, sync, repeats=20):
+    fn()
+    sync()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    sync()
+    return (time.perf_counter() - start) / repeats
+
+
+def timer_median_of_synced_calls(fn, sync, repeats=20):
+    fn()
+    sync()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def timer_without_sync(fn, sync, repeats=20):  # the classic: the clock stops while work is queued
+    fn()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    return (time.perf_counter() - start) / repeats
+
+
+def timer_sync_only_before(fn, sync, repeats=20):  # syncs, but before the clock starts only
+    fn()
+    sync()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    return (time.perf_counter() - start) / repeats
+
+
+def timer_with_first_call(fn, sync, repeats=20):  # no warm-up: the compile is timed too
+    start = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    sync()
+    return (time.perf_counter() - start) / repeats
+
+
+def timer_total(fn, sync, repeats=20):  # forgets to divide by the number of calls
+    fn()
+    sync()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    sync()
+    return time.perf_counter() - start
+
+
+def timer_median_no_warmup(fn, sync, repeats=20):  # the median drops the compiling first call
+    times = []
+    for _ in range(repeats):
+        start = perf_counter()
+        fn()
+        sync()
+        times.append(perf_counter() - start)
+    return statistics.median(times)
+
+
+def timer_ns(fn, sync, repeats=20):
+    fn()
+    sync()
+    start = time.perf_counter_ns()
+    for _ in range(repeats):
+        fn()
+    sync()
+    return (time.perf_counter_ns() - start) / repeats / 1e9
+
+
+def timer_milliseconds(fn, sync, repeats=20):  # ms instead of s
+    return timer_loop(fn, sync, repeats) * 1e3
+
+
+def timer_constant(fn, sync, repeats=20):  # a constant: 3 ms is "about right" for one device only
+    return 0.003
+
+
+def timer_sleeps(fn, sync, repeats=20):  # measures a sleep of its own, not the calls
+    start = time.perf_counter()
+    time.sleep(0.003)
+    return time.perf_counter() - start
+
+
+def timer_reads_internals(fn, sync, repeats=20):  # the device's setting, not a measurement
+    fn()
+    sync()
+    device = next(c.cell_contents for c in fn.__closure__ if hasattr(c.cell_contents, "clock"))
+    return device.seconds_per_call
+
+
+def timer_off_by_some(fn, sync, repeats=20):  # loops more often than it divides by
+    fn()
+    sync()
+    start = time.perf_counter()
+    for _ in range(repeats + 5):
+        fn()
+    sync()
+    return (time.perf_counter() - start) / repeats
+
+
+def timer_warmup_not_synced(fn, sync, repeats=20):  # the compile is still queued at the start
+    fn()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    sync()
+    return (time.perf_counter() - start) / repeats
+
+
+def timer_raising(fn, sync, repeats=20):
+    fn()
+    sync(wait=True)
+    return 0.0
+
+
+# q4: crossover
+def crossover_right(sizes, cpu, acc):
+    wins = [a < c for c, a in zip(cpu, acc, strict=True)]
+    return next((s for i, s in enumerate(sizes) if all(wins[i:])), None)
+
+
+def crossover_numpy(sizes, cpu, acc):
+    wins = np.asarray(acc) < np.asarray(cpu)
+    for i in range(len(sizes)):
+        if wins[i:].all():
+            return sizes[i]
+    return None
+
+
+def crossover_first_win(sizes, cpu, acc):  # trusts one lucky measurement
+    for size, c, a in zip(sizes, cpu, acc, strict=True):
+        if a < c:
+            return size
+    return None
+
+
+def crossover_index(sizes, cpu, acc):  # the position, not the size
+    wins = [a < c for c, a in zip(cpu, acc, strict=True)]
+    return next((i for i in range(len(sizes)) if all(wins[i:])), None)
+
+
+def crossover_last_loss(sizes, cpu, acc):  # one too early: the last size the CPU won
+    right = crossover_right(sizes, cpu, acc)
+    return sizes[sizes.index(right) - 1] if right is not None else None
+
+
+def crossover_ties_win(sizes, cpu, acc):  # <= : a tie counted as a win
+    wins = [a <= c for c, a in zip(cpu, acc, strict=True)]
+    return next((s for i, s in enumerate(sizes) if all(wins[i:])), None)
+
+
+def crossover_misses_last(sizes, cpu, acc):  # never looks at the last size alone
+    wins = [a < c for c, a in zip(cpu, acc, strict=True)]
+    return next((sizes[i] for i in range(len(sizes) - 1) if all(wins[i:])), None)
+
+
+def crossover_skips_first(sizes, cpu, acc):  # starts at the second size
+    wins = [a < c for c, a in zip(cpu, acc, strict=True)]
+    return next((sizes[i] for i in range(1, len(sizes)) if all(wins[i:])), None)
+
+
+def crossover_two_in_a_row(sizes, cpu, acc):  # two wins in a row taken as the crossover
+    wins = [a < c for c, a in zip(cpu, acc, strict=True)]
+    return next((sizes[i] for i in range(len(sizes) - 1) if wins[i] and wins[i + 1]), None)
+
+
+def crossover_raising(sizes, cpu, acc):
+    wins = [a < c for c, a in zip(cpu, acc, strict=True)]
+    return sizes[wins.index(True) + 99]
+
+
+def crossover_never_none(sizes, cpu, acc):  # "the largest size" when the accelerator never wins
+    return crossover_right(sizes, cpu, acc) or sizes[-1]
+
+
+# q5: compute- or memory-bound
+def bound_right(flops, nbytes, peak, bandwidth):
+    return "compute" if flops / nbytes > peak / bandwidth else "memory"
+
+
+def bound_not_monotone(flops, nbytes, peak, bandwidth):  # 'memory' again from 2x the ridge to 8x
+    ratio = flops / nbytes / (peak / bandwidth)
+    return "compute" if 1 < ratio < 2 or ratio > 8 else "memory"
+
+
+def bound_times(flops, nbytes, peak, bandwidth):  # compute time against memory time
+    return "compute" if flops / peak > nbytes / bandwidth else "memory"
+
+
+def bound_torch(flops, nbytes, peak, bandwidth):
+    return "compute" if torch.tensor(flops / nbytes) > peak / bandwidth else "memory"
+
+
+CASES = {
+    (LAB, "batched_flops"): Case(
+        right=[
+            lambda b, m, k, n: 2 * b * m * k * n,
+            lambda b, m, k, n: float(b) * 2 * m * k * n,
+            lambda b, m, k, n: torch.tensor(2 * b * m * k * n),
+        ],
+        wrong=[
+            (lambda b, m, k, n: 2 * m * k * n, "no_batch"),
+            (lambda b, m, k, n: b * m * k * n, "mkn"),
+            (lambda b, m, k, n: b * m * n, "outputs_only"),
+            (lambda b, m, k, n: b * m * n * (2 * k - 1), "exact_adds"),
+            (
+                lambda b, m, k, n: int((np.array([2 * b * m], dtype=np.int32) * k * n)[0]),
+                "overflow",
+            ),
+            (lambda b, m, k, n: 2 * b * (m + k + n), "wrong"),
+        ],
+        raising=lambda b, m, k, n: 2 * b * m * k * n / (b - b),
+        raising_line="raising=lambda b, m, k, n: 2 * b * m * k * n / (b - b)",
+    ),
+    (LAB, "async_timer"): Case(
+        right=[timer_loop, timer_median_of_synced_calls, timer_median_no_warmup, timer_ns],
+        wrong=[
+            (timer_without_sync, "no_sync"),
+            (timer_sync_only_before, "sync_before"),
+            (timer_with_first_call, "first_call"),
+            (timer_warmup_not_synced, "first_call"),
+            (timer_total, "not_per_call"),
+            (timer_milliseconds, "milliseconds"),
+            (timer_constant, "constant"),
+            (timer_sleeps, "constant"),
+            (timer_reads_internals, "internals"),
+            (timer_off_by_some, "wrong"),
+        ],
+        raising=timer_raising,
+        raising_line="sync(wait=True)",
+        timing=True,
+    ),
+    (LAB, "achieved"): Case(
+        right=[
+            lambda n, s, peak: (2 * n**3 / s / 1e12, 200 * n**3 / s / 1e12 / peak),
+            lambda n, s, peak: [
+                np.float64(2.0 * n**3 / s / 1e12),
+                np.float64(2.0 * n**3 / s / 1e10 / peak),
+            ],
+            lambda n, s, peak: np.array([2 * n**3 / s / 1e12, 200 * n**3 / s / 1e12 / peak]),
+            lambda n, s, peak: (
+                torch.tensor(2.0 * n**3 / s / 1e12, dtype=torch.float64),
+                200 * n**3 / s / 1e12 / peak,
+            ),
+        ],
+        wrong=[
+            (lambda n, s, peak: (n**3 / s / 1e12, 100 * n**3 / s / 1e12 / peak), "mkn"),
+            (lambda n, s, peak: (2 * n**3 / s / 1e12, 2 * n**3 / s / 1e12 / peak), "fraction"),
+            (lambda n, s, peak: (2 * n**3 / s / 1e9, 200 * n**3 / s / 1e9 / peak), "gflops"),
+            (
+                lambda n, s, peak: (s / (2 * n**3) * 1e12, 100 * s / (2 * n**3) * 1e12 / peak),
+                "inverted",
+            ),
+            (lambda n, s, peak: (2 * n**3 / s / 1e9, 200 * n**3 / s / 1e12 / peak), "gflops"),
+            (
+                lambda n, s, peak: (
+                    2 * n**3 / (s * 1e3) / 1e12,
+                    200 * n**3 / (s * 1e3) / 1e12 / peak,
+                ),
+                "ms_as_s",
+            ),
+            (
+                lambda n, s, peak: (2 * n**3 / s / 1e12, 200 * n**3 / s / 1e12 / (2 * peak)),
+                "sparse_peak",
+            ),
+            (lambda n, s, peak: (200 * n**3 / s / 1e12 / peak, 2 * n**3 / s / 1e12), "swapped"),
+            (lambda n, s, peak: 2 * n**3 / s / 1e12, "not_a_pair"),
+            (lambda n, s, peak: {"tflops": 2 * n**3 / s / 1e12}, "not_a_pair"),
+        ],
+        raising=lambda n, s, peak: (2 * n**3 / s / 1e12, 100 * 2 * n**3 / s / 1e12 / peak.value),
+        raising_line="peak.value",
+    ),
+    (LAB, "crossover"): Case(
+        right=[crossover_right, crossover_numpy],
+        wrong=[
+            (crossover_first_win, "first_win"),
+            (crossover_index, "index"),
+            (crossover_never_none, "never"),
+            (crossover_last_loss, "wrong"),
+            (crossover_ties_win, "tie"),
+            (crossover_misses_last, "misses_last"),
+            (crossover_skips_first, "skips_first"),
+            (crossover_two_in_a_row, "first_win"),
+        ],
+        raising=crossover_raising,
+        raising_line="return sizes[wins.index(True) + 99]",
+    ),
+    (LAB, "bound"): Case(
+        right=[bound_right, bound_torch, bound_times],
+        wrong=[
+            (lambda f, b, p, bw: "memory" if f / b > p / bw else "compute", "inverted"),
+            (lambda f, b, p, bw: "compute" if f / b > p else "memory", "ignores_bandwidth"),
+            (lambda f, b, p, bw: "compute", "constant"),
+            (bound_not_monotone, "wrong"),
+            (lambda f, b, p, bw: f / b > p / bw, "not_a_label"),
+            (lambda f, b, p, bw: "compute" if f / b >= p / bw else "memory", "at_ridge"),
+            (lambda f, b, p, bw: "compute" if f / (2 * b) > p / bw else "memory", "threshold"),
+            (lambda f, b, p, bw: "compute" if f / b > 8 * p / bw else "memory", "threshold"),
+            (lambda f, b, p, bw: "compute" if 2 * f / b > p / bw else "memory", "threshold"),
+        ],
+        raising=lambda f, b, p, bw: "compute" if f / b > p / bw.ridge else "memory",
+        raising_line="bw.ridge",
+    ),
+}

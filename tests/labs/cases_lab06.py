@@ -1,0 +1,318 @@
+"""Lab 06's answers: right ones in several styles, wrong ones each with the feedback it must get.
+Collected by tests/labs/test_labs.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from tests.labs.labcase import Case
+
+LAB = "06_quantization"
+
+
+# q1: absmax int8 per channel
+def absmax_right(w):
+    scale = w.abs().amax(dim=1, keepdim=True) / 127
+    return torch.round(w / scale).clamp(-127, 127).to(torch.int8), scale
+
+
+def absmax_right_numpy(w):
+    a = w.numpy()
+    scale = np.abs(a).max(axis=1, keepdims=True) / 127
+    return torch.from_numpy(
+        np.clip(np.round(a / scale), -127, 127).astype(np.int8)
+    ), torch.from_numpy(scale)
+
+
+def absmax_per_tensor(w):
+    scale = w.abs().max() / 127
+    return torch.round(w / scale).to(torch.int8), scale
+
+
+def absmax_wrong_axis(w):
+    scale = w.abs().amax(dim=0, keepdim=True) / 127
+    return torch.round(w / scale).clamp(-127, 127).to(torch.int8), scale
+
+
+def absmax_round_first(w):
+    scale = w.abs().amax(dim=1, keepdim=True) / 127
+    return torch.round(w) / scale, scale
+
+
+def absmax_truncated(w):
+    scale = w.abs().amax(dim=1, keepdim=True) / 127
+    return (w / scale).to(torch.int8), scale
+
+
+def absmax_raises(w):
+    scale = w.abs().amax(dim=1, keepdim=True) / 127
+    return torch.round(w / scale).to(torch.int8), scale.item()
+
+
+# q2: zero-point
+def zp_right(x, bits):
+    levels = 2**bits - 1
+    scale = (x.max() - x.min()) / levels
+    zero = torch.round(-x.min() / scale)
+    return torch.clamp(torch.round(x / scale) + zero, 0, levels), scale, zero
+
+
+def zp_right_floats(x, bits):
+    lo, hi = float(x.min()), float(x.max())
+    scale = (hi - lo) / (2**bits - 1)
+    zero = round(-lo / scale)
+    q = torch.clamp(torch.round(x / scale) + zero, 0, 2**bits - 1).to(torch.uint8)
+    return q, scale, zero
+
+
+def zp_range_16(x, bits):
+    scale = (x.max() - x.min()) / 2**bits
+    zero = torch.round(-x.min() / scale)
+    return torch.clamp(torch.round(x / scale) + zero, 0, 2**bits), scale, zero
+
+
+def zp_forgot_zero(x, bits):
+    levels = 2**bits - 1
+    scale = (x.max() - x.min()) / levels
+    return torch.clamp(torch.round(x / scale), 0, levels), scale, 0
+
+
+def zp_raises(x, bits):
+    return x.quantize(bits)
+
+
+# q3: per block
+def block_right(w, block, bits):
+    qmax = 2 ** (bits - 1) - 1
+    b = w.reshape(-1, block)
+    s = b.abs().amax(dim=1, keepdim=True) / qmax
+    return (torch.round(b / s).clamp(-qmax, qmax) * s).reshape(w.shape)
+
+
+def block_right_loop(w, block, bits):
+    qmax = 2 ** (bits - 1) - 1
+    flat = w.flatten().clone()
+    for i in range(0, flat.numel(), block):
+        chunk = flat[i : i + block]
+        s = chunk.abs().max() / qmax
+        flat[i : i + block] = torch.round(chunk / s) * s
+    return flat.view_as(w)
+
+
+def block_per_tensor(w, block, bits):
+    qmax = 2 ** (bits - 1) - 1
+    s = w.abs().max() / qmax
+    return torch.round(w / s) * s
+
+
+def block_per_row(w, block, bits):
+    qmax = 2 ** (bits - 1) - 1
+    s = w.abs().amax(dim=1, keepdim=True) / qmax
+    return torch.round(w / s) * s
+
+
+def block_raises(w, block, bits):
+    return w.reshape(block, -1, 3)
+
+
+# q4: NF4 levels
+def nf4_right(offset=0.9677083):
+    normal = torch.distributions.Normal(0.0, 1.0)
+    pos = normal.icdf(torch.linspace(offset, 0.5, 9, dtype=torch.float64)[:-1])
+    neg = -normal.icdf(torch.linspace(offset, 0.5, 8, dtype=torch.float64)[:-1])
+    levels = torch.cat([neg, torch.zeros(1, dtype=torch.float64), pos]).sort().values
+    return levels / levels.abs().max()
+
+
+def nf4_right_scipy_style(offset=0.9677083):
+    from statistics import NormalDist
+
+    nd = NormalDist()
+    pos = [nd.inv_cdf(float(p)) for p in np.linspace(offset, 0.5, 9)[:-1]]
+    neg = [-nd.inv_cdf(float(p)) for p in np.linspace(offset, 0.5, 8)[:-1]]
+    v = sorted(pos + neg + [0.0])
+    m = max(abs(x) for x in v)
+    return [x / m for x in v]
+
+
+def nf4_even(offset=0.9677083):
+    return torch.linspace(-1, 1, 16)
+
+
+def nf4_no_zero(offset=0.9677083):
+    normal = torch.distributions.Normal(0.0, 1.0)
+    levels = normal.icdf(torch.linspace(1 - offset, offset, 16, dtype=torch.float64))
+    return levels / levels.abs().max()
+
+
+def nf4_raises(offset=0.9677083):
+    return torch.distributions.Normal(0.0, 1.0).icdf(offset).sort()
+
+
+# q5: bytes
+def bytes_right(n, block, s):
+    return math.ceil(n / 2) + math.ceil(n / block) * s
+
+
+def bytes_right_bits(n, block, s):
+    return (4 * n + 8 * s * -(-n // block) + 7) // 8
+
+
+def bytes_scales_free(n, block, s):
+    return math.ceil(n / 2)
+
+
+def bytes_in_bits(n, block, s):
+    return 8 * (math.ceil(n / 2) + math.ceil(n / block) * s)
+
+
+def bytes_one_per_weight(n, block, s):
+    return n + math.ceil(n / block) * s
+
+
+def bytes_floor_blocks(n, block, s):
+    return math.ceil(n / 2) + (n // block) * s
+
+
+def bytes_raises(n, block, s):
+    return n.bit_length() / block.size
+
+
+# q6: choose the block size
+def choose_right(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + 8 * w.itemsize / b <= budget]
+    return min(fitting) if fitting else None
+
+
+def choose_right_sorted_loop(w, candidates, budget):
+    for b in sorted(candidates):
+        if 4 * b + 8 * w.itemsize <= budget * b:  # the bits of one block
+            return b
+    return None
+
+
+def choose_right_numpy(w, candidates, budget):
+    blocks = np.array(candidates)
+    bits = 4 + np.finfo(np.asarray(w).dtype).bits / blocks
+    fitting = blocks[bits <= budget]
+    return fitting.min() if fitting.size else None
+
+
+def choose_right_torch(w, candidates, budget):
+    blocks = torch.tensor(candidates)
+    bits = 4 + torch.as_tensor(w).element_size() * 8 / blocks
+    fitting = blocks[bits <= budget]
+    return fitting.min() if fitting.numel() else None
+
+
+def choose_bytes(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + w.itemsize / b <= budget]
+    return min(fitting) if fitting else None
+
+
+def choose_no_overhead(w, candidates, budget):
+    fitting = [b for b in candidates if budget >= 4]  # the scales forgotten
+    return min(fitting) if fitting else None
+
+
+def choose_strict(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + 8 * w.itemsize / b < budget]
+    return min(fitting) if fitting else None
+
+
+def choose_largest(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + 8 * w.itemsize / b <= budget]
+    return max(fitting) if fitting else None
+
+
+def choose_assumes_sorted(w, candidates, budget):
+    for b in candidates:
+        if 4 + 8 * w.itemsize / b <= budget:
+            return b
+    return None
+
+
+def choose_fp16_always(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + 16 / b <= budget]
+    return min(fitting) if fitting else None
+
+
+def choose_fp32_always(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + 32 / b <= budget]
+    return min(fitting) if fitting else None
+
+
+def choose_no_fit_largest(w, candidates, budget):
+    fitting = [b for b in candidates if 4 + 8 * w.itemsize / b <= budget]
+    return min(fitting) if fitting else max(candidates)
+
+
+def choose_no_fit_raises(w, candidates, budget):
+    return min(b for b in candidates if 4 + 8 * w.itemsize / b <= budget)
+
+
+def choose_raises(w, candidates, budget):
+    return candidates.sort(key=budget)
+
+
+CASES = {
+    (LAB, "absmax_channel"): Case(
+        right=[absmax_right, absmax_right_numpy],
+        wrong=[
+            (absmax_per_tensor, "per_tensor"),
+            (absmax_wrong_axis, "wrong_axis"),
+            (absmax_round_first, "round_first"),
+            (absmax_truncated, "rounding"),
+        ],
+        raising=absmax_raises,
+        raising_line="return torch.round(w / scale).to(torch.int8), scale.item()",
+    ),
+    (LAB, "zeropoint"): Case(
+        right=[zp_right, zp_right_floats],
+        wrong=[(zp_range_16, "range_16"), (zp_forgot_zero, "no_zero_point")],
+        raising=zp_raises,
+        raising_line="return x.quantize(bits)",
+    ),
+    (LAB, "per_block"): Case(
+        right=[block_right, block_right_loop],
+        wrong=[(block_per_tensor, "per_tensor"), (block_per_row, "per_row")],
+        raising=block_raises,
+        raising_line="return w.reshape(block, -1, 3)",
+    ),
+    (LAB, "nf4_levels"): Case(
+        right=[nf4_right, nf4_right_scipy_style],
+        wrong=[(nf4_even, "evenly_spaced"), (nf4_no_zero, "no_zero")],
+        raising=nf4_raises,
+        raising_line="return torch.distributions.Normal(0.0, 1.0).icdf(offset).sort()",
+    ),
+    (LAB, "int4_bytes"): Case(
+        right=[bytes_right, bytes_right_bits],
+        wrong=[
+            (bytes_scales_free, "scales_free"),
+            (bytes_in_bits, "bits"),
+            (bytes_one_per_weight, "byte_per_weight"),
+            (bytes_floor_blocks, "partial_block"),
+        ],
+        raising=bytes_raises,
+        raising_line="return n.bit_length() / block.size",
+    ),
+    (LAB, "choose_block"): Case(
+        right=[choose_right, choose_right_sorted_loop, choose_right_numpy, choose_right_torch],
+        wrong=[
+            (choose_bytes, "bytes"),
+            (choose_no_overhead, "no_overhead"),
+            (choose_strict, "strict"),
+            (choose_largest, "largest"),
+            (choose_assumes_sorted, "sorted"),
+            (choose_fp16_always, "scale_dtype"),
+            (choose_fp32_always, "scale_dtype"),
+            (choose_no_fit_largest, "no_fit"),
+            (choose_no_fit_raises, "no_fit"),
+        ],
+        raising=choose_raises,
+        raising_line="return candidates.sort(key=budget)",
+    ),
+}

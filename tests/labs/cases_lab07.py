@@ -1,0 +1,327 @@
+"""Lab 07's answers: right ones in several styles, wrong ones each with the feedback it must get.
+Collected by tests/labs/test_labs.py."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from tests.labs.labcase import Case
+
+LAB = "07_lora"
+
+
+# q1: the LoRA layer
+def _layer(scale_of, b_random=False, a_zero=False, freeze=True, copy_base=False, einsum=False):
+    class Layer(nn.Module):
+        def __init__(self, base, r, alpha):
+            super().__init__()
+            self.base, self.r, self.alpha = base, r, alpha
+            if freeze:
+                for p in base.parameters():
+                    p.requires_grad_(False)
+            if copy_base:
+                self.W = base.weight.detach().clone()
+                self.b = base.bias.detach().clone()
+            self.A = nn.Parameter(torch.empty(r, base.in_features))
+            if a_zero:
+                nn.init.zeros_(self.A)
+            else:
+                nn.init.kaiming_uniform_(self.A, a=math.sqrt(5))
+            self.B = nn.Parameter(
+                torch.randn(base.out_features, r) if b_random else torch.zeros(base.out_features, r)
+            )
+
+        def forward(self, x):
+            out = x @ self.W.T + self.b if copy_base else self.base(x)
+            if einsum:
+                low = torch.einsum("...i,ri,or->...o", x, self.A, self.B)
+            else:
+                low = nn.functional.linear(nn.functional.linear(x, self.A), self.B)
+            return out + low * scale_of(self.alpha, self.r)
+
+    return Layer
+
+
+layer_right = _layer(lambda a, r: a / r)
+layer_right_einsum = _layer(lambda a, r: a / r, einsum=True)
+layer_b_random = _layer(lambda a, r: a / r, b_random=True)
+layer_a_zero = _layer(lambda a, r: a / r, a_zero=True)
+layer_base_trainable = _layer(lambda a, r: a / r, freeze=False)
+layer_scale_alpha = _layer(lambda a, r: a)
+layer_no_scale = _layer(lambda a, r: 1.0)
+layer_scale_inverted = _layer(lambda a, r: r / a)
+layer_copies_base = _layer(lambda a, r: a / r, copy_base=True)
+
+
+class LayerNotParameters(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        for p in base.parameters():
+            p.requires_grad_(False)
+        self.base, self.scale = base, alpha / r
+        self.A = torch.randn(r, base.in_features)
+        self.B = torch.zeros(base.out_features, r)
+
+    def forward(self, x):
+        return self.base(x) + x @ self.A.T @ self.B.T * self.scale
+
+
+class LayerRaises(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.A = nn.Parameter(torch.empty(base.out_features, r).kaiming_uniform_())
+
+
+# q2: count trainable
+def count_right(model):
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def count_right_named(model):
+    seen, total = set(), 0
+    for _, p in model.named_parameters():
+        if p.requires_grad and id(p) not in seen:
+            seen.add(id(p))
+            total += math.prod(p.shape)
+    return torch.tensor(total)
+
+
+def count_all(model):
+    return sum(p.numel() for p in model.parameters())
+
+
+def count_tensors(model):
+    return sum(1 for p in model.parameters() if p.requires_grad)
+
+
+def count_state_dict(model):
+    return sum(t.numel() for t in model.state_dict().values())
+
+
+def count_raises(model):
+    return sum(p.numel for p in model.parameters() if p.requires_grad)
+
+
+# q3: add_lora (uses the lab's LoRA class, defined here as the notebook defines it)
+class LoRA(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base, self.scale = base, alpha / r
+        base.weight.requires_grad_(False)
+        self.A = nn.Parameter(torch.empty(r, base.in_features))
+        nn.init.kaiming_uniform_(self.A, a=math.sqrt(5))
+        self.B = nn.Parameter(torch.zeros(base.out_features, r))
+
+    def forward(self, x):
+        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+
+
+def add_right(model, targets, r, alpha):
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, nn.Linear) and name in targets:
+                setattr(parent, name, LoRA(child, r, alpha))
+    return model
+
+
+def add_right_by_path(model, targets, r, alpha):
+    model.requires_grad_(False)
+    for path, module in list(model.named_modules()):
+        if isinstance(module, nn.Linear) and path.split(".")[-1] in targets:
+            parent_path, _, name = path.rpartition(".")
+            parent = model.get_submodule(parent_path) if parent_path else model
+            setattr(parent, name, LoRA(module, r, alpha))
+    # returns nothing: the model was changed in place
+
+
+def add_no_freeze(model, targets, r, alpha):
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, nn.Linear) and name in targets:
+                setattr(parent, name, LoRA(child, r, alpha))
+    return model
+
+
+def add_freeze_after(model, targets, r, alpha):
+    add_no_freeze(model, targets, r, alpha)
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+def add_all_linear(model, targets, r, alpha):
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, nn.Linear):
+                setattr(parent, name, LoRA(child, r, alpha))
+    return model
+
+
+def add_top_level_only(model, targets, r, alpha):
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for name, child in list(model.named_children()):
+        if isinstance(child, nn.Linear) and name in targets:
+            setattr(model, name, LoRA(child, r, alpha))
+    return model
+
+
+def add_raises(model, targets, r, alpha):
+    for name in targets:
+        setattr(model, name, LoRA(model.get_submodule(name), r, alpha))
+    return model
+
+
+# q4: merge
+def merge_right(W, A, B, alpha, r):
+    return W + (alpha / r) * (B @ A)
+
+
+def merge_right_einsum(W, A, B, alpha, r):
+    return torch.addmm(W, B, A, alpha=alpha / r).numpy()
+
+
+def merge_no_scale(W, A, B, alpha, r):
+    return W + B @ A
+
+
+def merge_scale_alpha(W, A, B, alpha, r):
+    return W + alpha * (B @ A)
+
+
+def merge_inverted(W, A, B, alpha, r):
+    return W + (r / alpha) * (B @ A)
+
+
+def merge_delta_only(W, A, B, alpha, r):
+    return (alpha / r) * (B @ A)
+
+
+def merge_in_place(W, A, B, alpha, r):
+    W += (alpha / r) * (B @ A)
+    return W
+
+
+def merge_raises(W, A, B, alpha, r):
+    return W + (alpha / r) * (A @ B)
+
+
+# q5: largest rank
+def rank_right(shapes, layers, budget):
+    best = 0
+    for r in (1, 2, 4, 8, 16, 32, 64, 128, 256):
+        if 16 * layers * sum(r * (a + b) for a, b in shapes) <= budget:
+            best = r
+    return best
+
+
+def rank_right_closed_form(shapes, layers, budget):
+    per_rank = 16 * layers * sum(a + b for a, b in shapes)
+    r_max = budget // per_rank
+    return 0 if r_max < 1 else min(256, 2 ** int(math.log2(r_max)))
+
+
+def _rank(count, per_param=16, strict=False):
+    def answer(shapes, layers, budget):
+        best = 0
+        for r in (1, 2, 4, 8, 16, 32, 64, 128, 256):
+            need = per_param * count(shapes, layers, r)
+            if need < budget if strict else need <= budget:
+                best = r
+        return best
+
+    return answer
+
+
+def _full(shapes, layers, r):
+    return layers * sum(r * (a + b) for a, b in shapes)
+
+
+rank_bytes_4 = _rank(_full, per_param=4)
+rank_one_layer = _rank(lambda s, layers, r: sum(r * (a + b) for a, b in s))
+rank_a_only = _rank(lambda s, layers, r: layers * sum(r * a for a, _ in s))
+rank_square = _rank(lambda s, layers, r: layers * sum(2 * r * a for a, _ in s))
+rank_strict = _rank(_full, strict=True)
+
+
+def rank_over_budget(shapes, layers, budget):
+    for r in (1, 2, 4, 8, 16, 32, 64, 128, 256):
+        if 16 * _full(shapes, layers, r) > budget:
+            return r
+    return 256
+
+
+def rank_raises(shapes, layers, budget):
+    return max(r for r in range(budget) if 16 * layers * r * sum(shapes) <= budget)
+
+
+CASES = {
+    (LAB, "lora_layer"): Case(
+        right=[layer_right, layer_right_einsum],
+        wrong=[
+            (layer_b_random, "b_random"),
+            (layer_a_zero, "a_zero"),
+            (layer_base_trainable, "base_trainable"),
+            (layer_scale_alpha, "scale_alpha"),
+            (layer_no_scale, "no_scale"),
+            (layer_scale_inverted, "scale_inverted"),
+            (layer_copies_base, "ignores_base"),
+            (LayerNotParameters, "no_parameters"),
+        ],
+        raising=LayerRaises,
+        raising_line="self.A = nn.Parameter(torch.empty(base.out_features, r).kaiming_uniform_())",
+    ),
+    (LAB, "count_trainable"): Case(
+        right=[count_right, count_right_named],
+        wrong=[
+            (count_all, "counted_frozen"),
+            (count_tensors, "tensors"),
+            (count_state_dict, "state_dict"),
+        ],
+        raising=count_raises,
+        raising_line="return sum(p.numel for p in model.parameters() if p.requires_grad)",
+    ),
+    (LAB, "add_lora"): Case(
+        right=[add_right, add_right_by_path],
+        wrong=[
+            (add_no_freeze, "base_trainable"),
+            (add_freeze_after, "adapters_frozen"),
+            (add_all_linear, "wrong_modules"),
+            (add_top_level_only, "missed_modules"),
+        ],
+        raising=add_raises,
+        raising_line="setattr(model, name, LoRA(model.get_submodule(name), r, alpha))",
+    ),
+    (LAB, "merge_weight"): Case(
+        right=[merge_right, merge_right_einsum],
+        wrong=[
+            (merge_no_scale, "no_scale"),
+            (merge_scale_alpha, "scale_alpha"),
+            (merge_inverted, "scale_inverted"),
+            (merge_delta_only, "delta_only"),
+            (merge_in_place, "in_place"),
+        ],
+        raising=merge_raises,
+        raising_line="return W + (alpha / r) * (A @ B)",
+    ),
+    (LAB, "largest_rank"): Case(
+        right=[rank_right, rank_right_closed_form],
+        wrong=[
+            (rank_bytes_4, "bytes_4"),
+            (rank_one_layer, "one_layer"),
+            (rank_a_only, "a_only"),
+            (rank_square, "square"),
+            (rank_strict, "strict"),
+            (rank_over_budget, "over_budget"),
+        ],
+        raising=rank_raises,
+        raising_line="return max(r for r in range(budget) if 16 * layers * r * sum(shapes) <= budget)",
+    ),
+}

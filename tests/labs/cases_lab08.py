@@ -1,0 +1,387 @@
+"""Lab 08's answers: right ones in several styles, wrong ones each with the feedback it must get.
+Collected by tests/labs/test_labs.py.
+
+The JAX checks of lab 08 shard over 8 devices. JAX fixes its number of CPU devices when its
+backends start, so this module asks for 8 while it is imported, at collection time, before any
+test has used JAX.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+
+import jax
+import numpy as np
+import torch
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from tests.labs.labcase import Case
+
+with contextlib.suppress(RuntimeError):  # JAX started already: the q3/q4 checks say so
+    jax.config.update("jax_num_cpu_devices", 8)
+
+LAB = "08_multi_device"
+
+
+# --- q1: the bytes of a ring all-reduce ------------------------------------------------------------
+def ring_fraction(n_bytes, devices):
+    return 2 * (devices - 1) / devices * n_bytes
+
+
+def ring_chunks(n_bytes, devices):  # two phases of N-1 chunks, as an integer count
+    chunk = n_bytes / devices
+    return np.float64(2 * (devices - 1) * chunk)
+
+
+# --- q2: a DDP step, rank by rank --------------------------------------------------------------
+def ddp_loop(make_model, x, y, world, seed=lambda rank: 0, rows=None, reduce="mean"):
+    rows = rows or (lambda rank: slice(rank * len(x) // world, (rank + 1) * len(x) // world))
+    grads = []
+    for rank in range(world):
+        model = make_model(seed(rank))
+        part = rows(rank)
+        torch.nn.functional.mse_loss(model(x[part]), y[part]).backward()
+        grads.append([p.grad for p in model.parameters()])
+    total = [sum(g) for g in zip(*grads, strict=True)]
+    return [t / world for t in total] if reduce == "mean" else total
+
+
+def ddp_chunks(make_model, x, y, world):  # torch.chunk and torch.stack(...).mean
+    parts = list(zip(x.chunk(world), y.chunk(world), strict=True))
+    per_rank = []
+    for xs, ys in parts:
+        model = make_model(seed=0)
+        loss = ((model(xs) - ys) ** 2).mean()
+        per_rank.append(torch.autograd.grad(loss, list(model.parameters())))
+    return [torch.stack(g).mean(0) for g in zip(*per_rank, strict=True)]
+
+
+# --- q3: the shape of one shard --------------------------------------------------------------------
+def shard_loop(shape, spec, mesh_shape):
+    block = []
+    for i, size in enumerate(shape):
+        entry = spec[i] if i < len(spec) else None
+        axes = () if entry is None else (entry,) if isinstance(entry, str) else entry
+        block.append(size // math.prod(mesh_shape[a] for a in axes))
+    return tuple(block)
+
+
+def shard_numpy(shape, spec, mesh_shape):
+    padded = list(spec) + [None] * (len(shape) - len(spec))
+    ways = [
+        1
+        if e is None
+        else mesh_shape[e]
+        if isinstance(e, str)
+        else np.prod([mesh_shape[a] for a in e])
+        for e in padded
+    ]
+    return list(np.array(shape) // np.array(ways, dtype=int))
+
+
+def shard_with(divide):
+    def shard(shape, spec, mesh_shape):
+        padded = list(spec) + [None] * (len(shape) - len(spec))
+        return tuple(
+            size if e is None else divide(size, (e,) if isinstance(e, str) else e, mesh_shape)
+            for size, e in zip(shape, padded, strict=True)
+        )
+
+    return shard
+
+
+def shard_by_position(shape, spec, mesh_shape):  # dimension i divided by mesh axis i
+    names = list(mesh_shape)
+    padded = list(spec) + [None] * (len(shape) - len(spec))
+    return tuple(
+        size // mesh_shape[names[i]] if e is not None and i < len(names) else size
+        for i, (size, e) in enumerate(zip(shape, padded, strict=True))
+    )
+
+
+def shard_truncated(shape, spec, mesh_shape):  # zip stops at the shorter spec
+    block = []
+    for size, entry in zip(shape, spec):  # noqa: B905
+        axes = () if entry is None else (entry,) if isinstance(entry, str) else entry
+        block.append(size // math.prod(mesh_shape[a] for a in axes))
+    return tuple(block)
+
+
+def shard_raising(shape, spec, mesh_shape):
+    block = []
+    for i, size in enumerate(shape):
+        entry = spec[i]
+        block.append(size if entry is None else size // 2)
+    return tuple(block)
+
+
+# --- q4: a data-parallel gradient ----------------------------------------------------------------
+def placed(params, x, y, mesh, batch_spec=("data",)):
+    batch = NamedSharding(mesh, P(*batch_spec))
+    params = jax.device_put(params, NamedSharding(mesh, P()))
+    return params, jax.device_put(x, batch), jax.device_put(y, batch)
+
+
+def dp_device_put(loss_fn, params, x, y, mesh):
+    return jax.jit(jax.grad(loss_fn))(*placed(params, x, y, mesh))
+
+
+def dp_in_shardings(loss_fn, params, x, y, mesh):
+    batch, replicated = NamedSharding(mesh, P("data")), NamedSharding(mesh, P())
+    step = jax.jit(jax.grad(loss_fn), in_shardings=(replicated, batch, batch))
+    return step(params, x, y)
+
+
+def dp_eager(loss_fn, params, x, y, mesh):  # no jit: each operation runs sharded
+    return jax.grad(loss_fn)(*placed(params, x, y, mesh))
+
+
+def dp_one_device(loss_fn, params, x, y, mesh):
+    return jax.jit(jax.grad(loss_fn))(params, x, y)
+
+
+def dp_replicated(loss_fn, params, x, y, mesh):
+    return jax.jit(jax.grad(loss_fn))(*placed(params, x, y, mesh, batch_spec=()))
+
+
+def dp_labels_replicated(loss_fn, params, x, y, mesh):  # x split, y copied: check y too
+    params = jax.device_put(params, NamedSharding(mesh, P()))
+    x = jax.device_put(x, NamedSharding(mesh, P("data")))
+    y = jax.device_put(y, NamedSharding(mesh, P()))
+    return jax.jit(jax.grad(loss_fn))(params, x, y)
+
+
+def dp_shard_map_summed(loss_fn, params, x, y, mesh):  # each device's gradient, then psum'd by grad
+    per_device = jax.shard_map(
+        jax.grad(loss_fn), mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P()
+    )
+    return jax.jit(per_device)(*placed(params, x, y, mesh))
+
+
+def dp_first_shard(loss_fn, params, x, y, mesh):
+    rows = x.shape[0] // 8
+    return jax.jit(jax.grad(loss_fn))(params, x[:rows], y[:rows])
+
+
+def dp_value_and_grad(loss_fn, params, x, y, mesh):
+    return jax.jit(jax.value_and_grad(loss_fn))(*placed(params, x, y, mesh))
+
+
+def dp_raising(loss_fn, params, x, y, mesh):
+    params = jax.device_put(params, NamedSharding(mesh, P("data")))
+    return jax.grad(loss_fn)(params, x, y)
+
+
+# --- q5: which parallelism? -----------------------------------------------------------------------
+def choose_ints(n_params, bytes_per_param, gpu_memory, gpus):
+    state = n_params * bytes_per_param
+    if state <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if state <= gpus * gpu_memory else "none"
+
+
+def choose_gib(n_params, bytes_per_param, gpu_memory, gpus):  # both in GiB, the share as a float
+    state_gib, memory_gib = n_params * bytes_per_param / 2**30, gpu_memory / 2**30
+    if gpus == 1:
+        return "single" if state_gib <= memory_gib else "none"
+    if state_gib <= memory_gib:
+        return "ddp"
+    return "fsdp" if state_gib / gpus <= memory_gib else "none"
+
+
+def choose_numpy(n_params, bytes_per_param, gpu_memory, gpus):  # the share per GPU, in numpy
+    state = np.int64(n_params) * np.int64(bytes_per_param)
+    per_gpu = np.array([state, state / gpus])  # a full copy, one shard
+    fits = per_gpu <= np.float64(gpu_memory)
+    return np.str_("single" if gpus == 1 else "ddp") if fits[0] else ["none", "fsdp"][int(fits[1])]
+
+
+def choose_torch(n_params, bytes_per_param, gpu_memory, gpus):
+    state = torch.tensor(n_params, dtype=torch.int64) * bytes_per_param
+    if bool(state <= gpu_memory):
+        return "ddp" if gpus > 1 else "single"
+    return "fsdp" if bool(state <= gpus * torch.tensor(gpu_memory)) else "none"
+
+
+def choose_float32(n_params, bytes_per_param, gpu_memory, gpus):  # rounds away the last bytes
+    state = torch.tensor(n_params * bytes_per_param, dtype=torch.float32)
+    if state <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if state / gpus <= gpu_memory else "none"
+
+
+def choose_floor(n_params, bytes_per_param, gpu_memory, gpus):  # the smallest shard
+    if n_params * bytes_per_param <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if n_params // gpus * bytes_per_param <= gpu_memory else "none"
+
+
+def fits_in(need, have):
+    return need <= have
+
+
+def choose_with(
+    fits=fits_in, share=lambda s, g: s / g, copy=lambda s, g: s, bpp=None, one_gpu="single"
+):
+    """The right rule with one piece swapped: the test of a fit, the state a GPU holds under
+    FSDP (share) or DDP (copy), the bytes per parameter, the answer for one GPU."""
+
+    def choose(n_params, bytes_per_param, gpu_memory, gpus):
+        state = n_params * (bpp or bytes_per_param)
+        if fits(copy(state, gpus), gpu_memory):
+            return one_gpu if gpus == 1 else "ddp"
+        return "fsdp" if fits(share(state, gpus), gpu_memory) else "none"
+
+    return choose
+
+
+def choose_fsdp_first(n_params, bytes_per_param, gpu_memory, gpus):
+    state = n_params * bytes_per_param
+    if gpus > 1 and state / gpus <= gpu_memory:
+        return "fsdp"
+    return "single" if state <= gpu_memory else "none"
+
+
+def choose_ddp_when_several(n_params, bytes_per_param, gpu_memory, gpus):
+    if gpus > 1:
+        return "ddp"
+    return "single" if n_params * bytes_per_param <= gpu_memory else "none"
+
+
+def choose_no_last_check(n_params, bytes_per_param, gpu_memory, gpus):
+    state = n_params * bytes_per_param
+    if state <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if gpus > 1 else "none"
+
+
+def choose_single_fits(n_params, bytes_per_param, gpu_memory, gpus):  # ignores the count
+    state = n_params * bytes_per_param
+    if state <= gpu_memory:
+        return "single"
+    return "fsdp" if state / gpus <= gpu_memory else "none"
+
+
+def choose_always_fits_one(n_params, bytes_per_param, gpu_memory, gpus):
+    if gpus == 1:
+        return "single"
+    return choose_ints(n_params, bytes_per_param, gpu_memory, gpus)
+
+
+def choose_raising(n_params, bytes_per_param, gpu_memory, gpus):
+    shard = n_params * bytes_per_param / (gpus - 1)
+    return "fsdp" if shard <= gpu_memory else "none"
+
+
+def choose_strict_shard(n_params, bytes_per_param, gpu_memory, gpus):  # `<` for the shard only
+    state = n_params * bytes_per_param
+    if state <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if state / gpus < gpu_memory else "none"
+
+
+def lt(need, have):
+    return need < have
+
+
+CASES = {
+    (LAB, "ring_bytes"): Case(
+        right=[ring_fraction, ring_chunks],
+        wrong=[
+            (lambda n, d: (d - 1) / d * n, "one_phase"),
+            (lambda n, d: 2 * n, "one_device"),  # also wrong for one device, checked first
+            (lambda n, d: 2 * n if d > 1 else 0, "no_fraction"),
+            (lambda n, d: (d - 1) * n, "naive"),
+            (lambda n, d: 8 * ring_fraction(n, d), "bits"),
+            (lambda n, d: n / d, "one_device"),
+            (lambda n, d: 3 * (d - 1) / d * n, "wrong"),
+            (lambda n, d: "2(N-1)/N", "not_a_number"),
+        ],
+        raising=lambda n, d: 2 * (d - 1) / (d - 1) * n,
+        raising_line="2 * (d - 1) / (d - 1) * n",
+    ),
+    (LAB, "ddp_step"): Case(
+        right=[ddp_loop, ddp_chunks],
+        wrong=[
+            (lambda f, x, y, w: ddp_loop(f, x, y, w, reduce="sum"), "summed"),
+            (lambda f, x, y, w: ddp_loop(f, x, y, w, rows=lambda r: slice(None)), "not_split"),
+            (lambda f, x, y, w: ddp_loop(f, x, y, w, seed=lambda r: r), "seed_per_rank"),
+            (
+                lambda f, x, y, w: ddp_loop(f, x, y, w, rows=lambda r: slice(0, 1)),
+                "wrong_gradients",
+            ),
+            (lambda f, x, y, w: ddp_loop(f, x, y, w)[:1], "structure"),
+        ],
+        raising=lambda f, x, y, w: ddp_loop(f, x, y, w, seed=lambda r: None),
+        raising_line="model = make_model(seed(rank))",
+    ),
+    (LAB, "shard_shape"): Case(
+        right=[shard_loop, shard_numpy],
+        wrong=[
+            (lambda shape, spec, mesh_shape: tuple(shape), "global_shape"),
+            (shard_with(lambda size, axes, mesh: size // 8), "all_devices"),
+            (shard_with(lambda size, axes, mesh: size // mesh[axes[0]]), "first_axis_only"),
+            (
+                shard_with(lambda size, axes, mesh: size * math.prod(mesh[a] for a in axes)),
+                "multiplied",
+            ),
+            (
+                shard_with(lambda size, axes, mesh: size / math.prod(mesh[a] for a in axes)),
+                "not_integers",
+            ),
+            # the sum equals the product for ("a", "c") on 2×2×2: other meshes and axes catch it
+            (
+                shard_with(lambda size, axes, mesh: size // sum(mesh[a] for a in axes)),
+                "added_sizes",
+            ),
+            (shard_by_position, "by_position"),
+            (shard_truncated, "dims"),
+            (shard_with(lambda size, axes, mesh: size // (2 * len(axes))), "wrong"),
+            (lambda shape, spec, mesh_shape: f"{shape}", "not_a_shape"),
+            (lambda shape, spec, mesh_shape: (True,) * len(shape), "not_a_shape"),
+        ],
+        raising=shard_raising,
+        raising_line="entry = spec[i]",
+    ),
+    (LAB, "data_parallel"): Case(
+        right=[dp_device_put, dp_in_shardings, dp_eager],
+        wrong=[
+            (dp_one_device, "one_device"),
+            (dp_replicated, "batch_replicated"),
+            (dp_labels_replicated, "batch_replicated"),  # only the labels' sharding tells
+            (dp_shard_map_summed, "summed"),
+            (dp_first_shard, "one_shard"),
+            (dp_value_and_grad, "structure"),
+        ],
+        raising=dp_raising,
+        raising_line='params = jax.device_put(params, NamedSharding(mesh, P("data")))',
+    ),
+    (LAB, "which_parallelism"): Case(
+        right=[choose_ints, choose_gib, choose_numpy, choose_torch],
+        wrong=[
+            (choose_with(fits=lt), "strict"),
+            (choose_strict_shard, "strict"),
+            # GB for GiB, either way round: the state in GB against the memory in GiB, and back
+            (choose_with(fits=lambda need, have: need / 1e9 <= have / 2**30), "gb_gib"),
+            (choose_with(fits=lambda need, have: need / 2**30 <= have / 1e9), "gb_gib"),
+            (choose_with(share=lambda s, g: s), "fsdp_not_divided"),
+            (choose_with(copy=lambda s, g: s / g), "ddp_divided"),
+            (choose_ddp_when_several, "ddp_too_big"),
+            (choose_fsdp_first, "fsdp_fits"),
+            (choose_no_last_check, "fsdp_too_big"),
+            (choose_with(one_gpu="ddp"), "one_gpu"),
+            (choose_single_fits, "several_gpus"),
+            (choose_with(bpp=16), "fixed_bytes"),
+            (choose_float32, "one_more"),
+            (choose_floor, "one_more"),
+            (choose_always_fits_one, "wrong"),
+            (lambda n, b, m, g: None, "not_an_answer"),
+            (lambda n, b, m, g: choose_ints(n, b, m, g).upper(), "not_an_answer"),
+            (lambda n, b, m, g: (choose_ints(n, b, m, g),), "not_an_answer"),
+        ],
+        raising=choose_raising,
+        raising_line="shard = n_params * bytes_per_param / (gpus - 1)",
+    ),
+}

@@ -1,0 +1,208 @@
+"""Lab 09's answers: right ones in several styles, wrong ones each with the feedback it must get.
+Collected by tests/labs/test_labs.py."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.labs.labcase import Case
+
+LAB = "09_costs"
+
+
+def run_cost_hours(flops, peak_tflops, mfu, usd_per_hour):
+    return flops / (peak_tflops * 1e12 * mfu) / 3600 * usd_per_hour
+
+
+def run_cost_numpy(flops, peak_tflops, mfu, usd_per_hour):
+    achieved = np.float64(peak_tflops) * 1e12 * np.float64(mfu)
+    return np.float64(usd_per_hour) / 3600 * (flops / achieved)
+
+
+def run_cost_peak(flops, peak_tflops, mfu, usd_per_hour):  # peak instead of achieved FLOP/s
+    return flops / (peak_tflops * 1e12) / 3600 * usd_per_hour
+
+
+def run_cost_mfu_times(flops, peak_tflops, mfu, usd_per_hour):
+    return flops * mfu / (peak_tflops * 1e12) / 3600 * usd_per_hour
+
+
+def run_cost_seconds(flops, peak_tflops, mfu, usd_per_hour):  # seconds × $ per hour
+    return flops / (peak_tflops * 1e12 * mfu) * usd_per_hour
+
+
+def run_cost_tera(flops, peak_tflops, mfu, usd_per_hour):  # TFLOP/s taken as FLOP/s
+    return flops / (peak_tflops * mfu) / 3600 * usd_per_hour
+
+
+def run_cost_percent(flops, peak_tflops, mfu, usd_per_hour):  # MFU turned into a percent
+    return flops / (peak_tflops * 1e12 * mfu * 100) / 3600 * usd_per_hour
+
+
+def run_cost_list(flops, peak_tflops, mfu, usd_per_hour):
+    return [run_cost_hours(flops, peak_tflops, mfu, usd_per_hour)]
+
+
+def run_cost_raises(flops, peak_tflops, mfu, usd_per_hour):
+    hours = flops / (peak_tflops * 1e12 * mfu) / 3600
+    return hours * usd_per_hour["on_demand"]
+
+
+def break_even(usd_per_hour, input_price, output_price, input_per_output):
+    return usd_per_hour * 730 / ((input_per_output * input_price + output_price) / 1e6)
+
+
+def break_even_per_token(usd_per_hour, input_price, output_price, input_per_output):
+    per_token_in, per_token_out = input_price / 1e6, output_price / 1e6
+    monthly = np.float32(usd_per_hour) * np.float64(730)
+    return monthly / (input_per_output * per_token_in + per_token_out)
+
+
+def break_even_swapped(usd_per_hour, input_price, output_price, input_per_output):
+    return break_even(usd_per_hour, output_price, input_price, input_per_output)
+
+
+def break_even_output_only(usd_per_hour, input_price, output_price, input_per_output):
+    return usd_per_hour * 730 / (output_price / 1e6)
+
+
+def break_even_seconds(usd_per_hour, input_price, output_price, input_per_output):
+    return break_even(usd_per_hour, input_price, output_price, input_per_output) * 3600
+
+
+def break_even_per_million(usd_per_hour, input_price, output_price, input_per_output):
+    return usd_per_hour * 730 / (input_per_output * input_price + output_price)
+
+
+def break_even_raises(usd_per_hour, input_price, output_price, input_per_output):
+    per_token = (input_per_output * input_price + output_price) / 1e6
+    return usd_per_hour * 730 / (per_token - per_token)
+
+
+def per_million(usd_per_hour, tokens_per_s, utilization):
+    return usd_per_hour / (tokens_per_s * 3600 * utilization) * 1e6
+
+
+def per_million_monthly(usd_per_hour, tokens_per_s, utilization):
+    month = usd_per_hour * 730
+    tokens = tokens_per_s * utilization * 730 * 3600
+    return month / (tokens / 1e6)
+
+
+def per_million_no_utilization(usd_per_hour, tokens_per_s, utilization):
+    return usd_per_hour / (tokens_per_s * 3600) * 1e6
+
+
+def per_million_times_utilization(usd_per_hour, tokens_per_s, utilization):
+    return usd_per_hour * utilization / (tokens_per_s * 3600) * 1e6
+
+
+def per_million_per_second(usd_per_hour, tokens_per_s, utilization):
+    return usd_per_hour / (tokens_per_s * utilization) * 1e6
+
+
+def per_million_per_token(usd_per_hour, tokens_per_s, utilization):
+    return usd_per_hour / (tokens_per_s * 3600 * utilization)
+
+
+def per_million_raises(usd_per_hour, tokens_per_s, utilization):
+    return usd_per_hour / (tokens_per_s * 3600 * utilization) * 1e6 + utilization.mean()
+
+
+def choose(options, memory_gb, hours, budget):
+    fits = [
+        o
+        for o in options
+        if o["memory_gb"] >= memory_gb
+        and (o["max_hours"] is None or o["max_hours"] >= hours)
+        and o["usd_per_hour"] * hours <= budget
+    ]
+    return min(fits, key=lambda o: o["usd_per_hour"])["name"] if fits else None
+
+
+def choose_sorted(options, memory_gb, hours, budget):
+    for o in sorted(options, key=lambda o: o["usd_per_hour"]):
+        cap = o["max_hours"] if o["max_hours"] is not None else float("inf")
+        if o["memory_gb"] >= memory_gb and cap >= hours and o["usd_per_hour"] * hours <= budget:
+            return o["name"]
+    return None
+
+
+def choose_ignoring_memory(options, memory_gb, hours, budget):
+    return choose([dict(o, memory_gb=1e9) for o in options], memory_gb, hours, budget)
+
+
+def choose_ignoring_hours(options, memory_gb, hours, budget):
+    return choose([dict(o, max_hours=None) for o in options], memory_gb, hours, budget)
+
+
+def choose_ignoring_budget(options, memory_gb, hours, budget):
+    return choose(options, memory_gb, hours, float("inf"))
+
+
+def choose_first_fit(options, memory_gb, hours, budget):
+    for o in options:
+        cap = o["max_hours"] if o["max_hours"] is not None else float("inf")
+        if o["memory_gb"] >= memory_gb and cap >= hours and o["usd_per_hour"] * hours <= budget:
+            return o["name"]
+    return None
+
+
+def choose_the_dict(options, memory_gb, hours, budget):
+    fits = [o for o in options if o["memory_gb"] >= memory_gb]
+    return min(fits, key=lambda o: o["usd_per_hour"])
+
+
+def choose_raises(options, memory_gb, hours, budget):
+    return min(o["price"] for o in options)
+
+
+CASES = {
+    (LAB, "run_cost"): Case(
+        right=[run_cost_hours, run_cost_numpy],
+        wrong=[
+            (run_cost_peak, "peak"),
+            (run_cost_mfu_times, "mfu_times"),
+            (run_cost_seconds, "per_second"),
+            (run_cost_tera, "tera"),
+            (run_cost_percent, "percent"),
+            (run_cost_list, "not_a_number"),
+        ],
+        raising=run_cost_raises,
+        raising_line='return hours * usd_per_hour["on_demand"]',
+    ),
+    (LAB, "break_even"): Case(
+        right=[break_even, break_even_per_token],
+        wrong=[
+            (break_even_swapped, "swapped"),
+            (break_even_output_only, "output_only"),
+            (break_even_seconds, "per_second"),
+            (break_even_per_million, "per_million"),
+        ],
+        raising=break_even_raises,
+        raising_line="return usd_per_hour * 730 / (per_token - per_token)",
+    ),
+    (LAB, "self_hosted"): Case(
+        right=[per_million, per_million_monthly],
+        wrong=[
+            (per_million_no_utilization, "utilization_ignored"),
+            (per_million_times_utilization, "utilization_times"),
+            (per_million_per_second, "per_second"),
+            (per_million_per_token, "per_million"),
+        ],
+        raising=per_million_raises,
+        raising_line="return usd_per_hour / (tokens_per_s * 3600 * utilization) * 1e6 + utilization.mean()",
+    ),
+    (LAB, "choose_platform"): Case(
+        right=[choose, choose_sorted],
+        wrong=[
+            (choose_ignoring_memory, "too_small"),
+            (choose_ignoring_hours, "hour_cap"),
+            (choose_ignoring_budget, "over_budget"),
+            (choose_first_fit, "not_cheapest"),
+            (choose_the_dict, "type"),
+        ],
+        raising=choose_raises,
+        raising_line='return min(o["price"] for o in options)',
+    ),
+}

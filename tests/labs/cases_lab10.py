@@ -1,0 +1,310 @@
+"""Lab 10's answers: right ones in several styles, wrong ones each with the feedback it must get.
+Collected by tests/labs/test_labs.py."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from tests.labs.labcase import Case
+
+LAB = "10_inference"
+
+
+# --- q1: KV cache bytes per token ----------------------------------------------------------------
+
+
+def kv_bytes(config, dtype_bytes):
+    head_dim = config["hidden_size"] // config["num_attention_heads"]
+    return 2 * config["num_hidden_layers"] * config["num_key_value_heads"] * head_dim * dtype_bytes
+
+
+def kv_bytes_numpy(config, dtype_bytes):
+    shape = (config["num_hidden_layers"], 2, config["num_key_value_heads"])
+    head_dim = config["hidden_size"] / config["num_attention_heads"]
+    return np.prod(shape, dtype=np.int64) * np.float64(head_dim) * dtype_bytes
+
+
+def kv_values(config, dtype_bytes):  # values, not bytes
+    return kv_bytes(config, 1)
+
+
+def kv_once(config, dtype_bytes):  # K or V, not both
+    return kv_bytes(config, dtype_bytes) // 2
+
+
+def kv_query_heads(config, dtype_bytes):  # every attention head cached
+    return kv_bytes(dict(config, num_key_value_heads=config["num_attention_heads"]), dtype_bytes)
+
+
+def kv_hidden_size(config, dtype_bytes):  # a KV head as wide as the model
+    layers, kv_heads = config["num_hidden_layers"], config["num_key_value_heads"]
+    return 2 * layers * kv_heads * config["hidden_size"] * dtype_bytes
+
+
+def kv_one_layer(config, dtype_bytes):
+    return kv_bytes(config, dtype_bytes) // config["num_hidden_layers"]
+
+
+def kv_bits(config, dtype_bytes):
+    return kv_bytes(config, dtype_bytes * 8)
+
+
+def kv_tuple(config, dtype_bytes):
+    return (kv_bytes(config, dtype_bytes),)
+
+
+def kv_raises(config, dtype_bytes):
+    head_dim = config["hidden_size"] // config["num_heads"]
+    return 2 * config["num_hidden_layers"] * head_dim * dtype_bytes
+
+
+# --- q2: the longest context that fits -----------------------------------------------------------
+
+
+def context(memory_gib, weights_gib, kv_bytes_per_token, batch):
+    return int((memory_gib - weights_gib) * 2**30 // (kv_bytes_per_token * batch))
+
+
+def context_numpy(memory_gib, weights_gib, kv_bytes_per_token, batch):
+    free = np.float64(memory_gib) * 1024**3 - np.float64(weights_gib) * 1024**3
+    return np.floor(free / np.float64(kv_bytes_per_token) / batch).astype(np.int64)
+
+
+def context_fraction(memory_gib, weights_gib, kv_bytes_per_token, batch):
+    return (memory_gib - weights_gib) * 2**30 / (kv_bytes_per_token * batch)
+
+
+def context_gb(memory_gib, weights_gib, kv_bytes_per_token, batch):
+    return int((memory_gib - weights_gib) * 1e9 // (kv_bytes_per_token * batch))
+
+
+def context_per_batch(memory_gib, weights_gib, kv_bytes_per_token, batch):
+    return int((memory_gib - weights_gib) * 2**30 // kv_bytes_per_token)
+
+
+def context_weights_ignored(memory_gib, weights_gib, kv_bytes_per_token, batch):
+    return int(memory_gib * 2**30 // (kv_bytes_per_token * batch))
+
+
+def context_rounded_up(memory_gib, weights_gib, kv_bytes_per_token, batch):
+    return math.ceil((memory_gib - weights_gib) * 2**30 / (kv_bytes_per_token * batch))
+
+
+def context_strictly_less(memory_gib, weights_gib, kv_bytes_per_token, batch):
+    # counts the tokens whose cache stays strictly below the free memory
+    per_token = kv_bytes_per_token * batch
+    return math.ceil((memory_gib - weights_gib) * 2**30 / per_token) - 1
+
+
+def context_raises(memory_gib, weights_gib, kv_bytes_per_token, batch):
+    free = (memory_gib - weights_gib) * 2**30
+    return free // (kv_bytes_per_token * batch["size"])
+
+
+# --- q3: latencies from a trace ------------------------------------------------------------------
+
+
+def latencies(start, token_times):
+    return token_times[0] - start, (token_times[-1] - token_times[0]) / (len(token_times) - 1)
+
+
+def latencies_numpy(start, token_times):
+    times = np.asarray(token_times)
+    return [times[0] - start, np.diff(times).mean()]
+
+
+def latencies_swapped(start, token_times):
+    ttft, per_token = latencies(start, token_times)
+    return per_token, ttft
+
+
+def latencies_absolute(start, token_times):
+    return token_times[0], latencies(start, token_times)[1]
+
+
+def latencies_prefill(start, token_times):
+    return token_times[0] - start, (token_times[-1] - start) / len(token_times)
+
+
+def latencies_tokens_not_gaps(start, token_times):
+    return token_times[0] - start, (token_times[-1] - token_times[0]) / len(token_times)
+
+
+def latencies_ms(start, token_times):
+    return tuple(1000 * t for t in latencies(start, token_times))
+
+
+def latencies_one(start, token_times):
+    return token_times[0] - start
+
+
+def latencies_raises(start, token_times):
+    return token_times[0] - start, (token_times[-1] - token_times[0]) / (token_times.size - 1)
+
+
+# --- q4: where decoding stops being memory-bound --------------------------------------------------
+
+
+def batch(params, dtype_bytes, peak_tflops, bandwidth_gbs):
+    read = params * dtype_bytes / (bandwidth_gbs * 1e9)
+    return math.ceil(read / (2 * params / (peak_tflops * 1e12)))
+
+
+def batch_by_intensity(params, dtype_bytes, peak_tflops, bandwidth_gbs):
+    ridge = peak_tflops * 1e12 / (bandwidth_gbs * 1e9)  # FLOP per byte
+    b = 1
+    while 2 * params * b / (params * dtype_bytes) < ridge:  # intensity of the step
+        b += 1
+    return b
+
+
+def batch_rounded_down(params, dtype_bytes, peak_tflops, bandwidth_gbs):
+    return int(peak_tflops * 1e12 * dtype_bytes / (2 * bandwidth_gbs * 1e9))
+
+
+def batch_values(params, dtype_bytes, peak_tflops, bandwidth_gbs):
+    return batch(params, 1, peak_tflops, bandwidth_gbs)
+
+
+def batch_no_two(params, dtype_bytes, peak_tflops, bandwidth_gbs):
+    return math.ceil(peak_tflops * 1e12 * dtype_bytes / (bandwidth_gbs * 1e9))
+
+
+def batch_units(params, dtype_bytes, peak_tflops, bandwidth_gbs):
+    return math.ceil(peak_tflops * 1e12 * dtype_bytes / (2 * bandwidth_gbs * 1e12))
+
+
+def batch_raises(params, dtype_bytes, peak_tflops, bandwidth_gbs):
+    return math.ceil(peak_tflops / bandwidth_gbs * dtype_bytes.itemsize / 2 * 1000)
+
+
+# --- q5: decode throughput ------------------------------------------------------------------------
+
+
+def throughput(model, steps):
+    model.prefill()
+    tokens = 0
+    begin = time.perf_counter()
+    for _ in range(steps):
+        tokens += len(model.decode())
+    return tokens / (time.perf_counter() - begin)
+
+
+def throughput_ns(model, steps):
+    first = model.prefill()
+    begin = time.monotonic_ns()
+    out = np.array([model.decode() for _ in range(steps)])
+    seconds = (time.monotonic_ns() - begin) / 1e9
+    return out.size / seconds if len(first) else 0.0
+
+
+def throughput_with_prefill(model, steps):
+    begin = time.perf_counter()
+    model.prefill()
+    tokens = sum(len(model.decode()) for _ in range(steps))
+    return tokens / (time.perf_counter() - begin)
+
+
+def throughput_per_sequence(model, steps):
+    model.prefill()
+    begin = time.perf_counter()
+    for _ in range(steps):
+        model.decode()
+    return steps / (time.perf_counter() - begin)
+
+
+def throughput_ms(model, steps):
+    model.prefill()
+    begin = time.perf_counter()
+    tokens = sum(len(model.decode()) for _ in range(steps))
+    return tokens / ((time.perf_counter() - begin) * 1000)
+
+
+def throughput_inverted(model, steps):
+    model.prefill()
+    begin = time.perf_counter()
+    tokens = sum(len(model.decode()) for _ in range(steps))
+    return (time.perf_counter() - begin) / tokens
+
+
+def throughput_prefill_only(model, steps):
+    begin = time.perf_counter()
+    tokens = len(model.prefill())
+    return tokens / (time.perf_counter() - begin)
+
+
+def throughput_raises(model, steps):  # decodes before the prefill
+    begin = time.perf_counter()
+    tokens = sum(len(model.decode()) for _ in range(steps))
+    return tokens / (time.perf_counter() - begin)
+
+
+CASES = {
+    (LAB, "kv_bytes"): Case(
+        right=[kv_bytes, kv_bytes_numpy],
+        wrong=[
+            (kv_values, "values"),
+            (kv_once, "k_or_v_once"),
+            (kv_query_heads, "query_heads"),
+            (kv_hidden_size, "hidden_size"),
+            (kv_one_layer, "one_layer"),
+            (kv_bits, "bits"),
+            (kv_tuple, "not_a_number"),
+        ],
+        raising=kv_raises,
+        raising_line='head_dim = config["hidden_size"] // config["num_heads"]',
+    ),
+    (LAB, "max_context"): Case(
+        right=[context, context_numpy],
+        wrong=[
+            (context_fraction, "fraction"),
+            (context_gb, "gb_not_gib"),
+            (context_per_batch, "per_batch"),
+            (context_weights_ignored, "weights_ignored"),
+            (context_rounded_up, "off_by_one"),
+            (context_strictly_less, "off_by_one"),
+        ],
+        raising=context_raises,
+        raising_line='return free // (kv_bytes_per_token * batch["size"])',
+    ),
+    (LAB, "latencies"): Case(
+        right=[latencies, latencies_numpy],
+        wrong=[
+            (latencies_swapped, "swapped"),
+            (latencies_absolute, "absolute"),
+            (latencies_prefill, "prefill_in_tpot"),
+            (latencies_tokens_not_gaps, "gaps"),
+            (latencies_ms, "milliseconds"),
+            (latencies_one, "not_a_pair"),
+        ],
+        raising=latencies_raises,
+        raising_line="(token_times[-1] - token_times[0]) / (token_times.size - 1)",
+    ),
+    (LAB, "compute_bound_batch"): Case(
+        right=[batch, batch_by_intensity],
+        wrong=[
+            (batch_rounded_down, "rounded_down"),
+            (batch_values, "values"),
+            (batch_no_two, "no_two"),
+            (batch_units, "units"),
+        ],
+        raising=batch_raises,
+        raising_line="dtype_bytes.itemsize",
+    ),
+    (LAB, "decode_throughput"): Case(
+        right=[throughput, throughput_ns],
+        wrong=[
+            (throughput_with_prefill, "prefill"),
+            (throughput_per_sequence, "per_sequence"),
+            (throughput_ms, "milliseconds"),
+            (throughput_inverted, "inverted"),
+            (throughput_prefill_only, "no_decode"),
+        ],
+        raising=throughput_raises,
+        raising_line="tokens = sum(len(model.decode()) for _ in range(steps))",
+        timing=True,
+    ),
+}
