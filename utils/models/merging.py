@@ -2,7 +2,7 @@
 
 A QLoRA adapter learns to correct `dequant(W4)`, the weights it was trained against, so the
 merge that reproduces the trained model is `dequant(W4) + (α/r)·B A`, kept in 16 or 32 bits.
-Lessons 06 and 07 and `tests/test_cpu_paths.py` call these helpers, so the lessons show what the
+Lessons 06 and 07 and `tests/e2e/test_cpu_paths.py` call these helpers, so the lessons show what the
 test checks on both of bitsandbytes' CPU paths:
 
     path = bnb_path(model4)                     # "cuda", "cpu-avx512bf16" or "cpu"
