@@ -9,6 +9,7 @@ and calls `start()`.  At the top, the small modules every part uses:
 - `units`       GIB, MIB, KIB; bytes, seconds and FLOP/s written for the learner
 - `widgets`     interactive controls with a static fallback
 - `plots`       plots in the learner's language: German numbers on the axes of a German notebook
+- `predict`     predict, then measure: `reveal(guess, answer)` says how close a guess was
 - `course`      the course itself: its checkout, languages, GitHub location, lessons and labs
 
 and one package per purpose:
