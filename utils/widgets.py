@@ -6,6 +6,9 @@ with the default values and prints that result, then adds the controls where ipy
 installed.  The controls run on a button click: a measurement takes a moment, and a slider
 that re-measures on every move would queue dozens of them.  A control shows its numbers as the
 learner's language writes them (`0,5` in German); the function gets the values themselves.
+
+`explore` displays the controls itself, so a notebook may call it as a cell's last line: the value
+it returns shows as nothing when Jupyter echoes that line (see `Controls`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,27 @@ def _label(option: Any) -> str:
     return text("{v}", v=option) if isinstance(option, (int, float)) else str(option)
 
 
+class Controls:
+    """The controls `explore` has displayed; `panel` is the ipywidgets object.
+
+    Jupyter displays the value of a cell's last expression.  Had `explore` returned the panel, a
+    cell ending in `explore(...)` would show the controls twice: once from its own `display` and
+    once as the cell's result.  This object therefore displays as nothing; attributes it lacks
+    (`children`, `update`, `manual_button`) are the panel's."""
+
+    def __init__(self, panel: Any) -> None:
+        self.panel = panel
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.panel, name)
+
+    def _ipython_display_(self) -> None:
+        """Already displayed by `explore`: the echo of a cell's last line adds nothing."""
+
+    def __repr__(self) -> str:
+        return "<controls, shown above>"
+
+
 def explore(
     fn: Callable[..., Any],
     defaults: dict[str, Any],
@@ -32,11 +56,13 @@ def explore(
     button_label: str | None = None,
     labels: dict[str, str] | None = None,
     **choices: list[Any],
-) -> Any:
+) -> Controls | None:
     """Run fn(**defaults) once, then show a control per keyword with its list of choices.
 
     The button says "Measure" unless `button_label` names what it does (e.g. "Compute"); a control
-    is labelled with its keyword unless `labels` gives it words for the learner."""
+    is labelled with its keyword unless `labels` gives it words for the learner.  Returns the
+    displayed controls (None without ipywidgets); they are displayed once, whether or not the
+    call is a cell's last line."""
     unknown = set(choices) - set(defaults)
     if unknown:
         raise ValueError(
@@ -84,4 +110,4 @@ def explore(
         **controls,
     )
     display(panel)
-    return panel
+    return Controls(panel)

@@ -51,3 +51,23 @@ def test_controls_show_numbers_in_the_language():
     assert calls == [0.5, 1500.25]  # the function gets the numbers, not their labels
     with pytest.raises(ValueError, match=r"Voreinstellung 3 .*\[1, 2,5\]"):
         widgets.explore(print, {"n": 3}, n=[1, 2.5])
+
+
+def test_the_controls_are_shown_once_even_as_a_cells_last_line(monkeypatch):
+    # Bug caught: explore() displayed the panel and returned it, so a cell ending in explore(...)
+    # showed the controls twice (its own display, then Jupyter's echo of the returned value).
+    ipywidgets = pytest.importorskip("ipywidgets")
+    import IPython.display
+    from IPython.core.formatters import DisplayFormatter
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: shown.extend(objs))
+    result = widgets.explore(lambda n: None, {"n": 1}, n=[1, 2])
+    assert len(shown) == 1 and isinstance(shown[0], ipywidgets.interactive)
+    # What Jupyter's display hook would show for the cell's value: nothing at all.
+    data, metadata = DisplayFormatter().format(result)
+    assert data == {} and metadata == {}
+    # A widget itself would be shown again: the echo above is what a bare panel gets.
+    assert DisplayFormatter().format(shown[0])[0] != {}
+    # The returned controls are still the panel for a learner or a test that uses them.
+    assert result.children is shown[0].children
