@@ -100,6 +100,23 @@ def test_wrong_answers_get_their_feedback_in_both_languages(stem, name):
             assert not english_number, f"English number in German: {english_number[0]!r}"
 
 
+EVERY_SEED = range(50)
+UNTIMED = sorted(k for k, case in CASES.items() if not case.timing)  # timed: tested under load
+
+
+@pytest.mark.parametrize("stem, name", UNTIMED)
+def test_every_seed_rejects_each_wrong_answer_and_passes_each_right_one(stem, name):
+    """The draws reach every boundary on every seed: no answer is right by luck of the draw."""
+    ex = exercise(stem, name)
+    for seed in EVERY_SEED:
+        for answer in CASES[stem, name].right:
+            result = ex.evaluate(answer, seed=seed)
+            assert result.status == PASSED, (seed, answer.__name__, result)
+        for answer, key in CASES[stem, name].wrong:
+            result = ex.evaluate(answer, seed=seed)
+            assert (result.status, result.key) == (WRONG, key), (seed, answer.__name__, result)
+
+
 @pytest.mark.parametrize("stem, name", sorted(CASES))
 def test_starter_is_not_attempted_and_errors_are_explained(stem, name, capsys):
     ex = exercise(stem, name)
