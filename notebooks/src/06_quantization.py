@@ -720,16 +720,39 @@ for r in rows:
     )
 
 # %%
-fig, ax = plt.subplots(figsize=(8, 5))
-for r in rows:
-    marker = {"torch": "s", "bitsandbytes": "^", "torchao": "D"}.get(r["lib"], "o")
-    ax.scatter(r["MiB"], r["ppl"], marker=marker, s=60)
-    ax.annotate(f"{r['format']} ({r['lib']})", (r["MiB"], r["ppl"]), fontsize=8,
-                xytext=(4, 4), textcoords="offset points")  # fmt: skip
-ax.set_xlabel(text("model memory (MiB)", "Modellspeicher (MiB)"))
-ax.set_ylabel(text("perplexity on the course text", "Perplexität auf dem Kurstext"))
-ax.set_title(text("SmolLM2-135M: memory against quality", "SmolLM2-135M: Speicher gegen Qualität"))
-plt.tight_layout()
+# en: one row per format, memory and quality side by side: no two labels can overprint
+# de: eine Zeile pro Format, Speicher und Qualität nebeneinander: keine Beschriftung überdeckt eine
+# de: andere
+shown = sorted(rows, key=lambda r: r["MiB"])
+names = [f"{r['format']} ({r['lib']})" for r in shown]
+libraries = sorted({r["lib"] for r in rows})
+colors = [f"C{libraries.index(r['lib'])}" for r in shown]
+fig, axes = plt.subplots(1, 2, sharey=True, figsize=(12, 1.5 + 0.45 * len(shown)))
+for ax, key, digits, label in (
+    (axes[0], "MiB", "{v:,.0f}", text("model memory (MiB)", "Modellspeicher (MiB)")),
+    (
+        axes[1],
+        "ppl",
+        "{v:.2f}",
+        text(
+            "perplexity on the course text (lower is better)",
+            "Perplexität auf dem Kurstext (kleiner ist besser)",
+        ),
+    ),
+):
+    bars = ax.barh(names, [r[key] for r in shown], color=colors)
+    ax.bar_label(bars, [text(digits, v=r[key]) for r in shown], padding=3)
+    ax.set_xlabel(label)
+    ax.margins(x=0.15)
+axes[1].axvline(rows[0]["ppl"], color="gray", linestyle="--")
+axes[0].invert_yaxis()
+fig.suptitle(
+    text(
+        "SmolLM2-135M: memory and quality per format (dashed: fp32)",
+        "SmolLM2-135M: Speicher und Qualität je Format (gestrichelt: fp32)",
+    )
+)
+fig.tight_layout()
 plt.show()
 
 # %% [markdown] lang="en"

@@ -65,6 +65,7 @@
 # (Kurs und Preis mit Datum und Quelle in `docs/facts.md`, Abschnitt 12).
 
 # %%
+import textwrap
 import time
 
 import matplotlib.pyplot as plt
@@ -278,23 +279,26 @@ for g in gpus:
             source=g.source,
         )
 
-fig, ax = plt.subplots(figsize=(8, 3.5))
-labels = [f"{g.gpu}\n{g.provider}" for g in rented]
-x = np.arange(len(rented))
-ax.bar(x - 0.2, [g.on_demand for g in rented], 0.4, label=text("on demand", "on demand"))
-ax.bar(x + 0.2, [g.spot or 0 for g in rented], 0.4, label=text("spot", "Spot"))
-ax.set_xticks(x, labels, fontsize=7)
-ax.set_ylabel(text("$ per GPU-hour", "$ pro GPU-Stunde"))
+# en: one row per offer, its name on the axis: long names never overprint each other
+# de: eine Zeile pro Angebot, der Name an der Achse: lange Namen überdecken einander nie
+fig, ax = plt.subplots(figsize=(11, 1.5 + 0.5 * len(rented)))
+y = np.arange(len(rented))
+ax.barh(y - 0.2, [g.on_demand for g in rented], 0.4, label=text("on demand", "on demand"))
+ax.barh(y + 0.2, [g.spot or 0 for g in rented], 0.4, label=text("spot", "Spot"))
+ax.set_yticks(y, [f"{g.gpu} ({g.provider})" for g in rented])
+ax.invert_yaxis()
+ax.set_xlabel(text("$ per GPU-hour", "$ pro GPU-Stunde"))
 ax.set_title(
     text(
-        "Renting a GPU (dates and sources in data/gpu_prices.csv)",
-        "Eine GPU mieten (Datum und Quelle in data/gpu_prices.csv; 1 € = {r:.4f} $, Stand: {d})",
+        "Renting a GPU\n(dates and sources in data/gpu_prices.csv; no bar: no spot price)",
+        "Eine GPU mieten\n(Datum und Quelle in data/gpu_prices.csv; ohne Balken: kein "
+        "Spot-Preis; 1 € = {r:.4f} $, Stand: {d})",
         r=USD_PER_EUR,
         d=RATE_DATE,
     )
 )
-ax.yaxis.set_major_formatter(lambda v, _: text("{v:g}", v=v))
-ax.legend()
+ax.xaxis.set_major_formatter(lambda v, _: text("{v:g}", v=v))
+ax.legend(loc="lower right")
 fig.tight_layout()
 plt.show()
 
@@ -412,15 +416,21 @@ for name, n, d in RUNS:
             ce=cost / USD_PER_EUR,
         )
 
-fig, ax = plt.subplots(figsize=(7, 3.5))
-for g in offers:
-    ax.plot([r[0] for r in RUNS], [costs[r[0], g.gpu] for r in RUNS], "o-", label=g.gpu)
+# en: bars side by side per run: the costs are so close that lines would hide one another
+# de: Balken nebeneinander pro Lauf: Die Kosten liegen so nah beieinander, dass sich Linien
+# de: verdecken würden
+fig, ax = plt.subplots(figsize=(10, 4.5))
+x, width = np.arange(len(RUNS)), 0.8 / len(offers)
+for i, g in enumerate(offers):
+    offset = (i - (len(offers) - 1) / 2) * width
+    ax.bar(x + offset, [costs[r[0], g.gpu] for r in RUNS], width, label=g.gpu)
+ax.set_xticks(x, [r[0] for r in RUNS])
 ax.set_yscale("log")
 ax.set_ylabel(text("$ for the run (spot)", "$ für den Lauf (Spot-Preis)"))
 ax.set_title(
     text("Training cost at MFU {m:.0f}%", "Trainingskosten bei MFU {m:.0f} %", m=100 * mfu)
 )
-ax.legend()
+ax.legend(title=text("rented GPU", "gemietete GPU"))
 fig.tight_layout()
 plt.show()
 
@@ -767,14 +777,14 @@ for u in (0.05, 0.2, 0.5, 1.0):
 # %% [markdown] lang="en"
 # ## 7. A decision guide
 #
-# The glossary's four scenarios, each with what the numbers above say. The table is drawn in
-# code from those numbers, so it changes with your MFU, your throughput and the price files.
+# The glossary's four scenarios, each with what the numbers above say. The code writes the table
+# from those numbers, so it changes with your MFU, your throughput and the price files.
 
 # %% [markdown] lang="de"
 # ## 7. Eine Entscheidungshilfe
 #
 # Die vier Szenarien der Glossarseite, jedes mit dem, was die Zahlen oben dazu sagen. Der Code
-# zeichnet die Tabelle aus diesen Zahlen; sie ändert sich also mit deiner MFU, deinem Durchsatz und
+# schreibt die Tabelle aus diesen Zahlen; sie ändert sich also mit deiner MFU, deinem Durchsatz und
 # den Preisdateien.
 
 # %%
@@ -839,22 +849,12 @@ rows = [
              y=h100 / 8760, m=100 * mfu),
     ),
 ]  # fmt: skip
-head = [
-    text("scenario", "Szenario"),
-    text("where", "wo"),
-    text("why (computed above)", "warum (oben berechnet)"),
-]
-fig, ax = plt.subplots(figsize=(11, 2.8))
-ax.axis("off")
-table = ax.table(cellText=[list(r) for r in rows], colLabels=head, loc="center", cellLoc="left")
-table.auto_set_font_size(False)
-table.set_fontsize(7)
-table.auto_set_column_width([0, 1, 2])
-ax.set_title(text("Decision guide", "Entscheidungshilfe"))
-fig.tight_layout()
-plt.show()
-for r in rows:
-    print(" | ".join(r))
+# en: printed, not drawn: a table's sentences stay readable at any width and in any front end
+# de: gedruckt, nicht gezeichnet: So bleiben die Sätze der Tabelle in jeder Breite lesbar
+for scenario, where, why in rows:
+    print(scenario)
+    for label, value in ((text("where", "wo"), where), (text("why", "warum"), why)):
+        print(textwrap.fill(f"{label}: {value}", 96, initial_indent="  ", subsequent_indent="    "))
 
 # %% [markdown] lang="en"
 # **The rule of thumb, qualified.** "Experiments fit a consumer or hourly cloud GPU" holds as far
