@@ -26,7 +26,7 @@ RAISES = ("raises-exception", "NBVAL_RAISES_EXCEPTION")
 
 # No bare "B": "SmolLM2-1.7B" is a name, and bytes below a KiB are whole numbers.
 _UNITS = r"(?:ms|µs|ns|s|min|h|GiB|MiB|KiB|GB|MB|kB|GB/s|MB/s|TFLOP/s|GFLOP/s|FLOP/s|FLOPs|TOPS|W)"
-# A number in English format where German writes it otherwise.
+# A number in English format next to a unit, for checks of single messages (the lab feedback).
 ENGLISH_NUMBER = (
     # 0.130 ms, 13.0 GiB; but not 7.912 FLOPs, which is German for 7,912
     rf"(?<![\w.,])(?![1-9]\d{{0,2}}(?:\.\d{{3}})+ ?{_UNITS})\d+\.\d+ ?{_UNITS}(?![\w/])"
@@ -35,31 +35,53 @@ ENGLISH_NUMBER = (
 )
 
 # Runs in every kernel nbval starts (they inherit IPYTHONDIR from this process).  Besides the
-# holes above it holds German notebooks to German numbers: a cell whose printed output shows an
-# English-formatted number next to a unit (`0.130 ms`, `13.0 GiB`, `60%`) fails.
+# holes above it holds German notebooks to German output: after each cell, what it printed (stdout,
+# stderr but for warnings, the value it displays) passes `utils.i18n.english_in_german` (no `0.130
+# ms`, `60%`, `1.2e-03`, `27,391,611,780`, `True`, `[65504.0, inf]`), and every figure still open
+# when the cell ends or that it shows passes `utils.plots.english_numbers` (tick labels, titles,
+# legends).  The message names the cell, the text and the utils.i18n helper that writes it right.
 STARTUP = r"""
 import json as _json, os as _os, re as _re, sys as _sys
 from IPython import get_ipython as _get_ipython
 from IPython.core.error import UsageError as _UsageError
 
-_shell, _ran, _printed = _get_ipython(), {}, []
-_ENGLISH = _re.compile(@ENGLISH_NUMBER@)
+_shell, _ran, _printed, _drawn, _seen = _get_ipython(), {}, [], [], set()
+_WARNING = _re.compile(r"\w+Warning: ")
+_ADVICE = (
+    (_re.compile(r"^(?:True|False)$"), "say in words what is true, or pass the value to "
+     "utils.i18n.text()/say(), which writes ja/nein"),
+    (_re.compile(r"^[\[(]"), "pass the list to utils.i18n.text('{values}', values=...), "
+     "which writes its numbers the German way ([65504,0, inf])"),
+    (_re.compile(r"\d[eE][+\-]?\d"), "utils.i18n.num(x, '.2e') writes 1,2 · 10⁻³, "
+     "and words(n) writes a large number as 461 Mio."),
+    (_re.compile(r"%$"), "utils.i18n.text('{p:.0%}', p=...) writes 60 %"),
+    (_re.compile(r""), "utils.i18n.text()/say()/num() write numbers the German way "
+     "(0,130 ms, 27.391.611.780); verbatim(x) keeps a version or a name as it is"),
+)
+_FIGURE_ADVICE = (
+    "tick labels are German once utils.start('de') ran before the plot; labels, titles and "
+    "legends the code writes come from utils.i18n.text()/num()"
+)
 
 
-def _tee(write):
+def _tee(write, stream):
     def tee(text):
-        _printed.append(text)
+        if not (stream == "stderr" and _WARNING.search(str(text))):
+            _printed.append(str(text))
         return write(text)
 
     return tee
 
 
-_sys.stdout.write = _tee(_sys.stdout.write)
+_sys.stdout.write = _tee(_sys.stdout.write, "stdout")
+_sys.stderr.write = _tee(_sys.stderr.write, "stderr")
 
 
 def _before(info):
     _ran["source"] = info.raw_cell
     _printed.clear()
+    _drawn.clear()
+    _seen.clear()
 
 
 def _german():
@@ -67,14 +89,78 @@ def _german():
     return i18n is not None and i18n.get_language() == "de"
 
 
+def _check_figure(figure):
+    if id(figure) in _seen or not _german():
+        return
+    _seen.add(id(figure))
+    from utils.plots import english_numbers
+
+    try:
+        _drawn.extend(english_numbers(figure))
+    except Exception as error:  # a figure that cannot draw fails the cell by itself
+        _drawn.append(f"(a figure that could not be drawn: {error})")
+
+
+def _figures():
+    # Figures still open when the cell ends, checked before the inline backend shows and closes
+    # them (post_execute hooks run in the order they were registered; this one is first).
+    helpers = _sys.modules.get("matplotlib._pylab_helpers")
+    if helpers is not None:
+        for manager in helpers.Gcf.get_all_fig_managers():
+            _check_figure(manager.canvas.figure)
+
+
+def _format(format):
+    # Figures the cell showed itself (plt.show(), display(fig)) are closed before post_execute:
+    # they are checked on their way to the display.
+    def checked(obj, *args, **kwargs):
+        if type(obj).__module__.startswith("matplotlib.figure"):
+            _check_figure(obj)
+        return format(obj, *args, **kwargs)
+
+    return checked
+
+
+_shell.display_formatter.format = _format(_shell.display_formatter.format)
+
+
+def _advice(found):
+    return next(advice for pattern, advice in _ADVICE if pattern.search(found))
+
+
+def _shown(result):
+    if result.result is None:
+        return ""
+    try:
+        return _shell.display_formatter.format(result.result)[0].get("text/plain", "")
+    except Exception:
+        return ""
+
+
+def _german_problems(result):
+    from utils.i18n import english_in_german
+
+    problems = [
+        f"  {found!r} printed: {_advice(found)}"
+        for found in dict.fromkeys(english_in_german("".join(_printed) + "\n" + _shown(result)))
+    ]
+    problems += [f"  {found!r} in a figure: {_FIGURE_ADVICE}" for found in dict.fromkeys(_drawn)]
+    if not problems:
+        return None
+    first = next((line for line in _ran.get("source", "").splitlines() if line.strip()), "")
+    return (
+        f"English output in a German notebook, in the cell that begins {first[:70]!r}:\n"
+        + "\n".join(problems)
+    )
+
+
 def _after(result):
     error = result.error_before_exec or result.error_in_exec
     if isinstance(error, _UsageError):  # printed only: show it as the error it is
         _shell.showtraceback((RuntimeError, RuntimeError(f"UsageError: {error}"), None))
     elif error is None and _german():
-        found = _ENGLISH.search("".join(_printed))
-        if found:
-            message = f"English number format in a German notebook: {found[0]!r}"
+        message = _german_problems(result)
+        if message:
             _shell.showtraceback((RuntimeError, RuntimeError(message), None))
     log = _os.environ.get("COURSE_CELL_LOG")
     if log:
@@ -84,6 +170,7 @@ def _after(result):
 
 
 _shell.events.register("pre_run_cell", _before)
+_shell.events.register("post_execute", _figures)
 _shell.events.register("post_run_cell", _after)
 """
 
@@ -94,8 +181,7 @@ def install_startup() -> Path:
     folder = Path(tempfile.mkdtemp(prefix="course-ipython-"))
     startup = folder / "profile_default" / "startup"
     startup.mkdir(parents=True)
-    code = STARTUP.replace("@ENGLISH_NUMBER@", repr(ENGLISH_NUMBER))
-    (startup / "50-course-nbval-holes.py").write_text(code, encoding="utf-8")
+    (startup / "50-course-nbval-holes.py").write_text(STARTUP, encoding="utf-8")
     os.environ["IPYTHONDIR"] = str(folder)
     os.environ["COURSE_CELL_LOG"] = str(folder / "cells.jsonl")
     return folder

@@ -30,6 +30,8 @@ _ENGLISH = re.compile(
     r"(?<![\w.,])(?:\d+\.\d+|\d{1,3}(?:,\d{3}){2,}|\d+(?:\.\d+)?[eE][−\-+]?\d+)(?![\w.,])"
     r"|\d\\?%"
 )
+# A whole number of five digits or more without its separator: German writes 12.000.
+_UNGROUPED = re.compile(r"[−\-+]?\d{5,}")
 
 
 def localize(language: str) -> None:
@@ -175,25 +177,45 @@ def tick_text(label: str) -> str:
         swapped = re.sub(r"(?<=\d),(?=\d)", "\0", label)
         swapped = re.sub(r"(?<=\d)\.(?=\d)", "{,}", swapped)
         return swapped.replace("\0", ".")
-    return localize_number_text(label, "de")
+    label = localize_number_text(label, "de")
+    if _UNGROUPED.fullmatch(label):  # matplotlib writes 12000: German groups five digits
+        return f"{int(label.replace('−', '-')):,}".replace(",", ".").replace("-", "−")
+    return label
 
 
 def english_numbers(figure: Any) -> list[str]:
-    """The tick labels of `figure` that show an English number (draws the figure first)."""
+    """The texts of `figure` that show a number the English way (draws the figure first): tick
+    labels and their offset (`0.5`, `1e-3`, `50%`, `12000` without its separator), and titles,
+    axis labels, legends and annotations (`0.130 ms`, `True`, as `i18n.english_in_german`)."""
+    from matplotlib.text import Text
+
+    from .i18n import english_in_german
+
     figure.canvas.draw()
-    found = []
+    found, ticks = [], set()
     for axes in figure.axes:
         for axis in _axes_axes(axes):
             labels = axis.get_majorticklabels() + axis.get_minorticklabels()
-            texts = [label.get_text() for label in labels] + [axis.get_offset_text().get_text()]
+            labels = [*labels, axis.get_offset_text()]
+            ticks.update(id(label) for label in labels)
+            texts = [label.get_text() for label in labels if label.get_visible()]
             found += [t for t in texts if is_english_number(t)]
+    for artist in figure.findobj(Text):
+        if id(artist) not in ticks and artist.get_visible() and artist.get_text():
+            found += english_in_german(_plain(artist.get_text()))
     return found
 
 
 def is_english_number(label: str) -> bool:
-    """Does this label write a number the English way (`0.5`, `1e-3`, `50%`)?"""
-    plain = label.replace("\\mathdefault", "").replace("{,}", ",").strip("$ ")
-    plain = plain.replace("{", "").replace("}", "")
+    """Does this label write a number the English way (`0.5`, `1e-3`, `50%`), or a number of
+    five digits or more without its thousands separator (`12000`, German `12.000`)?"""
+    plain = _plain(label)
     if _GERMAN_THOUSANDS.fullmatch(plain):
         return False
-    return bool(_ENGLISH.search(plain))
+    return bool(_ENGLISH.search(plain) or _UNGROUPED.fullmatch(plain))
+
+
+def _plain(label: str) -> str:
+    """A label without mathtext's markup: `$\\mathdefault{0{,}5}$` → `0,5`."""
+    plain = label.replace("\\mathdefault", "").replace("{,}", ",").strip("$ ")
+    return plain.replace("{", "").replace("}", "")

@@ -98,15 +98,52 @@ GERMAN = "from utils.i18n import set_language\nset_language('de')"
         ("print('13.0 GiB')", False),
         ("print('60% der Spitzenleistung')", False),
         ("print('27,391,611,780 FLOPs')", False),
+        ("print('passt:', True)", False),
+        ("from utils.i18n import say\nsay('passt: {ok}', ok=True)", True),  # "passt: ja"
+        ("print('Bereich', [65504.0, float('inf')])", False),
+        ("from utils.i18n import say\nsay('Bereich {r}', r=[65504.0, float('inf')])", True),
+        ("print('Fehler 1.2e-03')", False),
+        ("import sys\nsys.stderr.write(' 60%|######    | 6/10')", False),  # a progress bar
+        ("import warnings\nwarnings.warn('x is 0.5')", True),  # a library's English warning
+        ("[0.5, 0.25]", False),  # the value a cell displays
     ],
 )
 def test_german_notebooks_show_german_numbers(tmp_path, printed, ok):
     result = run_nbval(tmp_path, [code(GERMAN), code(printed)])
     assert (result.returncode == 0) == ok, result.stdout
     if not ok:
-        assert "English number format in a German notebook" in result.stdout
+        assert "English output in a German notebook" in result.stdout
+
+
+def test_the_failure_names_the_cell_the_text_and_the_helper(tmp_path):
+    result = run_nbval(tmp_path, [code(GERMAN), code("ok = True\nprint('passt:', ok)")])
+    assert result.returncode == 1, result.stdout
+    assert "the cell that begins 'ok = True'" in result.stdout
+    assert "'True' printed" in result.stdout and "ja/nein" in result.stdout
 
 
 def test_english_notebooks_keep_english_numbers(tmp_path):
-    result = run_nbval(tmp_path, [code("print('Median 0.130 ms, 60%')")])
+    cells = [code("print('Median 0.130 ms, 60%', True, [0.5])"), code(PLOT + "plt.show()")]
+    result = run_nbval(tmp_path, cells)
     assert result.returncode == 0, result.stdout
+
+
+PLOT = "import matplotlib.pyplot as plt\nplt.plot([0, 0.5, 1.5], [0.1, 0.2, 0.3])\n"
+
+
+@pytest.mark.parametrize("show", ["plt.show()", "pass", "plt.gcf()"])
+def test_german_figures_need_german_tick_labels(tmp_path, show):
+    """Shown by the cell, left open for the inline backend, or displayed as the cell's value."""
+    english = run_nbval(tmp_path, [code(GERMAN), code(PLOT + show)])
+    assert english.returncode == 1, english.stdout
+    assert "in a figure" in english.stdout and "utils.start('de')" in english.stdout
+    localized = GERMAN + "\nfrom utils import plots\nplots.localize('de')"
+    german = run_nbval(tmp_path, [code(localized), code(PLOT + show)])
+    assert german.returncode == 0, german.stdout
+
+
+def test_german_figures_need_german_labels(tmp_path):
+    localized = GERMAN + "\nfrom utils import plots\nplots.localize('de')"
+    cells = [code(localized), code(PLOT + "plt.title('Median 0.130 ms')\nplt.show()")]
+    result = run_nbval(tmp_path, cells)
+    assert result.returncode == 1 and "'0.130 ms' in a figure" in result.stdout, result.stdout
