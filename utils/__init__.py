@@ -10,6 +10,8 @@ and calls `start()`.  At the top, the small modules every part uses:
 - `widgets`     interactive controls with a static fallback
 - `plots`       plots in the learner's language: German numbers on the axes of a German notebook
 - `predict`     predict, then measure: `reveal(guess, answer)` says how close a guess was
+- `diagrams`    concept pictures drawn from the chip tables and measurements: a GPU and a TPU
+                inside, names beside a plot's points, a timeline of measured phases
 - `course`      the course itself: its checkout, languages, GitHub location, lessons and labs
 
 and one package per purpose:
@@ -28,7 +30,8 @@ and one package per purpose:
                 (perplexity, top-1 agreement, cosine), `checkpoint` (atomic, RNG-complete,
                 resumable), `merging` (a QLoRA adapter merged three ways)
 - `parallel`    `jaxdevices` (JAX's devices on every version), `sharding` (a sharded array's
-                layout, the collectives in compiled code), `ddp_demo` (lesson 08's torchrun script)
+                layout, the collectives in compiled code), `ddp_demo` (lesson 08's torchrun script),
+                `pictures` (lesson 08's memory per device and ring all-reduce, computed)
 - `sim`         pretend hardware on a CPU: `asyncsim` (an accelerator that queues work),
                 `clocks` (the clocks a learner's timer reads), `memsim` (a memory that runs out),
                 `copylink` (a host-device copy on a virtual clock), `torchwatch` (the devices
@@ -49,8 +52,10 @@ from .i18n import get_language, say, set_language, text
 __all__ = ["get_language", "say", "set_language", "start", "text"]
 
 
-def start(language: str) -> str:
+def start(language: str) -> None:
     """Called by the setup cell: set the language, print platform · accelerator · language.
+
+    It returns nothing: the cell's last line would otherwise show the line a second time.
 
     Plots follow the language too (`utils.plots`; matplotlib is not imported for it)."""
     from utils import plots
@@ -70,4 +75,3 @@ def start(language: str) -> str:
         )
     )
     print(line)
-    return line
