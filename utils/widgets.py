@@ -28,6 +28,13 @@ def _label(option: Any) -> str:
     return text("{v}", v=option) if isinstance(option, (int, float)) else str(option)
 
 
+def _pairs(options: list[Any] | dict[str, Any]) -> list[tuple[str, Any]]:
+    """(label, value) per choice: a dict's keys are the labels the learner reads."""
+    if isinstance(options, dict):
+        return [(str(label), value) for label, value in options.items()]
+    return [(_label(option), option) for option in options]
+
+
 class Controls:
     """The controls `explore` has displayed; `panel` is the ipywidgets object.
 
@@ -55,14 +62,15 @@ def explore(
     *,
     button_label: str | None = None,
     labels: dict[str, str] | None = None,
-    **choices: list[Any],
+    **choices: list[Any] | dict[str, Any],
 ) -> Controls | None:
     """Run fn(**defaults) once, then show a control per keyword with its list of choices.
 
     The button says "Measure" unless `button_label` names what it does (e.g. "Compute"); a control
-    is labelled with its keyword unless `labels` gives it words for the learner.  Returns the
-    displayed controls (None without ipywidgets); they are displayed once, whether or not the
-    call is a cell's last line."""
+    is labelled with its keyword unless `labels` gives it words for the learner.  A keyword's
+    choices are a list of values, or a dict from the words a learner reads to the values the
+    function gets (`mode={"Inferenz": "inference"}`).  Returns the displayed controls (None
+    without ipywidgets); they are displayed once, whether or not the call is a cell's last line."""
     unknown = set(choices) - set(defaults)
     if unknown:
         raise ValueError(
@@ -73,7 +81,7 @@ def explore(
             )
         )
     for name, options in choices.items():
-        if defaults[name] not in options:
+        if defaults[name] not in [value for _, value in _pairs(options)]:
             raise ValueError(
                 text(
                     "default {value} of {name!r} is not one of its choices {options}",
@@ -81,7 +89,7 @@ def explore(
                     "{options}",
                     value=defaults[name] if _is_plain(defaults[name]) else repr(defaults[name]),
                     name=name,
-                    options=options,
+                    options=[value for _, value in _pairs(options)],
                 )
             )
     say("Static result (defaults):", "Statisches Ergebnis (Voreinstellung):")
@@ -97,7 +105,7 @@ def explore(
         return None
     controls = {
         name: ipywidgets.Dropdown(
-            options=[(_label(option), option) for option in options],
+            options=_pairs(options),
             value=defaults[name],
             description=(labels or {}).get(name, name),
             style={"description_width": "initial"},

@@ -71,3 +71,18 @@ def test_the_controls_are_shown_once_even_as_a_cells_last_line(monkeypatch):
     assert DisplayFormatter().format(shown[0])[0] != {}
     # The returned controls are still the panel for a learner or a test that uses them.
     assert result.children is shown[0].children
+
+
+def test_choices_can_be_words_for_the_learner():
+    # A German control reads "Inferenz" while the function still gets its own value "inference".
+    pytest.importorskip("ipywidgets")
+    calls = []
+    modes = {"Inferenz": "inference", "volles Training": "full"}
+    panel = widgets.explore(lambda mode: calls.append(mode), {"mode": "full"}, mode=modes)
+    dropdown = panel.children[0]
+    assert list(dropdown.options) == list(modes.items()) and dropdown.value == "full"
+    dropdown.value = "inference"
+    panel.update()
+    assert calls == ["full", "inference"]
+    with pytest.raises(ValueError, match="not one of its choices"):
+        widgets.explore(print, {"mode": "Inferenz"}, mode=modes)  # a label is not a value
