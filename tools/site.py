@@ -172,7 +172,7 @@ def page_notebook(nb_path: Path, executed: Path):
     nb = nbformat.read(source, as_version=4)
     for cell in nb.cells:
         tags = cell.metadata.setdefault("tags", [])
-        if "setup" in tags:  # its printed line, not the value start() returns as well
+        if "setup" in tags:  # its printed lines only
             tags.append("remove-input")
             cell.outputs = [o for o in cell.get("outputs", []) if o.output_type == "stream"]
         if "guard" in tags:
