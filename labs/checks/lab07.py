@@ -1,22 +1,20 @@
 """Checks of lab 07, LoRA fine-tuning.
 
-q1 builds the learner's LoRALinear around a non-square nn.Linear with a bias (r ≥ 2 and α/r
-neither 1 nor α, so the scales can be told apart) and names base weights left trainable, A or B
-not trainable, a random B (the model changes at step 0), A = 0 (no gradient ever), a scale of α,
-no scale or r/α, and a layer that ignores its base; it also runs 3-D input. q2 counts on a small
-model with frozen parts, a buffer and a tied weight, and names frozen parameters counted, tensors
-counted instead of elements and a state_dict count (the tied weight twice, buffers too). q3 puts
-LoRA into a nested model (two blocks, an MLP, an lm_head, an embedding, a norm) for a random set of
-targets and names a base left trainable, frozen adapters, wrong modules (all nn.Linear, or the
-lm_head), missed ones (only top-level children) and a changed output. q4 merges with non-square
-shapes and names a missing scale, α instead of α/r, r/α and a returned delta without W. q5 finds the
-largest rank for budgets exactly at a rank's need and just below it, with a narrower v, and names
-4 bytes per parameter, a forgotten layer count, A only, a square v, a strict comparison and the
-first rank over the budget.
+Every draw reaches the boundaries: q1 builds two LoRALinear layers around a non-square
+nn.Linear with a bias, one whose α/r is a whole number and one whose is not (so `alpha // r`
+fails on every seed), and checks A's start against kaiming_uniform_'s bound. q2 counts three
+models, one whose tied weight trains, one whose tied weight is frozen and one untied. q3 puts
+LoRA into a nested model and runs it as its forward pass does: with every B non-zero the output
+must equal the reference's with the same A and B, and every adapter must receive a gradient, so
+adapters stored where the forward pass never calls them fail. q4 merges a float32 weight with a
+fractional α/r and a bfloat16 one with a whole α/r, and wants a tensor of W's shape and dtype.
+q5 draws budgets just over, exactly at and just under a rank's need.
 """
 
 from __future__ import annotations
 
+import copy
+import math
 import operator
 
 import torch
@@ -28,36 +26,64 @@ from utils.i18n import text
 
 lab = Lab("07")
 
+# (r, α): α/r fractional, with α // r neither 1 nor α/r; then α/r whole. α ≠ r in both, so
+# α/r, α, 1, r/α and α // r are told apart wherever they differ.
+FRACTIONAL = [(2, 5), (2, 7), (4, 10), (4, 18), (8, 20)]
+WHOLE = [(2, 8), (4, 8), (4, 16), (8, 32)]
+
 
 def _generator(rng):
     return torch.Generator().manual_seed(rng.randrange(10**6))
 
 
-def _scales(rng):
-    """r ≥ 2 and α ∉ {1, r}: α/r, α, 1 and r/α are four different numbers."""
-    r = rng.choice([2, 4, 8])
-    alpha = rng.choice([a for a in (3, 12, 16, 32) if a != r])
-    return r, alpha
+def _scaled(scale, base="base"):
+    """The slip of a result `case[base] + scale(alpha, r) · low`, for the table's `when`."""
 
-
-# --- q1 ------------------------------------------------------------------------------------------
-
-
-def _forward_scaled(scale):
-    """The mistake of a forward pass that scales the adapter by `scale(alpha, r)`."""
-
-    def fits(got, base_out, stale_out, low_rank, alpha, r):
-        return torch.allclose(got, base_out + scale(alpha, r) * low_rank, 1e-4, 1e-4)
+    def fits(got, low, alpha, r, **case):
+        return torch.allclose(got, case[base] + scale(alpha, r) * low, rtol=1e-4, atol=1e-4)
 
     return fits
 
 
-def _stale_base(got, base_out, stale_out, low_rank, alpha, r):
-    return torch.allclose(got, stale_out + (alpha / r) * low_rank, rtol=1e-4, atol=1e-4)
+SCALES = Mistakes(
+    Mistake(
+        "integer_scale",
+        "You scaled by alpha // r = {floor}: integer division drops the remainder, and here "
+        "alpha / r = {alpha} / {r} = {exact}.",
+        "Du hast mit alpha // r = {floor} skaliert: Die Ganzzahldivision wirft den Rest weg, "
+        "und hier ist alpha / r = {alpha} / {r} = {exact}.",
+        when=_scaled(lambda alpha, r: alpha // r),
+    ),
+    Mistake(
+        "scale_alpha",
+        "You scaled by alpha; LoRA scales by alpha / r (here {alpha} / {r}), so that changing r "
+        "does not change the update's size.",
+        "Du hast mit alpha skaliert; LoRA skaliert mit alpha / r (hier {alpha} / {r}), damit eine "
+        "Änderung von r die Größe des Updates nicht ändert.",
+        when=_scaled(lambda alpha, r: alpha),
+    ),
+    Mistake(
+        "no_scale",
+        "The adapter's part is not scaled: it needs alpha / r (here {alpha} / {r}) in front.",
+        "Der Anteil des Adapters ist nicht skaliert: Er braucht alpha / r (hier {alpha} / {r}) "
+        "davor.",
+        when=_scaled(lambda alpha, r: 1.0),
+    ),
+    Mistake(
+        "scale_inverted",
+        "You scaled by r / alpha; it is alpha / r (here {alpha} / {r}).",
+        "Du hast mit r / alpha skaliert; richtig ist alpha / r (hier {alpha} / {r}).",
+        when=_scaled(lambda alpha, r: r / alpha),
+    ),
+)
 
 
-# The forward pass's slips are found on base(x) now, base(x) with the weights the layer was built
-# with (`stale_out`), x Aᵀ Bᵀ, alpha and r.
+def _scale_values(alpha, r):
+    return dict(alpha=alpha, r=r, floor=alpha // r, exact=alpha / r)
+
+
+# --- q1 ------------------------------------------------------------------------------------------
+
 LORA_LAYER = Mistakes(
     Mistake(
         "no_parameters",
@@ -66,8 +92,10 @@ LORA_LAYER = Mistakes(
     ),
     Mistake(
         "shapes",
-        "A should be (r, in) = {want_a} and B (out, r) = {want_b}; yours are {a} and {b}.",
-        "A sollte (r, in) = {want_a} und B (out, r) = {want_b} sein; deine sind {a} und {b}.",
+        "A should be (r, in) = {want_a} and B (out, r) = {want_b}, both float32; yours are "
+        "{a} {a_dtype} and {b} {b_dtype}.",
+        "A sollte (r, in) = {want_a} und B (out, r) = {want_b} sein, beide float32; deine sind "
+        "{a} {a_dtype} und {b} {b_dtype}.",
     ),
     Mistake(
         "base_trainable",
@@ -83,22 +111,30 @@ LORA_LAYER = Mistakes(
     ),
     Mistake(
         "output_shape",
-        "forward should return a tensor of shape {want} for x of shape {x}.",
-        "forward sollte für x der Form {x} einen Tensor der Form {want} liefern.",
+        "forward should return a float32 tensor of shape {want} for x of shape {x}.",
+        "forward sollte für x der Form {x} einen float32-Tensor der Form {want} liefern.",
     ),
     Mistake(
         "b_random",
         "B is not 0 at the start, so the layer changes the model before any training (by up to "
-        "{change:.3g} here): initialise B with zeros, A at random.",
+        "{change:.2f} here): B starts at zero, A at random.",
         "B ist zu Beginn nicht 0, also ändert die Schicht das Modell vor jedem Training (hier um "
-        "bis zu {change:.3g}): Initialisiere B mit Nullen, A zufällig.",
+        "bis zu {change:.2f}): B beginnt bei null, A zufällig.",
     ),
     Mistake(
         "a_zero",
-        "A is 0 as well: with A = B = 0 neither ever gets a gradient. Initialise A with "
-        "nn.init.kaiming_uniform_.",
-        "A ist ebenfalls 0: Mit A = B = 0 bekommt keiner von beiden je einen Gradienten. "
-        "Initialisiere A mit nn.init.kaiming_uniform_.",
+        "A is 0 as well: with A = B = 0 neither ever gets a gradient. A starts at random.",
+        "A ist ebenfalls 0: Mit A = B = 0 bekommt keiner von beiden je einen Gradienten. A "
+        "beginnt zufällig.",
+    ),
+    Mistake(
+        "a_init",
+        "A's values reach {top:.3f}, but kaiming_uniform_ with a = √5 keeps them within "
+        "±1/√in = ±{bound:.3f} and close to that edge: the start the task names sets the size "
+        "of the first updates.",
+        "Die Werte von A reichen bis {top:.3f}, aber kaiming_uniform_ mit a = √5 hält sie "
+        "innerhalb von ±1/√in = ±{bound:.3f} und nahe an diesem Rand: Der Start, den die Aufgabe "
+        "nennt, bestimmt die Größe der ersten Updates.",
     ),
     Mistake(
         "start_changed",
@@ -106,32 +142,11 @@ LORA_LAYER = Mistakes(
         "Mit B = 0 muss die Schicht genau base(x) liefern; deine weicht ab.",
     ),
     Mistake(
-        "scale_alpha",
-        "You scaled by alpha; LoRA scales by alpha / r (here {alpha} / {r}), so that changing r "
-        "does not change the update's size.",
-        "Du hast mit alpha skaliert; LoRA skaliert mit alpha / r (hier {alpha} / {r}), damit eine "
-        "Änderung von r die Größe des Updates nicht ändert.",
-        when=_forward_scaled(lambda alpha, r: alpha),
-    ),
-    Mistake(
-        "no_scale",
-        "The adapter's output is not scaled: multiply B A x by alpha / r (here {alpha} / {r}).",
-        "Die Ausgabe des Adapters ist nicht skaliert: Multipliziere B A x mit alpha / r (hier "
-        "{alpha} / {r}).",
-        when=_forward_scaled(lambda alpha, r: 1.0),
-    ),
-    Mistake(
-        "scale_inverted",
-        "You scaled by r / alpha; it is alpha / r (here {alpha} / {r}).",
-        "Du hast mit r / alpha skaliert; richtig ist alpha / r (hier {alpha} / {r}).",
-        when=_forward_scaled(lambda alpha, r: r / alpha),
-    ),
-    Mistake(
         "ignores_base",
         "The layer does not use base as it is: call self.base(x), don't copy its weights.",
         "Die Schicht nutzt base nicht, wie es ist: Ruf self.base(x) auf, statt seine Gewichte zu "
         "kopieren.",
-        when=_stale_base,
+        when=_scaled(lambda alpha, r: alpha / r, base="stale"),
     ),
     Mistake(
         "wrong_forward",
@@ -139,23 +154,10 @@ LORA_LAYER = Mistakes(
         "forward ist nicht base(x) + (alpha / r) · x Aᵀ Bᵀ.",
     ),
 )
+LAYER_SLIPS = SCALES + LORA_LAYER
 
 
-@lab.exercise(
-    "lora_layer",
-    points=3,
-    hint=(
-        "Freeze base's parameters (requires_grad_(False)); A = nn.Parameter(torch.empty(r, in)) "
-        "with kaiming_uniform_, B = nn.Parameter(torch.zeros(out, r)); forward: base(x) + "
-        "(x @ A.T @ B.T) * (alpha / r).",
-        "Friere die Parameter von base ein (requires_grad_(False)); A = nn.Parameter(torch.empty("
-        "r, in)) mit kaiming_uniform_, B = nn.Parameter(torch.zeros(out, r)); forward: base(x) + "
-        "(x @ A.T @ B.T) * (alpha / r).",
-    ),
-)
-def q1(LoRALinear, rng):
-    g = _generator(rng)
-    r, alpha = _scales(rng)
+def _check_layer(LoRALinear, r, alpha, g):
     n_in, n_out = 24, 40  # en: non-square: a transposed A or B fails | de: nicht quadratisch
     base = nn.Linear(n_in, n_out)
     built_with = (base.weight.detach().clone(), base.bias.detach().clone())
@@ -165,9 +167,9 @@ def q1(LoRALinear, rng):
         raise Unfinished("____")
     if not isinstance(A, nn.Parameter) or not isinstance(B, nn.Parameter):
         raise LORA_LAYER.wrong("no_parameters")
-    if tuple(A.shape) != (r, n_in) or tuple(B.shape) != (n_out, r):
-        shapes = dict(a=tuple(A.shape), b=tuple(B.shape))
-        raise LORA_LAYER.wrong("shapes", want_a=(r, n_in), want_b=(n_out, r), **shapes)
+    if (A.shape, B.shape, A.dtype, B.dtype) != ((r, n_in), (n_out, r), *[torch.float32] * 2):
+        got = dict(a=tuple(A.shape), b=tuple(B.shape), a_dtype=A.dtype, b_dtype=B.dtype)
+        raise LORA_LAYER.wrong("shapes", want_a=(r, n_in), want_b=(n_out, r), **got)
     trainable = {id(p) for p in layer.parameters() if p.requires_grad}
     if id(base.weight) in trainable or id(base.bias) in trainable:
         raise LORA_LAYER.wrong("base_trainable")
@@ -175,27 +177,51 @@ def q1(LoRALinear, rng):
         raise LORA_LAYER.wrong("adapters_frozen")
     x = torch.randn(3, 5, n_in, generator=g)  # en: 3-D, like (batch, tokens, features)
     with torch.no_grad():
-        start = call(layer, x)
-        base_out = base(x)
-    if not isinstance(start, torch.Tensor) or start.shape != base_out.shape:
+        start, base_out = call(layer, x), base(x)
+    if not isinstance(start, torch.Tensor) or (start.shape, start.dtype) != (
+        base_out.shape,
+        base_out.dtype,
+    ):
         raise LORA_LAYER.wrong("output_shape", want=tuple(base_out.shape), x=tuple(x.shape))
     if B.detach().abs().max() > 0:
         raise LORA_LAYER.wrong("b_random", change=float((start - base_out).abs().max()))
-    if A.detach().abs().max() == 0:
+    top, bound = float(A.detach().abs().max()), 1 / math.sqrt(n_in)
+    if top == 0:
         raise LORA_LAYER.wrong("a_zero")
+    # en: r·in ≥ 48 uniform draws: all below half the bound has odds of 2⁻⁴⁸
+    # de: r·in ≥ 48 gleichverteilte Werte: alle unter der halben Grenze mit 2⁻⁴⁸
+    if not bound / 2 <= top <= bound * (1 + 1e-5):
+        raise LORA_LAYER.wrong("a_init", top=top, bound=bound)
     if not torch.allclose(start, base_out, atol=1e-6):
         raise LORA_LAYER.wrong("start_changed")
     with torch.no_grad():
         A.copy_(torch.randn(A.shape, generator=g))
         B.copy_(torch.randn(B.shape, generator=g))
         base.weight.mul_(2.0)  # en: the layer must use base as it is now | de: base wie jetzt
-        got = call(layer, x)
-        base_out = base(x)
-        stale_out = x @ built_with[0].T + built_with[1]
-        low_rank = x @ A.T @ B.T
-    case = dict(base_out=base_out, stale_out=stale_out, low_rank=low_rank, alpha=alpha, r=r)
-    if not torch.allclose(got, base_out + (alpha / r) * low_rank, 1e-4, 1e-4):
-        raise LORA_LAYER.wrong_for(got, case, otherwise="wrong_forward")
+        got, base_out = call(layer, x), base(x)
+        stale, low = x @ built_with[0].T + built_with[1], x @ A.T @ B.T
+    if not torch.allclose(got, base_out + (alpha / r) * low, 1e-4, 1e-4):
+        case = dict(base=base_out, stale=stale, low=low, **_scale_values(alpha, r))
+        raise LAYER_SLIPS.wrong_for(got, case, otherwise="wrong_forward")
+
+
+@lab.exercise(
+    "lora_layer",
+    points=3,
+    hint=(
+        "Ask which of the two matrices must be zero for the layer to start as the base model, "
+        "and which must not be (else it never gets a gradient); the task names A's random start. "
+        "The scale is a ratio of two arguments: keep its fractional part.",
+        "Frag dich, welche der beiden Matrizen null sein muss, damit die Schicht wie das "
+        "Basismodell beginnt, und welche nicht (sonst bekommt sie nie einen Gradienten); den "
+        "zufälligen Start von A nennt die Aufgabe. Die Skala ist ein Verhältnis zweier Argumente: "
+        "Behalte ihren Nachkommaanteil.",
+    ),
+)
+def q1(LoRALinear, rng):
+    g = _generator(rng)
+    for r, alpha in (rng.choice(FRACTIONAL), rng.choice(WHOLE)):
+        _check_layer(LoRALinear, r, alpha, g)
     return text(
         "Correct! B = 0 starts at the base model; α/r keeps the update's size.",
         "Richtig! B = 0 startet beim Basismodell; α/r hält die Größe des Updates.",
@@ -234,14 +260,16 @@ class _Block(nn.Module):
 
 
 class _Tiny(nn.Module):
-    """Two blocks, an embedding tied to the lm_head, a buffer: like a small LM, in 10 k numbers."""
+    """Two blocks, an embedding (tied to the lm_head or not), a buffer: a small LM in 10 k
+    numbers."""
 
-    def __init__(self, g, vocab=23, d=12, kv=4):
+    def __init__(self, g, tied=True, vocab=23, d=12, kv=4):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
         self.layers = nn.ModuleList([_Block(d, kv) for _ in range(2)])
         self.lm_head = nn.Linear(d, vocab, bias=False)
-        self.lm_head.weight = self.embed.weight  # en: tied | de: geteilt
+        if tied:
+            self.lm_head.weight = self.embed.weight
         self.register_buffer("positions", torch.arange(64.0))
         with torch.no_grad():
             for p in self.parameters():
@@ -283,10 +311,17 @@ COUNT_TRAINABLE = Mistakes(
         "not know what is frozen: count model.parameters() with requires_grad.",
         "state_dict() führt ein geteiltes Gewicht unter jedem Namen und enthält auch Buffer, und "
         "es weiß nicht, was eingefroren ist: Zähl model.parameters() mit requires_grad.",
-        gives=lambda model: [
-            sum(t.numel() for t in model.state_dict().values()),
-            _trainable(model) + model.embed.weight.numel() * model.embed.weight.requires_grad,
-        ],
+        gives=lambda model: sum(t.numel() for t in model.state_dict().values()),
+    ),
+    Mistake(
+        "tied_twice",
+        "Here the embedding and the lm_head share one trainable weight, and you counted it "
+        "twice ({got:,} instead of {want:,}): a shared tensor trains once.",
+        "Hier teilen Embedding und lm_head ein trainierbares Gewicht, und du hast es doppelt "
+        "gezählt ({got:,} statt {want:,}): Ein geteilter Tensor trainiert einmal.",
+        gives=lambda model: sum(
+            p.numel() for _, p in model.named_parameters(remove_duplicate=False) if p.requires_grad
+        ),
     ),
     Mistake(
         "wrong",
@@ -300,25 +335,35 @@ COUNT_TRAINABLE = Mistakes(
     "count_trainable",
     points=1,
     hint=(
-        "sum(p.numel() for p in model.parameters() if p.requires_grad): parameters() yields a "
-        "shared tensor once.",
-        "sum(p.numel() for p in model.parameters() if p.requires_grad): parameters() liefert einen "
-        "geteilten Tensor einmal.",
+        "Only what gets a gradient counts, element by element. Two layers that share a weight "
+        "share one tensor: which way of listing the model yields each tensor once?",
+        "Es zählt nur, was einen Gradienten bekommt, Element für Element. Zwei Schichten, die "
+        "ein Gewicht teilen, teilen einen Tensor: Welche Art, das Modell aufzuzählen, liefert "
+        "jeden Tensor einmal?",
     ),
 )
 def q2(count_trainable, rng):
     g = _generator(rng)
-    model = _Tiny(g)
-    frozen = rng.choice([("embed",), ("embed", "layers.0"), ("layers.1.mlp", "layers.0.attn")])
-    for name, p in model.named_parameters():
-        p.requires_grad_(not name.startswith(frozen))
-    want = _trainable(model)
-    got = as_number(call(count_trainable, model), ("the count", "die Zahl"))
-    if got != want:
-        COUNT_TRAINABLE.diagnose([(got, dict(model=model))], want=want)
+    # en: the tied weight trains, the tied weight is frozen, no tied weight: every draw
+    # de: geteiltes Gewicht trainiert, eingefroren, kein geteiltes Gewicht: in jeder Ziehung
+    drawn = [
+        (True, ("layers.0", rng.choice(["layers.1.attn", "layers.1.mlp"]))),
+        (True, ("embed", rng.choice(["layers.0", "layers.1.mlp"]))),
+        (False, (rng.choice(["embed", "lm_head"]), rng.choice(["layers.0", "layers.1.attn"]))),
+    ]
+    rng.shuffle(drawn)
+    for tied, frozen in drawn:
+        model = _Tiny(g, tied=tied)
+        for name, p in model.named_parameters():
+            p.requires_grad_(not name.startswith(frozen))
+        want = _trainable(model)
+        answer = call(count_trainable, model)
+        got = as_number(answer, ("the count", "das Ergebnis"), returned=True)
+        if got != want:
+            COUNT_TRAINABLE.diagnose([(got, dict(model=model))], want=want)
     return text(
-        "Correct! {n:,} of {total:,} parameters train here.",
-        "Richtig! {n:,} von {total:,} Parametern trainieren hier.",
+        "Correct! {n:,} of {total:,} parameters train in the last model.",
+        "Richtig! {n:,} von {total:,} Parametern trainieren im letzten Modell.",
         n=want,
         total=sum(p.numel() for p in model.parameters()),
     )
@@ -328,24 +373,20 @@ def q2(count_trainable, rng):
 
 ADD_LORA = Mistakes(
     Mistake(
-        "wrong_modules",
-        "LoRA went into modules not in targets: {extra}. Compare each child's own name with "
-        "targets, not its type alone.",
-        "LoRA kam in Module, die nicht in targets stehen: {extra}. Vergleiche den eigenen Namen "
-        "jedes Kindes mit targets, nicht nur seinen Typ.",
+        "no_return",
+        "add_lora returns None: the task asks for the model back (`return model`).",
+        "add_lora gibt None zurück: Die Aufgabe verlangt das Modell zurück (`return model`).",
     ),
     Mistake(
-        "missed_modules",
-        "These targets got no LoRA: {missed}. They sit deeper in the model: walk all modules "
-        "(model.modules()), not only the top-level children.",
-        "Diese Ziele bekamen kein LoRA: {missed}. Sie liegen tiefer im Modell: Geh alle Module "
-        "durch (model.modules()), nicht nur die obersten Kinder.",
+        "type",
+        "add_lora should return the model (an nn.Module), not {got}.",
+        "add_lora sollte das Modell zurückgeben (ein nn.Module), nicht {got}.",
     ),
     Mistake(
         "base_trainable",
-        "Base parameters are still trainable: {names}. Freeze every parameter of the model "
+        "Base parameters are still trainable ({names}). Freeze every parameter of the model "
         "first, then add the adapters.",
-        "Parameter der Basis sind noch trainierbar: {names}. Friere zuerst jeden Parameter des "
+        "Parameter der Basis sind noch trainierbar ({names}). Friere zuerst jeden Parameter des "
         "Modells ein, dann füge die Adapter hinzu.",
     ),
     Mistake(
@@ -361,7 +402,65 @@ ADD_LORA = Mistakes(
         "Die Ausgabe des Modells hat sich geändert, obwohl jedes B 0 ist: Behalte das "
         "ursprüngliche nn.Linear jeder eingepackten Schicht als seine Basis.",
     ),
+    Mistake(
+        "unused_adapters",
+        "{n} of your adapters sit where the forward pass never calls them: with B ≠ 0 they get "
+        "no gradient. A name with dots (setattr(model, 'layers.0.attn.q_proj', ...)) makes a "
+        "new child of the model; replace the child on its own parent.",
+        "{n} deiner Adapter sitzen, wo der Vorwärtsdurchlauf sie nie aufruft: Mit B ≠ 0 "
+        "bekommen sie keinen Gradienten. Ein Name mit Punkten (setattr(model, "
+        "'layers.0.attn.q_proj', ...)) legt ein neues Kind des Modells an; ersetze das Kind an "
+        "seinem eigenen Elternmodul.",
+    ),
+    Mistake(
+        "wrong_modules",
+        "LoRA went into modules not in targets ({extra}). Compare each child's own name with "
+        "targets, not its type alone.",
+        "LoRA kam in Module, die nicht in targets stehen ({extra}). Vergleiche den eigenen Namen "
+        "jedes Kindes mit targets, nicht nur seinen Typ.",
+    ),
+    Mistake(
+        "missed_modules",
+        "These targets got no LoRA ({missed}). They sit deeper in the model: walk all modules "
+        "(model.modules()), not only the top-level children.",
+        "Diese Ziele bekamen kein LoRA ({missed}). Sie liegen tiefer im Modell: Geh alle Module "
+        "durch (model.modules()), nicht nur die obersten Kinder.",
+    ),
+    Mistake(
+        "output_wrong",
+        "With B ≠ 0 your model's output differs from the reference's with the same A and B: "
+        "wrap each target once, as LoRA(linear, r, alpha).",
+        "Mit B ≠ 0 weicht die Ausgabe deines Modells von der Referenz mit denselben A und B ab: "
+        "Pack jedes Ziel einmal ein, als LoRA(linear, r, alpha).",
+    ),
 )
+
+
+class _LoRA(nn.Module):
+    """The reference: base(x) + (α/r)·x Aᵀ Bᵀ, the lab's own LoRA class."""
+
+    def __init__(self, base, A, B, scale):
+        super().__init__()
+        self.base, self.A, self.B, self.scale = base, A, B, scale
+
+    def forward(self, x):
+        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+
+
+def _is_adapter(module):
+    return all(isinstance(getattr(module, n, None), nn.Parameter) for n in ("A", "B"))
+
+
+def _at(model, path):
+    try:
+        return model.get_submodule(path)
+    except AttributeError:  # en: a parent replaced | de: ein Elternmodul ersetzt
+        return None
+
+
+def _names(paths):
+    paths = sorted(paths)
+    return ", ".join(paths[:4]) + (" …" if len(paths) > 4 else "")
 
 
 TARGET_SETS = [
@@ -375,46 +474,71 @@ TARGET_SETS = [
     "add_lora",
     points=3,
     hint=(
-        "First `for p in model.parameters(): p.requires_grad_(False)`; then for every module, "
-        "for name, child in module.named_children(): if isinstance(child, nn.Linear) and name in "
-        "targets: setattr(module, name, LoRA(child, r, alpha)).",
-        "Zuerst `for p in model.parameters(): p.requires_grad_(False)`; dann für jedes Modul: "
-        "for name, child in module.named_children(): if isinstance(child, nn.Linear) and name in "
-        "targets: setattr(module, name, LoRA(child, r, alpha)).",
+        "Freeze first, wrap second: whatever exists when you freeze stays frozen. A module's "
+        "forward calls its children by their attribute names, so a new module must take the old "
+        "one's place on the very parent that holds it, at every depth.",
+        "Erst einfrieren, dann einpacken: Was beim Einfrieren schon da ist, bleibt eingefroren. "
+        "Der Vorwärtsdurchlauf eines Moduls ruft seine Kinder über ihre Attributnamen auf; ein "
+        "neues Modul muss also den Platz des alten an genau dem Elternmodul einnehmen, das es "
+        "hält, in jeder Tiefe.",
     ),
 )
 def q3(add_lora, rng):
     g = _generator(rng)
     model = _Tiny(g)
+    reference = copy.deepcopy(model)
     ids = torch.randint(0, 23, (2, 7), generator=g)
     with torch.no_grad():
         before = model(ids)
     targets = set(rng.choice(TARGET_SETS))
-    r, alpha = _scales(rng)
-    old = {n: m for n, m in model.named_modules() if isinstance(m, nn.Linear)}
+    r, alpha = rng.choice(FRACTIONAL + WHOLE)
+    old = [n for n, m in model.named_modules() if isinstance(m, nn.Linear)]
     result = call(add_lora, model, set(targets), r, alpha)
-    model = result if isinstance(result, nn.Module) else model
-    now = dict(model.named_modules())
-    wrapped = {n for n in old if hasattr(now.get(n), "A") and hasattr(now.get(n), "B")}
+    if result is None:
+        raise ADD_LORA.wrong("no_return")
+    if not isinstance(result, nn.Module):
+        raise ADD_LORA.wrong("type", got=type(result).__name__)
+    model = result
+    adapters = [m for m in model.modules() if _is_adapter(m)]
     wanted = {n for n in old if n.rsplit(".", 1)[-1] in targets}
-    if wrapped - wanted:
-        raise ADD_LORA.wrong("wrong_modules", extra=", ".join(sorted(wrapped - wanted)))
-    if wanted - wrapped:
-        raise ADD_LORA.wrong("missed_modules", missed=", ".join(sorted(wanted - wrapped)))
-    adapters = {id(p) for n in wrapped for p in (now[n].A, now[n].B)}
-    left = [n for n, p in model.named_parameters() if p.requires_grad and id(p) not in adapters]
+    if not adapters:
+        raise ADD_LORA.wrong("missed_modules", missed=_names(wanted))
+    own = {id(p) for m in adapters for p in (m.A, m.B)}
+    left = [n for n, p in model.named_parameters() if p.requires_grad and id(p) not in own]
     if left:
-        names = ", ".join(left[:4]) + (" …" if len(left) > 4 else "")
-        raise ADD_LORA.wrong("base_trainable", names=names)
-    if not all(now[n].A.requires_grad and now[n].B.requires_grad for n in wrapped):
+        raise ADD_LORA.wrong("base_trainable", names=_names(left))
+    if not all(m.A.requires_grad and m.B.requires_grad for m in adapters):
         raise ADD_LORA.wrong("adapters_frozen")
     with torch.no_grad():
-        after = call(model, ids)
-    if not torch.allclose(after, before, atol=1e-5):
-        raise ADD_LORA.wrong("output_changed")
+        if not torch.allclose(call(model, ids), before, atol=1e-5):
+            raise ADD_LORA.wrong("output_changed")
+        for m in adapters:
+            m.B.copy_(torch.randn(m.B.shape, generator=g))
+    out = call(model, ids)
+    if out.requires_grad:  # en: not even one adapter in the forward pass | de: kein Adapter
+        out.square().mean().backward()
+    unused = [m for m in adapters if m.A.grad is None or m.B.grad is None or not m.A.grad.any()]
+    if unused:
+        raise ADD_LORA.wrong("unused_adapters", n=len(unused))
+    # en: the modules the forward pass reaches, by attribute path | de: per Attributpfad erreicht
+    wrapped = {n for n in old if _is_adapter(_at(model, n))}
+    if wrapped - wanted:
+        raise ADD_LORA.wrong("wrong_modules", extra=_names(wrapped - wanted))
+    if wanted - wrapped:
+        raise ADD_LORA.wrong("missed_modules", missed=_names(wanted - wrapped))
+    for n in wanted:
+        parent, _, name = n.rpartition(".")
+        theirs = model.get_submodule(n)
+        mine = _LoRA(reference.get_submodule(n), theirs.A.detach(), theirs.B.detach(), alpha / r)
+        setattr(reference.get_submodule(parent), name, mine)
+    with torch.no_grad():
+        if not torch.allclose(call(model, ids), reference(ids), rtol=1e-4, atol=1e-5):
+            raise ADD_LORA.wrong("output_wrong")
     return text(
-        "Correct! {k} layers wrapped, {n:,} trainable parameters, the output unchanged.",
-        "Richtig! {k} Schichten eingepackt, {n:,} trainierbare Parameter, die Ausgabe unverändert.",
+        "Correct! {k} layers wrapped, {n:,} trainable parameters, each adapter in the forward "
+        "pass.",
+        "Richtig! {k} Schichten eingepackt, {n:,} trainierbare Parameter, jeder Adapter im "
+        "Vorwärtsdurchlauf.",
         k=len(wrapped),
         n=_trainable(model),
     )
@@ -422,53 +546,19 @@ def q3(add_lora, rng):
 
 # --- q4 ------------------------------------------------------------------------------------------
 
-
-def _merged(weight):
-    """The mistake of a merge that returns `weight(W, delta, alpha, r)`, delta being B A."""
-
-    def fits(got, W, delta, alpha, r):
-        return torch.allclose(got, weight(W, delta, alpha, r), rtol=1e-4, atol=1e-4)
-
-    return fits
-
-
-MERGE_WEIGHT = Mistakes(
+MERGE_WEIGHT = SCALES + Mistakes(
     Mistake(
         "type",
-        "Return the merged weight as a tensor of shape {shape}.",
-        "Gib das eingerechnete Gewicht als Tensor der Form {shape} zurück.",
-    ),
-    Mistake(
-        "shape",
-        "The merged weight must have W's shape {shape}, yours is {got}: B @ A, not A @ B.",
-        "Das eingerechnete Gewicht muss die Form von W haben, {shape}, deins hat {got}: B @ A, "
-        "nicht A @ B.",
-    ),
-    Mistake(
-        "no_scale",
-        "You merged without the scale: W + B A. The adapter was trained with alpha / r (here "
-        "{alpha} / {r}) in front, so the merge needs it too.",
-        "Du hast ohne die Skala eingerechnet: W + B A. Der Adapter wurde mit alpha / r (hier "
-        "{alpha} / {r}) davor trainiert, also braucht ihn das Einrechnen auch.",
-        when=_merged(lambda W, delta, alpha, r: W + delta),
-    ),
-    Mistake(
-        "scale_alpha",
-        "You scaled by alpha; the scale is alpha / r (here {alpha} / {r}).",
-        "Du hast mit alpha skaliert; die Skala ist alpha / r (hier {alpha} / {r}).",
-        when=_merged(lambda W, delta, alpha, r: W + alpha * delta),
-    ),
-    Mistake(
-        "scale_inverted",
-        "You scaled by r / alpha; the scale is alpha / r (here {alpha} / {r}).",
-        "Du hast mit r / alpha skaliert; die Skala ist alpha / r (hier {alpha} / {r}).",
-        when=_merged(lambda W, delta, alpha, r: W + (r / alpha) * delta),
+        "Return the merged weight as a torch tensor of shape {shape} and dtype {dtype}, like W; "
+        "yours is {got}.",
+        "Gib das eingerechnete Gewicht als torch-Tensor der Form {shape} und mit dem dtype "
+        "{dtype} zurück, wie W; deins ist {got}.",
     ),
     Mistake(
         "delta_only",
-        "You returned only the update (alpha / r)·B A: add it to W.",
-        "Du hast nur das Update (alpha / r)·B A zurückgegeben: Addiere es zu W.",
-        when=_merged(lambda W, delta, alpha, r: (alpha / r) * delta),
+        "You returned only the adapter's update: the merged weight holds W too.",
+        "Du hast nur das Update des Adapters zurückgegeben: Das eingerechnete Gewicht enthält "
+        "auch W.",
     ),
     Mistake(
         "in_place",
@@ -486,30 +576,38 @@ MERGE_WEIGHT = Mistakes(
     "merge_weight",
     points=2,
     hint=(
-        "W' = W + (alpha / r) · B @ A: B (out, r) times A (r, in) has W's shape (out, in).",
-        "W' = W + (alpha / r) · B @ A: B (out, r) mal A (r, in) hat die Form von W (out, in).",
+        "The merged layer must give every x what base and adapter gave together: write that "
+        "output, factor x out, and what multiplies x is the new weight. Its shape is W's.",
+        "Die eingerechnete Schicht muss für jedes x liefern, was Basis und Adapter zusammen "
+        "geliefert haben: Schreib diese Ausgabe hin, klammere x aus, und was x multipliziert, "
+        "ist das neue Gewicht. Seine Form ist die von W.",
     ),
 )
 def q4(merge_weight, rng):
     g = _generator(rng)
-    r, alpha = _scales(rng)
-    n_out, n_in = rng.choice([(40, 24), (12, 30)])
-    W = torch.randn(n_out, n_in, generator=g)
-    A, B = torch.randn(r, n_in, generator=g), torch.randn(n_out, r, generator=g)
-    W_given = W.clone()
-    got = call(merge_weight, W_given, A.clone(), B.clone(), alpha, r)
-    if not isinstance(got, torch.Tensor):
-        try:
-            got = torch.as_tensor(got, dtype=torch.float32)
-        except (TypeError, ValueError, RuntimeError):
-            raise MERGE_WEIGHT.wrong("type", shape=(n_out, n_in)) from None
-    if tuple(got.shape) != (n_out, n_in):
-        raise MERGE_WEIGHT.wrong("shape", shape=(n_out, n_in), got=tuple(got.shape))
-    got, delta = got.detach().float(), B @ A
-    if not torch.allclose(got, W + (alpha / r) * delta, rtol=1e-4, atol=1e-4):
-        MERGE_WEIGHT.diagnose([(got, dict(W=W, delta=delta, alpha=alpha, r=r))])
-    if not torch.equal(W_given, W):
-        raise MERGE_WEIGHT.wrong("in_place")
+    drawn = [(torch.float32, rng.choice(FRACTIONAL)), (torch.bfloat16, rng.choice(WHOLE))]
+    shapes = rng.sample([(40, 24), (12, 30)], 2)
+    for (dtype, (r, alpha)), (n_out, n_in) in zip(drawn, shapes, strict=True):
+        W = torch.randn(n_out, n_in, generator=g).to(dtype)
+        A, B = (torch.randn(s, generator=g).to(dtype) for s in ((r, n_in), (n_out, r)))
+        W_given = W.clone()
+        got = call(merge_weight, W_given, A.clone(), B.clone(), alpha, r)
+        if not isinstance(got, torch.Tensor) or (got.shape, got.dtype) != (W.shape, dtype):
+            shown = f"{type(got).__name__} {tuple(getattr(got, 'shape', ()))}"
+            shown += f" {getattr(got, 'dtype', '')}".rstrip()
+            raise MERGE_WEIGHT.wrong("type", shape=tuple(W.shape), dtype=dtype, got=shown)
+        got, delta = got.detach().float(), B.float() @ A.float()
+        want = W.float() + (alpha / r) * delta
+        # en: bfloat16 keeps 8 bits: a rounding of the largest value, not of each
+        # de: bfloat16 hat 8 Bit: eine Rundung des größten Werts, nicht jedes einzelnen
+        atol = 1e-4 if dtype == torch.float32 else 2**-6 * float(want.abs().max())
+        if not torch.allclose(got, want, rtol=1e-4, atol=atol):
+            if torch.allclose(got, (alpha / r) * delta, rtol=1e-4, atol=atol):
+                raise MERGE_WEIGHT.wrong("delta_only")
+            case = dict(base=W.float(), low=delta, **_scale_values(alpha, r))
+            raise MERGE_WEIGHT.wrong_for(got, case)
+        if not torch.equal(W_given, W):
+            raise MERGE_WEIGHT.wrong("in_place")
     return text(
         "Correct! After the merge the layer is a plain nn.Linear again.",
         "Richtig! Nach dem Einrechnen ist die Schicht wieder ein schlichtes nn.Linear.",
@@ -552,8 +650,8 @@ LARGEST_RANK = Mistakes(
     ),
     Mistake(
         "a_only",
-        "You counted only A (r · in); B adds r · out: r · (in + out) per layer.",
-        "Du hast nur A gezählt (r · in); B bringt r · out dazu: r · (in + out) pro Schicht.",
+        "You counted only A (r · in); B adds r · out.",
+        "Du hast nur A gezählt (r · in); B bringt r · out dazu.",
         gives=lambda shapes, layers, budget: _largest(
             shapes, layers, budget, count=lambda s, n, r: n * sum(r * a for a, _ in s)
         ),
@@ -600,10 +698,12 @@ LARGEST_RANK = Mistakes(
     "largest_rank",
     points=2,
     hint=(
-        "Bytes for rank r: 16 · layers · Σ r·(in + out) over the shapes. Try r = 1, 2, 4, … 256 and "
-        "keep the largest with bytes <= budget.",
-        "Bytes für Rang r: 16 · layers · Σ r·(in + out) über die Formen. Probier r = 1, 2, 4, … 256 "
-        "und behalte das größte mit Bytes <= Budget.",
+        "Work out what one rank costs in training state over every target layer of every block; "
+        "the cost grows in proportion to r. Then walk the allowed ranks; 'fits' includes "
+        "exactly equal.",
+        "Rechne aus, was ein Rang an Trainingszustand über alle Zielschichten aller Blöcke "
+        "kostet; die Kosten wachsen proportional zu r. Dann geh die erlaubten Ränge durch; "
+        "„passt“ schließt genau gleich ein.",
     ),
 )
 def q5(largest_rank, rng):
@@ -618,7 +718,8 @@ def q5(largest_rank, rng):
     budgets += [per_r * 3 * r_edge // 2, per_r // 2, per_r * 300]
     for budget in budgets:
         case = dict(shapes=shapes, layers=layers, budget=budget)
-        got = as_number(call(largest_rank, list(shapes), layers, budget), ("the rank", "der Rang"))
+        answer = call(largest_rank, list(shapes), layers, budget)
+        got = as_number(answer, ("the rank", "der Rang"), returned=True)
         if got != _largest(**case):
             LARGEST_RANK.diagnose([(got, case)], want=_largest(**case))
     return text(

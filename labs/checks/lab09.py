@@ -7,7 +7,8 @@ rented around the clock costs as much as an API (input prices below output price
 input-to-output ratios on every seed, so swapped prices and forgotten input tokens show); q3
 turns an hourly price and a measured throughput into $ per million tokens at a utilization
 (utilizations from 5 % to 100 % on every seed); q4 chooses the cheapest platform that fits a
-scenario's memory, hours and budget (each constraint decides at least one input on every seed).
+scenario's memory, hours and budget (each constraint decides at least one input on every seed,
+and every limit is met exactly by one input, so > for >= fails on every seed).
 
 Each exercise's mistakes are one table (`labs.kit.mistakes`): a case is the exercise's inputs and
 the right answer, `want`; a slip says what it gives for a case, in terms of these.  Every message
@@ -15,6 +16,8 @@ of a table opens with the same sentence about the case, its head.
 """
 
 from __future__ import annotations
+
+import operator
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, call, close
 from utils.i18n import text
@@ -84,9 +87,10 @@ RUN_COST_MISTAKES = Mistakes(
     "run_cost",
     points=2,
     hint=(
-        "seconds = FLOPs ÷ (peak in FLOP/s × MFU); hours = seconds ÷ 3,600; cost = hours × $/h.",
-        "Sekunden = FLOPs ÷ (Spitze in FLOP/s × MFU); Stunden = Sekunden ÷ 3.600; "
-        "Kosten = Stunden × $/h.",
+        "First ask how many FLOP/s the run really reaches; that gives its duration, and the "
+        "price is per hour. Check the unit of every input on the way.",
+        "Frag zuerst, wie viele FLOP/s der Lauf wirklich erreicht; daraus folgt seine Dauer, und "
+        "der Preis gilt pro Stunde. Prüf unterwegs die Einheit jeder Eingabe.",
     ),
 )
 def q1(run_cost, rng):
@@ -98,7 +102,9 @@ def q1(run_cost, rng):
     rng.shuffle(inputs)
     failures = []
     for flops, peak, mfu, price in inputs:
-        got = as_number(call(run_cost, flops, peak, mfu, price), ("the cost", "die Kosten"))
+        got = as_number(
+            call(run_cost, flops, peak, mfu, price), ("the cost", "der Betrag"), returned=True
+        )
         want = flops / (peak * 1e12 * mfu) / 3600 * price
         if not close(got, want):
             failures.append((got, dict(flops=flops, peak=peak, mfu=mfu, price=price, want=want)))
@@ -165,10 +171,12 @@ BREAK_EVEN_MISTAKES = Mistakes(
     "break_even",
     points=2,
     hint=(
-        "Set $/h × 730 equal to tokens × (input_per_output × input price + output price) ÷ 10⁶ "
-        "and solve for tokens.",
-        "Setze $/h × 730 gleich Tokens × (input_per_output × Eingabepreis + Ausgabepreis) ÷ 10⁶ "
-        "und löse nach den Tokens auf.",
+        "Write both monthly bills as a function of the output tokens: the GPU's does not grow, "
+        "the API's does, and every output token brings its input tokens along. Where are the "
+        "two bills equal?",
+        "Schreib beide Monatsrechnungen als Funktion der Ausgabe-Tokens: Die der GPU wächst "
+        "nicht, die der API schon, und jedes Ausgabe-Token bringt seine Eingabe-Tokens mit. Wo "
+        "sind beide Rechnungen gleich?",
     ),
 )
 def q2(break_even_tokens, rng):
@@ -178,7 +186,7 @@ def q2(break_even_tokens, rng):
         out = round(inp * rng.uniform(3, 8), 2)  # output costs more, as at every provider
         price = round(rng.uniform(0.4, 6.5), 2)
         answer = call(break_even_tokens, price, inp, out, ratio)
-        got = as_number(answer, ("the tokens", "die Tokens"))
+        got = as_number(answer, ("the number of tokens", "die Tokenzahl"), returned=True)
         want = _break_even(price, inp, out, ratio)
         if not close(got, want):
             failures.append((got, dict(price=price, inp=inp, out=out, ratio=ratio, want=want)))
@@ -237,15 +245,18 @@ SELF_HOSTED_MISTAKES = Mistakes(
     "self_hosted",
     points=2,
     hint=(
-        "Tokens per hour = tokens/s × 3,600 × utilization; $ per million = $/h ÷ that × 10⁶.",
-        "Tokens pro Stunde = Tokens/s × 3.600 × Auslastung; $ pro Million = $/h ÷ das × 10⁶.",
+        "How many tokens does one paid hour really yield when the server is busy only part of "
+        "it? The hour's price is shared among those tokens.",
+        "Wie viele Tokens bringt eine bezahlte Stunde wirklich, wenn der Server nur einen Teil "
+        "davon arbeitet? Der Preis der Stunde verteilt sich auf diese Tokens.",
     ),
 )
 def q3(cost_per_million, rng):
     failures = []
     for u in (rng.uniform(0.05, 0.2), rng.uniform(0.3, 0.7), rng.uniform(0.7, 0.95), 1.0):
         price, tps = round(rng.uniform(0.3, 7), 2), rng.uniform(5, 5000)
-        got = as_number(call(cost_per_million, price, tps, u), ("the price", "der Preis"))
+        answer = call(cost_per_million, price, tps, u)
+        got = as_number(answer, ("the price", "der Preis"), returned=True)
         want = price / (tps * 3600 * u) * 1e6
         if not close(got, want):
             failures.append((got, dict(price=price, tps=tps, u=u, want=want)))
@@ -263,7 +274,9 @@ def _options(rng):
     free = {"name": "free tier", "memory_gb": 16, "usd_per_hour": 0.0, "max_hours": 30}
     names = ["T4", "L4", "A100", "H100"]
     memory = [16, 24, 80, 80]
-    price = sorted(round(rng.uniform(0.2, 6), 2) for _ in names)
+    # en: whole quarters: hours × price is exact, so a budget can equal a cost
+    # de: Viertel-Dollar: Stunden × Preis ist exakt, ein Budget kann also genau den Kosten gleichen
+    price = sorted(q / 4 for q in rng.sample(range(1, 25), len(names)))
     rented = [
         {"name": n, "memory_gb": m, "usd_per_hour": p, "max_hours": None}
         for n, m, p in zip(names, memory, price, strict=True)
@@ -271,33 +284,45 @@ def _options(rng):
     return [*reversed(rented), free]  # dearest first: "the first that fits" is not the cheapest
 
 
-def _too_small(option, gb, hours, budget):
-    return option["memory_gb"] < gb
+LIMITS = ("memory", "hours", "budget")
 
 
-def _hour_cap(option, gb, hours, budget):
-    return option["max_hours"] is not None and hours > option["max_hours"]
-
-
-def _over_budget(option, gb, hours, budget):
-    return option["usd_per_hour"] * hours > budget
-
-
-def _fits(option, gb, hours, budget):
-    broken = (_too_small, _hour_cap, _over_budget)
-    return not any(constraint(option, gb, hours, budget) for constraint in broken)
-
-
-def _choose(options, gb, hours, budget):
-    fits = [o for o in options if _fits(o, gb, hours, budget)]
+def _choose(options, gb, hours, budget, strict=()):
+    """The cheapest option's name, or None; `strict` names the limits compared with > / <."""
+    at_least = {k: operator.gt if k in strict else operator.ge for k in LIMITS}
+    fits = [
+        o
+        for o in options
+        if at_least["memory"](o["memory_gb"], gb)
+        and (o["max_hours"] is None or at_least["hours"](o["max_hours"], hours))
+        and at_least["budget"](budget, o["usd_per_hour"] * hours)
+    ]
     return min(fits, key=lambda o: o["usd_per_hour"])["name"] if fits else None
 
 
-def _chose(constraint):
-    """A predicate for the table: the learner chose an option and it breaks `constraint`."""
+def _chose(limit):
+    """A predicate for the table: the learner's choice breaks `limit`."""
 
     def when(got, by, gb, hours, budget, **_):
-        return got in by and constraint(by[got], gb, hours, budget)
+        option = by.get(got) if isinstance(got, str) else None
+        if option is None:
+            return False
+        cap = option["max_hours"]
+        broken = {
+            "memory": option["memory_gb"] < gb,
+            "hours": cap is not None and hours > cap,
+            "budget": option["usd_per_hour"] * hours > budget,
+        }
+        return broken[limit]
+
+    return when
+
+
+def _strict(limit):
+    """A predicate: the learner's choice is what `limit` compared strictly gives."""
+
+    def when(got, by, gb, hours, budget, want, **_):
+        return got != want and got == _choose(list(by.values()), gb, hours, budget, (limit,))
 
     return when
 
@@ -308,20 +333,39 @@ CHOOSE_PLATFORM_MISTAKES = Mistakes(
         "too_small",
         "Your choice has too little memory for the model.",
         "Deine Wahl hat zu wenig Speicher für das Modell.",
-        when=_chose(_too_small),
+        when=_chose("memory"),
     ),
     Mistake(
         "hour_cap",
         "Your choice does not give that many hours (a free tier's weekly hours are capped).",
         "Deine Wahl gibt nicht so viele Stunden her (die Wochenstunden eines Gratisangebots sind "
         "begrenzt).",
-        when=_chose(_hour_cap),
+        when=_chose("hours"),
     ),
     Mistake(
         "over_budget",
         "Your choice costs more than the budget.",
         "Deine Wahl kostet mehr als das Budget.",
-        when=_chose(_over_budget),
+        when=_chose("budget"),
+    ),
+    Mistake(
+        "strict_memory",
+        "An option with exactly {gb} GB has at least {gb} GB: it fits.",
+        "Eine Möglichkeit mit genau {gb} GB hat mindestens {gb} GB: Sie passt.",
+        when=_strict("memory"),
+    ),
+    Mistake(
+        "strict_hours",
+        "An option capped at exactly {hours} hours gives at least {hours} hours: it fits.",
+        "Eine Möglichkeit mit einer Grenze von genau {hours} Stunden gibt mindestens {hours} "
+        "Stunden her: Sie passt.",
+        when=_strict("hours"),
+    ),
+    Mistake(
+        "strict_budget",
+        "An option that costs exactly the budget is within it: it fits.",
+        "Eine Möglichkeit, die genau das Budget kostet, bleibt im Rahmen: Sie passt.",
+        when=_strict("budget"),
     ),
     Mistake(
         "none_fits",
@@ -337,52 +381,65 @@ CHOOSE_PLATFORM_MISTAKES = Mistakes(
         when=lambda got, by, **_: got in by,
     ),
     head=(
-        "For {gb} GB, {hours} hours and a budget of ${budget:,.0f} your function chose {got!r}: ",
-        "Für {gb} GB, {hours} Stunden und ein Budget von {budget:,.0f} $ hat deine Funktion "
+        "For {gb} GB, {hours} hours and a budget of ${budget:,.2f} your function chose {got!r}: ",
+        "Für {gb} GB, {hours} Stunden und ein Budget von {budget:,.2f} $ hat deine Funktion "
         "{got!r} gewählt: ",
     ),
 ) + Mistakes(
     Mistake(
         "type",
-        "Return an option's name (a str) or None, not {got!r}.",
-        "Gib den Namen einer Möglichkeit (einen str) oder None zurück, nicht {got!r}.",
+        "Return an option's name (a str) or None, not {got}.",
+        "Gib den Namen einer Möglichkeit (einen str) oder None zurück, nicht {got}.",
     )
 )
+
+
+def _report(failures):
+    """Raise the mistake every failure shows, else the most basic one any failure shows."""
+    keys = [mistake.key for mistake in CHOOSE_PLATFORM_MISTAKES]
+    found = [CHOOSE_PLATFORM_MISTAKES.explaining(*failure) for failure in failures]
+    common = [key for key in keys if all(key in keys_of for keys_of in found)]
+    key = common[0] if common else min((f[0] for f in found if f), key=keys.index)
+    got, case = next(f for f, keys_of in zip(failures, found, strict=True) if key in keys_of)
+    raise CHOOSE_PLATFORM_MISTAKES.wrong(key, got=got, **case)
 
 
 @lab.exercise(
     "choose_platform",
     points=2,
     hint=(
-        "Keep the options with enough memory, enough hours and hours × $/h within the budget; "
-        "return the cheapest one's name, or None.",
-        "Behalte die Möglichkeiten mit genug Speicher, genug Stunden und Stunden × $/h im Budget; "
-        "gib den Namen der günstigsten zurück, oder None.",
+        "Filter first, choose second: an option must meet every limit, and a limit met exactly "
+        "is met. Among those left, the price decides; an empty list is an answer too.",
+        "Erst filtern, dann wählen: Eine Möglichkeit muss jede Grenze einhalten, und eine genau "
+        "erreichte Grenze ist eingehalten. Unter den übrigen entscheidet der Preis; auch eine "
+        "leere Liste ist eine Antwort.",
     ),
 )
 def q4(choose_platform, rng):
     options = _options(rng)
     by = {o["name"]: o for o in options}
+    a100 = by["A100"]["usd_per_hour"]
     cases = [
-        (12, rng.randint(2, 25), 100.0),  # the free tier fits
-        (12, rng.randint(40, 80), 1e6),  # more hours than the free tier gives
-        (20, 10, 1e6),  # too big for 16 GB
-        (40, 20, by["A100"]["usd_per_hour"] * 20 + 1),  # the A100 just fits the budget
-        (40, 20, by["A100"]["usd_per_hour"] * 20 - 1),  # nothing fits
+        (12, rng.randint(2, 25), 100.0),  # en: the free tier fits | de: das Gratisangebot passt
+        (16, rng.randint(2, 29), 1e4),  # en: exactly the free tier's memory | de: genau 16 GB
+        (12, 30, 1e4),  # en: exactly the free tier's hours | de: genau dessen Stunden
+        (12, rng.randint(40, 80), 1e4),  # en: more hours than it gives | de: mehr Stunden
+        (20, 10, 1e4),  # en: too big for 16 GB | de: zu groß für 16 GB
+        (40, 20, a100 * 20),  # en: the A100 costs exactly the budget | de: genau das Budget
+        (40, 20, a100 * 20 - 0.25),  # en: nothing fits | de: nichts passt
     ]
     rng.shuffle(cases)
     failures = []
     for gb, hours, budget in cases:
         got = call(choose_platform, [dict(o) for o in options], gb, hours, budget)
+        if got is not None and not (isinstance(got, str) and got in by):
+            shown = repr(got) if isinstance(got, str) else type(got).__name__
+            raise CHOOSE_PLATFORM_MISTAKES.wrong("type", got=shown)
         want = _choose(options, gb, hours, budget)
         if got != want:
-            if got is not None and not (isinstance(got, str) and got in by):
-                raise CHOOSE_PLATFORM_MISTAKES.wrong("type", got=got)
             failures.append((got, dict(by=by, gb=gb, hours=hours, budget=budget, want=want)))
-    if failures:  # the same key on every seed: the most basic constraint any input broke
-        keys = [mistake.key for mistake in CHOOSE_PLATFORM_MISTAKES]
-        first = min(failures, key=lambda f: keys.index(CHOOSE_PLATFORM_MISTAKES.explaining(*f)[0]))
-        CHOOSE_PLATFORM_MISTAKES.diagnose([first])
+    if failures:
+        _report(failures)
     return text(
         "Correct! Memory first, then hours, then the budget, then the price.",
         "Richtig! Erst der Speicher, dann die Stunden, dann das Budget, dann der Preis.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -14,7 +15,7 @@ LAB = "07_lora"
 
 
 # q1: the LoRA layer
-def _layer(scale_of, b_random=False, a_zero=False, freeze=True, copy_base=False, einsum=False):
+def _layer(scale_of, b_random=False, a_init="kaiming", freeze=True, copy_base=False, einsum=False):
     class Layer(nn.Module):
         def __init__(self, base, r, alpha):
             super().__init__()
@@ -26,8 +27,14 @@ def _layer(scale_of, b_random=False, a_zero=False, freeze=True, copy_base=False,
                 self.W = base.weight.detach().clone()
                 self.b = base.bias.detach().clone()
             self.A = nn.Parameter(torch.empty(r, base.in_features))
-            if a_zero:
+            if a_init == "zero":
                 nn.init.zeros_(self.A)
+            elif a_init == "randn":
+                nn.init.normal_(self.A)
+            elif a_init == "kaiming_default":  # a = 0: a bound of √(6 / in)
+                nn.init.kaiming_uniform_(self.A)
+            elif a_init == "from_linear":  # nn.Linear draws its weight as the task asks
+                self.A.data = nn.Linear(base.in_features, r, bias=False).weight.data
             else:
                 nn.init.kaiming_uniform_(self.A, a=math.sqrt(5))
             self.B = nn.Parameter(
@@ -48,7 +55,11 @@ def _layer(scale_of, b_random=False, a_zero=False, freeze=True, copy_base=False,
 layer_right = _layer(lambda a, r: a / r)
 layer_right_einsum = _layer(lambda a, r: a / r, einsum=True)
 layer_b_random = _layer(lambda a, r: a / r, b_random=True)
-layer_a_zero = _layer(lambda a, r: a / r, a_zero=True)
+layer_right_from_linear = _layer(lambda a, r: a / r, a_init="from_linear", einsum=True)
+layer_a_zero = _layer(lambda a, r: a / r, a_init="zero")
+layer_a_randn = _layer(lambda a, r: a / r, a_init="randn")
+layer_a_kaiming_default = _layer(lambda a, r: a / r, a_init="kaiming_default")
+layer_integer_scale = _layer(lambda a, r: a // r)
 layer_base_trainable = _layer(lambda a, r: a / r, freeze=False)
 layer_scale_alpha = _layer(lambda a, r: a)
 layer_no_scale = _layer(lambda a, r: 1.0)
@@ -67,6 +78,10 @@ class LayerNotParameters(nn.Module):
 
     def forward(self, x):
         return self.base(x) + x @ self.A.T @ self.B.T * self.scale
+
+
+def layer_factory_without_return(base, r, alpha):
+    LoRALinear = layer_right  # noqa: F841  (builds nothing, returns None)
 
 
 class LayerRaises(nn.Module):
@@ -99,6 +114,20 @@ def count_tensors(model):
 
 def count_state_dict(model):
     return sum(t.numel() for t in model.state_dict().values())
+
+
+def count_tied_twice(model):
+    return sum(
+        p.numel() for _, p in model.named_parameters(remove_duplicate=False) if p.requires_grad
+    )
+
+
+def count_per_tensor_array(model):
+    return np.array([p.numel() for p in model.parameters() if p.requires_grad])
+
+
+def count_without_return(model):
+    sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def count_raises(model):
@@ -136,7 +165,29 @@ def add_right_by_path(model, targets, r, alpha):
             parent_path, _, name = path.rpartition(".")
             parent = model.get_submodule(parent_path) if parent_path else model
             setattr(parent, name, LoRA(module, r, alpha))
-    # returns nothing: the model was changed in place
+    return model
+
+
+def add_dotted_path(model, targets, r, alpha):
+    """Adapters registered under the full path as a new child of the model: never called."""
+    model.requires_grad_(False)
+    for path, module in list(model.named_modules()):
+        if isinstance(module, nn.Linear) and path.split(".")[-1] in targets:
+            setattr(model, path, LoRA(module, r, alpha))
+    return model
+
+
+def add_without_return(model, targets, r, alpha):
+    add_right(model, targets, r, alpha)
+
+
+def add_name_string(model, targets, r, alpha):
+    add_right(model, targets, r, alpha)
+    return "model"
+
+
+def add_swapped_arguments(model, targets, r, alpha):
+    return add_right(model, targets, alpha, r)
 
 
 def add_no_freeze(model, targets, r, alpha):
@@ -184,8 +235,20 @@ def merge_right(W, A, B, alpha, r):
     return W + (alpha / r) * (B @ A)
 
 
-def merge_right_einsum(W, A, B, alpha, r):
-    return torch.addmm(W, B, A, alpha=alpha / r).numpy()
+def merge_right_addmm(W, A, B, alpha, r):
+    return torch.addmm(W, B, A, alpha=alpha / r)
+
+
+def merge_numpy(W, A, B, alpha, r):
+    return (W + (alpha / r) * (B @ A)).float().numpy()
+
+
+def merge_in_float32(W, A, B, alpha, r):
+    return W.float() + (alpha / r) * (B.float() @ A.float())
+
+
+def merge_integer_scale(W, A, B, alpha, r):
+    return W + (alpha // r) * (B @ A)
 
 
 def merge_no_scale(W, A, B, alpha, r):
@@ -258,16 +321,28 @@ def rank_over_budget(shapes, layers, budget):
     return 256
 
 
+def rank_without_return(shapes, layers, budget):
+    rank_right(shapes, layers, budget)
+
+
+def rank_as_text(shapes, layers, budget):
+    return f"r = {rank_right(shapes, layers, budget)}"
+
+
 def rank_raises(shapes, layers, budget):
     return max(r for r in range(budget) if 16 * layers * r * sum(shapes) <= budget)
 
 
 CASES = {
     (LAB, "lora_layer"): Case(
-        right=[layer_right, layer_right_einsum],
+        right=[layer_right, layer_right_einsum, layer_right_from_linear],
         wrong=[
             (layer_b_random, "b_random"),
             (layer_a_zero, "a_zero"),
+            (layer_a_randn, "a_init"),
+            (layer_a_kaiming_default, "a_init"),
+            (layer_integer_scale, "integer_scale"),
+            (layer_factory_without_return, "no_parameters"),
             (layer_base_trainable, "base_trainable"),
             (layer_scale_alpha, "scale_alpha"),
             (layer_no_scale, "no_scale"),
@@ -284,6 +359,9 @@ CASES = {
             (count_all, "counted_frozen"),
             (count_tensors, "tensors"),
             (count_state_dict, "state_dict"),
+            (count_tied_twice, "tied_twice"),
+            (count_per_tensor_array, "not_a_number"),
+            (count_without_return, "no_return"),
         ],
         raising=count_raises,
         raising_line="return sum(p.numel for p in model.parameters() if p.requires_grad)",
@@ -295,18 +373,25 @@ CASES = {
             (add_freeze_after, "adapters_frozen"),
             (add_all_linear, "wrong_modules"),
             (add_top_level_only, "missed_modules"),
+            (add_dotted_path, "unused_adapters"),
+            (add_without_return, "no_return"),
+            (add_name_string, "type"),
+            (add_swapped_arguments, "output_wrong"),
         ],
         raising=add_raises,
         raising_line="setattr(model, name, LoRA(model.get_submodule(name), r, alpha))",
     ),
     (LAB, "merge_weight"): Case(
-        right=[merge_right, merge_right_einsum],
+        right=[merge_right, merge_right_addmm],
         wrong=[
             (merge_no_scale, "no_scale"),
             (merge_scale_alpha, "scale_alpha"),
             (merge_inverted, "scale_inverted"),
             (merge_delta_only, "delta_only"),
             (merge_in_place, "in_place"),
+            (merge_integer_scale, "integer_scale"),
+            (merge_numpy, "type"),
+            (merge_in_float32, "type"),
         ],
         raising=merge_raises,
         raising_line="return W + (alpha / r) * (A @ B)",
@@ -320,6 +405,8 @@ CASES = {
             (rank_square, "square"),
             (rank_strict, "strict"),
             (rank_over_budget, "over_budget"),
+            (rank_without_return, "no_return"),
+            (rank_as_text, "not_a_number"),
         ],
         raising=rank_raises,
         raising_line="return max(r for r in range(budget) if 16 * layers * r * sum(shapes) <= budget)",

@@ -43,6 +43,14 @@ def run_cost_list(flops, peak_tflops, mfu, usd_per_hour):
     return [run_cost_hours(flops, peak_tflops, mfu, usd_per_hour)]
 
 
+def run_cost_array(flops, peak_tflops, mfu, usd_per_hour):
+    return np.array([run_cost_hours(flops, peak_tflops, mfu, usd_per_hour)] * 2)
+
+
+def run_cost_without_return(flops, peak_tflops, mfu, usd_per_hour):
+    run_cost_hours(flops, peak_tflops, mfu, usd_per_hour)
+
+
 def run_cost_raises(flops, peak_tflops, mfu, usd_per_hour):
     hours = flops / (peak_tflops * 1e12 * mfu) / 3600
     return hours * usd_per_hour["on_demand"]
@@ -74,6 +82,10 @@ def break_even_per_million(usd_per_hour, input_price, output_price, input_per_ou
     return usd_per_hour * 730 / (input_per_output * input_price + output_price)
 
 
+def break_even_as_text(usd_per_hour, input_price, output_price, input_per_output):
+    return f"{break_even(usd_per_hour, input_price, output_price, input_per_output):.0f} tokens"
+
+
 def break_even_raises(usd_per_hour, input_price, output_price, input_per_output):
     per_token = (input_per_output * input_price + output_price) / 1e6
     return usd_per_hour * 730 / (per_token - per_token)
@@ -103,6 +115,10 @@ def per_million_per_second(usd_per_hour, tokens_per_s, utilization):
 
 def per_million_per_token(usd_per_hour, tokens_per_s, utilization):
     return usd_per_hour / (tokens_per_s * 3600 * utilization)
+
+
+def per_million_one_element(usd_per_hour, tokens_per_s, utilization):
+    return (per_million(usd_per_hour, tokens_per_s, utilization),)
 
 
 def per_million_raises(usd_per_hour, tokens_per_s, utilization):
@@ -153,6 +169,51 @@ def choose_the_dict(options, memory_gb, hours, budget):
     return min(fits, key=lambda o: o["usd_per_hour"])
 
 
+def _choose_strict(memory=False, hours_cap=False, money=False):
+    def answer(options, memory_gb, hours, budget):
+        fits = [
+            o
+            for o in options
+            if (o["memory_gb"] > memory_gb if memory else o["memory_gb"] >= memory_gb)
+            and (
+                o["max_hours"] is None
+                or (o["max_hours"] > hours if hours_cap else o["max_hours"] >= hours)
+            )
+            and (
+                o["usd_per_hour"] * hours < budget if money else o["usd_per_hour"] * hours <= budget
+            )
+        ]
+        return min(fits, key=lambda o: o["usd_per_hour"])["name"] if fits else None
+
+    return answer
+
+
+choose_strict_memory = _choose_strict(memory=True)
+choose_strict_hours = _choose_strict(hours_cap=True)
+choose_strict_budget = _choose_strict(money=True)
+
+
+def choose_by_rate(options, memory_gb, hours, budget):
+    """The budget as a rate: $ per hour it allows."""
+    allowed = budget / hours
+    fits = [
+        o
+        for o in options
+        if o["memory_gb"] >= memory_gb
+        and (o["max_hours"] or float("inf")) >= hours
+        and o["usd_per_hour"] <= allowed
+    ]
+    return min(fits, key=lambda o: o["usd_per_hour"])["name"] if fits else None
+
+
+def choose_always_none(options, memory_gb, hours, budget):
+    return None
+
+
+def choose_names_array(options, memory_gb, hours, budget):
+    return np.array([choose(options, memory_gb, hours, budget)])
+
+
 def choose_raises(options, memory_gb, hours, budget):
     return min(o["price"] for o in options)
 
@@ -167,6 +228,8 @@ CASES = {
             (run_cost_tera, "tera"),
             (run_cost_percent, "percent"),
             (run_cost_list, "not_a_number"),
+            (run_cost_array, "not_a_number"),
+            (run_cost_without_return, "no_return"),
         ],
         raising=run_cost_raises,
         raising_line='return hours * usd_per_hour["on_demand"]',
@@ -178,6 +241,7 @@ CASES = {
             (break_even_output_only, "output_only"),
             (break_even_seconds, "per_second"),
             (break_even_per_million, "per_million"),
+            (break_even_as_text, "not_a_number"),
         ],
         raising=break_even_raises,
         raising_line="return usd_per_hour * 730 / (per_token - per_token)",
@@ -189,18 +253,24 @@ CASES = {
             (per_million_times_utilization, "utilization_times"),
             (per_million_per_second, "per_second"),
             (per_million_per_token, "per_million"),
+            (per_million_one_element, "trailing_comma"),
         ],
         raising=per_million_raises,
         raising_line="return usd_per_hour / (tokens_per_s * 3600 * utilization) * 1e6 + utilization.mean()",
     ),
     (LAB, "choose_platform"): Case(
-        right=[choose, choose_sorted],
+        right=[choose, choose_sorted, choose_by_rate],
         wrong=[
             (choose_ignoring_memory, "too_small"),
             (choose_ignoring_hours, "hour_cap"),
             (choose_ignoring_budget, "over_budget"),
             (choose_first_fit, "not_cheapest"),
             (choose_the_dict, "type"),
+            (choose_strict_memory, "strict_memory"),
+            (choose_strict_hours, "strict_hours"),
+            (choose_strict_budget, "strict_budget"),
+            (choose_always_none, "none_fits"),
+            (choose_names_array, "type"),
         ],
         raising=choose_raises,
         raising_line='return min(o["price"] for o in options)',
