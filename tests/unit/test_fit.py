@@ -103,3 +103,14 @@ def test_loss_head_and_checkpointing():
     block = sum(fit.block_activations(SMOL, 4.0, QKVO).values())
     assert plain == tokens * 30 * block + head
     assert saved == tokens * (30 * 576 * 4 + block) + head
+
+
+def test_training_and_serving_fits_say_the_verdict_alike():
+    from utils.memory import serving
+
+    training = fit.fit(N, "bfloat16", "inference", device="T4")
+    hosting = serving.serving_fit("Llama-3-8B", "bfloat16", context=1024, device="T4")
+    for report in (training, hosting):
+        line = str(report).splitlines()[-1]
+        assert line == fit.fit_verdict(report.total, report.capacity, report.device)
+    assert "NOT" in fit.fit_verdict(2 * GIB, GIB, "x") and "NOT" not in fit.fit_verdict(1, 2, "x")

@@ -133,3 +133,42 @@ def test_the_cache_leaves_greedy_tokens_unchanged():
                 )
             )
     assert torch.equal(*outputs)
+
+
+def test_an_fp8_cache_holds_one_byte_per_number():
+    import torch
+
+    from utils.models.loading import load_smollm2
+
+    model, tokenizer, _ = load_smollm2(offline=True)
+    cache = serving.fp8_cache(model)
+    if cache is None:
+        pytest.skip("this transformers has no fp8 KV cache backend")
+    ids = tokenizer("The KV cache keeps", return_tensors="pt")["input_ids"]
+    with torch.inference_mode():
+        model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=4,
+            min_new_tokens=4,
+            do_sample=False,
+            pad_token_id=tokenizer.eos_token_id,
+            **{serving.cache_argument(): cache},
+        )
+    tokens = cache.get_seq_length()
+    assert tokens >= ids.shape[1] + 3
+    # one byte per number, and one fp32 scale per key tensor and per value tensor of each layer
+    scales = 2 * model.config.num_hidden_layers * 4
+    assert serving.cache_bytes(cache) == serving.kv_cache_bytes(model.config, tokens, 1, 1) + scales
+
+
+def test_peak_rise_sees_a_tensor_held_during_the_call():
+    if not exact_peaks():
+        pytest.skip("the peak cannot be reset here (no /proc)")
+    import torch
+
+    from utils.memory import peakmem
+
+    size = 64 * 2**20
+    rise = peakmem.peak_rise(lambda: torch.ones(size, dtype=torch.uint8).fill_(2))
+    assert size * 0.9 < rise < size * 3

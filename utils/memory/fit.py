@@ -192,18 +192,22 @@ class Fit:
             label = text("peak ({phase})", "Spitze ({phase})", phase=text(*PHASE_NAMES[phase]))
             lines.append(f"{label:<28} {format_bytes(size):>11}")
         if self.capacity is not None:
-            verdict = text("fits", "passt") if self.fits else text("does NOT fit", "passt NICHT")
-            lines.append(
-                text(
-                    "{verdict} on {device} ({capacity}: {share:.0f}% of it)",
-                    "{verdict} auf {device} ({capacity}: {share:.0f} % davon)",
-                    verdict=verdict,
-                    device=self.device,
-                    capacity=format_bytes(self.capacity),
-                    share=100 * self.total / self.capacity,
-                )
-            )
+            lines.append(fit_verdict(self.total, self.capacity, self.device))
         return "\n".join(lines)
+
+
+def fit_verdict(total: float, capacity: float, device: str) -> str:
+    """The line under a memory table: whether `total` bytes fit the `capacity` of `device`, and
+    which share of it they take (the training fit and the serving fit say it alike)."""
+    verdict = text("fits", "passt") if total <= capacity else text("does NOT fit", "passt NICHT")
+    return text(
+        "{verdict} on {device} ({capacity}: {share:.0f}% of it)",
+        "{verdict} auf {device} ({capacity}: {share:.0f} % davon)",
+        verdict=verdict,
+        device=device,
+        capacity=format_bytes(capacity),
+        share=100 * total / capacity,
+    )
 
 
 _TRANSIENT = ("activations", "gradients", "step_temporaries")

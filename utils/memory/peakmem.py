@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from utils.course import ROOT
@@ -36,6 +37,23 @@ def _status(field: str) -> int:
     with open("/proc/self/status") as status:
         line = next(line for line in status if line.startswith(field))
     return int(line.split()[1]) * 1024
+
+
+def reset_peak() -> None:
+    """Start the resident memory's high-water mark again from what is held now (Linux)."""
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+
+
+def peak_rise(fn: Callable[[], object]) -> int | None:
+    """Bytes a call of `fn()` adds at its peak on the CPU: the high-water mark during the call
+    over the resident memory before it.  None where the mark cannot be reset (`exact_peaks()`)."""
+    if not exact_peaks():
+        return None
+    before = _status("VmRSS")
+    reset_peak()
+    fn()
+    return _status("VmHWM") - before
 
 
 def _rss() -> int:
@@ -174,8 +192,7 @@ def run_one(
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     elif exact_peaks():
-        with open("/proc/self/clear_refs", "w") as refs:
-            refs.write("5")  # the high-water mark starts again from what is held now
+        reset_peak()
     ids = torch.randint(0, model.config.vocab_size, (batch, seq), device=device)
     _step(model, ids, mode, device, options, steps)
     if device == "cuda":

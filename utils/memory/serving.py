@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from utils.i18n import text
-from utils.memory.fit import BYTES, CUDA_CONTEXT, DEVICE_MEMORY, NF4_BYTES, Shape, _capacity
+from utils.memory.fit import (
+    BYTES,
+    CUDA_CONTEXT,
+    DEVICE_MEMORY,
+    NF4_BYTES,
+    Shape,
+    _capacity,
+    fit_verdict,
+)
 from utils.units import format_bytes
 
 # Bytes per number of the weights: the fit's dtypes plus 4-bit (NF4 with its block constants).
@@ -31,19 +39,63 @@ WEIGHT_BYTES = {**BYTES, "int4": NF4_BYTES, "nf4": NF4_BYTES}
 
 # Sizes from each model's config.json on the Hugging Face hub (docs/facts.md, "Serving").
 KNOWN: dict[str, dict[str, Any]] = {
-    "SmolLM2-135M": dict(n_params=134_515_008, layers=30, hidden=576, intermediate=1536, heads=9,
-                         kv_heads=3, vocab=49152, tied=True),
-    "SmolLM2-1.7B": dict(n_params=1_711_376_384, layers=24, hidden=2048, intermediate=8192,
-                         heads=32, kv_heads=32, vocab=49152, tied=True),
-    "Llama-2-7B": dict(n_params=6_738_415_616, layers=32, hidden=4096, intermediate=11008,
-                       heads=32, kv_heads=32, vocab=32000),
-    "Mistral-7B": dict(n_params=7_241_732_096, layers=32, hidden=4096, intermediate=14336,
-                       heads=32, kv_heads=8, vocab=32000),
-    "Llama-3-8B": dict(n_params=8_030_261_248, layers=32, hidden=4096, intermediate=14336,
-                       heads=32, kv_heads=8, vocab=128256),
-    "Llama-3-70B": dict(n_params=70_553_706_496, layers=80, hidden=8192, intermediate=28672,
-                        heads=64, kv_heads=8, vocab=128256),
-}  # fmt: skip
+    "SmolLM2-135M": dict(
+        n_params=134_515_008,
+        layers=30,
+        hidden=576,
+        intermediate=1536,
+        heads=9,
+        kv_heads=3,
+        vocab=49152,
+        tied=True,
+    ),
+    "SmolLM2-1.7B": dict(
+        n_params=1_711_376_384,
+        layers=24,
+        hidden=2048,
+        intermediate=8192,
+        heads=32,
+        kv_heads=32,
+        vocab=49152,
+        tied=True,
+    ),
+    "Llama-2-7B": dict(
+        n_params=6_738_415_616,
+        layers=32,
+        hidden=4096,
+        intermediate=11008,
+        heads=32,
+        kv_heads=32,
+        vocab=32000,
+    ),
+    "Mistral-7B": dict(
+        n_params=7_241_732_096,
+        layers=32,
+        hidden=4096,
+        intermediate=14336,
+        heads=32,
+        kv_heads=8,
+        vocab=32000,
+    ),
+    "Llama-3-8B": dict(
+        n_params=8_030_261_248,
+        layers=32,
+        hidden=4096,
+        intermediate=14336,
+        heads=32,
+        kv_heads=8,
+        vocab=128256,
+    ),
+    "Llama-3-70B": dict(
+        n_params=70_553_706_496,
+        layers=80,
+        hidden=8192,
+        intermediate=28672,
+        heads=64,
+        kv_heads=8,
+        vocab=128256,
+    ),
+}
 DEVICES = {**DEVICE_MEMORY, "L4": 24 * 1024**3, "RTX 4090": 24 * 1024**3}
 # The CUDA context plus what the allocator keeps in reserve: the 0.4 GiB context of
 # utils.memory.fit and 10 % of the rest (a caching allocator's fragmentation).
@@ -119,17 +171,7 @@ class ServingFit:
         ]
         lines.append(f"{text('total', 'gesamt'):<24} {format_bytes(self.total):>11}")
         if self.capacity is not None:
-            verdict = text("fits", "passt") if self.fits else text("does NOT fit", "passt NICHT")
-            lines.append(
-                text(
-                    "{verdict} on {device} ({capacity}: {share:.0f}% of it)",
-                    "{verdict} auf {device} ({capacity}: {share:.0f} % davon)",
-                    verdict=verdict,
-                    device=self.device,
-                    capacity=format_bytes(self.capacity),
-                    share=100 * self.total / self.capacity,
-                )
-            )
+            lines.append(fit_verdict(self.total, self.capacity, self.device))
         return "\n".join(lines)
 
 
@@ -204,6 +246,40 @@ def longest_context(model: Any, weights: str, batch: int, device: Any, **options
     return low
 
 
+def cache_bytes(cache: Any) -> int:
+    """Bytes a transformers cache holds in its tensors: the keys and values of every layer, and
+    of a quantized layer the quantized states and the full-precision rest it keeps."""
+    import torch
+
+    total = 0
+    for layer in cache.layers:
+        held = [getattr(layer, "keys", None), getattr(layer, "values", None)]
+        for name in ("_quantized_keys", "_quantized_values"):
+            held.extend(getattr(layer, name, None) or ())
+        total += sum(t.numel() * t.element_size() for t in held if isinstance(t, torch.Tensor))
+    return total
+
+
+def fp8_cache(model: Any) -> Any | None:
+    """An empty KV cache that stores keys and values in fp8 (e4m3, one scale per tensor):
+    transformers' own `QuantizedCache` backend, which needs no other package.  None where this
+    transformers has no such backend."""
+    try:
+        from transformers.cache_utils import QuantizedCache
+
+        return QuantizedCache("fp8", model.config)
+    except (ImportError, ValueError, TypeError):
+        return None
+
+
+def cache_argument() -> str:
+    """The keyword `generate` takes a cache object by: "cache" in newer transformers,
+    "past_key_values" before (the first of the names it looks for)."""
+    from transformers.generation import utils
+
+    return getattr(utils, "ALL_CACHE_NAMES", ["past_key_values"])[0]
+
+
 def _measure(where: str, runs: list, dtype: str, device: str) -> list[dict]:
     """In the child: load once, warm up, then per (batch, tokens) one prefill that keeps its cache:
     the bytes the cache holds afterwards and the peak of the pass, both over what was held
@@ -214,7 +290,7 @@ def _measure(where: str, runs: list, dtype: str, device: str) -> list[dict]:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from utils.memory.peakmem import _rss, _status, exact_peaks
+    from utils.memory.peakmem import _rss, _status, exact_peaks, reset_peak
 
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_pretrained(where, dtype=getattr(torch, dtype))
@@ -239,8 +315,7 @@ def _measure(where: str, runs: list, dtype: str, device: str) -> list[dict]:
             if cuda:
                 torch.cuda.reset_peak_memory_stats()
             elif exact_peaks():
-                with open("/proc/self/clear_refs", "w") as refs:
-                    refs.write("5")  # the high-water mark starts again from what is held now
+                reset_peak()
             out = model(ids, use_cache=True, logits_to_keep=1)
             cache = out.cache if hasattr(out, "cache") else out.past_key_values
             del out
@@ -249,12 +324,7 @@ def _measure(where: str, runs: list, dtype: str, device: str) -> list[dict]:
             else:
                 peak = (_status("VmHWM") if exact_peaks() else _rss()) - before
             held = settle() - before
-            tensors = sum(
-                t.numel() * t.element_size()
-                for layer in cache.layers
-                for t in (layer.keys, layer.values)
-            )
-            results.append({"held": held, "peak": peak, "cache_tensors": tensors})
+            results.append({"held": held, "peak": peak, "cache_tensors": cache_bytes(cache)})
             del cache, ids
     return results
 
