@@ -235,3 +235,31 @@ def test_real_programs_on_eight_devices_in_both_jax_versions():
     assert got["layout"].count("CPU") == 4
     rows, inner, gather = got["found"]
     assert rows == {} and "all-reduce" in inner and "all-gather" in gather
+
+
+@pytest.mark.parametrize("devices", [2, 3, 4, 8])
+def test_the_ring_all_reduce_sums_everything_and_sends_two_n_minus_one_over_n(devices):
+    from utils.parallel import pictures
+
+    states, sends = pictures.ring_allreduce(devices)
+    everyone = frozenset(range(devices))
+    assert all(chunk == everyone for row in states[-1] for chunk in row)
+    assert len(sends) == 2 * (devices - 1)
+    for device in range(devices):
+        chunks = sum(1 for step in sends for src, _, _ in step if src == device)
+        assert chunks / devices == pytest.approx(2 * (devices - 1) / devices)
+    # after the reduce-scatter each device holds one complete chunk
+    assert all(sum(c == everyone for c in row) == 1 for row in states[devices - 1])
+
+
+def test_memory_per_device_follows_what_each_strategy_splits():
+    from utils.parallel import pictures
+
+    held = pictures.per_device("Llama-3-8B", devices=4, batch=8, seq=2048)
+    states = {s: sum(v for k, v in held[s].items() if k != "activations") for s in held}
+    assert held["ddp"]["weights"] == held["single"]["weights"]
+    assert held["ddp"]["activations"] == pytest.approx(held["single"]["activations"] / 4, rel=0.2)
+    for split in ("fsdp", "tp", "pp"):
+        assert states[split] < states["ddp"] / 3
+    assert held["fsdp"] != held["pp"] and held["fsdp"]["gathered"] > 0
+    assert held["tp"]["activations"] > held["fsdp"]["activations"]
