@@ -16,6 +16,8 @@ message formats a value itself:
   that says in words what is true);
 - `{n:words}` writes a large number as prose does: `words(4.61e8)` is `461 million` /
   `461 Mio.`;
+- `when("2026-11")` writes a date as the language does: `November 2026` in both, a day as
+  `2026-03-14` / `14. März 2026`;
 - a string is never changed, and `verbatim(7.5)` keeps a number that is a name or a version
   (`SmolLM2-1.7B`, CUDA `12.4`) exactly as Python writes it.
 
@@ -135,6 +137,28 @@ def words(value: float, language: str | None = None, digits: int = 3) -> str:
     if size >= 1000:
         return num(float(value), ",.0f", language)
     return num(float(value), f".{digits}g", language)
+
+
+_MONTHS = {
+    "en": "January February March April May June July August September October November December",
+    "de": "Januar Februar März April Mai Juni Juli August September Oktober November Dezember",
+}
+
+
+def when(value: str, language: str | None = None) -> str:
+    """A date written `YYYY`, `YYYY-MM` or `YYYY-MM-DD` (as data files keep it) as the language
+    writes it: a month in words ("November 2026", as in "Stand: November 2026"), a day as ISO in
+    English and "14. März 2026" in German."""
+    language = language or _language
+    parts = [int(part) for part in str(value).strip().split("-")]
+    if len(parts) == 1:
+        return str(parts[0])
+    month = _MONTHS[language].split()[parts[1] - 1]
+    if len(parts) == 2:
+        return f"{month} {parts[0]}"
+    if language == "de":
+        return f"{parts[2]}. {month} {parts[0]}"
+    return f"{parts[0]:04d}-{parts[1]:02d}-{parts[2]:02d}"
 
 
 _UNITS = r"(?:ms|µs|ns|s|min|h|GiB|MiB|KiB|GB|MB|kB|GB/s|MB/s|TFLOP/s|GFLOP/s|FLOP/s|FLOPs|TOPS|W)"

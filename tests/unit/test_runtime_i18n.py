@@ -2,6 +2,7 @@
 lists, booleans, large numbers in words, names that keep their dot, the axes of a plot."""
 
 import collections
+import re
 
 import pytest
 
@@ -219,3 +220,23 @@ def test_the_plot_check_tells_english_from_german(label, english):
     from utils import plots
 
     assert plots.is_english_number(label) is english
+
+
+@pytest.mark.parametrize(
+    "value, en, de",
+    [
+        ("2026-11", "November 2026", "November 2026"),
+        ("2026-03-14", "2026-03-14", "14. März 2026"),
+        ("2025", "2025", "2025"),
+    ],
+)
+def test_dates_are_written_as_the_language_writes_them(value, en, de):
+    assert i18n.when(value, "en") == en and i18n.when(value, "de") == de
+
+
+def test_the_data_sheet_dates_a_german_reader_sees_are_german():
+    from utils.platform.chips import CHIPS, LINK_SOURCE
+
+    assert "Stand: " in LINK_SOURCE[1] and not re.search(r"\d{4}-\d{2}", LINK_SOURCE[1])
+    i18n.set_language("de")
+    assert not re.search(r"\d{4}-\d{2}", CHIPS["T4"].checked)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from utils.i18n import text
+from utils.i18n import text, when
 
 # PCI Express per lane and direction: transfer rate (GT/s) × line-code efficiency / 8 bits.
 # Source: PCI-SIG base specifications 1.0-6.0 (Gen 6 counts its FLIT efficiency 242/256);
@@ -31,9 +31,10 @@ PCIE_RATES = {
 # What pinned host->device copies reach in practice: a rule of thumb collected for this course
 # from published bandwidth tests (2026-11); pageable memory is clearly slower.
 PCIE_PINNED_TYPICAL = {3: (12.0, 12.0), 4: (25.0, 25.0), 5: (35.0, 53.0)}
+LINK_CHECKED = "2026-11"
 LINK_SOURCE = (
-    "PCI-SIG specifications; NVIDIA data sheets (checked 2026-11)",
-    "PCI-SIG-Spezifikationen; NVIDIA-Datenblätter (Stand 2026-11)",
+    f"PCI-SIG specifications; NVIDIA data sheets (checked {when(LINK_CHECKED, 'en')})",
+    f"PCI-SIG-Spezifikationen; NVIDIA-Datenblätter (Stand: {when(LINK_CHECKED, 'de')})",
 )
 
 
@@ -94,6 +95,11 @@ class Chip:
 
     def for_dtype(self, dtype: str) -> float | None:
         return self.tflops.get(dtype)
+
+    @property
+    def checked(self) -> str:
+        """When the figures were checked, as the reader's language writes it: "November 2026"."""
+        return when(self.date)
 
     @property
     def link(self) -> Link | None:

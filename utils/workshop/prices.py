@@ -3,6 +3,8 @@
     from utils.workshop import prices
     gpus = prices.gpu_prices()          # data/gpu_prices.csv: one row per offer, date and source
     apis = prices.api_prices()          # data/api_prices.csv: $ per million input/output tokens
+    rate, date, source = prices.usd_per_eur()        # data/exchange_rates.csv: ECB reference rate
+    kwh, date, source = prices.electricity_price("Germany")   # $ per kWh (euros converted)
     prices.staleness_warning()          # None, or what to refresh (data older than 180 days)
     prices.run_cost(flops=6 * 135e6 * 2e9, peak_tflops=312, mfu=0.4, usd_per_hour=1.39)
 
@@ -20,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from utils.course import ROOT
-from utils.i18n import text
+from utils.i18n import text, when
 
 DATA = ROOT / "data"
-FILES = ("gpu_prices.csv", "api_prices.csv", "electricity_prices.csv")
+FILES = ("gpu_prices.csv", "api_prices.csv", "electricity_prices.csv", "exchange_rates.csv")
 MAX_AGE_DAYS = 180
 HOURS_PER_MONTH = 730  # 8,760 hours a year / 12
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600
@@ -115,10 +117,45 @@ def api_prices(folder: Path = DATA) -> list[ApiPrice]:
     ]
 
 
-def electricity_price(folder: Path = DATA) -> tuple[float, str, str]:
-    """($ per kWh, date, source) of the first row of data/electricity_prices.csv."""
-    row = read_rows("electricity_prices.csv", folder)[0]
-    return float(row["usd_per_kwh"]), row["date"], row["source"]
+def electricity_price(region: str = "", folder: Path = DATA) -> tuple[float, str, str]:
+    """($ per kWh, date, source) of the first row of data/electricity_prices.csv whose region
+    starts with `region` (the first row: the US average).  A price the file keeps in euros
+    (`eur_per_kwh`, Germany) is converted at `usd_per_eur`."""
+    row = _electricity_row(region, folder)
+    usd = _number(row.get("usd_per_kwh") or "")
+    if usd is None:
+        usd = float(row["eur_per_kwh"]) * usd_per_eur(folder)[0]
+    return usd, row["date"], row["source"]
+
+
+def electricity_price_eur(region: str = "Germany", folder: Path = DATA) -> tuple[float, str, str]:
+    """(€ per kWh, date, source): the price in euros (Germany's as the file keeps it)."""
+    row = _electricity_row(region, folder)
+    euros = _number(row.get("eur_per_kwh") or "")
+    if euros is None:
+        euros = float(row["usd_per_kwh"]) / usd_per_eur(folder)[0]
+    return euros, row["date"], row["source"]
+
+
+def _electricity_row(region: str, folder: Path) -> dict[str, str]:
+    rows = read_rows("electricity_prices.csv", folder)
+    row = next((r for r in rows if r["region"].startswith(region)), None)
+    if row is None:
+        raise ValueError(
+            text(
+                "No electricity price for {region!r}: the file has {known}.",
+                "Kein Strompreis für {region!r}: Die Datei hat {known}.",
+                region=region,
+                known=", ".join(r["region"] for r in rows),
+            )
+        )
+    return row
+
+
+def usd_per_eur(folder: Path = DATA) -> tuple[float, str, str]:
+    """(dollars per euro, date, source): the ECB reference rate of data/exchange_rates.csv."""
+    row = next(r for r in read_rows("exchange_rates.csv", folder) if r["currency"] == "EUR")
+    return float(row["usd_per_unit"]), row["date"], row["source"]
 
 
 # --- how old the data is -------------------------------------------------------------------------
@@ -128,6 +165,8 @@ def oldest(folder: Path = DATA) -> dict[str, dt.date]:
     """Per data file, the date of its oldest price that can go stale (launch prices can't)."""
     found = {}
     for name in FILES:
+        if not (folder / name).exists():  # a folder with only some of the files
+            continue
         rows = read_rows(name, folder)
         dates = [parse_date(r["date"]) for r in rows if "launch price" not in r.get("provider", "")]
         if dates:
@@ -157,7 +196,7 @@ def staleness_warning(
                 "  data/{name}: oldest price from {date} ({age} days old)",
                 "  data/{name}: ältester Preis vom {date} ({age} Tage alt)",
                 name=name,
-                date=date.isoformat(),
+                date=when(date.isoformat()),
                 age=(today - date).days,
             )
         )
