@@ -60,8 +60,9 @@ import torch
 from utils.i18n import say, text
 from utils.memory import fit
 from utils.platform import hardware, placement, profiles, runtime
+from utils.predict import reveal
 from utils.timing import bench
-from utils.units import GIB, format_bytes
+from utils.units import GIB, MIB, format_bytes
 
 hw = hardware.detect()
 profile = profiles.hardware_profile(runtime.detect_platform(), hw)
@@ -532,7 +533,10 @@ for table, low in ((on_cpu, "bfloat16"), (on_cuda, str(amp_dtype)[6:])):
 # needs: they grow with batch × sequence × layers × width (and the vocabulary at the head).
 # Activation checkpointing keeps only one input per block and recomputes the rest during
 # backward: about a third more compute for much less memory. On a GPU the CUDA context adds a few
-# hundred MiB. `utils.memory.fit` adds all of that up; here are the rules of thumb, computed:
+# hundred MiB. `utils.memory.fit` adds all of that up; here are the rules of thumb, computed.
+#
+# **Predict first:** how many bytes per parameter does full training with AdamW hold under
+# mixed precision, before activations? Write it into `my_amp_bytes`, then run the cell.
 
 # %% [markdown] lang="de"
 # ## 4. Speicher: Bytes pro Parameter
@@ -545,9 +549,13 @@ for table, low in ((on_cpu, "bfloat16"), (on_cuda, str(amp_dtype)[6:])):
 # Schichten × Breite (und am Ausgang mit dem Vokabular). Activation Checkpointing behält pro Block
 # nur eine Eingabe und berechnet den Rest im Rückwärtsdurchlauf neu: etwa ein Drittel mehr
 # Rechenaufwand für viel weniger Speicher. Auf einer GPU kommt der CUDA-Kontext mit einigen hundert
-# MiB dazu. `utils.memory.fit` zählt das alles zusammen; hier die Faustregeln, ausgerechnet:
+# MiB dazu. `utils.memory.fit` zählt das alles zusammen; hier die Faustregeln, ausgerechnet.
+#
+# **Erst schätzen:** Wie viele Bytes pro Parameter hält volles Training mit AdamW in Mixed
+# Precision, vor den Aktivierungen? Trag die Zahl in `my_amp_bytes` ein, dann führ die Zelle aus.
 
 # %%
+my_amp_bytes = None  # en: your prediction, bytes per parameter | de: deine Vorhersage, Bytes/Param.
 seven_b = 7_000_000_000
 rules = {
     "fp32 AdamW": fit.fit(seven_b, "float32", "full"),
@@ -577,6 +585,11 @@ for name, r in rules.items():
         for k in held
     ]
     print("    = " + " + ".join(pieces))
+reveal(
+    my_amp_bytes,
+    rules["bf16 AMP AdamW"].per_param(seven_b),
+    unit=text("bytes per parameter", "Bytes pro Parameter"),
+)
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert (
@@ -625,32 +638,29 @@ assert (
 # ## 5. Predicted vs. measured: the real model
 #
 # Now the packaged SmolLM2-135M (the 4-bit GGUF release, de-quantized to fp32 offline). The
-# calculator predicts the peak; `peakmem.measure_peak` measures it away from this notebook, so
-# nothing the notebook holds counts: one helper process imports transformers once and, on Linux,
-# forks a clean child per run. Before it reads its starting point, each child runs a one-block
-# model of the same architecture once, so code loaded on first use does not count as the run's
-# memory. On the CPU the peak is the rise of the resident memory's high-water mark over that
-# starting point, on CUDA `torch.cuda.max_memory_allocated()`. A training step is two AdamW steps
-# (the second with the moments already there). Its peak is the larger of two moments: the start
+# calculator predicts the peak; `peakmem.measure_peak` measures it in a clean child process, so
+# nothing the notebook holds counts. On the CPU the peak is the rise of the resident memory's
+# high-water mark over the child's starting point, on CUDA `torch.cuda.max_memory_allocated()`. A
+# training step is two AdamW steps (the second with the moments already there). Its peak is the larger of two moments: the start
 # of backward (all activations, no gradients) and the optimizer step (all gradients plus the
 # step's temporaries). How large those are depends on the device: on CUDA torch's AdamW updates
 # all parameters at once (*foreach*) and computes √v for all of them, one more copy of the
 # parameters; on the CPU it goes tensor by tensor, so only the largest tensor (the embedding)
 # needs temporaries, and since SmolLM2 ties its embedding to the output head, the two gradients
 # of that tensor are summed into one more.
+#
+# **Predict first:** the first row runs inference in fp32 on 135 M parameters, batch 1 × 128
+# tokens. How many MiB is its peak? Write it into `my_peak_mib`.
 
 # %% [markdown] lang="de"
 # ## 5. Vorhersage und Messung: das echte Modell
 #
 # Jetzt das mitgelieferte SmolLM2-135M (die 4-Bit-GGUF-Fassung, offline zu fp32 entpackt). Der
-# Rechner sagt die Spitze voraus; `peakmem.measure_peak` misst sie außerhalb dieses Notebooks,
-# damit nichts mitgezählt wird, was das Notebook im Speicher hält: Ein Hilfsprozess importiert
-# transformers einmal und startet unter Linux pro Lauf einen frischen Kindprozess (`fork`). Bevor
-# der Kindprozess seinen Ausgangswert abliest, lässt er einmal ein Modell derselben Architektur
-# mit nur einem Block laufen; so wird Code, der erst beim ersten Gebrauch geladen wird, nicht dem
-# Lauf angerechnet. Auf der CPU ist die Spitze der Anstieg des Höchststands des belegten
-# Arbeitsspeichers über diesen Ausgangswert, auf CUDA `torch.cuda.max_memory_allocated()`. Ein
-# Trainingsschritt besteht aus zwei AdamW-Schritten (beim zweiten gibt es die Momente schon).
+# Rechner sagt die Spitze voraus; `peakmem.measure_peak` misst sie in einem frischen Kindprozess,
+# damit nichts mitgezählt wird, was das Notebook im Speicher hält. Auf der CPU ist die Spitze der
+# Anstieg des Höchststands des belegten Arbeitsspeichers über den Ausgangswert des Kindprozesses,
+# auf CUDA `torch.cuda.max_memory_allocated()`. Ein Trainingsschritt besteht aus zwei
+# AdamW-Schritten (beim zweiten gibt es die Momente schon).
 # Die Spitze liegt an einem von zwei Zeitpunkten, je nachdem, wo mehr Speicher belegt ist: zu
 # Beginn des Rückwärtsdurchlaufs (alle Aktivierungen, noch keine Gradienten) oder im
 # Optimiererschritt (alle Gradienten plus die Zwischenwerte des Schritts). Wie groß diese
@@ -659,12 +669,17 @@ assert (
 # geht es Tensor für Tensor, sodass nur der größte Tensor (das Embedding) Zwischenwerte braucht.
 # Weil SmolLM2 sein Embedding mit dem Ausgabekopf teilt, werden die zwei Gradienten dieses Tensors
 # zudem in einem weiteren Tensor summiert.
+#
+# **Erst schätzen:** Die erste Zeile ist Inferenz in fp32 mit 135 Mio. Parametern, Batch 1 × 128
+# Tokens. Wie viele MiB ist ihre Spitze? Trag die Zahl in `my_peak_mib` ein.
 
 # %%
 from transformers import AutoConfig
 
 from utils.memory import peakmem
 from utils.models.loading import smollm2_location
+
+my_peak_mib = None  # en: your prediction in MiB | de: deine Vorhersage in MiB
 
 QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
 
@@ -722,6 +737,7 @@ for (mode, dt, batch, seq, *options), peak in zip(runs, measured, strict=True):
         e=errors[-1],
     )
 print(fit.fit(config, "float32", "full", 1, 32, device="cpu", foreach=on == "cuda"))
+reveal(my_peak_mib, measured[0], show=format_bytes, guess_in=MIB)
 
 # %% [markdown] lang="en"
 # The error shown is what the calculator misses: the allocator's slack, the small tensors of the
@@ -880,7 +896,7 @@ explore(
     ),
     size=list(SIZES),
     dtype=["float32", "float16", "bfloat16"],
-    mode=list(fit.MODES),
+    mode={text(*MODE_NAMES[m]): m for m in fit.MODES},
     batch=[1, 4, 16],
     seq=[128, 512, 2048],
 )

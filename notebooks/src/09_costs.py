@@ -27,10 +27,8 @@
 # ---
 
 # %% [markdown] lang="en"
-# The glossary page this course grew from ends with costs: free notebooks, cloud GPUs by the
-# hour, APIs, and the rule of thumb "experiments fit a consumer or hourly cloud GPU; productive
-# training of large models needs A100/H100 clusters". In this lesson you put numbers on it. You
-# will
+# A rule of thumb says "experiments fit a consumer or hourly cloud GPU; productive training of
+# large models needs A100/H100 clusters". In this lesson you put numbers on it. You will
 #
 # - see what the free tiers give (dated, with sources) and what each is good for,
 # - price a training run: FLOPs ÷ (peak × MFU) × $ per hour, with an MFU you measured,
@@ -44,10 +42,9 @@
 # weeks, so the notebook tells you when they are old.
 
 # %% [markdown] lang="de"
-# Die Glossarseite, aus der dieser Kurs entstanden ist, endet mit den Kosten: kostenlose
-# Notebooks, Cloud-GPUs pro Stunde, APIs und die Faustregel „Experimente passen auf eine
-# Consumer- oder stundenweise gemietete Cloud-GPU; produktives Training großer Modelle braucht
-# A100/H100-Cluster“. In dieser Lektion setzt du Zahlen dahinter. Du wirst
+# Eine Faustregel sagt: „Experimente passen auf eine Consumer- oder stundenweise gemietete
+# Cloud-GPU; produktives Training großer Modelle braucht A100/H100-Cluster“. In dieser Lektion
+# setzt du Zahlen dahinter. Du wirst
 #
 # - sehen, was die Gratisangebote hergeben (mit Datum und Quelle) und wofür sie taugen,
 # - ausrechnen, was ein Trainingslauf kostet: FLOPs ÷ (Spitzenleistung × MFU) × $ pro Stunde, mit
@@ -76,6 +73,7 @@ from utils.i18n import get_language, say, text
 from utils.memory.fit import BYTES, fit
 from utils.platform import hardware, profiles, runtime
 from utils.platform.chips import CHIPS, chip_for
+from utils.predict import reveal
 from utils.widgets import explore
 from utils.workshop import prices
 
@@ -224,7 +222,7 @@ say(
 # ## 2. GPUs pro Stunde
 #
 # `data/gpu_prices.csv` enthält ein Angebot pro Zeile: Anbieter, GPU, Speicher, $ pro Stunde als
-# Spot-Preis (unterbrechbar) und on demand, Datum und Quelle. Für eine T4 oder A10 aus einer
+# Spot-Preis (unterbrechbar) und On-Demand, Datum und Quelle. Für eine T4 oder A10 aus einer
 # GPU-Cloud gibt es noch keine Zeile, weil der Kurs dafür keine datierte Quelle hat (die T4-Zeile
 # ist der Spaces-Preis von Hugging Face). Die Consumer-Karten stehen mit Einführungspreis und
 # Leistungsaufnahme darin. Dollar pro Stunde allein sagen wenig; erst Dollar pro PFLOP-Stunde
@@ -250,7 +248,7 @@ for g in rented:
     say(
         "{provider:24} {gpu:16} {mem:>4.0f} GB  spot {spot:>5}  on demand ${od:5.2f}/h  "
         "${pp:6.2f} per peak PFLOP-hour  ({date}; {source})",
-        "{provider:24} {gpu:16} {mem:>4.0f} GB  spot {spot:>5}  on demand {od:5.2f} $/h "
+        "{provider:24} {gpu:16} {mem:>4.0f} GB  Spot {spot:>5}  On-Demand {od:5.2f} $/h "
         "({ode:.2f} €)  {pp:6.2f} $ pro PFLOP-Stunde Spitze  ({date}; {source})",
         provider=g.provider,
         gpu=g.gpu,
@@ -283,7 +281,7 @@ for g in gpus:
 # de: eine Zeile pro Angebot, der Name an der Achse: lange Namen überdecken einander nie
 fig, ax = plt.subplots(figsize=(11, 1.5 + 0.5 * len(rented)))
 y = np.arange(len(rented))
-ax.barh(y - 0.2, [g.on_demand for g in rented], 0.4, label=text("on demand", "on demand"))
+ax.barh(y - 0.2, [g.on_demand for g in rented], 0.4, label=text("on demand", "On-Demand"))
 ax.barh(y + 0.2, [g.spot or 0 for g in rented], 0.4, label=text("spot", "Spot"))
 ax.set_yticks(y, [f"{g.gpu} ({g.provider})" for g in rented])
 ax.invert_yaxis()
@@ -316,12 +314,11 @@ plt.show()
 # PaLM's 46.2 % (Chowdhery et al. 2022, arXiv:2204.02311), a well-tuned run on 6,144 TPU v4
 # chips. Small runs on one GPU usually reach less, so treat the default as optimistic.
 #
-# Memory decides which GPU can run it at all. Lesson 03's calculator, `utils.memory.fit` (lessons 07 and
-# 08 use it too), adds it up part by part. Before activations, full training with AdamW holds
-# 16 bytes per parameter in fp32 (4 weight + 4 gradient + 8 for Adam's two moments); mixed
-# precision as `torch.autocast` does it keeps a 16-bit copy of the weights as well, 18 bytes. The
-# cell below uses the mixed-precision figure and prints its breakdown; LoRA and QLoRA come from the
-# same calculator in section 7.
+# Memory decides which GPU can run it at all. Lesson 03's calculator, `utils.memory.fit`, adds it
+# up part by part. Before activations, full training with AdamW holds 16 bytes per parameter in
+# fp32 (4 weight + 4 gradient + 8 for Adam's two moments); mixed precision as `torch.autocast`
+# does it keeps a 16-bit copy of the weights as well, 18 bytes. The cell below uses that figure;
+# LoRA and QLoRA follow in section 7.
 
 # %% [markdown] lang="de"
 # ## 3. Die Kosten eines Trainingslaufs
@@ -339,12 +336,11 @@ plt.show()
 # der Standardwert ist also optimistisch.
 #
 # Der Speicher entscheidet, auf welcher GPU der Lauf überhaupt möglich ist. Der Rechner aus
-# Lektion 03, `utils.memory.fit` (auch Lektion 07 und 08 nutzen ihn), zählt ihn Teil für Teil
-# zusammen. Vor den Aktivierungen hält volles Training mit AdamW in fp32 16 Bytes pro Parameter
-# (4 Gewicht + 4 Gradient + 8 für die beiden Momente von Adam); Mixed Precision, wie
-# `torch.autocast` sie umsetzt, hält dazu eine 16-Bit-Kopie der Gewichte, also 18 Bytes. Die Zelle
-# unten rechnet mit dem Wert für Mixed Precision und zeigt, woraus er
-# besteht; LoRA und QLoRA rechnet derselbe Rechner in Abschnitt 7 aus.
+# Lektion 03, `utils.memory.fit`, zählt ihn Teil für Teil zusammen. Vor den Aktivierungen hält
+# volles Training mit AdamW in fp32 16 Bytes pro Parameter (4 Gewicht + 4 Gradient + 8 für die
+# beiden Momente von Adam); Mixed Precision, wie `torch.autocast` sie umsetzt, hält dazu eine
+# 16-Bit-Kopie der Gewichte, also 18 Bytes. Die Zelle unten rechnet mit diesem Wert; LoRA und QLoRA
+# folgen in Abschnitt 7.
 
 # %%
 # en: paste your MFU from lesson 05 here, e.g. 0.31
@@ -536,10 +532,12 @@ say(
 # bytes**. A batch reads the weights once for all its sequences, which is why batching multiplies
 # the throughput until the arithmetic catches up. From your measurement the notebook derives the
 # bandwidth your device effectively delivered, and with the data-sheet bandwidths it scales to
-# larger GPUs: batch 1 at the bound, batched with *your* measured gain. How much more a GPU could
-# gain, the last lines of the cell compute from its ridge point (data-sheet peak ÷ bandwidth).
-# Lesson 10 takes decoding apart: prefill and decode, the KV cache's bytes per token, and where
-# batching stops helping, measured.
+# larger GPUs: batch 1 at the bound, batched with *your* measured gain. Lesson 10 takes decoding
+# apart: prefill and decode, the KV cache's bytes per token, and where batching stops helping,
+# measured.
+#
+# **Predict first:** how many tokens/s can an RTX 4090 (its bandwidth is in section 2's output)
+# decode at batch 1 for a 7B model in bf16? Write it into `my_tokens_s`.
 
 # %% [markdown] lang="de"
 # ## 5. Die Bandbreitengrenze beim Decoding mit Batch 1
@@ -550,12 +548,14 @@ say(
 # darum vervielfacht Batching den Durchsatz, bis die Rechnung aufholt. Aus deiner Messung leitet
 # das Notebook die Bandbreite ab, die dein Gerät effektiv geliefert hat, und mit den Bandbreiten
 # aus den Datenblättern rechnet es auf größere GPUs hoch: Batch 1 an der Grenze, mit Batching um
-# *deinen* gemessenen Faktor mehr. Wie viel mehr eine GPU gewinnen könnte, rechnen die letzten
-# Zeilen der Zelle aus ihrem Knickpunkt aus (Spitze laut Datenblatt ÷ Bandbreite). Lektion 10
-# zerlegt das Decoding und misst seine Teile: Prefill und Decode, die Bytes pro Token im KV-Cache und
-# die Grenze, ab der Batching nicht mehr hilft.
+# *deinen* gemessenen Faktor mehr. Lektion 10 zerlegt das Decoding und misst seine Teile: Prefill
+# und Decode, die Bytes pro Token im KV-Cache und die Grenze, ab der Batching nicht mehr hilft.
+#
+# **Erst schätzen:** Wie viele Tokens/s kann eine RTX 4090 (ihre Bandbreite steht in der Ausgabe von
+# Abschnitt 2) bei Batch 1 für ein 7B-Modell in bf16 erzeugen? Trag die Zahl in `my_tokens_s` ein.
 
 # %%
+my_tokens_s = None  # en: your prediction in tokens/s | de: deine Vorhersage in Tokens/s
 effective_gbs = tps1 * model_bytes / 1e9
 say(
     "your device read the weights at an effective {e:,.1f} GB/s at batch 1",
@@ -631,6 +631,11 @@ for gpu, bandwidth in BANDWIDTH.items():
             x=peak * 1e12 / (bandwidth * 1e9) / decode_intensity,
             g=batching_gain,
         )
+reveal(
+    my_tokens_s,
+    prices.decode_bound(BANDWIDTH["RTX 4090"], SIZES["7B bf16"]),
+    unit=text("tokens/s", "Tokens/s"),
+)
 
 # %% [markdown] lang="en"
 # ## 6. API or self-hosting: the break-even
@@ -639,7 +644,7 @@ for gpu, bandwidth in BANDWIDTH.items():
 # monthly cost is fixed, its capacity is tokens/s × utilization × seconds per month; beyond that
 # you need a second GPU. An owned card costs its price spread over its life (here 36 months)
 # plus electricity. The plot puts the three side by side for a model size, an API and a
-# utilization; the widget lets you change them (without a live front end it shows the defaults).
+# utilization; the widget lets you change them.
 # The input/output mix is one input token per output token. Quality is not compared: a 7B model
 # you host must be good enough for the task.
 
@@ -651,9 +656,9 @@ for gpu, bandwidth in BANDWIDTH.items():
 # wer mehr braucht, braucht eine zweite GPU. Eine eigene Karte kostet ihren Kaufpreis, verteilt auf
 # ihre Lebensdauer (hier 36 Monate), plus Strom zum Preis eines deutschen Haushalts (Quelle in der
 # Zeile unter dem Diagramm). Das Diagramm stellt die drei nebeneinander, für eine Modellgröße, eine
-# API und eine Auslastung; mit den Auswahlfeldern änderst du sie (ohne laufendes Frontend zeigt es
-# die Voreinstellung). Auf jedes Ausgabe-Token kommt ein Eingabe-Token. Die Qualität wird nicht verglichen: Ein 7B-Modell, das du selbst hostest, muss
-# für die Aufgabe gut genug sein.
+# API und eine Auslastung; mit den Auswahlfeldern änderst du sie. Auf jedes Ausgabe-Token kommt ein
+# Eingabe-Token. Die Qualität wird nicht verglichen: Ein 7B-Modell, das du selbst hostest, muss für
+# die Aufgabe gut genug sein.
 
 # %%
 API = {a.model: a for a in apis}
@@ -779,6 +784,9 @@ for u in (0.05, 0.2, 0.5, 1.0):
 #
 # The glossary's four scenarios, each with what the numbers above say. The code writes the table
 # from those numbers, so it changes with your MFU, your throughput and the price files.
+#
+# **Predict first:** an A100 rented at its spot price around the clock for a month costs as much
+# as how many million gpt-5-mini output tokens (prices above)? Write it into `my_million_tokens`.
 
 # %% [markdown] lang="de"
 # ## 7. Eine Entscheidungshilfe
@@ -786,8 +794,13 @@ for u in (0.05, 0.2, 0.5, 1.0):
 # Die vier Szenarien der Glossarseite, jedes mit dem, was die Zahlen oben dazu sagen. Der Code
 # schreibt die Tabelle aus diesen Zahlen; sie ändert sich also mit deiner MFU, deinem Durchsatz und
 # den Preisdateien.
+#
+# **Erst schätzen:** Für den Preis einer A100, die einen Monat lang rund um die Uhr zum Spot-Preis
+# läuft: Wie viele Millionen Ausgabe-Tokens von gpt-5-mini (Preise oben) bekämst du? Trag die Zahl
+# in `my_million_tokens` ein.
 
 # %%
+my_million_tokens = None  # en: your prediction in millions | de: deine Vorhersage in Millionen
 # en: QLoRA on a 7B model, batch 1 × 512 tokens, from lesson 03's calculator (weights, adapters,
 # en: activations, CUDA context), held against a T4
 # de: QLoRA an einem 7B-Modell, Batch 1 × 512 Tokens, mit dem Rechner aus Lektion 03 (Gewichte,
@@ -855,6 +868,7 @@ for scenario, where, why in rows:
     print(scenario)
     for label, value in ((text("where", "wo"), where), (text("why", "warum"), why)):
         print(textwrap.fill(f"{label}: {value}", 96, initial_indent="  ", subsequent_indent="    "))
+reveal(my_million_tokens, break_even, unit=text("tokens", "Tokens"), guess_in=1e6)
 
 # %% [markdown] lang="en"
 # **The rule of thumb, qualified.** "Experiments fit a consumer or hourly cloud GPU" holds as far
