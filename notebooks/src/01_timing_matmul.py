@@ -66,10 +66,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from utils import units
+from utils import diagrams, units
 from utils.i18n import get_language, say, text
 from utils.platform import hardware, profiles, runtime
 from utils.platform.chips import CHIPS, chip_for, cpu_estimate
+from utils.predict import reveal
 from utils.timing import bench
 
 hw = hardware.detect()
@@ -205,38 +206,21 @@ if accelerator is not None and accelerator.type == "cuda":
 # sobald der Aufruf zurückkehrt, misst nur das erste Stück des oberen Balkens.
 
 # %%
-fig, ax = plt.subplots(figsize=(8, 2.6))
-ms_queued, ms_done = queued * 1e3, done * 1e3
-ax.broken_barh([(0, ms_queued)], (2, 0.8), color="tab:blue")
-ax.broken_barh([(ms_queued, ms_done - ms_queued)], (2, 0.8), color="tab:gray", alpha=0.4)
-ax.broken_barh([(ms_queued, ms_done - ms_queued)], (0.6, 0.8), color="tab:orange")
-ax.axvline(ms_queued, color="tab:red", linestyle="--")
-ax.axvline(ms_done, color="tab:green", linestyle="--")
-ax.text(
-    ms_queued, 3.05, text(" stopwatch without waiting", " Stoppuhr ohne Warten"), color="tab:red"
-)
-ax.text(
-    ms_done,
-    0.2,
-    text("with block_until_ready ", "mit block_until_ready "),
-    color="tab:green",
-    ha="right",
-)
-ax.set_yticks(
-    [1.0, 2.4],
+diagrams.timeline(
     [
-        text("device: matmul runs", "Gerät: Matmul läuft"),
-        text("Python: call, then wait", "Python: Aufruf, dann Warten"),
+        (
+            text("Python", "Python"),
+            [(text("call", "Aufruf"), queued), (text("wait", "Warten"), done - queued)],
+        ),
+        (
+            text("device", "Gerät"),
+            [("", queued), (text("matmul runs", "Matmul läuft"), done - queued)],
+        ),
     ],
-)
-ax.set(
-    xlabel="ms",
-    ylim=(0, 3.6),
-    title=text(
+    text(
         "Asynchronous execution, measured: n = {n}", "Asynchrone Ausführung, gemessen: n = {n}", n=n
     ),
 )
-plt.tight_layout()
 plt.show()
 
 # %% [markdown] lang="en"
@@ -296,7 +280,9 @@ say(
 # ist der Unterschied **Rauschen**: Dieser Lauf kann die beiden nicht unterscheiden. Nur Bereiche,
 # die sich nicht überlappen, zeigen einen **Effekt**. So sieht es auf dieser Maschine aus:
 
-# %%
+# %% jupyter={"source_hidden": true} cellView="form"
+# en: @title in_rounds, report_rounds, plot_rounds: timing in alternating rounds (folded: printing)
+# de: @title in_rounds, report_rounds, plot_rounds: Messen in abwechselnden Runden (eingeklappt)
 ROUNDS = 5
 
 
@@ -358,6 +344,35 @@ def say_verdict(a_name, a, b_name, b):
         )
 
 
+def report_rounds(title, results):
+    print(title)
+    for name, times in results.items():
+        say_range(name, times)
+    if len(results) > 1:
+        say_verdict(*[item for pair in results.items() for item in pair])
+
+
+def plot_rounds(by_input, by_threads):
+    fig, (ax_in, ax_th) = plt.subplots(1, 2, figsize=(11, 3.6))
+    for ax, results, title in (
+        (ax_in, by_input, text("trap 3: input values", "Falle 3: Eingabewerte")),
+        (ax_th, by_threads, text("trap 4: threads", "Falle 4: Threads")),
+    ):
+        for i, times in enumerate(results.values()):
+            ms = [t * 1e3 for t in times]
+            ax.plot([i] * len(ms), ms, "o", alpha=0.6)
+            ax.vlines(i, min(ms), max(ms), linewidth=6, alpha=0.3)
+        ax.set_xticks(range(len(results)), list(results))
+        ax.set(
+            title=title,
+            ylabel=text("ms per matmul (round medians)", "ms pro Matmul (Rundenmediane)"),
+        )
+        ax.set_xlim(-0.5, len(results) - 0.5)
+    plt.tight_layout()
+    plt.show()
+
+
+# %%
 device = accelerator or torch.device("cpu")
 size = profile.pick(cpu=512, cuda=4096, mps=2048)
 zeros = torch.zeros(size, size, device=device)
@@ -370,10 +385,7 @@ by_input = in_rounds(
         ),
     }
 )
-say("{device}, n = {n}:", "{device}, n = {n}:", device=device, n=size)
-for name, times in by_input.items():
-    say_range(name, times)
-say_verdict(*[item for pair in by_input.items() for item in pair])
+report_rounds(text("{device}, n = {n}:", device=device, n=size), by_input)
 
 # %% [markdown] lang="en"
 # ### Trap 4: not knowing how many threads ran
@@ -402,28 +414,11 @@ by_threads = in_rounds(
     before=lambda name: torch.set_num_threads(names[name]),
 )
 torch.set_num_threads(threads_before)
-say("CPU, n = {n}, {cores} core(s):", "CPU, n = {n}, {cores} Kern(e):", n=size, cores=hw.cpu.cores)
-for name, times in by_threads.items():
-    say_range(name, times)
-if len(by_threads) > 1:
-    say_verdict(*[item for pair in by_threads.items() for item in pair])
-
-fig, (ax_in, ax_th) = plt.subplots(1, 2, figsize=(9, 3))
-for ax, results, title in (
-    (ax_in, by_input, text("trap 3: input values", "Falle 3: Eingabewerte")),
-    (ax_th, by_threads, text("trap 4: threads", "Falle 4: Threads")),
-):
-    for i, times in enumerate(results.values()):
-        ms = [t * 1e3 for t in times]
-        ax.plot([i] * len(ms), ms, "o", alpha=0.6)
-        ax.vlines(i, min(ms), max(ms), linewidth=6, alpha=0.3)
-    ax.set_xticks(range(len(results)), list(results))
-    ax.set(
-        title=title, ylabel=text("ms per matmul (round medians)", "ms pro Matmul (Rundenmediane)")
-    )
-    ax.set_xlim(-0.5, len(results) - 0.5)
-plt.tight_layout()
-plt.show()
+report_rounds(
+    text("CPU, n = {n}, {c} core(s):", "CPU, n = {n}, {c} Kern(e):", n=size, c=hw.cpu.cores),
+    by_threads,
+)
+plot_rounds(by_input, by_threads)
 
 # %% [markdown] lang="en"
 # With more than one core, more threads are usually faster, unless something else is using the
@@ -588,167 +583,19 @@ plt.show()
 # Read the right-hand plot from left to right. At small sizes the throughput is low: each call
 # has a fixed cost (Python, dispatch, a kernel launch) that the little work cannot hide; time is
 # almost flat in n, the **overhead-bound** regime. As n grows, the time grows like n³ and the
-# FLOP/s level off near what the hardware can do: the **compute-bound** regime.
-#
-# ### Caches: why a CPU curve can fall again
-#
-# A CPU core keeps recently used data in small, fast **caches**: L1 and L2 belong to one core, L3
-# is shared by several. A float32 matmul of size n touches three n×n matrices, 3·n²·4 bytes. Once
-# that no longer fits a cache, the data has to come from the next, slower level, in the end from
-# main memory (DRAM). The dotted lines in the plot mark the n at which this happens for the L2 and
-# L3 sizes of *this* machine, read from the operating system. BLAS libraries cut the matmul into
-# tiles that do fit, so a cliff is softened or hidden; how well depends on the library. numpy and
-# PyTorch each bring their own BLAS, which is one reason why their curves differ. The next cell
-# says which BLAS each used, and, for each CPU curve, where it fell the most and whether the working
-# set left a cache at that step. It reports what it measured; it does not claim one library is the
-# faster one.
+# FLOP/s level off near what the hardware can do: the **compute-bound** regime. The dotted lines
+# mark where a matmul's working set outgrows this machine's L2 and L3 caches (the *Deeper* section
+# at the end explains what happens there).
 
 # %% [markdown] lang="de"
 # Lies das rechte Diagramm von links nach rechts. Bei kleinen Größen ist der Durchsatz niedrig:
 # Jeder Aufruf hat feste Kosten (Python, Dispatch, ein Kernel-Start), die die wenige Arbeit nicht
 # verdecken kann; die Zeit ändert sich mit n kaum. Das ist der **overheadgebundene** Bereich. Wächst
 # n, wächst die Zeit mit n³, und die FLOP/s pendeln sich nahe dem ein, was die Hardware schafft: der
-# **rechengebundene** Bereich.
-#
-# ### Caches: warum eine CPU-Kurve wieder fallen kann
-#
-# Ein CPU-Kern hält Daten, die er gerade benutzt hat, in kleinen, schnellen **Caches**: L1 und L2
-# gehören einem Kern, den L3 teilen sich mehrere. Eine float32-Matmul der Größe n fasst drei
-# n×n-Matrizen an, also 3·n²·4 Bytes. Passt das nicht mehr in einen Cache, kommen die Daten aus der
-# nächsten, langsameren Ebene, am Ende aus dem Arbeitsspeicher (DRAM). Die gepunkteten Linien im
-# Diagramm zeigen, bei welchem n das für die L2- und L3-Größen *deiner* Maschine passiert; die
-# Größen liest der Code beim Betriebssystem aus. BLAS-Bibliotheken zerlegen die Matmul in Kacheln,
-# die hineinpassen, und mildern so die Stufe ab oder verstecken sie ganz; wie gut, hängt von der
-# Bibliothek ab. numpy und PyTorch bringen jeweils ihr eigenes BLAS mit, auch deshalb verlaufen ihre
-# Kurven verschieden. Die nächste Zelle sagt dir, welches BLAS jede benutzt hat, und für jede
-# CPU-Kurve, wo sie am stärksten gefallen ist und ob die Arbeitsmenge an dieser Stelle einen Cache
-# verlassen hat. Sie berichtet, was sie gemessen hat; dass eine Bibliothek die schnellere sei,
-# behauptet sie nicht.
+# **rechengebundene** Bereich. Die gepunkteten Linien zeigen, wo die Arbeitsmenge einer Matmul
+# den L2- und den L3-Cache dieser Maschine übersteigt (was dort passiert, erklärt der Abschnitt
+# *Vertiefung* am Ende).
 
-
-# %%
-def biggest_fall(sizes, rates):
-    # en: the step between two neighbouring sizes where FLOP/s fell the most: (before, after, ratio)
-    # de: der Schritt zwischen zwei benachbarten Größen, bei dem die FLOP/s am stärksten fielen
-    return min(
-        ((sizes[i], sizes[i + 1], rates[i + 1] / rates[i]) for i in range(len(sizes) - 1)),
-        key=lambda step: step[2],
-    )
-
-
-# en: the function on a made-up curve: it must find the step 2 → 3, not the rise 1 → 2
-# de: die Funktion an einer ausgedachten Kurve: Sie muss den Schritt 2 → 3 finden, nicht 1 → 2
-assert biggest_fall([1, 2, 3], [1.0, 2.0, 1.0]) == (2, 3, 0.5)
-
-FALL = 0.8  # en: a fall to below 80 % counts | de: ein Abfall unter 80 % zählt
-say(
-    "caches of one core ({source}): L1d {l1}, L2 {l2}, L3 {l3}",
-    "Caches eines Kerns ({source}): L1d {l1}, L2 {l2}, L3 {l3}",
-    source=caches.source,
-    **{
-        key: units.format_bytes(size) if size else text("unknown", "unbekannt")
-        for key, size in zip(("l1", "l2", "l3"), caches.sizes().values(), strict=True)
-    },
-)
-for level, edge in cache_edge.items():
-    say(
-        "  a float32 matmul's working set (3·n²·4 bytes) outgrows {level} from n ≈ {n:,.0f}",
-        "  die Arbeitsmenge einer float32-Matmul (3·n²·4 Bytes) ist ab n ≈ {n:,.0f} größer als "
-        "{level}",
-        level=level,
-        n=edge,
-    )
-say(
-    "  the sweep's largest float32 matmul (n = {n}) needs {ws}: {level}",
-    "  die größte float32-Matmul des Durchlaufs (n = {n}) braucht {ws}: {level}",
-    n=max(cpu_sizes),
-    ws=units.format_bytes(3 * max(cpu_sizes) ** 2 * 4),
-    level=hardware.cache_level_name(caches.level_for(3 * max(cpu_sizes) ** 2 * 4)),
-)
-blas = hardware.blas_info()
-say(
-    "numpy ran {blas} (threadpoolctl), {threads} thread(s)",
-    "numpy lief mit {blas} (threadpoolctl), {threads} Thread(s)",
-    blas=", ".join(f"{b['internal_api']} {b['version']} ({b['architecture']})" for b in blas)
-    or text("a BLAS threadpoolctl does not see", "einem BLAS, das threadpoolctl nicht sieht"),
-    threads=blas[0]["num_threads"] if blas else "?",
-)
-torch_blas = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
-say(
-    "torch ran its own build: BLAS {blas} (torch.__config__), CPU kernels for {cap}, {threads} "
-    "thread(s)",
-    "torch lief mit seinem eigenen Build: BLAS {blas} (torch.__config__), CPU-Kernel für {cap}, "
-    "{threads} Thread(s)",
-    blas=torch_blas.group(1) if torch_blas else text("unknown", "unbekannt"),
-    cap=torch.backends.cpu.get_cpu_capability(),
-    threads=torch.get_num_threads(),
-)
-for label, results in sweep.items():
-    if "(CPU)" not in label:
-        continue
-    ns = sorted(results)
-    before, after, ratio = biggest_fall(ns, [results[n].flops_per_second for n in ns])
-    bytes_per_number = 2 if "bfloat16" in label else 4
-    level_before = caches.level_for(3 * before**2 * bytes_per_number)
-    level_after = caches.level_for(3 * after**2 * bytes_per_number)
-    if ratio >= FALL:
-        say(
-            "{label}: no fall below {f:.0f}% from one size to the next",
-            "{label}: von einer Größe zur nächsten kein Abfall unter {f:.0f} %",
-            label=label,
-            f=FALL * 100,
-        )
-        continue
-    say(
-        "{label}: FLOP/s fell to {p:.0f}% from n = {a} to n = {b}; the working set grew from {wa} "
-        "({la}) to {wb} ({lb})",
-        "{label}: Die FLOP/s fielen von n = {a} zu n = {b} auf {p:.0f} %; die Arbeitsmenge wuchs "
-        "von {wa} ({la}) auf {wb} ({lb})",
-        label=label,
-        p=ratio * 100,
-        a=before,
-        b=after,
-        wa=units.format_bytes(3 * before**2 * bytes_per_number),
-        wb=units.format_bytes(3 * after**2 * bytes_per_number),
-        la=hardware.cache_level_name(level_before),
-        lb=hardware.cache_level_name(level_after),
-    )
-    if hardware.UNKNOWN in (level_before, level_after):
-        say(
-            "  → the cache sizes are unknown here, so this run cannot tell whether it is a cache",
-            "  → die Cache-Größen sind hier unbekannt; ob es ein Cache ist, kann dieser Lauf "
-            "nicht sagen",
-        )
-    elif level_before != level_after:
-        say(
-            "  → the working set left {la} at this step: a cache cliff fits this fall",
-            "  → die Arbeitsmenge hat an dieser Stelle {la} verlassen: Eine Cache-Stufe passt zu "
-            "diesem Abfall",
-            la=hardware.cache_level_name(level_before),
-        )
-    else:
-        say(
-            "  → the working set stayed in {la}: not a cache boundary. A different kernel or "
-            "blocking in the library, or another process on the core, fits better (time it again).",
-            "  → die Arbeitsmenge blieb in {la}: keine Cache-Grenze. Ein anderer Kernel oder eine "
-            "andere Kachelung in der Bibliothek oder ein anderer Prozess auf dem Kern passt "
-            "besser (miss noch einmal).",
-            la=hardware.cache_level_name(level_before),
-        )
-n_both = max(cpu_sizes)
-numpy_rate = sweep["numpy float32 (CPU)"][n_both].flops_per_second
-torch_rate = sweep["torch float32 (CPU)"][n_both].flops_per_second
-say(
-    "at n = {n}: numpy {a}, torch {b} in float32; numpy ran {r:.2f}× torch's rate in this run. "
-    "Two libraries with two BLAS: the ratio says which was faster here, on this CPU, now.",
-    "bei n = {n}: numpy {a}, torch {b} in float32; numpy schaffte in diesem Lauf das {r:.2f}-Fache "
-    "der Rate von torch. Zwei Bibliotheken mit zwei BLAS: Das Verhältnis sagt, welche hier, auf "
-    "dieser CPU und jetzt schneller war.",
-    n=n_both,
-    a=units.format_rate(numpy_rate),
-    b=units.format_rate(torch_rate),
-    r=numpy_rate / torch_rate,
-)
 
 # %% [markdown] lang="en"
 # ## 5. When does the accelerator win?
@@ -947,6 +794,19 @@ plt.show()
 # Der Beschleunigungsfaktor ist ein Verhältnis: Es kommt auf Zähler *und* Nenner an, also darauf,
 # womit du vergleichst. Hier drei faire Vergleiche aus diesem Lauf.
 
+# %% [markdown] lang="en"
+# **Predict first.** Comparison (a) multiplies two 48×48 matrices twice: with the textbook triple
+# loop of section 1 in pure Python, and with numpy, on the same CPU. How many times faster is
+# numpy? Write your number, then run the next cell.
+
+# %% [markdown] lang="de"
+# **Erst schätzen.** Vergleich (a) multipliziert zwei 48×48-Matrizen zweimal: mit der
+# Dreifachschleife aus Abschnitt 1 in reinem Python und mit numpy, auf derselben CPU. Wie viel
+# schneller ist numpy? Schreib deine Zahl hin, dann führe die nächste Zelle aus.
+
+# %%
+my_numpy_speedup = None  # en: your guess, e.g. 10 | de: deine Schätzung, z. B. 10
+
 # %%
 # en: (a) Against naive code: the textbook loop from section 1 in pure Python vs. numpy.
 # de: (a) Gegen naiven Code: die Lehrbuchschleife aus Abschnitt 1 in reinem Python gegen numpy.
@@ -960,6 +820,7 @@ say(
     n=tiny,
     f=python_loop.median / numpy_tiny.median,
 )
+reveal(my_numpy_speedup, python_loop.median / numpy_tiny.median, unit="×")
 
 # en: (b) and (c): the accelerator (fast dtype) vs. the best CPU figure, at the largest and
 # en: the smallest size both ran.
@@ -1093,6 +954,20 @@ for label, results in sweep.items():
 # verschmilzt jede Kette zu einem Durchgang durch den Speicher), ein Matrix-Vektor-Produkt,
 # Matrixmultiplikationen mehrerer Größen und eine in einem 16-Bit-Format.
 
+# %% [markdown] lang="en"
+# **Predict first.** Section 7 printed this device's float32 peak. Main memory delivers a few tens
+# of GB/s to a CPU and hundreds of GB/s to a GPU. Where is the ridge point, in FLOPs per byte: how
+# many FLOPs must an operation do per byte it moves before the memory stops being the limit?
+
+# %% [markdown] lang="de"
+# **Erst schätzen.** Abschnitt 7 hat die float32-Spitzenleistung dieses Geräts ausgegeben. Der
+# Arbeitsspeicher liefert einer CPU einige zehn GB/s, einer GPU Hunderte GB/s. Wo liegt der
+# Knickpunkt, in FLOPs pro Byte: Wie viele FLOPs muss eine Operation pro bewegtem Byte rechnen,
+# bevor nicht mehr der Speicher die Grenze ist?
+
+# %%
+my_ridge_point = None  # en: your guess in FLOPs per byte | de: deine Schätzung in FLOPs pro Byte
+
 # %%
 threads_used = torch.get_num_threads()
 mm_label = "torch float32 (CPU)" if accelerator is None else f"torch float32 ({accelerator.type})"
@@ -1198,38 +1073,17 @@ add_point(
     dtype=half,
 )
 
-fig, ax = plt.subplots(figsize=(7, 4.5))
-intensities = np.logspace(-2, 3, 200)
-ax.loglog(
-    intensities,
-    np.minimum(peak_flops, bandwidth * intensities),
-    "k-",
-    label=text("roof, float32", "Dach, float32"),
-)
-if peak_half is not None:
-    ax.loglog(
-        intensities,
-        np.minimum(peak_half, bandwidth * intensities),
-        "k--",
-        label=text("roof, {d}", "Dach, {d}", d=half),
-    )
-for name, intensity, m, dtype in points:
-    marker = "o" if name.startswith("matmul") and dtype == "float32" else "s"
-    ax.loglog([intensity], [m.flops_per_second], marker, label=name)
-ax.axvline(ridge, color="gray", linestyle=":", label=text("ridge point", "Knickpunkt"))
-ax.set(
-    xlabel=text(
-        "arithmetic intensity (FLOPs per byte)", "arithmetische Intensität (FLOPs pro Byte)"
-    ),
-    ylabel="FLOP/s",
-    title=text(
+diagrams.roofline(
+    [(peak_flops, text("roof, float32", "Dach, float32"))]
+    + ([(peak_half, text("roof, {d}", "Dach, {d}", d=half))] if peak_half else []),
+    bandwidth,
+    [(name, i, m.flops_per_second, name.startswith("matmul")) for name, i, m, _ in points],
+    text(
         "Roofline ({device}): peak from the hardware, bandwidth from a copy",
         "Roofline ({device}): Spitze von der Hardware, Bandbreite aus einer Kopie",
         device=device.type,
     ),
 )
-ax.legend(fontsize=7, ncol=2)
-plt.tight_layout()
 plt.show()
 
 say(
@@ -1257,13 +1111,414 @@ for name, intensity, m, dtype in points:
         rate=units.format_rate(m.flops_per_second),
         p=100 * shares[name],
     )
+reveal(my_ridge_point, ridge, unit=text("FLOPs per byte", "FLOPs pro Byte"))
+
 
 # %% [markdown] lang="en"
-# Why a point sits where it does, decided in code from the numbers above (a point is "on the roof"
+# This is why claim C2 (models are mostly matrix multiplications, so accelerators help) holds
+# where it does: only operations with high arithmetic intensity can use the FLOP/s an accelerator
+# offers. Lesson 03 (Precision and memory) comes back to this with the speed of each number
+# format, lesson 05 (Training on an accelerator) with the share of the peak a whole training step
+# uses (MFU).
+#
+# ## 9. A first profiler
+#
+# `bench.measure` gives one number per function. A **profiler** records every operation a piece of
+# code runs, with its time and how often it ran. `torch.profiler` is built into PyTorch: wrap the
+# code in `with profile(...)`, mark your own regions with `record_function`, and print the table.
+
+# %% [markdown] lang="de"
+# Deshalb gilt Behauptung C2 (Modelle sind vor allem Matrixmultiplikationen, also helfen
+# Beschleuniger) genau dort, wo sie gilt: Nur Operationen mit hoher arithmetischer Intensität
+# können die FLOP/s eines Beschleunigers nutzen. Lektion 03 (Zahlenformate und Speicher) kommt mit
+# dem Tempo jedes Zahlenformats darauf zurück, Lektion 05 (Training auf dem Beschleuniger) mit dem
+# Anteil an der Spitzenleistung, den ein ganzer Trainingsschritt nutzt (MFU).
+#
+# ## 9. Ein erster Profiler
+#
+# `bench.measure` liefert eine Zahl pro Funktion. Ein **Profiler** zeichnet jede Operation auf, die
+# ein Stück Code ausführt, mit ihrer Zeit und wie oft sie lief. `torch.profiler` ist in PyTorch
+# eingebaut: Pack den Code in `with profile(...)`, markiere eigene Abschnitte mit `record_function`
+# und gib die Tabelle aus.
+
+# %%
+from torch.profiler import ProfilerActivity, record_function
+from torch.profiler import profile as profile_run
+
+activities = [ProfilerActivity.CPU]
+if device.type == "cuda":
+    activities.append(ProfilerActivity.CUDA)
+prof_a = torch.randn(size, size, device=device)
+prof_a @ prof_a  # en: warm: the first call is not what we want to read | de: aufwärmen
+with profile_run(activities=activities) as prof, record_function("five_matmuls"):
+    for _ in range(5):
+        prof_out = prof_a @ prof_a
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+profile_table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=6)
+if get_language() == "de":
+    # en: torch prints 1.78%; the German notebook writes 1,78 %
+    # de: torch schreibt 1.78%; das deutsche Notebook schreibt 1,78 %
+    profile_table = re.sub(r"(\d)\.(\d)", r"\1,\2", profile_table).replace("%", " %")
+print(profile_table)
+
+events = {e.key: e for e in prof.key_averages()}
+region, mm = events["five_matmuls"], events["aten::mm"]
+say(
+    "five_matmuls: {total} in all; aten::matmul ran {calls} times and handed the work to "
+    "aten::mm, which spent {self_share:.0f}% of the region in itself ({per_call} per call)",
+    "five_matmuls: {total} insgesamt; aten::matmul lief {calls}-mal und gab die Arbeit an "
+    "aten::mm weiter, das {self_share:.0f} % des Abschnitts selbst verbrachte ({per_call} pro "
+    "Aufruf)",
+    total=units.format_seconds(region.cpu_time_total * 1e-6),
+    calls=events["aten::matmul"].count,
+    self_share=100 * mm.self_cpu_time_total / region.cpu_time_total,
+    per_call=units.format_seconds(mm.cpu_time_total * 1e-6 / mm.count),
+)
+if device.type == "cuda":
+    device_us = getattr(mm, "device_time_total", 0) or getattr(mm, "cuda_time_total", 0)
+    say(
+        "on the GPU: aten::mm's kernels took {t} per call; its CPU time is mostly the launch",
+        "auf der GPU: Die Kernel von aten::mm brauchten {t} pro Aufruf; seine CPU-Zeit ist "
+        "vor allem der Start",
+        t=units.format_seconds(device_us * 1e-6 / mm.count),
+    )
+
+# %% [markdown] lang="en"
+# How to read the table: **Self CPU** is the time spent in an operation itself, **CPU total**
+# includes what it called. `aten::matmul` is PyTorch's front door: it checks shapes and calls
+# `aten::mm`, the operation that does the work, so nearly all self time sits in `aten::mm`. Your
+# own region (`five_matmuls`) holds everything. On a GPU the table gets device-time columns as
+# well: there `aten::mm`'s CPU time is only the launch, and the kernel's time appears separately,
+# the asynchronous execution of trap 1 made visible. A trace view and NVIDIA's Nsight Systems
+# show more: see the *Deeper* section.
+#
+# ## 10. Explore
+#
+# Pick a size, a dtype and a device and click *Measure*. (On a static page or in a test run you
+# see only the result for the defaults.)
+
+# %% [markdown] lang="de"
+# So liest du die Tabelle: **Self CPU** ist die Zeit in der Operation selbst, **CPU total** enthält,
+# was sie aufgerufen hat. `aten::matmul` ist die Einstiegsfunktion von PyTorch: Sie prüft die Formen
+# und ruft `aten::mm` auf, die Operation, die die Arbeit macht; deshalb liegt fast die ganze
+# Self-Zeit bei `aten::mm`. Dein eigener Abschnitt (`five_matmuls`) enthält alles. Auf einer GPU
+# bekommt die Tabelle zusätzlich Spalten mit der Gerätezeit: Dort ist die CPU-Zeit von `aten::mm`
+# nur der Start, und die Zeit des Kernels erscheint getrennt, die asynchrone Ausführung aus Falle 1,
+# sichtbar gemacht. Eine Trace-Ansicht und NVIDIAs Nsight Systems zeigen mehr: siehe den
+# Abschnitt *Vertiefung*.
+#
+# ## 10. Selbst ausprobieren
+#
+# Wähle Größe, Datentyp und Gerät und klicke auf *Messen*. (Auf einer statischen Seite oder in einem
+# Testlauf siehst du nur das Ergebnis für die Voreinstellung.)
+
+# %%
+from utils.widgets import explore
+
+devices = ["cpu"] + ([accelerator.type] if accelerator is not None else [])
+
+
+def measure_one(n, dtype, device):
+    if device == "cpu" and dtype == "float16":
+        say(
+            "float16 on a CPU is very slow: pick bfloat16 or float32.",
+            "float16 ist auf der CPU sehr langsam: Nimm bfloat16 oder float32.",
+        )
+        return
+    print(time_torch(n, dtype, device))
+
+
+panel = explore(
+    measure_one,
+    {"n": 256, "dtype": "float32", "device": "cpu"},
+    labels=dict(
+        n=text("size n", "Größe n"),
+        dtype=text("data type", "Datentyp"),
+        device=text("on device", "Gerät"),
+    ),
+    n=[64, 256, 1024, 2048, 4096, 8192],
+    dtype=list(DTYPES),
+    device=devices,
+)
+
+# %% [markdown] lang="en"
+# ### What you should see
+#
+# | profile | float32 | fast dtype | notes |
+# |---|---|---|---|
+# | CPU, one thread (`OMP_NUM_THREADS=1`) | numpy and torch ≈ 0.02–0.1 TFLOP/s at n = 1024; which one is ahead depends on their BLAS and the load (section 4 prints both) | torch bf16 about 2–5× float32 with AVX512-BF16; without it, dozens of times slower than float32 (lesson 03) | a curve may fall where the working set leaves L2 or L3 (section 4, *Deeper*); with more threads up to the core count times more, on an idle machine |
+# | Colab T4 | peak 8.1 TFLOP/s | fp16: peak 65, well below it in practice (70 W power limit): measured above | bf16 is emulated: slower than fp32 |
+# | Kaggle T4 x2 | per GPU as above | as above | this lesson uses one GPU |
+# | Colab TPU v5e-1 | runs as bf16 passes | bf16: peak 197 TFLOP/s | large, static shapes pay off (lesson 04) |
+# | H200 | tf32 peak 495 | bf16 ≈ 770–800 of 989 TFLOP/s at n = 8192 (≈ 80 %) | |
+#
+# *Peaks: NVIDIA and Google Cloud data sheets (checked November 2026). Measured figures: the CPU
+# row on a cloud VM with 2 vCPUs of an AMD EPYC (Zen 5), one thread, idle to busy, December 2026
+# (the range is that wide because other processes share the cores); the T4 and
+# H200 rows as reported for those chips in 2026. Your figures will differ; the shape of the curves
+# will not.*
+#
+# ## Check yourself
+#
+# <details><summary>1. A colleague times <code>y = model(x)</code> on a GPU with <code>time.time()</code> and gets 0.1 ms for a large model. What went wrong?</summary>
+#
+# The call only queued the work. Synchronise (`torch.cuda.synchronize()`) before stopping the
+# clock, or use a timer that does.
+# </details>
+#
+# <details><summary>2. Why can an elementwise addition never reach the FLOP/s of a matmul?</summary>
+#
+# It does 1 FLOP per 12 bytes moved; its speed is limited by memory bandwidth, far below the ridge
+# point of any modern chip.
+# </details>
+#
+# <details><summary>3. Your GPU is slower than the CPU for n = 64. Is the GPU broken?</summary>
+#
+# No: at that size the fixed cost per call (launch, dispatch, copies) is larger than the work.
+# </details>
+#
+# ## Summary
+#
+# - A matmul costs 2·m·k·n FLOPs; FLOP/s = FLOPs / time.
+# - Time correctly: wait for the result, leave out the first call, use random data, report the
+#   threads; take the median of blocks and look at the spread.
+# - Small problems are overhead-bound, large matmuls compute-bound, elementwise ops memory-bound.
+# - "10 to 1000 times" depends on the size, the dtype, the baseline and whether copies are counted.
+#
+# **Glossary:** FLOP, FLOP/s, FMA, asynchronous execution, warm-up, median, IQR, peak, arithmetic
+# intensity, roofline, ridge point, cache, BLAS.
+#
+# **Next:** lab 01, then lesson 02: where do tensors live, and what does moving them cost? The
+# optional *Deeper* section below goes further into caches, the roofline's points and traces.
+
+# %% [markdown] lang="de"
+# ### Was du sehen solltest
+#
+# | Profil | float32 | schneller Datentyp | Hinweise |
+# |---|---|---|---|
+# | CPU, ein Thread (`OMP_NUM_THREADS=1`) | numpy und torch ≈ 0,02–0,1 TFLOP/s bei n = 1024; welche vorn liegt, hängt von ihrem BLAS und der Last ab (Abschnitt 4 gibt beide aus) | torch bf16 mit AVX512-BF16 etwa 2- bis 5-mal so schnell wie float32; ohne um ein Vielfaches langsamer als float32 (Lektion 03) | eine Kurve kann fallen, wo die Arbeitsmenge L2 oder L3 verlässt (Abschnitt 4, *Vertiefung*); mit mehr Threads bis zur Kernzahl mal mehr, auf einer freien Maschine |
+# | Colab T4 | Spitze 8,1 TFLOP/s | fp16: Spitze 65, in der Praxis deutlich darunter (70-W-Grenze): oben gemessen | bf16 wird emuliert: langsamer als fp32 |
+# | Kaggle T4 x2 | pro GPU wie oben | wie oben | diese Lektion nutzt eine GPU |
+# | Colab TPU v5e-1 | läuft in bf16-Durchgängen | bf16: Spitze 197 TFLOP/s | große, feste Array-Formen zahlen sich aus (Lektion 04) |
+# | H200 | tf32-Spitze 495 | bf16 ≈ 770–800 von 989 TFLOP/s bei n = 8192 (≈ 80 %) | |
+#
+# *Spitzenwerte: Datenblätter von NVIDIA und Google Cloud (Stand: November 2026). Gemessene Werte:
+# die CPU-Zeile auf einer Cloud-VM mit 2 vCPUs eines AMD EPYC (Zen 5), ein Thread, von frei bis
+# ausgelastet, Dezember 2026 (so breit, weil sich andere Prozesse die Kerne teilen); die T4- und
+# H200-Zeilen wie 2026 für diese Chips berichtet. Deine Zahlen werden abweichen, die Form der Kurven
+# nicht.*
+#
+# ## Prüf dich selbst
+#
+# <details><summary>1. Eine Kollegin misst <code>y = model(x)</code> auf einer GPU mit <code>time.time()</code> und erhält 0,1 ms für ein großes Modell. Was ist schiefgegangen?</summary>
+#
+# Der Aufruf hat die Arbeit nur eingereiht. Synchronisiere, bevor du die Uhr anhältst
+# (`torch.cuda.synchronize()`), oder nimm einen Timer, der das tut.
+# </details>
+#
+# <details><summary>2. Warum kann eine elementweise Addition nie die FLOP/s einer Matrixmultiplikation erreichen?</summary>
+#
+# Sie rechnet 1 FLOP pro 12 bewegte Bytes; ihre Geschwindigkeit ist durch die Speicherbandbreite
+# begrenzt, ihre Intensität liegt weit unter dem Knickpunkt jedes modernen Chips.
+# </details>
+#
+# <details><summary>3. Deine GPU ist bei n = 64 langsamer als die CPU. Ist die GPU kaputt?</summary>
+#
+# Nein: Bei dieser Größe sind die festen Kosten pro Aufruf (Start, Dispatch, Kopien) größer als die
+# Arbeit.
+# </details>
+#
+# ## Zusammenfassung
+#
+# - Eine Matrixmultiplikation kostet 2·m·k·n FLOPs; FLOP/s = FLOPs / Zeit.
+# - Miss richtig: Warte auf das Ergebnis, lass den ersten Aufruf weg, nimm Zufallsdaten, gib die
+#   Threads an; nimm den Median von Blöcken und achte auf die Streuung.
+# - Kleine Probleme sind overheadgebunden, große Matrixmultiplikationen rechengebunden, elementweise
+#   Operationen speichergebunden.
+# - „10- bis 1000-mal“ hängt von Größe, Datentyp, Vergleichsbasis und davon ab, ob Kopien mitzählen.
+#
+# **Glossar:** FLOP, FLOP/s, FMA, asynchrone Ausführung, Aufwärmen, Median, IQR, Spitzenleistung,
+# arithmetische Intensität, Roofline, Knickpunkt, Cache, BLAS.
+#
+# **Weiter:** Lab 01, dann Lektion 02: Wo liegen Tensoren, und was kostet es, sie zu bewegen?
+# Der freiwillige Abschnitt *Vertiefung* unten geht weiter: Caches, die Punkte der Roofline,
+# Traces.
+
+# %% [markdown] lang="en"
+# ## Deeper (optional)
+#
+# Three topics for those who want more; the lesson is complete without them.
+#
+# ### Caches: why a CPU curve can fall again
+#
+# A CPU core keeps recently used data in small, fast **caches**: L1 and L2 belong to one core, L3
+# is shared by several. A float32 matmul of size n touches three n×n matrices, 3·n²·4 bytes. Once
+# that no longer fits a cache, the data has to come from the next, slower level, in the end from
+# main memory (DRAM). The dotted lines in section 4's throughput plot mark the n at which this
+# happens for the L2 and L3 sizes of *this* machine, read from the operating system. BLAS libraries cut the matmul into
+# tiles that do fit, so a cliff is softened or hidden; how well depends on the library. numpy and
+# PyTorch each bring their own BLAS, which is one reason why their curves differ. The next cell
+# says which BLAS each used, and, for each CPU curve, where it fell the most and whether the working
+# set left a cache at that step. It reports what it measured; it does not claim one library is the
+# faster one.
+
+# %% [markdown] lang="de"
+# ## Vertiefung (optional)
+#
+# Drei Themen für alle, die mehr wollen; die Lektion ist auch ohne sie vollständig.
+#
+# ### Caches: warum eine CPU-Kurve wieder fallen kann
+#
+# Ein CPU-Kern hält Daten, die er gerade benutzt hat, in kleinen, schnellen **Caches**: L1 und L2
+# gehören einem Kern, den L3 teilen sich mehrere. Eine float32-Matmul der Größe n fasst drei
+# n×n-Matrizen an, also 3·n²·4 Bytes. Passt das nicht mehr in einen Cache, kommen die Daten aus der
+# nächsten, langsameren Ebene, am Ende aus dem Arbeitsspeicher (DRAM). Die gepunkteten Linien im
+# Durchsatz-Diagramm von Abschnitt 4 zeigen, bei welchem n das für die L2- und L3-Größen *deiner* Maschine passiert; die
+# Größen liest der Code beim Betriebssystem aus. BLAS-Bibliotheken zerlegen die Matmul in Kacheln,
+# die hineinpassen, und mildern so die Stufe ab oder verstecken sie ganz; wie gut, hängt von der
+# Bibliothek ab. numpy und PyTorch bringen jeweils ihr eigenes BLAS mit, auch deshalb verlaufen ihre
+# Kurven verschieden. Die nächste Zelle sagt dir, welches BLAS jede benutzt hat, und für jede
+# CPU-Kurve, wo sie am stärksten gefallen ist und ob die Arbeitsmenge an dieser Stelle einen Cache
+# verlassen hat. Sie berichtet, was sie gemessen hat; dass eine Bibliothek die schnellere sei,
+# behauptet sie nicht.
+
+
+# %%
+def biggest_fall(sizes, rates):
+    # en: the step between two neighbouring sizes where FLOP/s fell the most: (before, after, ratio)
+    # de: der Schritt zwischen zwei benachbarten Größen, bei dem die FLOP/s am stärksten fielen
+    return min(
+        ((sizes[i], sizes[i + 1], rates[i + 1] / rates[i]) for i in range(len(sizes) - 1)),
+        key=lambda step: step[2],
+    )
+
+
+# en: the function on a made-up curve: it must find the step 2 → 3, not the rise 1 → 2
+# de: die Funktion an einer ausgedachten Kurve: Sie muss den Schritt 2 → 3 finden, nicht 1 → 2
+assert biggest_fall([1, 2, 3], [1.0, 2.0, 1.0]) == (2, 3, 0.5)
+
+FALL = 0.8  # en: a fall to below 80 % counts | de: ein Abfall unter 80 % zählt
+say(
+    "caches of one core ({source}): L1d {l1}, L2 {l2}, L3 {l3}",
+    "Caches eines Kerns ({source}): L1d {l1}, L2 {l2}, L3 {l3}",
+    source=caches.source,
+    **{
+        key: units.format_bytes(size) if size else text("unknown", "unbekannt")
+        for key, size in zip(("l1", "l2", "l3"), caches.sizes().values(), strict=True)
+    },
+)
+for level, edge in cache_edge.items():
+    say(
+        "  a float32 matmul's working set (3·n²·4 bytes) outgrows {level} from n ≈ {n:,.0f}",
+        "  die Arbeitsmenge einer float32-Matmul (3·n²·4 Bytes) ist ab n ≈ {n:,.0f} größer als "
+        "{level}",
+        level=level,
+        n=edge,
+    )
+say(
+    "  the sweep's largest float32 matmul (n = {n}) needs {ws}: {level}",
+    "  die größte float32-Matmul des Durchlaufs (n = {n}) braucht {ws}: {level}",
+    n=max(cpu_sizes),
+    ws=units.format_bytes(3 * max(cpu_sizes) ** 2 * 4),
+    level=hardware.cache_level_name(caches.level_for(3 * max(cpu_sizes) ** 2 * 4)),
+)
+blas = hardware.blas_info()
+say(
+    "numpy ran {blas} (threadpoolctl), {threads} thread(s)",
+    "numpy lief mit {blas} (threadpoolctl), {threads} Thread(s)",
+    blas=", ".join(f"{b['internal_api']} {b['version']} ({b['architecture']})" for b in blas)
+    or text("a BLAS threadpoolctl does not see", "einem BLAS, das threadpoolctl nicht sieht"),
+    threads=blas[0]["num_threads"] if blas else "?",
+)
+torch_blas = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+say(
+    "torch ran its own build: BLAS {blas} (torch.__config__), CPU kernels for {cap}, {threads} "
+    "thread(s)",
+    "torch lief mit seinem eigenen Build: BLAS {blas} (torch.__config__), CPU-Kernel für {cap}, "
+    "{threads} Thread(s)",
+    blas=torch_blas.group(1) if torch_blas else text("unknown", "unbekannt"),
+    cap=torch.backends.cpu.get_cpu_capability(),
+    threads=torch.get_num_threads(),
+)
+for label, results in sweep.items():
+    if "(CPU)" not in label:
+        continue
+    ns = sorted(results)
+    before, after, ratio = biggest_fall(ns, [results[n].flops_per_second for n in ns])
+    bytes_per_number = 2 if "bfloat16" in label else 4
+    level_before = caches.level_for(3 * before**2 * bytes_per_number)
+    level_after = caches.level_for(3 * after**2 * bytes_per_number)
+    if ratio >= FALL:
+        say(
+            "{label}: no fall below {f:.0f}% from one size to the next",
+            "{label}: von einer Größe zur nächsten kein Abfall unter {f:.0f} %",
+            label=label,
+            f=FALL * 100,
+        )
+        continue
+    say(
+        "{label}: FLOP/s fell to {p:.0f}% from n = {a} to n = {b}; the working set grew from {wa} "
+        "({la}) to {wb} ({lb})",
+        "{label}: Die FLOP/s fielen von n = {a} zu n = {b} auf {p:.0f} %; die Arbeitsmenge wuchs "
+        "von {wa} ({la}) auf {wb} ({lb})",
+        label=label,
+        p=ratio * 100,
+        a=before,
+        b=after,
+        wa=units.format_bytes(3 * before**2 * bytes_per_number),
+        wb=units.format_bytes(3 * after**2 * bytes_per_number),
+        la=hardware.cache_level_name(level_before),
+        lb=hardware.cache_level_name(level_after),
+    )
+    if hardware.UNKNOWN in (level_before, level_after):
+        say(
+            "  → the cache sizes are unknown here, so this run cannot tell whether it is a cache",
+            "  → die Cache-Größen sind hier unbekannt; ob es ein Cache ist, kann dieser Lauf "
+            "nicht sagen",
+        )
+    elif level_before != level_after:
+        say(
+            "  → the working set left {la} at this step: a cache cliff fits this fall",
+            "  → die Arbeitsmenge hat an dieser Stelle {la} verlassen: Eine Cache-Stufe passt zu "
+            "diesem Abfall",
+            la=hardware.cache_level_name(level_before),
+        )
+    else:
+        say(
+            "  → the working set stayed in {la}: not a cache boundary. A different kernel or "
+            "blocking in the library, or another process on the core, fits better (time it again).",
+            "  → die Arbeitsmenge blieb in {la}: keine Cache-Grenze. Ein anderer Kernel oder eine "
+            "andere Kachelung in der Bibliothek oder ein anderer Prozess auf dem Kern passt "
+            "besser (miss noch einmal).",
+            la=hardware.cache_level_name(level_before),
+        )
+n_both = max(cpu_sizes)
+numpy_rate = sweep["numpy float32 (CPU)"][n_both].flops_per_second
+torch_rate = sweep["torch float32 (CPU)"][n_both].flops_per_second
+say(
+    "at n = {n}: numpy {a}, torch {b} in float32; numpy ran {r:.2f}× torch's rate in this run. "
+    "Two libraries with two BLAS: the ratio says which was faster here, on this CPU, now.",
+    "bei n = {n}: numpy {a}, torch {b} in float32; numpy schaffte in diesem Lauf das {r:.2f}-Fache "
+    "der Rate von torch. Zwei Bibliotheken mit zwei BLAS: Das Verhältnis sagt, welche hier, auf "
+    "dieser CPU und jetzt schneller war.",
+    n=n_both,
+    a=units.format_rate(numpy_rate),
+    b=units.format_rate(torch_rate),
+    r=numpy_rate / torch_rate,
+)
+
+
+# %% [markdown] lang="en"
+# ### Why each point of the roofline sits where it does
+#
+# Why a point sits where it does, decided in code from the numbers of section 8 (a point is "on the roof"
 # from 70% of it):
 
 # %% [markdown] lang="de"
-# Warum ein Punkt dort liegt, wo er liegt, im Code aus den Zahlen oben entschieden (ein Punkt gilt
+# ### Warum jeder Punkt der Roofline dort liegt, wo er liegt
+#
+# Warum ein Punkt dort liegt, wo er liegt, im Code aus den Zahlen von Abschnitt 8 entschieden (ein Punkt gilt
 # ab 70 % als „am Dach“):
 
 
@@ -1343,78 +1598,44 @@ for k, cost in chain_costs.items():
             b=units.format_bytes(cost["bytes accessed"]),
             i=cost["flops"] / cost["bytes accessed"],
         )
+
 # %% [markdown] lang="en"
-# This is why claim C2 (models are mostly matrix multiplications, so accelerators help) holds
-# where it does: only operations with high arithmetic intensity can use the FLOP/s an accelerator
-# offers. Lesson 03 (Precision and memory) comes back to this with the speed of each number
-# format, lesson 05 (Training on an accelerator) with the share of the peak a whole training step
-# uses (MFU).
+# ### Traces, Nsight Systems and XLA's own count
 #
-# ## 9. A first profiler
+# On a GPU two tools show more than section 9's table:
 #
-# `bench.measure` gives one number per function. A **profiler** records every operation a piece of
-# code runs, with its time and how often it ran. `torch.profiler` is built into PyTorch: wrap the
-# code in `with profile(...)`, mark your own regions with `record_function`, and print the table.
+# - **A trace view**: the file the next cell writes shows every operation on a time line, CPU threads
+#   and GPU streams one above the other, so gaps (the GPU waiting for Python, a copy blocking the
+#   compute) become visible. Open it at ui.perfetto.dev (on Colab: download it from the file panel
+#   on the left). TensorBoard shows the same kind of trace in its profile view, which is how
+#   JAX's `jax.profiler.trace(log_dir)` is read: `%load_ext tensorboard`, then
+#   `%tensorboard --logdir log_dir`.
+# - **Nsight Systems** (NVIDIA): `nsys profile -o report python script.py` records CUDA API
+#   calls, kernels and PCIe copies with the copy engines' own timestamps, below what PyTorch sees.
+#   It is not part of a Colab runtime: record on a machine that has it, or copy the `.nsys-rep`
+#   file to your computer and open it in the Nsight Systems GUI.
 
 # %% [markdown] lang="de"
-# Deshalb gilt Behauptung C2 (Modelle sind vor allem Matrixmultiplikationen, also helfen
-# Beschleuniger) genau dort, wo sie gilt: Nur Operationen mit hoher arithmetischer Intensität
-# können die FLOP/s eines Beschleunigers nutzen. Lektion 03 (Zahlenformate und Speicher) kommt mit
-# dem Tempo jedes Zahlenformats darauf zurück, Lektion 05 (Training auf dem Beschleuniger) mit dem
-# Anteil an der Spitzenleistung, den ein ganzer Trainingsschritt nutzt (MFU).
+# ### Traces, Nsight Systems und die Zählung von XLA
 #
-# ## 9. Ein erster Profiler
+# Auf einer GPU zeigen zwei Werkzeuge mehr als die Tabelle aus Abschnitt 9:
 #
-# `bench.measure` liefert eine Zahl pro Funktion. Ein **Profiler** zeichnet jede Operation auf, die
-# ein Stück Code ausführt, mit ihrer Zeit und wie oft sie lief. `torch.profiler` ist in PyTorch
-# eingebaut: Pack den Code in `with profile(...)`, markiere eigene Abschnitte mit `record_function`
-# und gib die Tabelle aus.
+# - **Eine Trace-Ansicht**: Die Datei, die die nächste Zelle schreibt, zeigt jede Operation auf einem Zeitstrahl,
+#   CPU-Threads und GPU-Streams übereinander, sodass Lücken sichtbar werden (die GPU wartet auf
+#   Python, eine Kopie blockiert das Rechnen). Öffne sie auf ui.perfetto.dev (auf Colab: lade sie
+#   über den Dateibereich links herunter). TensorBoard zeigt dieselbe Art Trace in seiner
+#   Profil-Ansicht; so liest du auch die Traces von `jax.profiler.trace(log_dir)`:
+#   `%load_ext tensorboard`, dann `%tensorboard --logdir log_dir`.
+# - **Nsight Systems** (NVIDIA): `nsys profile -o report python script.py` zeichnet
+#   CUDA-API-Aufrufe, Kernel und PCIe-Kopien mit den Zeitstempeln der Kopier-Einheiten auf,
+#   unterhalb dessen, was PyTorch sieht. Zu einer Colab-Laufzeit gehört es nicht: Zeichne auf einer
+#   Maschine auf, die es hat, oder kopiere die `.nsys-rep`-Datei auf deinen Rechner und öffne sie in
+#   der Oberfläche von Nsight Systems.
 
 # %%
 import os
 import tempfile
 
-from torch.profiler import ProfilerActivity, record_function
-from torch.profiler import profile as profile_run
-
-activities = [ProfilerActivity.CPU]
-if device.type == "cuda":
-    activities.append(ProfilerActivity.CUDA)
-prof_a = torch.randn(size, size, device=device)
-prof_a @ prof_a  # en: warm: the first call is not what we want to read | de: aufwärmen
-with profile_run(activities=activities) as prof, record_function("five_matmuls"):
-    for _ in range(5):
-        prof_out = prof_a @ prof_a
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-profile_table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=6)
-if get_language() == "de":
-    # en: torch prints 1.78%; the German notebook writes 1,78 %
-    # de: torch schreibt 1.78%; das deutsche Notebook schreibt 1,78 %
-    profile_table = re.sub(r"(\d)\.(\d)", r"\1,\2", profile_table).replace("%", " %")
-print(profile_table)
-
-events = {e.key: e for e in prof.key_averages()}
-region, mm = events["five_matmuls"], events["aten::mm"]
-say(
-    "five_matmuls: {total} in all; aten::matmul ran {calls} times and handed the work to "
-    "aten::mm, which spent {self_share:.0f}% of the region in itself ({per_call} per call)",
-    "five_matmuls: {total} insgesamt; aten::matmul lief {calls}-mal und gab die Arbeit an "
-    "aten::mm weiter, das {self_share:.0f} % des Abschnitts selbst verbrachte ({per_call} pro "
-    "Aufruf)",
-    total=units.format_seconds(region.cpu_time_total * 1e-6),
-    calls=events["aten::matmul"].count,
-    self_share=100 * mm.self_cpu_time_total / region.cpu_time_total,
-    per_call=units.format_seconds(mm.cpu_time_total * 1e-6 / mm.count),
-)
-if device.type == "cuda":
-    device_us = getattr(mm, "device_time_total", 0) or getattr(mm, "cuda_time_total", 0)
-    say(
-        "on the GPU: aten::mm's kernels took {t} per call; its CPU time is mostly the launch",
-        "auf der GPU: Die Kernel von aten::mm brauchten {t} pro Aufruf; seine CPU-Zeit ist "
-        "vor allem der Start",
-        t=units.format_seconds(device_us * 1e-6 / mm.count),
-    )
 trace_path = os.path.join(tempfile.mkdtemp(), "matmul_trace.json")
 prof.export_chrome_trace(trace_path)
 say(
@@ -1441,189 +1662,6 @@ else:
         "this JAX version gives no cost_analysis() here",
         "diese JAX-Version liefert hier keine cost_analysis()",
     )
-
-# %% [markdown] lang="en"
-# How to read the table: **Self CPU** is the time spent in an operation itself, **CPU total**
-# includes what it called. `aten::matmul` is PyTorch's front door: it checks shapes and calls
-# `aten::mm`, the operation that does the work, so nearly all self time sits in `aten::mm`. Your
-# own region (`five_matmuls`) holds everything. On a GPU the table gets device-time columns as
-# well: there `aten::mm`'s CPU time is only the launch, and the kernel's time appears separately,
-# the asynchronous execution of trap 1 made visible.
-#
-# On a GPU two tools show more than the table:
-#
-# - **A trace view**: the file exported above shows every operation on a time line, CPU threads
-#   and GPU streams one above the other, so gaps (the GPU waiting for Python, a copy blocking the
-#   compute) become visible. Open it at ui.perfetto.dev (on Colab: download it from the file panel
-#   on the left). TensorBoard shows the same kind of trace in its profile view, which is how
-#   JAX's `jax.profiler.trace(log_dir)` is read: `%load_ext tensorboard`, then
-#   `%tensorboard --logdir log_dir`.
-# - **Nsight Systems** (NVIDIA): `nsys profile -o report python script.py` records CUDA API
-#   calls, kernels and PCIe copies with the copy engines' own timestamps, below what PyTorch sees.
-#   It is not part of a Colab runtime: record on a machine that has it, or copy the `.nsys-rep`
-#   file to your computer and open it in the Nsight Systems GUI.
-#
-# ## 10. Explore
-#
-# Pick a size, a dtype and a device and click *Measure*. (On a static page or in a test run you
-# see only the result for the defaults.)
-
-# %% [markdown] lang="de"
-# So liest du die Tabelle: **Self CPU** ist die Zeit in der Operation selbst, **CPU total** enthält,
-# was sie aufgerufen hat. `aten::matmul` ist die Einstiegsfunktion von PyTorch: Sie prüft die Formen
-# und ruft `aten::mm` auf, die Operation, die die Arbeit macht; deshalb liegt fast die ganze
-# Self-Zeit bei `aten::mm`. Dein eigener Abschnitt (`five_matmuls`) enthält alles. Auf einer GPU
-# bekommt die Tabelle zusätzlich Spalten mit der Gerätezeit: Dort ist die CPU-Zeit von `aten::mm`
-# nur der Start, und die Zeit des Kernels erscheint getrennt, die asynchrone Ausführung aus Falle 1,
-# sichtbar gemacht.
-#
-# Auf einer GPU zeigen zwei Werkzeuge mehr als die Tabelle:
-#
-# - **Eine Trace-Ansicht**: Die oben geschriebene Datei zeigt jede Operation auf einem Zeitstrahl,
-#   CPU-Threads und GPU-Streams übereinander, sodass Lücken sichtbar werden (die GPU wartet auf
-#   Python, eine Kopie blockiert das Rechnen). Öffne sie auf ui.perfetto.dev (auf Colab: lade sie
-#   über den Dateibereich links herunter). TensorBoard zeigt dieselbe Art Trace in seiner
-#   Profil-Ansicht; so liest du auch die Traces von `jax.profiler.trace(log_dir)`:
-#   `%load_ext tensorboard`, dann `%tensorboard --logdir log_dir`.
-# - **Nsight Systems** (NVIDIA): `nsys profile -o report python script.py` zeichnet
-#   CUDA-API-Aufrufe, Kernel und PCIe-Kopien mit den Zeitstempeln der Kopier-Einheiten auf,
-#   unterhalb dessen, was PyTorch sieht. Zu einer Colab-Laufzeit gehört es nicht: Zeichne auf einer
-#   Maschine auf, die es hat, oder kopiere die `.nsys-rep`-Datei auf deinen Rechner und öffne sie in
-#   der Oberfläche von Nsight Systems.
-#
-# ## 10. Selbst ausprobieren
-#
-# Wähle Größe, Datentyp und Gerät und klicke auf *Messen*. (Auf einer statischen Seite oder in einem
-# Testlauf siehst du nur das Ergebnis für die Voreinstellung.)
-
-# %%
-from utils.widgets import explore
-
-devices = ["cpu"] + ([accelerator.type] if accelerator is not None else [])
-
-
-def measure_one(n, dtype, device):
-    if device == "cpu" and dtype == "float16":
-        say(
-            "float16 on a CPU is very slow: pick bfloat16 or float32.",
-            "float16 ist auf der CPU sehr langsam: Nimm bfloat16 oder float32.",
-        )
-        return
-    print(time_torch(n, dtype, device))
-
-
-panel = explore(
-    measure_one,
-    {"n": 256, "dtype": "float32", "device": "cpu"},
-    labels=dict(
-        n=text("size n", "Größe n"),
-        dtype=text("data type", "Datentyp"),
-        device=text("on device", "Gerät"),
-    ),
-    n=[64, 256, 1024, 2048, 4096, 8192],
-    dtype=list(DTYPES),
-    device=devices,
-)
-
-# %% [markdown] lang="en"
-# ### What you should see
-#
-# | profile | float32 | fast dtype | notes |
-# |---|---|---|---|
-# | CPU, one thread (`OMP_NUM_THREADS=1`) | numpy and torch ≈ 0.02–0.1 TFLOP/s at n = 1024; which one is ahead depends on their BLAS and the load (section 4 prints both) | torch bf16 about 2–5× float32 with AVX512-BF16; without it, dozens of times slower than float32 (lesson 03) | a curve may fall where the working set leaves L2 or L3 (section 4); with more threads up to the core count times more, on an idle machine |
-# | Colab T4 | peak 8.1 TFLOP/s | fp16: peak 65, well below it in practice (70 W power limit): measured above | bf16 is emulated: slower than fp32 |
-# | Kaggle T4 x2 | per GPU as above | as above | this lesson uses one GPU |
-# | Colab TPU v5e-1 | runs as bf16 passes | bf16: peak 197 TFLOP/s | large, static shapes pay off (lesson 04) |
-# | H200 | tf32 peak 495 | bf16 ≈ 770–800 of 989 TFLOP/s at n = 8192 (≈ 80 %) | |
-#
-# *Peaks: NVIDIA and Google Cloud data sheets (checked November 2026). Measured figures: the CPU
-# row on a cloud VM with 2 vCPUs of an AMD EPYC (Zen 5), one thread, idle to busy, December 2026
-# (the range is that wide because other processes share the cores); the T4 and
-# H200 rows as reported for those chips in 2026. Your figures will differ; the shape of the curves
-# will not.*
-#
-# ## Check yourself
-#
-# <details><summary>1. A colleague times <code>y = model(x)</code> on a GPU with <code>time.time()</code> and gets 0.1 ms for a large model. What went wrong?</summary>
-#
-# The call only queued the work. Synchronise (`torch.cuda.synchronize()`) before stopping the
-# clock, or use a timer that does.
-# </details>
-#
-# <details><summary>2. Why can an elementwise addition never reach the FLOP/s of a matmul?</summary>
-#
-# It does 1 FLOP per 12 bytes moved; its speed is limited by memory bandwidth, far below the ridge
-# point of any modern chip.
-# </details>
-#
-# <details><summary>3. Your GPU is slower than the CPU for n = 64. Is the GPU broken?</summary>
-#
-# No: at that size the fixed cost per call (launch, dispatch, copies) is larger than the work.
-# </details>
-#
-# ## Summary
-#
-# - A matmul costs 2·m·k·n FLOPs; FLOP/s = FLOPs / time.
-# - Time correctly: wait for the result, leave out the first call, use random data, report the
-#   threads; take the median of blocks and look at the spread.
-# - Small problems are overhead-bound, large matmuls compute-bound, elementwise ops memory-bound.
-# - "10 to 1000 times" depends on the size, the dtype, the baseline and whether copies are counted.
-#
-# **Glossary:** FLOP, FLOP/s, FMA, asynchronous execution, warm-up, median, IQR, peak, arithmetic
-# intensity, roofline, ridge point, cache, BLAS.
-#
-# **Next:** lab 01, then lesson 02: where do tensors live, and what does moving them cost?
-
-# %% [markdown] lang="de"
-# ### Was du sehen solltest
-#
-# | Profil | float32 | schneller Datentyp | Hinweise |
-# |---|---|---|---|
-# | CPU, ein Thread (`OMP_NUM_THREADS=1`) | numpy und torch ≈ 0,02–0,1 TFLOP/s bei n = 1024; welche vorn liegt, hängt von ihrem BLAS und der Last ab (Abschnitt 4 gibt beide aus) | torch bf16 mit AVX512-BF16 etwa 2- bis 5-mal so schnell wie float32; ohne um ein Vielfaches langsamer als float32 (Lektion 03) | eine Kurve kann fallen, wo die Arbeitsmenge L2 oder L3 verlässt (Abschnitt 4); mit mehr Threads bis zur Kernzahl mal mehr, auf einer freien Maschine |
-# | Colab T4 | Spitze 8,1 TFLOP/s | fp16: Spitze 65, in der Praxis deutlich darunter (70-W-Grenze): oben gemessen | bf16 wird emuliert: langsamer als fp32 |
-# | Kaggle T4 x2 | pro GPU wie oben | wie oben | diese Lektion nutzt eine GPU |
-# | Colab TPU v5e-1 | läuft in bf16-Durchgängen | bf16: Spitze 197 TFLOP/s | große, feste Array-Formen zahlen sich aus (Lektion 04) |
-# | H200 | tf32-Spitze 495 | bf16 ≈ 770–800 von 989 TFLOP/s bei n = 8192 (≈ 80 %) | |
-#
-# *Spitzenwerte: Datenblätter von NVIDIA und Google Cloud (Stand: November 2026). Gemessene Werte:
-# die CPU-Zeile auf einer Cloud-VM mit 2 vCPUs eines AMD EPYC (Zen 5), ein Thread, von frei bis
-# ausgelastet, Dezember 2026 (so breit, weil sich andere Prozesse die Kerne teilen); die T4- und
-# H200-Zeilen wie 2026 für diese Chips berichtet. Deine Zahlen werden abweichen, die Form der Kurven
-# nicht.*
-#
-# ## Prüf dich selbst
-#
-# <details><summary>1. Eine Kollegin misst <code>y = model(x)</code> auf einer GPU mit <code>time.time()</code> und erhält 0,1 ms für ein großes Modell. Was ist schiefgegangen?</summary>
-#
-# Der Aufruf hat die Arbeit nur eingereiht. Synchronisiere, bevor du die Uhr anhältst
-# (`torch.cuda.synchronize()`), oder nimm einen Timer, der das tut.
-# </details>
-#
-# <details><summary>2. Warum kann eine elementweise Addition nie die FLOP/s einer Matrixmultiplikation erreichen?</summary>
-#
-# Sie rechnet 1 FLOP pro 12 bewegte Bytes; ihre Geschwindigkeit ist durch die Speicherbandbreite
-# begrenzt, ihre Intensität liegt weit unter dem Knickpunkt jedes modernen Chips.
-# </details>
-#
-# <details><summary>3. Deine GPU ist bei n = 64 langsamer als die CPU. Ist die GPU kaputt?</summary>
-#
-# Nein: Bei dieser Größe sind die festen Kosten pro Aufruf (Start, Dispatch, Kopien) größer als die
-# Arbeit.
-# </details>
-#
-# ## Zusammenfassung
-#
-# - Eine Matrixmultiplikation kostet 2·m·k·n FLOPs; FLOP/s = FLOPs / Zeit.
-# - Miss richtig: Warte auf das Ergebnis, lass den ersten Aufruf weg, nimm Zufallsdaten, gib die
-#   Threads an; nimm den Median von Blöcken und achte auf die Streuung.
-# - Kleine Probleme sind overheadgebunden, große Matrixmultiplikationen rechengebunden, elementweise
-#   Operationen speichergebunden.
-# - „10- bis 1000-mal“ hängt von Größe, Datentyp, Vergleichsbasis und davon ab, ob Kopien mitzählen.
-#
-# **Glossar:** FLOP, FLOP/s, FMA, asynchrone Ausführung, Aufwärmen, Median, IQR, Spitzenleistung,
-# arithmetische Intensität, Roofline, Knickpunkt, Cache, BLAS.
-#
-# **Weiter:** Lab 01, dann Lektion 02: Wo liegen Tensoren, und was kostet es, sie zu bewegen?
 
 # %% [markdown] lang="en"
 # **Class results (optional).** To add this run's figures to your group's comparison, set
