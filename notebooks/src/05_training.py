@@ -86,7 +86,7 @@ from tqdm.auto import tqdm
 
 import utils
 from utils import units
-from utils.i18n import say, text
+from utils.i18n import get_language, say, text
 from utils.models import checkpoint
 from utils.platform import hardware, placement, profiles, runtime
 from utils.timing import throughput
@@ -348,6 +348,12 @@ say(
 # optimizer (AdamW) step and the scheduler set the next learning rate (warm-up, then cosine). The
 # loop shows a `tqdm` progress bar and redraws the loss curve every few steps in place (in CI only
 # once, at the end).
+#
+# Every 25 steps it saves a checkpoint into one folder that stays the same when you run the cell
+# again (the cell prints it: beside the notebook, in `/kaggle/working` on Kaggle, on Drive once
+# mounted on Colab). Interrupt it (■) and run it again: it resumes where the last checkpoint
+# left off, and the curve and the losses cover the whole run. Section 8 shows what a checkpoint
+# must hold for that. To start over, remove the `#` before `checkpoint.start_fresh(folder)`.
 
 # %% [markdown] lang="de"
 # Die FLOPs pro Token folgen nanoGPT und Anhang B des PaLM-Papers: Jedes Gewicht ist im
@@ -362,6 +368,13 @@ say(
 # machen und den Scheduler die nächste Lernrate setzen lassen (Aufwärmen, dann Kosinus). Die
 # Schleife zeigt einen `tqdm`-Fortschrittsbalken und zeichnet die Verlustkurve alle paar Schritte an
 # derselben Stelle neu (in CI nur einmal, am Ende).
+#
+# Alle 25 Schritte speichert sie einen Checkpoint in einen Ordner, der beim erneuten Ausführen der
+# Zelle derselbe bleibt (die Zelle nennt ihn: neben dem Notebook, auf Kaggle in `/kaggle/working`,
+# auf Colab auf Drive, sobald es eingebunden ist). Unterbrich sie (■) und führ sie noch einmal aus:
+# Sie macht beim letzten Checkpoint weiter, und Kurve und Verluste umfassen den ganzen Lauf.
+# Abschnitt 8 zeigt, was ein Checkpoint dafür enthalten muss. Um neu zu beginnen, entfern das `#`
+# vor `checkpoint.start_fresh(folder)`.
 
 
 # %%
@@ -424,21 +437,60 @@ def val_loss(model, n=8):
     return loss
 
 
-steps = size["steps"]
-model = make_model()
-opt, sched, scaler = make_training(model, steps)
-dl, sampler = loader(size["batch"])
-data_iter = batches(dl, sampler)
-meter = throughput.Meter(fpt, throughput.peak_tflops(device, "float32"))
-losses = []
+def train(folder, steps, draw=None, every=25):
+    # en: train a fresh model for `steps` steps; resume from the newest checkpoint in `folder`;
+    # en: the history (losses, throughput) covers the whole run, across re-runs
+    # de: ein frisches Modell `steps` Schritte trainieren; beim neuesten Checkpoint in `folder`
+    # de: fortsetzen; der Verlauf (Verluste, Durchsatz) umfasst den ganzen Lauf, über Neustarts
+    model = make_model()
+    opt, sched, scaler = make_training(model, steps)
+    dl, sampler = loader(size["batch"])
+    meter = throughput.Meter(fpt, throughput.peak_tflops(device, "float32"))
+    parts = dict(model=model, optimizer=opt, scheduler=sched, scaler=scaler)
+    parts["objects"] = {"data": sampler}
+    history = {
+        "before": val_loss(model),
+        "losses": [],
+        "meter": {},
+    }  # en: untrained | de: untrainiert
+    found, start = checkpoint.latest(folder), 0
+    if found is not None:
+        state = checkpoint.load(found, **parts)
+        start, history = state["step"], state["extra"]
+    for key, value in history["meter"].items():
+        setattr(meter, key, value)
+    checkpoint.report_start(start, steps, folder)
+    data_iter, step = batches(dl, sampler), start
+    try:
+        for step in tqdm(
+            range(start, steps), initial=start, total=steps, desc=text("training", "Training")
+        ):
+            x, y = next(data_iter)
+            t0 = time.perf_counter()
+            loss = train_step(model, opt, sched, scaler, x, y)
+            history["losses"].append(
+                loss.item()
+            )  # en: waits for the device | de: wartet aufs Gerät
+            meter.add(x.numel(), time.perf_counter() - t0)
+            if (step + 1) % every == 0 or step + 1 == steps:
+                history["meter"] = {k: getattr(meter, k) for k in ("tokens", "seconds", "steps")}
+                history["meter"]["history"] = list(meter.history)
+                checkpoint.save(folder, step + 1, keep=2, extra=history, **parts)
+            if draw is not None and (step % 25 == 0 or step == steps - 1):
+                draw(history["losses"])
+    except KeyboardInterrupt:
+        raise checkpoint.interrupted(folder, step, steps) from None
+    return model, meter, history
+
+
 fig, ax = plt.subplots(figsize=(7, 3))
 handle = None if CI else display(fig, display_id=True)
 plt.close(fig)
 
 
-def draw():
+def draw(losses):
     ax.clear()
-    ax.plot(losses, lw=1)
+    ax.plot(range(1, len(losses) + 1), losses, lw=1)
     ax.set(
         xlabel=text("training step", "Trainingsschritt"),
         ylabel=text("loss", "Verlust"),
@@ -448,23 +500,18 @@ def draw():
         handle.update(fig)
 
 
-start_loss = val_loss(model)
-for step in tqdm(range(steps), desc=text("training", "Training")):
-    x, y = next(data_iter)
-    t0 = time.perf_counter()
-    loss = train_step(model, opt, sched, scaler, x, y)
-    losses.append(loss.item())  # en: .item() waits for the device | de: .item() wartet aufs Gerät
-    meter.add(x.numel(), time.perf_counter() - t0)
-    if step % 25 == 0 or step == steps - 1:
-        draw()
+folder = checkpoint.run_dir(platform, f"lesson05_{get_language()}")
+# checkpoint.start_fresh(folder)  # en: remove the # to start over | de: # weg: neu beginnen
+model, meter, history = train(folder, size["steps"], draw)
 if handle is None:
-    draw()
+    draw(history["losses"])
     display(fig)
-end_loss = val_loss(model)
+start_loss, end_loss = history["before"], val_loss(model)
 say(
-    "held-out loss {a:.2f} → {b:.2f} (a uniform guess over {v} characters gives {u:.2f})",
-    "Validierungsverlust {a:.2f} → {b:.2f} "
+    "{n} steps; held-out loss {a:.2f} → {b:.2f} (a uniform guess over {v} characters gives {u:.2f})",
+    "{n} Schritte; Validierungsverlust {a:.2f} → {b:.2f} "
     "(gleichverteiltes Raten über {v} Zeichen ergibt {u:.2f})",
+    n=len(history["losses"]),
     a=start_loss,
     b=end_loss,
     v=len(chars),

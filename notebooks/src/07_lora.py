@@ -68,7 +68,7 @@ import copy
 import importlib.util
 import json
 import math
-import tempfile
+import statistics
 import time
 from pathlib import Path
 
@@ -83,7 +83,9 @@ from utils.memory.fit import Shape, fit, shape_of
 from utils.memory.usage import free_memory
 from utils.models import checkpoint, quality
 from utils.models.loading import peft_ready, smollm2_location
+from utils.models.lora_picture import draw_lora
 from utils.platform import hardware, profiles, runtime
+from utils.predict import reveal
 from utils.units import MIB, format_bytes
 
 # en: bitsandbytes repeats warnings hundreds of times per forward pass on a CPU
@@ -278,7 +280,9 @@ def lora_modules(model):
 # GGUF release; transformers de-quantizes it to fp32, so these weights carry that release's
 # rounding. The first load converts and caches it (the cell prints how long it took: measured for
 # this course, about 20 s alone on a core and a minute with other jobs on it), later loads take
-# seconds. Where the hub is reachable on a GPU, section 4 trains a larger sibling instead.
+# seconds. Where the hub is reachable on a GPU, section 4 trains a larger sibling instead. The
+# cell then draws one LoRA layer with the model's own shapes: its first attention layer's query
+# projection, r = 8 and α = 16 as this lesson trains them.
 
 # %% [markdown] lang="de"
 # Jetzt das echte Modell: SmolLM2-135M-Instruct, ein Llama-artiges Modell von Hugging Face mit
@@ -288,7 +292,8 @@ def lora_modules(model):
 # wie lange es gedauert hat: für diesen Kurs gemessen etwa 20 s allein auf einem Kern und eine
 # Minute, wenn andere Aufgaben den Kern mitbenutzen); spätere Ladevorgänge dauern Sekunden. Wo der
 # Hub auf einer GPU erreichbar ist, trainiert Abschnitt 4 stattdessen ein größeres Modell derselben
-# Familie.
+# Familie. Danach zeichnet die Zelle eine LoRA-Schicht mit den Formen des Modells: die
+# Query-Projektion seiner ersten Attention-Schicht, mit r = 8 und α = 16, wie diese Lektion trainiert.
 
 # %%
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
@@ -299,7 +304,26 @@ small = AutoModelForCausalLM.from_pretrained(where_small, dtype=torch.float32).t
 tokenizer = AutoTokenizer.from_pretrained(where_small)
 load_seconds = time.perf_counter() - started
 say("{src}: loaded in {s:.1f} s", "{src}: geladen in {s:.1f} s", src=source_small, s=load_seconds)
+q_proj = small.model.layers[0].self_attn.q_proj
+draw_lora(q_proj.in_features, q_proj.out_features, r=8, alpha=16, layer="q_proj")
+plt.show()
 
+# %% [markdown] lang="en"
+# **Predict, then measure.** The lesson puts LoRA with r = 8 on q, k, v and o in each of
+# SmolLM2-135M's 30 layers. q and o are 576 × 576; k and v map 576 inputs to 192 outputs (3 heads
+# of keys and values serve 9 query heads). How many trainable parameters is that? Write your number
+# into the next cell, then run the one after it.
+
+# %% [markdown] lang="de"
+# **Erst schätzen, dann messen.** Die Lektion setzt LoRA mit r = 8 auf q, k, v und o in jede der
+# 30 Schichten von SmolLM2-135M. q und o sind 576 × 576; k und v bilden 576 Eingaben auf 192
+# Ausgaben ab (3 Köpfe für Keys und Values bedienen 9 Query-Köpfe). Wie viele trainierbare Parameter
+# sind das? Schreib deine Zahl in die nächste Zelle und führ dann die übernächste aus.
+
+# %%
+my_trainable = None  # en: your prediction, e.g. 1e6 | de: deine Vorhersage, z. B. 1e6
+
+# %%
 probe = copy.deepcopy(small)
 before, total = count_trainable(probe)
 wrapped = add_lora(probe, {"q_proj", "k_proj", "v_proj", "o_proj"}, r=8, alpha=16)
@@ -315,6 +339,7 @@ say(
     a=after,
     p=100 * after / total,
 )
+reveal(my_trainable, after, unit=text("parameters", "Parameter"))
 del probe
 
 # %% [markdown] lang="en"
@@ -677,10 +702,10 @@ def answers(model, questions=QUESTIONS, tokens=24):
     return out
 
 
-lora_model = copy.deepcopy(base)
-add_lora(lora_model, {"q_proj", "k_proj", "v_proj", "o_proj"}, r=8, alpha=16)
-loss_before = held_out_loss(lora_model)
-answers_before = answers(lora_model)
+# en: the untrained adapter has B = 0, so the model before training is the base model
+# de: der untrainierte Adapter hat B = 0, also ist das Modell vor dem Training das Basismodell
+loss_before = held_out_loss(base)
+answers_before = answers(base)
 say(
     "Held-out loss before training (B = 0, so this is the base model): {l:.3f} "
     "(perplexity {p:.1f})",
@@ -731,11 +756,12 @@ def new_scaler():
 
 
 def train(model, steps, lr=2e-3, folder=None, every=10, seed=0, bar=True):
-    # en: AdamW on the trainable parameters; returns the losses and the median step time.
-    # en: With a folder it saves every `every` steps and resumes from the newest checkpoint there.
-    # de: AdamW auf den trainierbaren Parametern; gibt die Verluste und den Median der Schrittzeit
-    # de: zurück. Mit einem Ordner speichert es alle `every` Schritte und setzt beim neuesten
-    # de: Checkpoint dort fort.
+    # en: AdamW on the trainable parameters; returns the whole run's losses, step times and CPU
+    # en: times per step, and the optimizer. With a folder it saves every `every` steps and
+    # en: resumes from the newest checkpoint there.
+    # de: AdamW auf den trainierbaren Parametern; gibt Verluste, Schrittzeiten und CPU-Zeiten pro
+    # de: Schritt des ganzen Laufs und den Optimierer zurück. Mit einem Ordner speichert es alle
+    # de: `every` Schritte und setzt beim neuesten Checkpoint dort fort.
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     scaler = new_scaler()
@@ -749,55 +775,71 @@ def train(model, steps, lr=2e-3, folder=None, every=10, seed=0, bar=True):
     parts = dict(model=adapter_of(model), optimizer=opt, scaler=scaler, objects={"order": order})
     torch.manual_seed(seed)
     found, start = (checkpoint.latest(folder) if folder else None), 0
+    run = {"losses": [], "times": [], "cpu": []}
     if found:
-        start = checkpoint.load(found, **parts)["step"]
-    losses, times = [], []
+        state = checkpoint.load(found, **parts)
+        start, run = state["step"], state["extra"]
+    if folder:
+        checkpoint.report_start(start, steps, folder)
     model.train()
-    for step in tqdm(range(start, steps), desc=text("training", "Training"), disable=not bar):
-        picks = torch.randint(len(train_enc), (BATCH,), generator=order).tolist()
-        ids, labels, mask = collate([train_enc[i] for i in picks])
-        t0 = time.perf_counter()
-        with autocast():
-            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-        scaler.scale(loss).backward()
-        scaler.step(opt)
-        scaler.update()
-        opt.zero_grad(set_to_none=True)
-        if DEVICE == "cuda":
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - t0)
-        losses.append(float(loss))
-        if folder and (step + 1) % every == 0:
-            checkpoint.save(folder, step + 1, keep=2, **parts)
-    model.eval()
-    return losses, (sorted(times)[len(times) // 2] if times else float("nan")), opt
+    step = start
+    try:
+        for step in tqdm(
+            range(start, steps),
+            initial=start,
+            total=steps,
+            desc=text("training", "Training"),
+            disable=not bar,
+        ):
+            picks = torch.randint(len(train_enc), (BATCH,), generator=order).tolist()
+            ids, labels, mask = collate([train_enc[i] for i in picks])
+            t0, c0 = time.perf_counter(), time.process_time()
+            with autocast():
+                loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            opt.zero_grad(set_to_none=True)
+            if DEVICE == "cuda":
+                torch.cuda.synchronize()
+            run["times"].append(time.perf_counter() - t0)
+            run["cpu"].append(time.process_time() - c0)
+            run["losses"].append(float(loss))
+            if folder and ((step + 1) % every == 0 or step + 1 == steps):
+                checkpoint.save(folder, step + 1, keep=2, extra=run, **parts)
+    except KeyboardInterrupt:
+        if not folder:
+            raise
+        raise checkpoint.interrupted(folder, step, steps) from None
+    finally:
+        model.eval()
+    return run, opt
 
 
 # %%
 STEPS = profile.pick(cpu=24, cuda=120)
-folder = (
-    checkpoint.default_dir(platform, "lora_07")
-    if runtime.is_hosted(platform)
-    else Path(tempfile.mkdtemp(prefix="lora_07_"))
-)
-started, cpu_started = time.perf_counter(), time.process_time()
-train_losses, step_time, optimizer = train(lora_model, STEPS, folder=folder)
-train_wall, train_cpu = time.perf_counter() - started, time.process_time() - cpu_started
+folder = checkpoint.run_dir(platform, f"lora_07_{get_language()}")
+# checkpoint.start_fresh(folder)  # en: remove the # to start over | de: # weg: neu beginnen
+lora_model = copy.deepcopy(base)  # en: a fresh adapter, B = 0 | de: ein frischer Adapter, B = 0
+add_lora(lora_model, {"q_proj", "k_proj", "v_proj", "o_proj"}, r=8, alpha=16)
+run, optimizer = train(lora_model, STEPS, folder=folder, every=profile.pick(cpu=6, cuda=20))
+train_losses, step_time = run["losses"], statistics.median(run["times"])
+# en: the whole run's time, over every session it took
+# de: die Zeit des ganzen Laufs, über alle Sitzungen, die er brauchte
+train_wall, train_cpu = sum(run["times"]), sum(run["cpu"])
 loss_after = held_out_loss(lora_model)
 answers_after = answers(lora_model)
 say(
     "{n} steps, median {s:.2f} s per step. Held-out loss {b:.3f} → {a:.3f} (perplexity "
-    "{pb:.1f} → {pa:.1f}). Checkpoints in {f}: {c}",
+    "{pb:.1f} → {pa:.1f}).",
     "{n} Schritte, Median {s:.2f} s pro Schritt. Verlust auf den zurückgehaltenen Paaren "
-    "{b:.3f} → {a:.3f} (Perplexität {pb:.1f} → {pa:.1f}). Checkpoints in {f}: {c}",
-    n=STEPS,
+    "{b:.3f} → {a:.3f} (Perplexität {pb:.1f} → {pa:.1f}).",
+    n=len(train_losses),
     s=step_time,
     b=loss_before,
     a=loss_after,
     pb=math.exp(loss_before),
     pa=math.exp(loss_after),
-    f=folder,
-    c=", ".join(p.name for p in checkpoint.checkpoints(folder)),
 )
 threads = torch.get_num_threads()
 # en: CPU time counts every thread of this process; wall time × threads is what they could have had
@@ -806,10 +848,10 @@ threads = torch.get_num_threads()
 cpu_share = train_cpu / (train_wall * threads)
 if DEVICE == "cpu":
     say(
-        "The loop took {w:.0f} s of wall time and {c:.0f} s of CPU time on {t} thread(s): it ran "
-        "{p:.0f}% of the time its threads could have run.",
-        "Die Schleife brauchte {w:.0f} s Wandzeit und {c:.0f} s CPU-Zeit auf {t} Thread(s): Sie "
-        "rechnete {p:.0f} % der Zeit, die ihre Threads hätten rechnen können.",
+        "The steps took {w:.0f} s of wall time and {c:.0f} s of CPU time on {t} thread(s): they "
+        "ran {p:.0f}% of the time their threads could have run.",
+        "Die Schritte brauchten {w:.0f} s Wandzeit und {c:.0f} s CPU-Zeit auf {t} Thread(s): Sie "
+        "rechneten {p:.0f} % der Zeit, die ihre Threads hätten rechnen können.",
         w=train_wall,
         c=train_cpu,
         t=threads,
@@ -823,7 +865,7 @@ if DEVICE == "cpu":
             "Den Rest bekamen andere Programme auf denselben Kernen (im Workshop: andere "
             "Notebooks, auf einem geteilten Rechner: andere Nutzer). Allein auf einem Kern "
             "bräuchte ein Schritt etwa {q:.1f} s, so viel wie seine CPU-Zeit.",
-            q=train_cpu / STEPS,
+            q=statistics.median(run["cpu"]),
         )
     elif cpu_share < 0.8:
         say(
@@ -887,6 +929,10 @@ say(
 # `safetensors`. Reloaded into fresh LoRA layers on the untouched base it must give the same model;
 # merged into the weights (`W' = W + (α/r)·B A`, then the LoRA layers go away) it must give the same
 # logits with no extra cost at inference.
+#
+# **Predict, then measure.** The file holds every `A` and `B` in fp32 (4 bytes a number) and a
+# small header. On a CPU the trained model is the one whose trainable parameters you counted in
+# section 1. How many MiB (1 MiB = 1,048,576 bytes) is the adapter file?
 
 # %% [markdown] lang="de"
 # Der Trainingsverlust springt von Batch zu Batch (je 4 Paare); der Verlust auf den
@@ -903,6 +949,13 @@ say(
 # gespeichert mit `safetensors`. In frische LoRA-Schichten auf der unberührten Basis geladen, muss
 # er dasselbe Modell ergeben; in die Gewichte eingerechnet (`W' = W + (α/r)·B A`, danach
 # verschwinden die LoRA-Schichten), muss er dieselben Logits liefern, ohne Mehrkosten beim Anwenden.
+#
+# **Erst schätzen, dann messen.** Die Datei enthält jedes `A` und `B` in fp32 (4 Bytes pro Zahl) und
+# einen kleinen Kopf. Auf einer CPU ist das trainierte Modell das, dessen trainierbare Parameter du
+# in Abschnitt 1 gezählt hast. Wie viele MiB (1 MiB = 1.048.576 Bytes) hat die Adapter-Datei?
+
+# %%
+my_adapter_mib = None  # en: your prediction in MiB | de: deine Vorhersage in MiB
 
 # %%
 from safetensors.torch import load_file, save_file  # noqa: E402
@@ -940,6 +993,7 @@ say(
     t=100 * merge_top1,
     n=len(lora_modules(merged)),
 )
+reveal(my_adapter_mib, adapter_mb, unit="MiB")
 merged_left = len(lora_modules(merged))
 torch.testing.assert_close(reloaded_logits, trained_logits)
 torch.testing.assert_close(
@@ -1157,11 +1211,9 @@ for targets_name, targets in TARGET_SETS.items():
         trial = copy.deepcopy(base)
         add_lora(trial, targets, r=r, alpha=2 * r)
         n_train, _ = count_trainable(trial)
-        _, seconds, _ = train(trial, SWEEP_STEPS, bar=False)
-        sweep.append(
-            {"targets": targets_name, "r": r, "params": n_train, "MiB": 16 * n_train / MIB,
-             "s/step": seconds, "loss": held_out_loss(trial, held_enc[:8])}
-        )  # fmt: skip
+        seconds = statistics.median(train(trial, SWEEP_STEPS, bar=False)[0]["times"])
+        row = {"targets": targets_name, "r": r, "params": n_train, "MiB": 16 * n_train / MIB}
+        sweep.append(row | {"s/step": seconds, "loss": held_out_loss(trial, held_enc[:8])})
         del trial
         free_memory()
 for row in sweep:

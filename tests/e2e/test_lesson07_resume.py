@@ -7,13 +7,15 @@ rescales steps (so its state matters).  One process trains without a break and, 
 each interruption point with a checkpoint; a fresh process per point resumes from that checkpoint.
 Every loss and every trained parameter must be equal (`torch.equal`).  Two negative controls, a
 resume that forgets the scaler and one that forgets the batch order, must differ: the comparison
-can fail.
+can fail.  A learner's interrupt (KeyboardInterrupt in the middle of a step) ends in one line
+naming the saved step, and a fresh process resumes from there, says so, and reports the whole run.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +30,7 @@ pytest.importorskip("transformers")
 SOURCE = ROOT / "notebooks" / "src" / "07_lora.py"
 NAMES = ("LoRALinear", "add_lora", "collate", "autocast", "adapter_of", "new_scaler", "train")
 STEPS, POINTS = 9, (2, 5, 7)  # right after the start, mid-run, one step before the end
+EVERY, INTERRUPT_AT = 3, 4  # saved after 3 steps, stopped during the fifth
 
 CHILD = r'''
 import sys, time, math
@@ -78,10 +81,12 @@ class Forget:
 
 def run(folder=None, every=10**9, n=int(steps)):
     model = fresh()
-    losses, _, opt = ns["train"](model, n, folder=folder, every=every, bar=False)
+    history, opt = ns["train"](model, n, folder=folder, every=every, bar=False)
     params = {k: v.detach().clone() for k, v in ns["adapter_of"](model).items()}
     taken = [int(s["step"]) for s in opt.state.values()]  # steps the scaler did not skip
-    return {"losses": losses, "params": params, "taken": max(taken, default=0)}
+    lengths = {len(v) for v in history.values()}
+    return {"losses": history["losses"], "params": params, "taken": max(taken, default=0),
+            "lengths": lengths}
 
 
 results = {}
@@ -93,6 +98,20 @@ if job == "straight":
         results[folder] = run(folder, every=point, n=point)
 elif job == "resume":
     results[folders[0]] = run(folders[0])
+elif job == "interrupt":  # the learner presses stop in the middle of a step
+    collate, calls = ns["collate"], []
+
+    def stopped(batch):
+        calls.append(1)
+        if len(calls) == INTERRUPT_AT + 1:
+            raise KeyboardInterrupt
+        return collate(batch)
+
+    ns["collate"] = stopped
+    try:
+        run(folders[0], every=EVERY)
+    except ns["checkpoint"].Interrupted as stop:
+        results["message"] = stop._render_traceback_()
 else:  # resumes done wrong, each from a copy of the checkpoint folder
     import shutil
     for part in ("scaler", "order"):
@@ -116,15 +135,19 @@ def lesson_code() -> str:
 
 
 def start(job: str, out: Path, *folders: Path) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    code = f"LESSON = {lesson_code()!r}\n{CHILD}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "COURSE_LANGUAGE": "en"}
+    constants = f"EVERY, INTERRUPT_AT = {EVERY}, {INTERRUPT_AT}\n"
+    code = f"LESSON = {lesson_code()!r}\n{constants}{CHILD}"
     args = [sys.executable, "-c", code, job, str(out), str(STEPS), *map(str, folders)]
-    return subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    pipes = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(args, **pipes, env=env, cwd=ROOT)
 
 
-def result(process: subprocess.Popen) -> dict:
-    _, err = process.communicate()
+def result(process: subprocess.Popen, printed: list | None = None) -> dict:
+    out, err = process.communicate()
     assert process.returncode == 0, err[-3000:]
+    if printed is not None:
+        printed.append(out)
     return torch.load(process.args[4], weights_only=False)
 
 
@@ -141,18 +164,41 @@ def test_lesson_07_resumes_bit_exact_in_a_fresh_process(tmp_path):
     # it trained, and the scaler skipped some steps: equal results are not the untouched start
     assert 0 < straight["taken"] < STEPS, straight["taken"]
     assert any(not torch.equal(first["start"][k], v) for k, v in straight["params"].items())
-    # one fresh process per interruption point, and one for the two resumes done wrong
+    # one fresh process per interruption point, and one for the two resumes done wrong, from a
+    # copy taken now (a resume saves its last step into its folder)
+    forget = shutil.copytree(folders[1], tmp_path / "forget_5")
     resumes = [
         start("resume", tmp_path / f"resumed_{p}.pt", f)
         for p, f in zip(POINTS, folders, strict=True)
     ]
-    wrongs = start("forget", tmp_path / "forget.pt", folders[1])
+    wrongs = start("forget", tmp_path / "forget.pt", forget)
     for folder, point, process in zip(folders, POINTS, resumes, strict=True):
         assert first[str(folder)]["losses"] == straight["losses"][:point]  # same up to the break
         resumed = result(process)[str(folder)]
-        assert resumed["losses"] == straight["losses"][point:], point
+        assert resumed["losses"] == straight["losses"], point  # the whole run's, from the file
         for name, value in straight["params"].items():
             assert torch.equal(resumed["params"][name], value), (point, name)
-    tail = {"losses": straight["losses"][POINTS[1] :], "params": straight["params"]}
     for part, wrong in result(wrongs).items():
-        assert not same_run(wrong, tail), f"forgetting the {part} went unnoticed"
+        assert not same_run(wrong, straight), f"forgetting the {part} went unnoticed"
+
+
+def test_an_interrupt_says_what_was_saved_and_a_rerun_resumes_the_whole_run(tmp_path):
+    folder = tmp_path / "run"
+    straight = result(start("straight", tmp_path / "straight.pt"))["straight"]
+    stop = result(start("interrupt", tmp_path / "stop.pt", folder))
+    # one line, naming the step that is saved and how to go on; nothing of a traceback
+    (line,) = stop["message"]
+    assert f"step {INTERRUPT_AT} of {STEPS}" in line and f"step {EVERY} is saved" in line, line
+    assert "Traceback" not in line and str(folder) in line
+    printed: list[str] = []
+    resumed = result(start("resume", tmp_path / "again.pt", folder), printed)[str(folder)]
+    assert f"Resumed at step {EVERY} of {STEPS}" in printed[0], printed[0]
+    # the whole run, not the part after the resume: every step's loss, time and CPU time
+    assert resumed["lengths"] == {STEPS}
+    assert resumed["losses"] == straight["losses"]
+    for name, value in straight["params"].items():
+        assert torch.equal(resumed["params"][name], value), name
+    printed.clear()
+    again = result(start("resume", tmp_path / "done.pt", folder), printed)[str(folder)]
+    assert f"Resumed at step {STEPS} of {STEPS}" in printed[0], printed[0]
+    assert again["losses"] == straight["losses"]

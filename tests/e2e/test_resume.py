@@ -8,8 +8,14 @@ uninterrupted run.  A control shows the comparison can fail: with a DataLoader t
 seed from the global RNG (`own_generator=False`, the lesson's earlier loader) the resumed run
 differs, because every iter(DataLoader) shifts the stream dropout draws from.
 
+The lesson's training cell (section 3's `train`) is tested the way a learner meets it: a run
+interrupted in the middle of a step ends in one line naming the saved step; the cell run again in
+a new process says where it resumed and reports the whole run (every loss, the untrained model's
+held-out loss as "before"), bit for bit the run that was never interrupted.
+
 Run as a script it is one such process:
-    python -m tests.test_resume FOLDER STOP_AT OUT OWN_GENERATOR
+    python -m tests.e2e.test_resume FOLDER STOP_AT OUT OWN_GENERATOR
+    python -m tests.e2e.test_resume train FOLDER INTERRUPT_AT OUT
 """
 
 from __future__ import annotations
@@ -27,10 +33,9 @@ from utils.course import ROOT
 torch = pytest.importorskip("torch")  # the Python 3.13 check of test-compat has no torch
 
 SOURCE = ROOT / "notebooks" / "src" / "05_training.py"
-DEFINITIONS = {
-    "course_text", "Windows", "EpochSampler", "loader", "Block", "GPT", "make_training",
-    "train_step", "batches", "fresh", "run",
-}  # fmt: skip
+DEFINITIONS = {"course_text", "Windows", "EpochSampler", "loader", "Block", "GPT"}
+DEFINITIONS |= {"make_training", "train_step", "batches", "fresh", "run"}
+DEFINITIONS |= {"make_model", "val_loss", "train"}  # section 3's training cell
 VALUES = {"corpus", "chars", "stoi", "data", "split", "train_data", "val_data"}
 VALUES |= {"CPU", "small", "TOTAL", "CUT", "AMP"}  # section 8's
 
@@ -131,7 +136,72 @@ def test_a_loader_on_the_global_rng_does_not_resume(tmp_path):
     assert torch.equal(straight["losses"][:cut], resumed["losses"][:cut])  # same up to the cut
 
 
+# Section 3's training cell, small: 12 steps of a tiny model, a checkpoint every 4 steps.
+SECTION3 = {"size": dict(block=32, d=32, layers=2, heads=2, batch=8), "BLOCK": 32, "fpt": 1.0}
+STEPS3, EVERY3, INTERRUPT3 = 12, 4, 6  # saved after 4 and 8 steps; stopped during the seventh
+
+
+def _train_child(folder: Path, interrupt_at: int, out: Path) -> str:
+    """One fresh process running section 3's `train`; what it printed."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", COURSE_LANGUAGE="en")
+    args = ["train", str(folder), str(interrupt_at), str(out)]
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.e2e.test_resume", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def _train_in_this_process(folder: Path, interrupt_at: int, out: Path) -> None:
+    ns = lesson_namespace()
+    ns.update(SECTION3)
+    ns["train_set"] = ns["Windows"](ns["train_data"][: 64 * 32 + 1], 32)
+    step, calls = ns["train_step"], []
+
+    def stopped(*args, **kwargs):  # the learner presses stop in the middle of a step
+        calls.append(1)
+        if interrupt_at and len(calls) == interrupt_at + 1:
+            raise KeyboardInterrupt
+        return step(*args, **kwargs)
+
+    ns["train_step"] = stopped
+    try:
+        model, _, history = ns["train"](folder, STEPS3, every=EVERY3)
+    except ns["checkpoint"].Interrupted as stop:
+        torch.save({"message": stop._render_traceback_()}, out)
+        return
+    params = [p.detach().clone() for p in model.parameters()]
+    losses = torch.tensor(history["losses"], dtype=torch.float64)
+    torch.save({"params": params, "losses": losses, "before": history["before"]}, out)
+
+
+def test_the_training_cell_survives_an_interrupt_and_a_rerun(tmp_path):
+    _train_child(tmp_path / "straight", 0, tmp_path / "straight.pt")
+    straight = torch.load(tmp_path / "straight.pt")
+    assert len(straight["losses"]) == STEPS3
+    folder = tmp_path / "run"
+    _train_child(folder, INTERRUPT3, tmp_path / "stop.pt")
+    (line,) = torch.load(tmp_path / "stop.pt")["message"]
+    saved = INTERRUPT3 // EVERY3 * EVERY3
+    assert f"step {INTERRUPT3} of {STEPS3}" in line and f"step {saved} is saved" in line, line
+    printed = _train_child(folder, 0, tmp_path / "resumed.pt")
+    assert f"Resumed at step {saved} of {STEPS3}" in printed, printed
+    resumed = torch.load(tmp_path / "resumed.pt")
+    assert resumed["before"] == straight["before"]  # the untrained model's, not a half-trained one
+    assert _equal(straight, resumed)  # every loss of the whole run, every weight, bit for bit
+    printed = _train_child(folder, 0, tmp_path / "again.pt")
+    assert f"Resumed at step {STEPS3} of {STEPS3}" in printed, printed
+    assert _equal(straight, torch.load(tmp_path / "again.pt"))
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "train":
+        _train_in_this_process(Path(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))
+        sys.exit()
     folder, stop_at, out, own = sys.argv[1:5]
     result = lesson_namespace()["run"](
         Path(folder), stop_at=int(stop_at) or None, own_generator=own == "1"

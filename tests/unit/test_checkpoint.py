@@ -245,3 +245,43 @@ def test_a_generator_is_saved_and_restored(tmp_path):
     other = torch.Generator().manual_seed(99)
     checkpoint.load(path, model=model, objects={"loader": other})
     assert torch.equal(torch.rand(5, generator=other), expected)
+
+
+def test_a_run_folder_is_the_same_on_every_rerun(tmp_path, monkeypatch):
+    monkeypatch.delenv(checkpoint.FOLDER_VARIABLE, raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.chdir(tmp_path)
+    here = checkpoint.run_dir("local", "lesson")
+    assert here == checkpoint.run_dir("local", "lesson") == tmp_path / "checkpoints" / "lesson"
+    assert checkpoint.run_dir("kaggle", "lesson") == checkpoint.Path(
+        "/kaggle/working/checkpoints/lesson"
+    )
+    assert checkpoint.run_dir("colab", "lesson", drive=False).parts[:2] == ("/", "content")
+    assert "drive" in str(checkpoint.run_dir("colab", "lesson", drive=True))
+    monkeypatch.setenv("CI", "true")  # a test run never finds an earlier run's checkpoints
+    ci = checkpoint.run_dir("local", "lesson")
+    assert ci == checkpoint.run_dir("local", "lesson") and tmp_path not in ci.parents
+    monkeypatch.setenv(checkpoint.FOLDER_VARIABLE, str(tmp_path / "root"))
+    assert checkpoint.run_dir("kaggle", "lesson") == tmp_path / "root" / "lesson"
+
+
+def test_start_fresh_report_start_and_an_interrupt_in_one_line(tmp_path, capsys):
+    parts = _parts()
+    checkpoint.report_start(0, 24, tmp_path)
+    stop = checkpoint.interrupted(tmp_path, 3, 24)
+    assert "no checkpoint saved yet" in stop.message
+    for step in (5, 10):
+        _save(tmp_path, parts, step)
+    (tmp_path / "adapter.safetensors").write_bytes(b"kept")
+    stop = checkpoint.interrupted(tmp_path, 12, 24)
+    assert isinstance(stop, KeyboardInterrupt)  # "Run all" still stops there
+    (line,) = stop._render_traceback_()
+    assert "step 12 of 24" in line and "step 10 is saved" in line and str(tmp_path) in line
+    checkpoint.report_start(10, 24, tmp_path)
+    checkpoint.report_start(24, 24, tmp_path)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("Starting at step 0 of 24")
+    assert printed[1].startswith("Resumed at step 10 of 24") and "complete" in printed[2]
+    assert checkpoint.start_fresh(tmp_path) == 2
+    assert checkpoint.latest(tmp_path) is None
+    assert (tmp_path / "adapter.safetensors").exists()  # only checkpoints go

@@ -8,6 +8,11 @@
     state = checkpoint.load(found, model=model, optimizer=opt, scheduler=sched, scaler=scaler)
     state["step"], state["extra"]                      # where to go on
 
+A lesson's training cell keeps its run in one folder that stays the same on every re-run
+(`run_dir`), says where it starts (`report_start`: "resumed at step 10 of 24"), starts over when
+the learner asks (`start_fresh`), and turns an interrupt into one line saying what was saved
+(`interrupted`), without a traceback.
+
 What makes a resumed run equal an uninterrupted one (measured for this course on CPU, 2026-11;
 the same in bug reports: transformers#34053, the_well#77, fairseq2#1346): the model, the optimizer
 (Adam's moments), the scheduler (its step count), the GradScaler (its scale), every random number
@@ -91,6 +96,110 @@ def default_dir(platform: str, name: str = "checkpoints", drive: bool = False) -
             return Path("/content/drive/MyDrive") / name
         return Path("/content") / name
     return Path(name)
+
+
+# --- a lesson's training run: one folder, resume, an interrupt in one line -----------------------
+
+FOLDER_VARIABLE = "COURSE_CHECKPOINTS"  # a root for every run's folder (the course's tests set one)
+DRIVE = Path("/content/drive/MyDrive")
+_ci_root: Path | None = None
+
+
+def run_dir(platform: str, name: str, drive: bool | None = None) -> Path:
+    """The folder of one lesson's training run, the same on every re-run of the notebook.
+
+    Kaggle: /kaggle/working/checkpoints/NAME (saved with the notebook's output).  Colab: on
+    Google Drive once it is mounted (`drive=None` looks; it outlives a disconnect), otherwise
+    /content/checkpoints/NAME (outlives a re-run, not the end of the session).  Locally:
+    checkpoints/NAME beside the notebook (Jupyter starts a notebook in its own folder).  With
+    COURSE_CHECKPOINTS set, under that folder; in CI (the variable CI set) under one temporary
+    folder per process, so that no test run finds an earlier run's checkpoints."""
+    global _ci_root
+    root = os.environ.get(FOLDER_VARIABLE)
+    if root:
+        return Path(root) / name
+    if os.environ.get("CI"):
+        if _ci_root is None:
+            _ci_root = Path(tempfile.mkdtemp(prefix="course-checkpoints-"))
+        return _ci_root / name
+    if platform.startswith("colab") and drive is None:
+        drive = DRIVE.is_dir()
+    return (Path.cwd() / default_dir(platform, "checkpoints", bool(drive)) / name).resolve()
+
+
+def start_fresh(folder: str | Path) -> int:
+    """Delete the run's checkpoints (only files this module wrote), so that the next run starts
+    at step 0; how many were deleted."""
+    found = checkpoints(folder)
+    for path in found:
+        path.unlink(missing_ok=True)
+    return len(found)
+
+
+def report_start(step: int, total: int, folder: str | Path) -> None:
+    """One line: where this run starts, and where its checkpoints go."""
+    if step >= total:
+        message = text(
+            "Resumed at step {s} of {n}: this run is complete (checkpoints in {f}).",
+            "Fortgesetzt bei Schritt {s} von {n}: Dieser Lauf ist fertig (Checkpoints in {f}).",
+            s=step,
+            n=total,
+            f=folder,
+        )
+    elif step:
+        message = text(
+            "Resumed at step {s} of {n} from {f}.",
+            "Fortgesetzt bei Schritt {s} von {n} aus {f}.",
+            s=step,
+            n=total,
+            f=folder,
+        )
+    else:
+        message = text(
+            "Starting at step 0 of {n}; checkpoints go to {f}.",
+            "Start bei Schritt 0 von {n}; die Checkpoints kommen nach {f}.",
+            n=total,
+            f=folder,
+        )
+    print(message)
+
+
+class Interrupted(KeyboardInterrupt):
+    """An interrupted training loop: in a notebook it shows one line, no traceback (IPython
+    prints `_render_traceback_()` instead of the traceback), and it still stops "Run all"."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def _render_traceback_(self) -> list[str]:
+        return [self.message]
+
+
+def interrupted(folder: str | Path, step: int, total: int) -> Interrupted:
+    """The exception to raise when the learner interrupts training at `step` of `total`: it
+    says which checkpoint is saved (or that none is yet) and how to go on."""
+    found = latest(folder, quiet=True)
+    if found is None:
+        message = text(
+            "Interrupted at step {s} of {n}: no checkpoint saved yet, the next run starts at 0.",
+            "Unterbrochen bei Schritt {s} von {n}: Noch kein Checkpoint gespeichert, der nächste "
+            "Lauf beginnt bei 0.",
+            s=step,
+            n=total,
+        )
+    else:
+        message = text(
+            "Interrupted at step {s} of {n}: step {k} is saved in {f}; run the cell again to "
+            "resume there.",
+            "Unterbrochen bei Schritt {s} von {n}: Schritt {k} ist in {f} gespeichert; führ die "
+            "Zelle noch einmal aus, um dort weiterzumachen.",
+            s=step,
+            n=total,
+            k=int(_NAME.match(found.name).group(1)),
+            f=folder,
+        )
+    return Interrupted(message)
 
 
 # --- save, find, load ----------------------------------------------------------------------------
