@@ -51,6 +51,8 @@ test: $(BIN)/.installed-test
 
 # The lessons (make test runs them beside test-other-cpu: three workers in all on two cores; the
 # other-CPU run, one worker with the slower AVX2 kernels, ends last).
+# Every run of the lessons trains from step 0: their checkpoints go to a new temporary folder.
+test-lessons test-other-cpu: export COURSE_CHECKPOINTS = $(shell mktemp -d)
 .PHONY: test-lessons
 test-lessons: $(BIN)/.installed-test
 	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
