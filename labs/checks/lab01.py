@@ -264,10 +264,13 @@ def _time_one(timer, per_call, repeats, compile_seconds, kernels):
     "async_timer",
     points=3,
     hint=(
-        "Four steps: fn(); sync() (warm-up, untimed). start = time.perf_counter(); call fn() "
-        "repeats times; sync(); return (time.perf_counter() - start) / repeats.",
-        "Vier Schritte: fn(); sync() (Aufwärmen, ohne Uhr). start = time.perf_counter(); fn() "
-        "repeats-mal aufrufen; sync(); return (time.perf_counter() - start) / repeats.",
+        "Warm up once, untimed: fn(), then sync(). Then read the clock (time.perf_counter()), "
+        "call fn() repeats times, sync() so that the queued work is done, and read the clock "
+        "again: the time per call is the elapsed time shared among the calls.",
+        "Wärm einmal ohne Uhr auf: fn(), dann sync(). Lies dann die Uhr (time.perf_counter()), "
+        "ruf fn() repeats-mal auf, warte mit sync(), bis die eingereihte Arbeit erledigt ist, und "
+        "lies die Uhr erneut: Die Zeit pro Aufruf ist die verstrichene Zeit, verteilt auf die "
+        "Aufrufe.",
     ),
 )
 def q2(time_per_call, rng):
@@ -375,8 +378,12 @@ def _achieved_inputs(rng):
     "achieved",
     points=2,
     hint=(
-        "FLOPs = 2·n³; TFLOP/s = FLOPs / seconds / 10¹²; percent = 100 · TFLOP/s / peak.",
-        "FLOPs = 2·n³; TFLOP/s = FLOPs / Sekunden / 10¹²; Prozent = 100 · TFLOP/s / Spitze.",
+        "Two n×n matrices give n·n results, each n multiplications and n additions (lab 00, "
+        "exercise 2). TFLOP/s are FLOPs per second in units of 10¹²; the percentage compares "
+        "them with the peak.",
+        "Zwei n×n-Matrizen ergeben n·n Ergebnisse, jedes aus n Multiplikationen und n Additionen "
+        "(Lab 00, Aufgabe 2). TFLOP/s sind FLOPs pro Sekunde in Einheiten von 10¹²; der "
+        "Prozentwert setzt sie ins Verhältnis zur Spitzenleistung.",
     ),
 )
 def q3(achieved, rng):
@@ -616,10 +623,12 @@ def _bound_key(labels, failures):
     "bound",
     points=2,
     hint=(
-        "intensity = flops / bytes_moved; ridge = peak_flops / bandwidth; above the ridge it is "
+        "Two ratios: the kernel's FLOPs per byte it moves (its intensity) and the chip's peak "
+        "FLOP/s per byte/s of bandwidth (its ridge point). Above the ridge point the kernel is "
         "'compute', at or below it 'memory'.",
-        "Intensität = flops / bytes_moved; Knickpunkt = peak_flops / bandwidth; darüber ist es "
-        "'compute', am Knickpunkt und darunter 'memory'.",
+        "Zwei Verhältnisse: die FLOPs des Kernels pro bewegtem Byte (seine Intensität) und die "
+        "Spitzenleistung des Chips pro Byte/s Bandbreite (sein Knickpunkt). Liegt die Intensität "
+        "über dem Knickpunkt, ist es 'compute', am Knickpunkt und darunter 'memory'.",
     ),
 )
 def q5(bound, rng):

@@ -122,10 +122,12 @@ KV_MISTAKES = Mistakes(
     "kv_bytes",
     points=2,
     hint=(
-        "head size = hidden_size ÷ num_attention_heads; bytes = 2 × layers × num_key_value_heads "
-        "× head size × dtype_bytes.",
-        "Head-Größe = hidden_size ÷ num_attention_heads; Bytes = 2 × Schichten × "
-        "num_key_value_heads × Head-Größe × dtype_bytes.",
+        "In every layer a token keeps a key and a value vector for each KV head "
+        "(num_key_value_heads, not num_attention_heads). A head is as wide as hidden_size shared "
+        "out among the attention heads, and every number takes dtype_bytes.",
+        "In jeder Schicht legt ein Token für jeden KV-Head einen Key- und einen Value-Vektor ab "
+        "(num_key_value_heads, nicht num_attention_heads). Ein Head ist so breit wie hidden_size, "
+        "aufgeteilt auf die Attention-Heads, und jede Zahl belegt dtype_bytes Byte.",
     ),
 )
 def q1(kv_bytes_per_token, rng):
@@ -218,10 +220,12 @@ CONTEXT_MISTAKES = Mistakes(
     "max_context",
     points=2,
     hint=(
-        "free bytes = (memory_gib − weights_gib) × 2³⁰; tokens = free bytes ÷ (kv_bytes_per_token "
-        "× batch), rounded down (math.floor or //).",
-        "Freie Bytes = (memory_gib − weights_gib) × 2³⁰; Tokens = freie Bytes ÷ "
-        "(kv_bytes_per_token × batch), abgerundet (math.floor oder //).",
+        "What the weights leave free of the memory, in bytes (a GiB is 2³⁰ bytes), holds the KV "
+        "cache of all batch sequences, kv_bytes_per_token for each token of each. Round down "
+        "(math.floor or //): a token that fits only in part does not fit.",
+        "Was die Gewichte vom Speicher frei lassen, in Byte (ein GiB sind 2³⁰ Byte), nimmt den "
+        "KV-Cache aller batch Sequenzen auf, kv_bytes_per_token für jedes Token jeder Sequenz. "
+        "Runde ab (math.floor oder //): Ein Token, das nur zum Teil passt, passt nicht.",
     ),
 )
 def q2(max_context, rng):
@@ -324,10 +328,11 @@ LATENCY_MISTAKES = Mistakes(
     "latencies",
     points=2,
     hint=(
-        "TTFT = token_times[0] − start. Between the first and the last of n tokens lie n − 1 "
-        "decode steps: (token_times[-1] − token_times[0]) ÷ (n − 1).",
-        "TTFT = token_times[0] − start. Zwischen dem ersten und dem letzten von n Tokens liegen "
-        "n − 1 Decode-Schritte: (token_times[-1] − token_times[0]) ÷ (n − 1).",
+        "TTFT is the wait from start to the first token. Between the first and the last of n "
+        "tokens lie n − 1 decode steps: share the time between those two tokens among them.",
+        "TTFT ist die Wartezeit vom Start bis zum ersten Token. Zwischen dem ersten und dem "
+        "letzten von n Tokens liegen n − 1 Decode-Schritte: Verteile die Zeit zwischen diesen "
+        "beiden Tokens auf sie.",
     ),
 )
 def q3(latencies, rng):
@@ -405,10 +410,15 @@ BATCH_MISTAKES = Mistakes(
     "compute_bound_batch",
     points=2,
     hint=(
-        "Read time = params × dtype_bytes ÷ (GB/s × 10⁹); compute time = 2 × params × batch ÷ "
-        "(TFLOP/s × 10¹²). Solve compute ≥ read for the batch and round up.",
-        "Lesezeit = Parameter × dtype_bytes ÷ (GB/s × 10⁹); Rechenzeit = 2 × Parameter × Batch ÷ "
-        "(TFLOP/s × 10¹²). Löse Rechenzeit ≥ Lesezeit nach der Batchgröße auf und runde auf.",
+        "A decode step reads every weight once (dtype_bytes each, at the bandwidth; GB/s are "
+        "10⁹ bytes per second), however large the batch; its compute grows with the batch: 2 "
+        "FLOPs per parameter and sequence, at the peak (10¹² FLOP/s per TFLOP/s). Find the batch "
+        "from which computing takes at least as long as reading, rounded up.",
+        "Ein Decode-Schritt liest jedes Gewicht einmal (je dtype_bytes Byte, mit der Bandbreite; "
+        "GB/s sind 10⁹ Byte pro Sekunde), egal wie groß der Batch ist; die Rechenarbeit wächst "
+        "mit dem Batch: 2 FLOPs pro Parameter und Sequenz, mit der Spitzenleistung (10¹² FLOP/s "
+        "pro TFLOP/s). Such die Batchgröße, ab der das Rechnen mindestens so lange dauert wie das "
+        "Lesen, aufgerundet.",
     ),
 )
 def q4(compute_bound_batch, rng):
@@ -520,8 +530,8 @@ THROUGHPUT_MISTAKES = Mistakes(
         "Call model.prefill() first, then read time.perf_counter(), run model.decode() `steps` "
         "times counting the tokens it returns, read the clock again: tokens ÷ seconds.",
         "Ruf zuerst model.prefill() auf, lies dann time.perf_counter(), führ model.decode() "
-        "`steps`-mal aus und zähl die Tokens, die es liefert, lies die Uhr noch einmal: Tokens ÷ "
-        "Sekunden.",
+        "`steps`-mal aus, zähl dabei die Tokens, die es liefert, und lies die Uhr noch einmal: "
+        "Tokens ÷ Sekunden.",
     ),
 )
 def q5(decode_tokens_per_s, rng):
