@@ -33,25 +33,33 @@ lab = Lab("03")
 
 # --- q1: bytes of a tensor -----------------------------------------------------------------------
 
-_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "float64": 8, "int4": 0.5}
+_BITS = {"float32": 32, "float16": 16, "bfloat16": 16, "int8": 8, "float64": 64, "int4": 4}
 
 BYTES_MISTAKES = Mistakes(
     Mistake(
         "bits",
         "You counted bits, not bytes (8 bits per byte).",
         "Du hast Bits gezählt, nicht Bytes (8 Bit pro Byte).",
-        gives=lambda want, **_: 8 * want,
+        gives=lambda numel, dtype, **_: numel * _BITS[dtype],
+    ),
+    Mistake(
+        "half_byte",
+        "No tensor holds half a byte: an odd number of int4 values still fills its last byte. "
+        "Count whole bytes (round up).",
+        "Kein Tensor belegt ein halbes Byte: Auch eine ungerade Zahl von int4-Werten füllt ihr "
+        "letztes Byte ganz. Zähle ganze Bytes (aufrunden).",
+        gives=lambda numel, dtype, **_: numel * _BITS[dtype] / 8,
     ),
     Mistake(
         "fp32_always",
-        "You used 4 bytes for every dtype.",
-        "Du hast für jeden Datentyp 4 Bytes genommen.",
+        "You took 4 bytes per element for {dtypes}: only float32 has 4.",
+        "Du hast für {dtypes} 4 Bytes pro Element genommen: Nur float32 hat 4.",
         gives=lambda numel, **_: 4 * numel,
     ),
     Mistake("wrong", "", ""),
     head=(
-        "For shape {shape} and {dtype} it is {want} bytes, your function returns {got}.",
-        "Für die Form {shape} und {dtype} sind es {want} Bytes, deine Funktion liefert {got}.",
+        "For shape {shape} and {dtype} it is {want:,} bytes, your function returns {got:,}.",
+        "Für die Form {shape} und {dtype} sind es {want:,} Bytes, deine Funktion liefert {got:,}.",
     ),
 )
 
@@ -60,25 +68,30 @@ BYTES_MISTAKES = Mistakes(
     "tensor_bytes",
     points=1,
     hint=(
-        "elements × bytes per element; int4 packs two numbers in a byte.",
-        "Elemente × Bytes pro Element; int4 packt zwei Zahlen in ein Byte.",
+        "How many bits does one element of each dtype take, and how many bits make a byte? "
+        "A byte is the smallest thing memory hands out.",
+        "Wie viele Bits belegt ein Element jedes Datentyps, und wie viele Bits sind ein Byte? "
+        "Ein Byte ist das Kleinste, was der Speicher vergibt.",
     ),
 )
 def q1(tensor_bytes, rng):
-    cases = [((rng.randint(1, 500), rng.randint(1, 500)), dt) for dt in _BYTES]
-    cases += [((0, 7), "float16"), ((1,), "bfloat16"), ((2, 3, 4), "int8"), ((64, 64), "int4")]
+    cases = [((rng.randint(1, 500), rng.randint(1, 500)), dt) for dt in _BITS]
+    odd = 2 * rng.randint(1, 200) + 1  # en: an odd int4 count on every seed | de: ungerade
+    cases += [((0, 7), "float16"), ((1,), "bfloat16"), ((2, 3, 4), "int8"), ((odd, 3), "int4")]
+    cases += [((64, 64), "int4"), ((1,), "int4")]
     failures = []
     for shape, dtype in cases:
         answer = call(tensor_bytes, shape, dtype)
-        got = as_number(answer, ("the number of bytes", "die Zahl der Bytes"))
+        got = as_number(answer, ("the number of bytes", "die Zahl der Bytes"), returned=True)
         numel = math.prod(shape)
-        want = numel * _BYTES[dtype]
+        want = -(-numel * _BITS[dtype] // 8)  # en: whole bytes | de: ganze Bytes
         if not close(got, want):
             failures.append((got, dict(shape=shape, dtype=dtype, numel=numel, want=want)))
-    BYTES_MISTAKES.diagnose(failures)
+    BYTES_MISTAKES.diagnose(failures, dtypes=", ".join(sorted({c["dtype"] for _, c in failures})))
     return text(
-        "Correct! Half the bits, half the memory.",
-        "Richtig! Halb so viele Bits, halb so viel Speicher.",
+        "Correct! Half the bits, half the memory (and a whole last byte for an odd int4 count).",
+        "Richtig! Halb so viele Bits, halb so viel Speicher (und ein ganzes letztes Byte bei einer "
+        "ungeraden Zahl von int4-Werten).",
     )
 
 
@@ -94,14 +107,15 @@ EXACT_MISTAKES = Mistakes(
 ) + Mistakes(
     Mistake(
         "no_implicit_bit",
-        "The mantissa has one more, implicit bit: 2^(m+1).",
-        "Die Mantisse hat ein weiteres, implizites Bit: 2^(m+1).",
+        "The mantissa has one more bit than it stores: the implicit leading 1.",
+        "Die Mantisse hat ein Bit mehr, als sie speichert: die implizite führende 1.",
         gives=lambda m, **_: 2**m,
     ),
     Mistake(
         "minus_one",
-        "2^(m+1) itself is exact too: it is a power of two.",
-        "Auch 2^(m+1) selbst ist exakt: Es ist eine Zweierpotenz.",
+        "The first integer that needs one bit too many is still exact: it is a power of two.",
+        "Die erste Ganzzahl, die ein Bit zu viel braucht, ist trotzdem exakt: Sie ist eine "
+        "Zweierpotenz.",
         gives=lambda want, **_: want - 1,
     ),
     Mistake("wrong", "", ""),
@@ -116,16 +130,17 @@ EXACT_MISTAKES = Mistakes(
     "largest_exact",
     points=1,
     hint=(
-        "With m stored mantissa bits plus the implicit 1, every integer up to 2^(m+1) is exact.",
-        "Mit m gespeicherten Mantissenbits plus der impliziten 1 ist jede Ganzzahl bis 2^(m+1) "
-        "exakt.",
+        "Count the significant bits a float really has (one is not stored), then ask which "
+        "integer is the first that needs one more, and whether it is exact anyway.",
+        "Zähl die signifikanten Bits, die ein Float wirklich hat (eins wird nicht gespeichert), "
+        "und frag dann, welche Ganzzahl als erste eins mehr braucht und ob sie trotzdem exakt ist.",
     ),
 )
 def q2(largest_exact, rng):
     widths = [10, 7, 23, rng.randint(2, 6), rng.randint(11, 22), rng.randint(24, 52)]
     failures = []
     for m in widths:
-        got = as_number(call(largest_exact, m), ("the integer", "die Ganzzahl"))
+        got = as_number(call(largest_exact, m), ("the integer", "die Ganzzahl"), returned=True)
         want = 2 ** (m + 1)
         if m == 7 and close(got, 2048):
             raise EXACT_MISTAKES.wrong("fp16_for_bf16")
@@ -179,10 +194,10 @@ SCALING_MISTAKES = Mistakes(
     "loss_scaling",
     points=2,
     hint=(
-        "Multiply by scale in fp32, store in fp16 (.half()), go back to fp32 (.float()), then "
-        "divide by scale.",
-        "Multipliziere in fp32 mit scale, speichere in fp16 (.half()), zurück nach fp32 "
-        "(.float()), dann teile durch scale.",
+        "The gradient is stored in fp16 on the way: make it large enough to survive that, and "
+        "undo the scaling where it cannot underflow.",
+        "Der Gradient wird unterwegs in fp16 gespeichert: Mach ihn groß genug, dass er das "
+        "übersteht, und mach die Skalierung dort rückgängig, wo nichts mehr unterlaufen kann.",
     ),
 )
 def q3(rescue_gradient, rng):
@@ -237,8 +252,10 @@ FINETUNE_MISTAKES = Mistakes(
     ),
     Mistake(
         "fp32_base",
-        "LoRA's frozen base is stored in 16 bits (2 B), not fp32.",
-        "Die eingefrorene Basis von LoRA liegt in 16 Bit (2 B), nicht in fp32.",
+        "You counted 4 B per base parameter; LoRA's frozen base costs 2 B: its 16-bit weights, "
+        "no fp32 copy and no gradients.",
+        "Du hast 4 B pro Basisparameter gezählt; die eingefrorene Basis von LoRA kostet 2 B: "
+        "ihre 16-Bit-Gewichte, keine fp32-Kopie und keine Gradienten.",
         gives=lambda **case: _gib(**case, base=4),
     ),
     Mistake(
@@ -261,10 +278,11 @@ FINETUNE_MISTAKES = Mistakes(
     "finetune_gib",
     points=2,
     hint=(
-        "full fp32 AdamW: 4 (weight) + 4 (gradient) + 8 (Adam) B per parameter; LoRA: 2 B per "
-        "base parameter + 16 B per adapter parameter. GiB = 2^30 B.",
-        "volles fp32-AdamW: 4 (Gewicht) + 4 (Gradient) + 8 (Adam) B pro Parameter; LoRA: 2 B "
-        "pro Basisparameter + 16 B pro Adapterparameter. GiB = 2^30 B.",
+        "List what a trained parameter needs in memory with AdamW (three things besides the "
+        "weight's own copy count), then what a frozen 16-bit one needs. GiB is a power of two.",
+        "Zähl auf, was ein trainierter Parameter mit AdamW im Speicher braucht (neben dem Gewicht "
+        "noch drei Dinge), dann, was ein eingefrorener 16-Bit-Parameter braucht. GiB ist eine "
+        "Zweierpotenz.",
     ),
 )
 def q4(finetune_gib, rng):
@@ -274,7 +292,7 @@ def q4(finetune_gib, rng):
     cases += [(135_000_000, 4_884_480, "lora"), (7_000_000_000, 0, "full")]
     failures = []
     for n, a, mode in cases:
-        got = as_number(call(finetune_gib, n, a, mode), ("the GiB", "die GiB"))
+        got = as_number(call(finetune_gib, n, a, mode), ("the GiB", "die GiB"), returned=True)
         case = dict(n_params=n, adapter_params=a, mode=mode)
         want = _gib(**case)
         if not close(got, want, 1e-3):
@@ -322,10 +340,10 @@ AUTOCAST_MISTAKES = Mistakes(  # in this order: the first slip an answer shows i
     "autocast_dtype",
     points=1,
     hint=(
-        "bf16 needs compute capability ≥ 8.0 on CUDA (a T4 is 7.5 and emulates it); the CPU's "
-        "autocast takes bf16.",
-        "bf16 braucht auf CUDA Compute Capability ≥ 8,0 (eine T4 hat 7,5 und emuliert es); "
-        "Autocast auf der CPU nimmt bf16.",
+        "From which GPU generation on does bf16 run in hardware? Compare capabilities as numbers, "
+        "not as text, and remember the CPU.",
+        "Ab welcher GPU-Generation läuft bf16 in Hardware? Vergleiche Capabilities als Zahlen, "
+        "nicht als Text, und denk an die CPU.",
     ),
 )
 def q5(autocast_dtype, rng):
@@ -471,12 +489,11 @@ SUM_MISTAKES = Mistakes(
     "careful_sum",
     points=2,
     hint=(
-        "Let a float32 total collect the terms (values.float().sum(), or a loop with a float32 "
-        "accumulator) and convert it to values.dtype once, at the end. A 16-bit running total "
-        "rounds every small term away, sorted or not.",
-        "Lass eine float32-Summe die Terme sammeln (values.float().sum() oder eine Schleife mit "
-        "einem float32-Akkumulator) und wandle sie einmal, am Ende, in values.dtype um. Eine "
-        "laufende 16-Bit-Summe rundet jeden kleinen Term weg, sortiert oder nicht.",
+        "A 16-bit total cannot move by less than half its own gap, whatever the order. What "
+        "could hold the total while the terms arrive, and when does the result become 16-bit?",
+        "Eine 16-Bit-Summe kann sich nicht um weniger als ihre halbe Lücke bewegen, egal in "
+        "welcher Reihenfolge. Was könnte die Summe halten, während die Terme ankommen, und wann "
+        "wird das Ergebnis 16-bittig?",
     ),
 )
 def q6(careful_sum, rng):
@@ -485,8 +502,10 @@ def q6(careful_sum, rng):
     failures = []
     for values in cases:
         dtype, other = values.dtype, _OTHER[values.dtype]
-        result = call(careful_sum, values.clone())
-        got = as_number(result, ("the sum", "die Summe"))
+        # en: one at a time, as a kernel reads them: no .sum() of the whole tensor to lean on
+        # de: einzeln, wie ein Kernel sie liest: kein .sum() des ganzen Tensors als Stütze
+        result = call(careful_sum, iter(list(values.clone())))
+        got = as_number(result, ("the sum", "die Summe"), returned=True)
         kind = getattr(result, "dtype", None)
         exact = values.double().sum().item()
         eps = torch.finfo(dtype).eps
@@ -513,10 +532,11 @@ def q6(careful_sum, rng):
             failures.append((got, case))
     SUM_MISTAKES.diagnose(failures)
     return text(
-        "Correct! One rounding at the end keeps the small terms. torch.sum on a 16-bit tensor "
-        "does the same: it accumulates in float32.",
-        "Richtig! Eine Rundung am Ende behält die kleinen Terme. torch.sum auf einem "
-        "16-Bit-Tensor macht es genauso: Es summiert in float32.",
+        "Correct! A wide accumulator and one rounding at the end keep the small terms. torch.sum "
+        "on a whole 16-bit tensor does the same inside: it accumulates in float32.",
+        "Richtig! Ein breiter Akkumulator und eine Rundung am Ende behalten die kleinen Terme. "
+        "torch.sum auf einem ganzen 16-Bit-Tensor macht es intern genauso: Es summiert in "
+        "float32.",
     )
 
 
@@ -689,12 +709,12 @@ def _grad_list(value):
     "unscale_and_clip",
     points=2,
     hint=(
-        "First g / scale for every tensor. Then the global norm sqrt(Σ ‖g‖²) over all of them: "
-        "inf or nan means skip. Otherwise multiply all by max_norm / (norm + 1e-6) if that is "
-        "below 1.",
-        "Zuerst g / scale für jeden Tensor. Dann die globale Norm sqrt(Σ ‖g‖²) über alle: inf "
-        "oder nan heißt überspringen. Sonst multipliziere alle mit max_norm / (norm + 1e-6), "
-        "wenn das unter 1 liegt.",
+        "max_norm is meant for the true gradients, not the scaled ones: what has to happen "
+        "first? clip_grad_norm_ looks at all tensors together, and a step with inf or nan is "
+        "not taken at all.",
+        "max_norm gilt für die echten Gradienten, nicht für die skalierten: Was muss also zuerst "
+        "passieren? clip_grad_norm_ betrachtet alle Tensoren zusammen, und ein Schritt mit inf "
+        "oder nan wird gar nicht ausgeführt.",
     ),
 )
 def q7(unscale_and_clip, rng):

@@ -61,8 +61,8 @@ MFU_MISTAKES = Mistakes(
         "forward_only",
         "You counted the forward pass only (2 FLOPs per weight); training adds the backward, "
         "4 more.",
-        "Du hast nur den Forward gezählt (2 FLOPs pro Gewicht); das Training kommt mit dem "
-        "Backward auf 4 weitere.",
+        "Du hast nur den Vorwärtsdurchlauf gezählt (2 FLOPs pro Gewicht); im Training kommen "
+        "mit dem Rückwärtsdurchlauf 4 weitere dazu.",
         gives=lambda **case: [
             _mfu(**case, per_weight=2),
             _mfu(**case, per_weight=2, attention=False),
@@ -71,7 +71,7 @@ MFU_MISTAKES = Mistakes(
     Mistake(
         "percent",
         "That is a percentage; return a fraction (0.25 for 25%).",
-        "Das ist ein Prozentwert; gib einen Bruchteil zurück (0,25 für 25 %).",
+        "Das ist ein Prozentwert; gib einen Anteil zurück (0,25 für 25 %).",
         gives=lambda want, **_: 100 * want,
     ),
     Mistake(
@@ -114,16 +114,18 @@ def _mfu_inputs(rng):
     "mfu",
     points=2,
     hint=(
-        "FLOPs per token = 6·n_params + 12·n_layers·d_model·seq_len; achieved FLOP/s = tokens/s "
-        "× that; divide by peak_tflops · 10¹².",
-        "FLOPs pro Token = 6·n_params + 12·n_layers·d_model·seq_len; erreichte FLOP/s = Tokens/s "
-        "× das; teile durch peak_tflops · 10¹².",
+        "Count what one token costs in training: forward and backward through every weight, "
+        "plus attention, which grows with the context. MFU is what you achieve over the peak, "
+        "in the same unit.",
+        "Zähl, was ein Token im Training kostet: Vorwärts- und Rückwärtsdurchlauf durch jedes "
+        "Gewicht, dazu die Attention, die mit dem Kontext wächst. MFU ist das Erreichte geteilt "
+        "durch die Spitzenleistung, in derselben Einheit.",
     ),
 )
 def q1(mfu, rng):
     failures = []
     for tps, n, layers, d, t, peak in _mfu_inputs(rng):
-        got = as_number(call(mfu, tps, n, layers, d, t, peak))
+        got = as_number(call(mfu, tps, n, layers, d, t, peak), returned=True)
         case = dict(tps=tps, n_params=n, n_layers=layers, d_model=d, seq_len=t, peak=peak)
         want = _mfu(**case)
         if not close(got, want, rel_tol=1e-6):
@@ -212,10 +214,10 @@ BOTTLENECK_MISTAKES = Mistakes(
     "bottleneck",
     points=2,
     hint=(
-        "Keep only the rows named data, forward, backward or optimizer and take the one with the "
-        "largest total_ms.",
-        "Behalte nur die Zeilen mit den Namen data, forward, backward oder optimizer und nimm die "
-        "mit dem größten total_ms.",
+        "Not every row is a phase of the step. The bottleneck is where the step's time goes in "
+        "total, not per call.",
+        "Nicht jede Zeile ist eine Phase des Schritts. Der Engpass ist, wohin die Zeit des "
+        "Schritts insgesamt geht, nicht pro Aufruf.",
     ),
 )
 def q2(bottleneck, rng):
@@ -316,7 +318,7 @@ CHECKPOINT_MISTAKES = Mistakes(
     Mistake(
         "optimizer",
         "The optimizer's state (AdamW's moments and step count) was not restored.",
-        "Der Zustand des Optimizers (die Momente und der Schrittzähler von AdamW) wurde nicht "
+        "Der Zustand des Optimierers (die Momente und der Schrittzähler von AdamW) wurde nicht "
         "wiederhergestellt.",
     ),
     Mistake(
@@ -417,13 +419,12 @@ def _functions(checkpointing):
     "checkpoint",
     points=4,
     hint=(
-        "Save a dict with model, optimizer, scheduler and scaler state_dict()s, random.getstate(), "
-        "np.random.get_state(), torch.get_rng_state() (and CUDA's), step and position; torch.save "
-        "it to path + '.tmp', then os.replace(tmp, path). Load restores all of them.",
-        "Speichere ein Dict mit den state_dict()s von Modell, Optimizer, Scheduler und Scaler, "
-        "random.getstate(), np.random.get_state(), torch.get_rng_state() (und dem von CUDA), step "
-        "und position; torch.save nach path + '.tmp', dann os.replace(tmp, path). Laden stellt "
-        "alles wieder her.",
+        "Everything that decides the next step belongs in the file, not only the weights: what "
+        "else changes from step to step, including every source of randomness? And a save can "
+        "be cut off halfway: where should the half-written bytes go?",
+        "Alles, was den nächsten Schritt bestimmt, gehört in die Datei, nicht nur die Gewichte: "
+        "Was ändert sich sonst von Schritt zu Schritt, jede Zufallsquelle eingeschlossen? Und "
+        "ein Speichern kann mittendrin abbrechen: Wohin sollen die halb geschriebenen Bytes?",
     ),
 )
 def q3(checkpointing, rng):
@@ -534,16 +535,16 @@ ACCUMULATION_MISTAKES = Mistakes(
     "accumulation",
     points=2,
     hint=(
-        "Try k = 1, 2, 3, ... and take the first k that divides target with target // k ≤ "
-        "max_micro.",
-        "Probier k = 1, 2, 3, ... und nimm das erste k, das target teilt, mit target // k ≤ "
-        "max_micro.",
+        "Every micro-batch must have the same size and fit in memory. Which k allow that, and "
+        "which of them is the smallest?",
+        "Jeder Micro-Batch muss gleich groß sein und in den Speicher passen. Welche k erlauben "
+        "das, und welches davon ist das kleinste?",
     ),
 )
 def q4(accumulation_steps, rng):
     failures = []
     for target, max_micro in _accum_inputs(rng):
-        got = as_number(call(accumulation_steps, target, max_micro))
+        got = as_number(call(accumulation_steps, target, max_micro), returned=True)
         want = _accum_want(target, max_micro)
         if got != want:
             failures.append((got, dict(target=target, max_micro=max_micro, want=want)))

@@ -115,7 +115,25 @@ ABSMAX = Mistakes(
         "schneide nicht ab.",
         when=lambda got, w, scale, want: got.shape == w.shape and (got - want).abs().max() <= 1,
     ),
-    Mistake("wrong", "q is not round(w / scale).", "q ist nicht round(w / scale)."),
+    Mistake(
+        "wrong",
+        "q differs from the reference on {n:,} of {total:,} weights.",
+        "q weicht bei {n:,} von {total:,} Gewichten von der Referenz ab.",
+    ),
+    Mistake(
+        "q_dtype",
+        "Your levels are right, but q is {dtype}: store them as torch.int8, one byte each, or "
+        "nothing is saved.",
+        "Deine Stufen stimmen, aber q ist {dtype}: Speichere sie als torch.int8, ein Byte pro "
+        "Wert, sonst ist nichts gespart.",
+    ),
+    Mistake(
+        "scale_shape",
+        "scale has the shape {shape}; keep it as one column, ({rows}, 1), so that q * scale "
+        "gives w back row by row.",
+        "scale hat die Form {shape}; behalte sie als eine Spalte, ({rows}, 1), damit q * scale "
+        "Zeile für Zeile w zurückgibt.",
+    ),
 )
 
 
@@ -123,24 +141,36 @@ ABSMAX = Mistakes(
     "absmax_channel",
     points=2,
     hint=(
-        "scale = |w|.amax(dim=1, keepdim=True) / 127, then q = round(w / scale): divide first.",
-        "scale = |w|.amax(dim=1, keepdim=True) / 127, dann q = round(w / scale): erst teilen.",
+        "Each row gets its own step, chosen so that the row's largest magnitude lands on the "
+        "highest int8 level. Which comes first, the division or the rounding?",
+        "Jede Zeile bekommt ihre eigene Schrittweite, so gewählt, dass der betragsgrößte Wert der "
+        "Zeile auf der höchsten int8-Stufe landet. Was kommt zuerst, Teilen oder Runden?",
     ),
 )
 def q1(absmax_int8, rng):
     w = _weights(rng.randrange(10**6))
     q, scale = _parts(call(absmax_int8, w.clone()), ("q", "scale"))
+    dtype = q.dtype if isinstance(q, torch.Tensor) else None
     q, scale = _tensor(q, ("q", "q")), _tensor(scale, ("scale", "scale"))
     want_scale = w.abs().amax(dim=1, keepdim=True) / 127
     if scale.numel() == 1:
         raise ABSMAX.wrong("per_tensor")
     if scale.numel() == w.shape[1]:
         raise ABSMAX.wrong("wrong_axis", n=scale.numel())
+    # en: the values are compared first; a right scale in the wrong shape is named below
+    # de: erst die Werte; eine richtige Skala in falscher Form wird unten benannt
     if scale.numel() != w.shape[0] or not torch.allclose(scale.reshape(-1, 1), want_scale):
         raise ABSMAX.wrong("scale")
     want = torch.round(w / want_scale).clamp(-127, 127)
     if q.shape != w.shape or not torch.equal(q, want):
-        ABSMAX.diagnose([(q, dict(w=w, scale=scale.reshape(-1, 1), want=want))])
+        n = int((q != want).sum()) if q.shape == w.shape else w.numel()
+        ABSMAX.diagnose(
+            [(q, dict(w=w, scale=scale.reshape(-1, 1), want=want))], n=n, total=w.numel()
+        )
+    if dtype != torch.int8:
+        raise ABSMAX.wrong("q_dtype", dtype=str(dtype).removeprefix("torch."))
+    if tuple(scale.shape) != (w.shape[0], 1):
+        raise ABSMAX.wrong("scale_shape", shape=tuple(scale.shape), rows=w.shape[0])
     return text(
         "Correct! One scale per row follows each row's range.",
         "Richtig! Eine Skala pro Zeile folgt dem Bereich jeder Zeile.",
@@ -152,56 +182,104 @@ def q1(absmax_int8, rng):
 ZEROPOINT = Mistakes(
     Mistake(
         "range_16",
-        "{bits} bits give levels 0 … {levels}, not 0 … {top}: divide by 2**bits - 1.",
-        "{bits} Bit ergeben Stufen 0 … {levels}, nicht 0 … {top}: Teile durch 2**bits - 1.",
+        "{bits} bits give levels 0 … {levels}, not 0 … {top}: {top} steps need {top} + 1 levels.",
+        "{bits} Bit ergeben Stufen 0 … {levels}, nicht 0 … {top}: {top} Schritte brauchen "
+        "{top} + 1 Stufen.",
+    ),
+    Mistake(
+        "symmetric",
+        "That is a symmetric quantizer: its step is set by max|x| = {top:.3g}, and half its "
+        "levels wait for values that x ({low:.3g} … {high:.3g}) never takes. Spread the range "
+        "min … max over all levels.",
+        "Das ist ein symmetrischer Quantisierer: Seine Schrittweite setzt max|x| = {top:.3g}, "
+        "und die Hälfte seiner Stufen wartet auf Werte, die x ({low:.3g} … {high:.3g}) nie "
+        "annimmt. Verteile den Bereich min … max auf alle Stufen.",
+    ),
+    Mistake(
+        "zero_fraction",
+        "Your zero-point {zero:.4g} lies between two levels: round it, so that x = 0 falls "
+        "exactly on a level (zeros from padding or ReLU stay exact).",
+        "Dein Nullpunkt {zero:.4g} liegt zwischen zwei Stufen: Runde ihn, damit x = 0 genau auf "
+        "einer Stufe landet (Nullen aus Padding oder ReLU bleiben exakt).",
     ),
     Mistake(
         "no_zero_point",
         "Without the zero-point (or with it left out of q) the values far from 0 don't fit: "
-        "zero = round(-min / scale), q = round(x / scale) + zero.",
+        "shift every q by the level where x = 0 lands.",
         "Ohne Nullpunkt (oder mit einem, der in q fehlt) passen die Werte fern von 0 nicht: "
-        "zero = round(-min / scale), q = round(x / scale) + zero.",
+        "Verschiebe jedes q um die Stufe, auf der x = 0 landet.",
+    ),
+    Mistake(
+        "scale",
+        "With {bits} bits for x in {low:.3g} … {high:.3g} the step is {want:.4g}, yours is "
+        "{got:.4g}.",
+        "Mit {bits} Bit für x in {low:.3g} … {high:.3g} ist die Schrittweite {want:.4g}, deine "
+        "{got:.4g}.",
     ),
     Mistake(
         "wrong",
-        "With {bits} bits (q - zero) · scale is up to {error:.3g} away from x; at most half a step "
-        "({half:.3g}) is right.",
-        "Mit {bits} Bit liegt (q - zero) · scale bis zu {error:.3g} neben x; richtig ist höchstens "
-        "ein halber Schritt ({half:.3g}).",
+        "With {bits} bits, q differs from the reference on {n:,} of {total:,} values (zero-point "
+        "{zero:g}, expected {want_zero:g}).",
+        "Mit {bits} Bit weicht q bei {n:,} von {total:,} Werten von der Referenz ab (Nullpunkt "
+        "{zero:g}, erwartet {want_zero:g}).",
     ),
     Mistake("range", "q must stay in 0 … {levels}.", "q muss in 0 … {levels} bleiben."),
 )
+
+
+def _zeropoint_inputs(g):
+    """Per bit width: data far from 0, and data around 0 but lopsided; the ends exact."""
+    for bits in (4, 8):
+        for low, high in ((2.0, 7.0), (-1.0, 6.0)):
+            x = low + (high - low) * torch.rand(500, generator=g)
+            x[0], x[1] = low, high
+            yield bits, x
 
 
 @lab.exercise(
     "zeropoint",
     points=2,
     hint=(
-        "Levels 0 … 2**bits - 1 (15 for 4 bits, not 16); zero = round(-min / scale), q = "
-        "round(x / scale) + zero, clamped.",
-        "Stufen 0 … 2**bits - 1 (15 bei 4 Bit, nicht 16); zero = round(-min / scale), q = "
-        "round(x / scale) + zero, begrenzt.",
+        "The smallest x goes to the lowest level, the largest to the highest, and all levels "
+        "in between are used. The zero-point is the level where x = 0 lands: it must be a "
+        "level itself.",
+        "Das kleinste x kommt auf die unterste Stufe, das größte auf die oberste, und alle "
+        "Stufen dazwischen werden genutzt. Der Nullpunkt ist die Stufe, auf der x = 0 landet: "
+        "Er muss selbst eine Stufe sein.",
     ),
 )
 def q2(zeropoint_quantize, rng):
     g = torch.Generator().manual_seed(rng.randrange(10**6))
-    for bits in (4, 8):
-        x = 2.0 + 5.0 * torch.rand(500, generator=g)  # en: far from 0 | de: weit weg von 0
-        x[0], x[1] = 2.0, 7.0
+    for bits, x in _zeropoint_inputs(g):
         q, scale, zero = _parts(call(zeropoint_quantize, x.clone(), bits), ("q", "scale", "zero"))
         q = _tensor(_as_tensor(q), ("q", "q"))
         scale, zero = as_number(scale, ("scale", "scale")), as_number(zero, ("zero", "zero"))
-        levels = 2**bits - 1
-        if close(scale, (x.max() - x.min()).item() / 2**bits, 1e-4) or q.max() >= 2**bits:
+        levels, low, high = 2**bits - 1, x.min().item(), x.max().item()
+        top = max(-low, high)
+        if close(scale, (high - low) / 2**bits, 1e-4) or q.max() >= 2**bits:
             raise ZEROPOINT.wrong("range_16", bits=bits, levels=levels, top=2**bits)
-        half_step = 0.51 * scale + 1e-6
-        error = float(((q - zero) * scale - x).abs().max())
-        if error > half_step:
-            if zero == 0 or (q * scale - x).abs().max() <= half_step:
-                raise ZEROPOINT.wrong("no_zero_point")
-            raise ZEROPOINT.wrong("wrong", bits=bits, error=error, half=scale / 2)
+        if any(close(scale, top / n, 1e-4) for n in (2 ** (bits - 1) - 1, 2 ** (bits - 1))):
+            raise ZEROPOINT.wrong("symmetric", top=top, low=low, high=high)
+        if zero != round(zero):
+            raise ZEROPOINT.wrong("zero_fraction", zero=zero)
+        want_scale = (high - low) / levels
+        want_zero = round(-low / want_scale)
+        if zero == 0 or torch.equal(q, torch.clamp(torch.round(x / scale), 0, levels)):
+            raise ZEROPOINT.wrong("no_zero_point")
         if q.min() < 0 or q.max() > levels:
             raise ZEROPOINT.wrong("range", levels=levels)
+        if not close(scale, want_scale, 1e-5):
+            raise ZEROPOINT.wrong(
+                "scale", bits=bits, low=low, high=high, want=want_scale, got=scale
+            )
+        # en: scale checked against the reference: q is compared with what that scale gives
+        # de: scale ist geprüft: q wird mit dem verglichen, was diese Skala ergibt
+        want = torch.clamp(torch.round(x / scale) + want_zero, 0, levels)
+        if q.shape != x.shape or not torch.equal(q, want) or zero != want_zero:
+            n = int((q != want).sum()) if q.shape == x.shape else x.numel()
+            raise ZEROPOINT.wrong(
+                "wrong", bits=bits, n=n, total=x.numel(), zero=zero, want_zero=want_zero
+            )
     return text(
         "Correct! The zero-point moves the range onto all levels.",
         "Richtig! Der Nullpunkt legt den Bereich auf alle Stufen.",
@@ -248,8 +326,10 @@ PER_BLOCK = Mistakes(
     "per_block",
     points=2,
     hint=(
-        "w.reshape(-1, block), one absmax per row of that view, then reshape back to w.shape.",
-        "w.reshape(-1, block), ein Absmax pro Zeile dieser Ansicht, dann zurück auf w.shape.",
+        "A block is a run of consecutive values in memory. Give each block its own scale, as "
+        "q1 did for rows, and hand back a tensor of w's shape.",
+        "Ein Block ist eine Folge aufeinanderfolgender Werte im Speicher. Gib jedem Block seine "
+        "eigene Skala, wie q1 jeder Zeile, und gib einen Tensor in der Form von w zurück.",
     ),
 )
 def q3(blockwise_roundtrip, rng):
@@ -305,8 +385,10 @@ NF4 = Mistakes(
     "nf4_levels",
     points=2,
     hint=(
-        "torch.distributions.Normal(0, 1).icdf(p) is the quantile; 8 + 7 + the zero = 16.",
-        "torch.distributions.Normal(0, 1).icdf(p) ist das Quantil; 8 + 7 + die Null = 16.",
+        "The levels are quantiles of the standard normal distribution, scaled to ±1. Count how "
+        "many lie on each side of an exact zero.",
+        "Die Stufen sind Quantile der Standardnormalverteilung, auf ±1 skaliert. Zähl, wie viele "
+        "auf jeder Seite einer exakten Null liegen.",
     ),
 )
 def q4(nf4_levels, rng):
@@ -373,8 +455,10 @@ INT4_BYTES = Mistakes(
     "int4_bytes",
     points=2,
     hint=(
-        "Half a byte per weight (rounded up), plus ceil(n_params / block) scales.",
-        "Ein halbes Byte pro Gewicht (aufgerundet), plus ceil(n_params / block) Skalen.",
+        "Count the packed codes in whole bytes, then the scales: how many blocks are there when "
+        "the last one is not full?",
+        "Zähl die gepackten Codes in ganzen Bytes, dann die Skalen: Wie viele Blöcke gibt es, "
+        "wenn der letzte nicht voll ist?",
     ),
 )
 def q5(int4_bytes, rng):
@@ -387,7 +471,9 @@ def q5(int4_bytes, rng):
     failures = []
     for n, block, scale_bytes in inputs:
         case = dict(n=n, block=block, scale_bytes=scale_bytes)
-        got = as_number(call(int4_bytes, n, block, scale_bytes), ("the bytes", "die Bytes"))
+        got = as_number(
+            call(int4_bytes, n, block, scale_bytes), ("the bytes", "die Bytes"), returned=True
+        )
         if not close(got, _int4_bytes(**case)):
             failures.append((got, case))
     if failures:
@@ -554,10 +640,10 @@ def _block_result(value):
     "choose_block",
     points=2,
     hint=(
-        "Bits per weight of block b: 4 + 8 * w.itemsize / b. Keep the b with bits <= budget, "
-        "return min() of them, or None if there are none.",
-        "Bit pro Gewicht bei Block b: 4 + 8 * w.itemsize / b. Behalte die b mit Bits <= budget, "
-        "gib deren min() zurück, oder None, wenn es keine gibt.",
+        "Each block pays for its codes and for one scale in w's dtype: what does that cost per "
+        "weight? Of the blocks within budget, the smallest has the lowest error.",
+        "Jeder Block bezahlt seine Codes und eine Skala im dtype von w: Was kostet das pro "
+        "Gewicht? Von den Blöcken im Budget hat der kleinste den kleinsten Fehler.",
     ),
 )
 def q6(choose_block, rng):

@@ -63,13 +63,15 @@ lab.ready()
 # ## 1. Bytes of a tensor per dtype
 #
 # Write `tensor_bytes(shape, dtype)` for a shape (a tuple) and a dtype name: "float64", "float32",
-# "float16", "bfloat16", "int8" or "int4" (two numbers per byte).
+# "float16", "bfloat16", "int8" or "int4" (two numbers per byte). Count whole bytes, as memory
+# does: an odd number of int4 values still takes its last byte.
 
 # %% [markdown] lang="de"
 # ## 1. Bytes eines Tensors pro Datentyp
 #
 # Schreib `tensor_bytes(shape, dtype)` für eine Form (ein Tupel) und einen Datentypnamen:
-# "float64", "float32", "float16", "bfloat16", "int8" oder "int4" (zwei Zahlen pro Byte).
+# "float64", "float32", "float16", "bfloat16", "int8" oder "int4" (zwei Zahlen pro Byte). Zähl
+# ganze Bytes, wie der Speicher: Auch eine ungerade Zahl von int4-Werten belegt ihr letztes Byte.
 
 
 # %%
@@ -79,8 +81,8 @@ import math
 def tensor_bytes(shape, dtype):
     ### BEGIN SOLUTION
     # STARTER: return ____
-    per_element = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "int4": 0.5}
-    return math.prod(shape) * per_element[dtype]
+    bits = {"float64": 64, "float32": 32, "float16": 16, "bfloat16": 16, "int8": 8, "int4": 4}
+    return math.ceil(math.prod(shape) * bits[dtype] / 8)  # en: whole bytes | de: ganze Bytes
     ### END SOLUTION
 
 
@@ -222,20 +224,21 @@ q5.check(autocast_dtype)
 # %% [markdown] lang="en"
 # ## 6. Which sum loses precision?
 #
-# `values` is a 1-D tensor in float16 or bfloat16: one large number, then thousands of small ones,
-# each below half the gap between the large number and its next neighbour. Added one by one in 16
-# bits, as the 10,000 × 1e-4 of lesson 03, every small term rounds away. Write
-# `careful_sum(values)` that keeps them: return the sum as a number of `values.dtype`, as close to
-# the exact sum as one rounding allows.
+# `values` arrive one at a time, as a kernel reads them: an iterator of 0-d tensors in float16 or
+# bfloat16, one large number, then thousands of small ones, each below half the gap between the
+# large number and its next neighbour. Added one by one in 16 bits, as the 10,000 × 1e-4 of lesson
+# 03, every small term rounds away. Write `careful_sum(values)` that keeps them: return the sum as
+# a number of the values' dtype, as close to the exact sum as one rounding allows.
 
 # %% [markdown] lang="de"
 # ## 6. Welche Summe verliert Genauigkeit?
 #
-# `values` ist ein 1-D-Tensor in float16 oder bfloat16: eine große Zahl, dann tausende kleine, jede
-# unter der halben Lücke zwischen der großen Zahl und ihrem nächsten Nachbarn. Addierst du sie
-# einzeln in 16 Bit, wie die 10.000 × 1e-4 aus Lektion 03, rundet jeder kleine Term weg. Schreib
-# `careful_sum(values)`, das sie behält: Gib die Summe als Zahl in `values.dtype` zurück, so nah an
-# der exakten Summe, wie eine einzige Rundung es erlaubt.
+# `values` kommen einzeln an, wie ein Kernel sie liest: ein Iterator über 0-d-Tensoren in float16
+# oder bfloat16, eine große Zahl, dann tausende kleine, jede unter der halben Lücke zwischen der
+# großen Zahl und ihrem nächsten Nachbarn. Addierst du sie einzeln in 16 Bit, wie die 10.000 × 1e-4
+# aus Lektion 03, rundet jeder kleine Term weg. Schreib `careful_sum(values)`, das sie behält: Gib
+# die Summe als Zahl im Datentyp der Werte zurück, so nah an der exakten Summe, wie eine einzige
+# Rundung es erlaubt.
 
 
 # %%
@@ -245,8 +248,10 @@ import torch
 def careful_sum(values):
     ### BEGIN SOLUTION
     # STARTER: return ____
-    total = values.float().sum()  # en: accumulate in float32 | de: in float32 summieren
-    return total.to(values.dtype)  # en: round once, at the end | de: einmal runden, am Ende
+    total = torch.zeros((), dtype=torch.float32)  # en: a wide accumulator | de: breiter Akku
+    for value in values:
+        total += value.float()
+    return total.to(value.dtype)  # en: round once, at the end | de: einmal runden, am Ende
     ### END SOLUTION
 
 

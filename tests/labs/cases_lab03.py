@@ -16,7 +16,7 @@ _BITS = {"float64": 64, "float32": 32, "float16": 16, "bfloat16": 16, "int8": 8,
 
 
 def bytes_numpy(shape, dtype):
-    return np.int64(np.prod(shape, dtype=np.int64)) * _BITS[dtype] / 8
+    return np.ceil(np.prod(shape, dtype=np.int64) * _BITS[dtype] / 8).astype(np.int64)
 
 
 # --- careful_sum: right ways to keep the small terms, and the ways that lose them --------------
@@ -26,12 +26,13 @@ def sum_loop32(values):
     total = torch.zeros((), dtype=torch.float32)  # a wide accumulator in a plain loop
     for v in values:
         total = total + v.float()
-    return total.to(values.dtype).item()
+        dtype = v.dtype
+    return total.to(dtype).item()
 
 
 def sum_kahan16(values):
-    total = torch.zeros((), dtype=values.dtype)  # Kahan: the lost low bits carried along in 16 bits
-    carry = torch.zeros((), dtype=values.dtype)
+    first = next(values)  # Kahan: the lost low bits carried along in 16 bits
+    total, carry = first, torch.zeros((), dtype=first.dtype)
     for v in values:
         y = v - carry
         t = total + y
@@ -41,6 +42,7 @@ def sum_kahan16(values):
 
 
 def sum_pairwise16(values):
+    values = torch.stack(list(values))
     while len(values) > 1:  # pairwise, all in 16 bits: neighbours first, then pairs of pairs
         if len(values) % 2:
             values = torch.cat([values, torch.zeros(1, dtype=values.dtype)])
@@ -49,19 +51,28 @@ def sum_pairwise16(values):
 
 
 def sum_numpy(values):
-    total = np.sum(values.float().numpy(), dtype=np.float64)
-    return torch.tensor(total).to(values.dtype)
+    values = list(values)
+    total = np.sum([v.float().item() for v in values], dtype=np.float64)
+    return torch.tensor(total).to(values[0].dtype)
 
 
 def sum_running16(values):
-    total = torch.zeros((), dtype=values.dtype)  # lesson 03's loop: the total stays 16-bit
+    values = list(values)
+    total = torch.zeros((), dtype=values[0].dtype)  # lesson 03's loop: the total stays 16-bit
     for v in values:
         total = total + v
     return total
 
 
 def sum_sorted16(values):
-    return sum_running16(torch.sort(values).values)
+    return sum_running16(iter(torch.sort(torch.stack(list(values))).values))
+
+
+def _stack(values):
+    """The values, once read, kept as one tensor (a plain iterator can be read only once)."""
+    if not isinstance(values, torch.Tensor):
+        values = torch.stack(list(values))
+    return values
 
 
 # --- unscale_and_clip -------------------------------------------------------------------------
@@ -145,9 +156,19 @@ def clip(order="unscale_first", skip="isfinite"):
 
 CASES = {
     (LAB, "tensor_bytes"): Case(
-        right=[lambda s, d: math.prod(s) * _B[d], bytes_numpy],
+        right=[
+            lambda s, d: math.ceil(math.prod(s) * _BITS[d] / 8),
+            lambda s, d: (math.prod(s) * _BITS[d] + 7) // 8,
+            bytes_numpy,
+        ],
         wrong=[
+            (lambda s, d: math.prod(s) * _B[d], "half_byte"),
             (lambda s, d: math.prod(s) * _BITS[d], "bits"),
+            (
+                lambda s, d: -(-math.prod(s) * (32 if d == "bfloat16" else _BITS[d]) // 8),
+                "fp32_always",
+            ),
+            (lambda s, d: math.prod(s) * 4, "fp32_always"),
             (lambda s, d: math.prod(s) * 4, "fp32_always"),
             (lambda s, d: math.prod(s) * 2 + 1, "wrong"),
         ],
@@ -213,25 +234,25 @@ CASES = {
     ),
     (LAB, "careful_sum"): Case(
         right=[
-            lambda v: v.float().sum().to(v.dtype),
-            lambda v: v.sum(),  # torch.sum accumulates 16-bit tensors in float32
+            lambda v: (lambda t: t.float().sum().to(t.dtype))(_stack(v)),
             sum_loop32,
             sum_kahan16,
             sum_pairwise16,
             sum_numpy,
         ],
         wrong=[
+            (sum, "running_16bit"),  # a plain sum: the total stays 16-bit
             (sum_running16, "running_16bit"),
             (sum_sorted16, "sorted"),
-            (lambda v: v.float().mean().to(v.dtype), "mean"),
-            (lambda v: v.double().sum().item(), "not_rounded"),
-            (lambda v: v.float().sum(), "not_rounded"),
-            (lambda v: v.float().sum().half(), "wrong_format"),
-            (lambda v: v.float().sum().half().item(), "wrong_format"),
-            (lambda v: v.float().sum().bfloat16().item(), "wrong_format"),
-            (lambda v: v.float().sum().to(v.dtype).reshape(1), "not_a_number"),
-            (lambda v: [v.float().sum().to(v.dtype)], "not_a_number"),
-            (lambda v: v[1:].float().sum().to(v.dtype), "wrong"),
+            (lambda v: (lambda t: t.float().mean().to(t.dtype))(_stack(v)), "mean"),
+            (lambda v: _stack(v).double().sum().item(), "not_rounded"),
+            (lambda v: _stack(v).float().sum(), "not_rounded"),
+            (lambda v: _stack(v).float().sum().half(), "wrong_format"),
+            (lambda v: _stack(v).float().sum().half().item(), "wrong_format"),
+            (lambda v: _stack(v).float().sum().bfloat16().item(), "wrong_format"),
+            (lambda v: sum_loop32(v) * torch.ones(1), "not_a_number"),
+            (lambda v: [sum_loop32(v)], "not_a_number"),
+            (lambda v: 2 * sum_loop32(v), "wrong"),
         ],
         raising=lambda v: v.float().summ(),
         raising_line="v.float().summ()",

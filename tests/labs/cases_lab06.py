@@ -47,6 +47,16 @@ def absmax_truncated(w):
     return (w / scale).to(torch.int8), scale
 
 
+def absmax_float_q(w):
+    scale = w.abs().amax(dim=1, keepdim=True) / 127
+    return torch.round(w / scale).clamp(-127, 127), scale
+
+
+def absmax_flat_scale(w):
+    scale = w.abs().amax(dim=1) / 127
+    return torch.round(w / scale[:, None]).clamp(-127, 127).to(torch.int8), scale
+
+
 def absmax_raises(w):
     scale = w.abs().amax(dim=1, keepdim=True) / 127
     return torch.round(w / scale).to(torch.int8), scale.item()
@@ -78,6 +88,19 @@ def zp_forgot_zero(x, bits):
     levels = 2**bits - 1
     scale = (x.max() - x.min()) / levels
     return torch.clamp(torch.round(x / scale), 0, levels), scale, 0
+
+
+def zp_symmetric(x, bits):
+    scale = x.abs().max() / (2 ** (bits - 1) - 1)
+    zero = 2 ** (bits - 1)
+    return torch.clamp(torch.round(x / scale) + zero, 0, 2**bits - 1), scale, zero
+
+
+def zp_fractional_zero(x, bits):
+    levels = 2**bits - 1
+    scale = (x.max() - x.min()) / levels
+    zero = -x.min() / scale
+    return torch.clamp(torch.round(x / scale + zero), 0, levels), scale, zero
 
 
 def zp_raises(x, bits):
@@ -266,13 +289,20 @@ CASES = {
             (absmax_wrong_axis, "wrong_axis"),
             (absmax_round_first, "round_first"),
             (absmax_truncated, "rounding"),
+            (absmax_float_q, "q_dtype"),
+            (absmax_flat_scale, "scale_shape"),
         ],
         raising=absmax_raises,
         raising_line="return torch.round(w / scale).to(torch.int8), scale.item()",
     ),
     (LAB, "zeropoint"): Case(
         right=[zp_right, zp_right_floats],
-        wrong=[(zp_range_16, "range_16"), (zp_forgot_zero, "no_zero_point")],
+        wrong=[
+            (zp_range_16, "range_16"),
+            (zp_forgot_zero, "no_zero_point"),
+            (zp_symmetric, "symmetric"),
+            (zp_fractional_zero, "zero_fraction"),
+        ],
         raising=zp_raises,
         raising_line="return x.quantize(bits)",
     ),
