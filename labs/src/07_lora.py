@@ -195,14 +195,15 @@ q3.check(add_lora)
 #
 # After training, LoRA folds the adapter into the frozen weight so that inference costs nothing
 # extra. Return the merged weight `W'` for `W` (out, in), `A` (r, in), `B` (out, r) and the
-# scale's `alpha` and `r`. Don't change `W` in place.
+# scale's `alpha` and `r`, as a tensor of `W`'s shape and dtype. Don't change `W` in place.
 
 # %% [markdown] lang="de"
 # ## 4. Das eingerechnete Gewicht
 #
 # Nach dem Training rechnet LoRA den Adapter in das eingefrorene Gewicht ein, damit das Anwenden
 # nichts extra kostet. Gib das eingerechnete Gewicht `W'` für `W` (out, in), `A` (r, in), `B`
-# (out, r) und `alpha` und `r` der Skala zurück. Ändere `W` nicht an Ort und Stelle.
+# (out, r) und `alpha` und `r` der Skala zurück, als Tensor mit Form und dtype von `W`. Ändere
+# `W` nicht an Ort und Stelle.
 
 
 # %%
@@ -220,6 +221,62 @@ q4.check(merge_weight)
 # q4.solution()
 
 # %% [markdown] lang="en"
+# Now decide, with your `LoRALinear` from q1 and your `merge_weight` from q4, on this device: is
+# one merged `nn.Linear` faster than base plus adapter, and does it give the same output? The cell
+# times both on a 1024 × 1024 layer with rank 16 and 256 tokens.
+
+# %% [markdown] lang="de"
+# Jetzt entscheide, mit deinem `LoRALinear` aus q1 und deinem `merge_weight` aus q4 auf diesem
+# Gerät: Ist ein eingerechnetes `nn.Linear` schneller als Basis plus Adapter, und liefert es
+# dieselbe Ausgabe? Die Zelle misst beide an einer 1024 × 1024-Schicht mit Rang 16 und 256 Tokens.
+
+# %%
+from utils.i18n import say, text
+from utils.timing.bench import measure
+
+if all(q.result is not None and q.result.status == "passed" for q in (q1, q4)):
+    torch.manual_seed(0)
+    base = nn.Linear(1024, 1024)
+    adapted = LoRALinear(base, 16, 32)
+    merged = nn.Linear(1024, 1024)
+    x = torch.randn(256, 1024)
+    with torch.no_grad():
+        adapted.B.normal_(std=0.02)  # en: as after training: B ≠ 0 | de: wie nach dem Training
+        merged.weight.copy_(merge_weight(base.weight, adapted.A, adapted.B, 32, 16))
+        merged.bias.copy_(base.bias)
+        same = torch.allclose(adapted(x), merged(x), rtol=1e-4, atol=1e-4)
+        t_adapted = measure(adapted, x).median
+        t_merged = measure(merged, x).median
+    say(
+        "base + adapter: {a:.3f} ms   merged: {m:.3f} ms   ({r:.2f}×); the outputs {same}",
+        "Basis + Adapter: {a:.3f} ms   eingerechnet: {m:.3f} ms   ({r:.2f}×); die Ausgaben {same}",
+        a=t_adapted * 1e3,
+        m=t_merged * 1e3,
+        r=t_adapted / t_merged,
+        same=text("agree", "stimmen überein") if same else text("differ", "weichen ab"),
+    )
+    if t_adapted > 1.1 * t_merged:
+        say(
+            "Decision: merge before serving; the adapter's two extra matmuls cost time here.",
+            "Entscheidung: vor dem Anwenden einrechnen; die zwei zusätzlichen Matmuls des "
+            "Adapters kosten hier Zeit.",
+        )
+    else:
+        say(
+            "Decision: no clear gain at this size here; merge anyway when one adapter serves "
+            "alone, and keep it separate to switch adapters on one base.",
+            "Entscheidung: bei dieser Größe hier kein klarer Gewinn; rechne trotzdem ein, wenn "
+            "ein Adapter allein dient, und halte ihn getrennt, um Adapter auf einer Basis zu "
+            "wechseln.",
+        )
+else:
+    say(
+        "Solve q1 and q4 first: then this cell times your layer against your merged weight.",
+        "Löse zuerst q1 und q4: Dann misst diese Zelle deine Schicht gegen dein eingerechnetes "
+        "Gewicht.",
+    )
+
+# %% [markdown] lang="en"
 # ## 5. The largest rank for a memory budget
 #
 # `shapes` lists the (in, out) of the target layers of one transformer block (e.g. q and v, where v
@@ -234,7 +291,7 @@ q4.check(merge_weight)
 #
 # `shapes` listet (in, out) der Zielschichten eines Transformer-Blocks (z. B. q und v, wobei v
 # schmaler als q sein kann), `layers` die Zahl der Blöcke. Einen Adapter zu trainieren kostet
-# 16 Bytes pro trainierbarem Parameter (sein fp32-Wert, sein Gradient und die zwei Momente von
+# 16 Byte pro trainierbarem Parameter (sein fp32-Wert, sein Gradient und die zwei Momente von
 # Adam). Gib den größten Rang `r` aus 1, 2, 4, …, 256 zurück, dessen Adapter auf allen Zielschichten
 # aller Blöcke in `budget_bytes` passen (Gleichstand zählt als passend), oder 0, wenn nicht einmal
 # r = 1 passt. (α folgt dann meist r, z. B. α = 2r.)

@@ -171,6 +171,72 @@ q3.check(cost_per_million)
 # q3.solution()
 
 # %% [markdown] lang="en"
+# Now decide, with your `cost_per_million` and a throughput measured on this device: would
+# serving from this machine be cheaper than the API above? Generating one token reads every weight
+# once, so the cell times one pass over the weights of a stand-in model (25 M parameters in
+# float32, 100 MB) and takes that as the time of one token. Put in what an hour of this machine
+# costs you (a cloud VM's price, or power and wear of your laptop).
+
+# %% [markdown] lang="de"
+# Jetzt entscheide, mit deinem `cost_per_million` und einem auf diesem Gerät gemessenen
+# Durchsatz: Wäre das Ausliefern von dieser Maschine billiger als die API oben? Ein Token zu
+# erzeugen liest jedes Gewicht einmal, also misst die Zelle einen Durchlauf über die Gewichte
+# eines Ersatzmodells (25 Mio. Parameter in float32, 100 MB) und nimmt ihn als Zeit eines
+# Tokens. Trag ein, was dich eine Stunde dieser Maschine kostet (der Preis einer Cloud-VM oder
+# Strom und Verschleiß deines Laptops).
+
+# %%
+import torch
+
+from utils.timing.bench import measure
+
+usd_per_hour = 0.10  # en: your machine's hour | de: eine Stunde deiner Maschine
+
+if q3.result is not None and q3.result.status == "passed":
+    weights = [torch.randn(2048, 2048) / 45 for _ in range(6)]  # en: 25 M parameters | de: 25 Mio.
+
+    def one_token(x):
+        for w in weights:
+            x = torch.tanh(x @ w)
+        return x
+
+    tokens_per_s = 1 / measure(one_token, torch.randn(1, 2048)).median
+    price = {u: cost_per_million(usd_per_hour, tokens_per_s, u) for u in (0.1, 0.5, 1.0)}
+    say(
+        "{t:,.0f} tokens/s; at ${h:.2f}/h: ${a:.3g} (10% busy), ${b:.3g} (50%), ${c:.3g} (100%) "
+        "per million tokens; the API: ${o:.2f} per million output tokens",
+        "{t:,.0f} Tokens/s; bei {h:.2f} $/h: {a:.3g} $ (10 % ausgelastet), {b:.3g} $ (50 %), "
+        "{c:.3g} $ (100 %) pro Million Tokens; die API: {o:.2f} $ pro Million Ausgabe-Tokens",
+        t=tokens_per_s,
+        h=usd_per_hour,
+        a=price[0.1],
+        b=price[0.5],
+        c=price[1.0],
+        o=api.output_per_m,
+    )
+    busy = price[1.0] / api.output_per_m  # en: the utilization at which both cost the same
+    if busy <= 1:
+        say(
+            "Decision: from a utilization of {u:.1%} on, this machine beats the API for a model "
+            "this small; a model 10× larger reads 10× the bytes per token.",
+            "Entscheidung: Ab einer Auslastung von {u:.1%} schlägt diese Maschine die API für ein "
+            "so kleines Modell; ein zehnmal größeres liest pro Token zehnmal so viele Byte.",
+            u=busy,
+        )
+    else:
+        say(
+            "Decision: even busy all the time, this machine costs more per token than the API.",
+            "Entscheidung: Selbst voll ausgelastet kostet diese Maschine pro Token mehr als die "
+            "API.",
+        )
+else:
+    say(
+        "Solve q3 first: then this cell prices tokens made on this machine with your function.",
+        "Löse zuerst q3: Dann berechnet diese Zelle mit deiner Funktion, was hier erzeugte "
+        "Tokens kosten.",
+    )
+
+# %% [markdown] lang="en"
 # ## 4. Choose a platform
 #
 # `options` is a list of dicts with `name`, `memory_gb`, `usd_per_hour` and `max_hours` (the hours
@@ -221,8 +287,8 @@ q4.check(choose_platform)
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# **Weiter:** Setz deine eigenen Zahlen (deine MFU, deinen Durchsatz, die heutigen Preise) in den
-# Break-even-Plot von Lektion 09 ein. Danach geht es mit Lektion 10 weiter, der Inferenz: was ein
+# **Weiter:** Setz deine eigenen Zahlen (deine MFU, deinen Durchsatz, die heutigen Preise) in das
+# Break-even-Diagramm von Lektion 09 ein. Danach geht es mit Lektion 10 weiter, der Inferenz: was ein
 # Modell kostet, sobald es Tokens ausliefert.
 
 # %%
