@@ -142,116 +142,28 @@ checks = preflight.preflight()
 # seiner Quelle auf, damit du sie nachprüfen kannst.*
 
 # %% [markdown] lang="en"
-# The three side by side, as a block diagram (not to scale). A T4 has 40 streaming multiprocessors
-# (SMs), and its 320 tensor cores sit inside them, 8 per SM (NVIDIA T4 data sheet and Turing
-# architecture whitepaper). A TPU v5e chip has one TensorCore with **four** matrix units (MXUs),
-# each a systolic array, beside a vector unit and a scalar unit (Google Cloud TPU documentation,
-# "TPU v5e", system architecture, read 2026-12-01). A GPU reaches its host CPU over PCIe; a TPU
-# belongs to the host of its TPU VM.
+# A GPU and a TPU side by side (not to scale), drawn from the course's chip table. A T4 has 40
+# streaming multiprocessors (SMs), and its 320 tensor cores sit inside them, 8 per SM. Below them
+# is the memory hierarchy: the smaller a level, the closer to the arithmetic and the faster. A TPU
+# v5e chip has one TensorCore with **four** matrix units (MXUs), each a 128×128 systolic array,
+# beside a vector unit and a scalar unit; its chips talk to their neighbours directly over the
+# inter-chip interconnect (ICI), not through the host. The sources are printed under the picture.
 
 # %% [markdown] lang="de"
-# Die drei nebeneinander, als Blockdiagramm (nicht maßstäblich). Eine T4 hat 40 Streaming
-# Multiprocessors (SMs), und ihre 320 Tensor Cores sitzen darin, 8 pro SM (NVIDIA-Datenblatt zur T4
-# und Whitepaper zur Turing-Architektur). Ein TPU-v5e-Chip hat einen TensorCore mit **vier**
-# Matrixeinheiten (MXUs), jede ein systolisches Array, daneben eine Vektor- und eine Skalareinheit
-# (Google-Cloud-TPU-Dokumentation, „TPU v5e“, Systemarchitektur, abgerufen im Dezember 2026). Eine
-# GPU erreicht ihre Host-CPU über PCIe; eine TPU gehört zum Host ihrer TPU-VM.
+# Eine GPU und eine TPU nebeneinander (nicht maßstäblich), gezeichnet aus der Chip-Tabelle des
+# Kurses. Eine T4 hat 40 Streaming Multiprocessors (SMs), und ihre 320 Tensor Cores sitzen darin,
+# 8 pro SM. Darunter liegt die Speicherhierarchie: Je kleiner eine Ebene, desto näher liegt sie am
+# Rechenwerk und desto schneller ist sie. Ein TPU-v5e-Chip hat einen TensorCore mit **vier**
+# Matrixeinheiten (MXUs), jede ein systolisches Array aus 128×128 Zellen, daneben eine Vektor- und
+# eine Skalareinheit; seine Chips sprechen über die Chip-zu-Chip-Verbindung (ICI) direkt mit ihren
+# Nachbarn, nicht über den Host. Die Quellen stehen unter dem Bild.
 
 # %%
-import matplotlib.path as mpath
 import matplotlib.pyplot as plt
-from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from utils.i18n import text
+from utils import diagrams
 
-fig, ax = plt.subplots(figsize=(10, 4.6))
-ax.set(xlim=(0, 30), ylim=(-1.6, 12))
-ax.axis("off")
-
-
-def box(x, y, w, h, label, color, size=8):
-    ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor="black", linewidth=0.8))
-    if label:
-        ax.text(x + w / 2, y + h / 2, label, ha="center", va="center", fontsize=size)
-
-
-# en: CPU: a few large cores with vector units, caches, host memory
-# de: CPU: wenige große Kerne mit Vektoreinheiten, Caches, Arbeitsspeicher
-box(0.5, 3, 8, 8, "", "#eef")
-ax.text(4.5, 11.3, "CPU", ha="center", fontsize=11, weight="bold")
-for i in range(4):
-    box(
-        1 + (i % 2) * 3.7,
-        7.2 - (i // 2) * 2.2,
-        3.3,
-        1.9,
-        text("core\n+ vector unit", "Kern\n+ Vektoreinheit"),
-        "#ccf",
-        6.5,
-    )
-box(1, 3.4, 7, 1.3, text("caches (L1, L2, L3)", "Caches (L1, L2, L3)"), "#ddf", 7)
-box(0.5, 0.4, 8, 1.6, text("host memory (DRAM)", "Arbeitsspeicher (DRAM)"), "#ddd")
-# en: GPU: streaming multiprocessors (SMs); each holds many lanes and its tensor cores (TC)
-# de: GPU: Streaming Multiprocessors (SMs); jeder enthält viele Rechenwerke und seine Tensor Cores (TC)
-box(10.5, 3, 8, 8, "", "#efe")
-ax.text(14.5, 11.3, "GPU", ha="center", fontsize=11, weight="bold")
-for i in range(12):
-    x, y = 11 + (i % 4) * 1.85, 8.6 - (i // 4) * 1.85
-    box(x, y, 1.6, 1.6, "", "#cfc")
-    ax.text(x + 0.8, y + 1.3, "SM", ha="center", va="center", fontsize=6)
-    for lane in range(4):
-        box(x + 0.15 + lane * 0.34, y + 0.7, 0.26, 0.3, "", "#9d9")
-    box(x + 0.15, y + 0.12, 1.3, 0.45, "TC", "#5b5", 6)
-ax.text(
-    14.5,
-    3.9,
-    text("each SM: lanes\n+ tensor cores (TC)", "jeder SM: Rechenwerke\n+ Tensor Cores (TC)"),
-    ha="center",
-    va="center",
-    fontsize=7,
-)
-box(10.5, 0.4, 8, 1.6, text("GPU memory (GDDR/HBM)", "GPU-Speicher (GDDR/HBM)"), "#ddd")
-# en: TPU v5e: one TensorCore per chip with 4 matrix units (MXUs, systolic arrays)
-# de: TPU v5e: ein TensorCore pro Chip mit 4 Matrixeinheiten (MXUs, systolische Arrays)
-box(20.5, 3, 8, 8, "", "#fee")
-ax.text(24.5, 11.3, "TPU (v5e)", ha="center", fontsize=11, weight="bold")
-ax.text(24.5, 10.4, "TensorCore", ha="center", fontsize=7)
-for m in range(4):
-    mx, my = 21.1 + (m % 2) * 3.5, 7.7 - (m // 2) * 2.7
-    for i in range(4):
-        for j in range(4):
-            box(mx + j * 0.6, my + i * 0.5, 0.48, 0.4, "", "#fcc")
-    ax.text(mx + 1.15, my - 0.3, f"MXU {m + 1}", ha="center", va="center", fontsize=6)
-box(21.1, 3.4, 3.3, 0.9, text("vector unit", "Vektoreinheit"), "#fdd", 6)
-box(24.6, 3.4, 3.3, 0.9, text("scalar unit", "Skalareinheit"), "#fdd", 6)
-box(20.5, 0.4, 8, 1.6, text("TPU memory (HBM)", "TPU-Speicher (HBM)"), "#ddd")
-# en: the accelerator's link to the host: PCIe, from the CPU to the GPU
-# de: die Verbindung des Beschleunigers zum Host: PCIe, von der CPU zur GPU
-ax.add_artist(
-    FancyArrowPatch((8.5, 7), (10.5, 7), arrowstyle="<->", mutation_scale=12, color="gray")
-)
-ax.text(9.5, 7.4, "PCIe", ha="center", fontsize=8, color="gray")
-# en: a TPU hangs off a host CPU of its own (the TPU VM): a link below the panels
-# de: Eine TPU hängt an einer eigenen Host-CPU (der TPU-VM): eine Verbindung unter den Tafeln
-below = mpath.Path([(4.5, 0.4), (4.5, -0.7), (24.5, -0.7), (24.5, 0.4)])
-ax.add_artist(FancyArrowPatch(path=below, arrowstyle="<->", mutation_scale=12, color="gray"))
-ax.text(
-    14.5,
-    -1.3,
-    text(
-        "host ↔ TPU: a TPU's host is the CPU of its TPU VM",
-        "Host ↔ TPU: Host einer TPU ist die CPU ihrer TPU-VM",
-    ),
-    ha="center",
-    fontsize=7,
-    color="gray",
-)
-ax.set_title(
-    text(
-        "CPU, GPU, TPU: where the arithmetic and the memory are",
-        "CPU, GPU, TPU: wo gerechnet wird und wo der Speicher liegt",
-    )
-)
+diagrams.chip_diagram("T4", "TPU v5e")
 plt.show()
 
 # %% [markdown] lang="en"

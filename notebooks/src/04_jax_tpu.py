@@ -98,12 +98,14 @@ cpu_count = jaxdevices.simulate_cpu_devices(2)
 import time
 
 import jax.numpy as jnp
+import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from utils import units
+from utils import diagrams, units
 from utils.platform import hardware, profiles, runtime
 from utils.platform.chips import CHIPS
+from utils.predict import reveal
 from utils.timing import bench
 
 hw = hardware.detect()
@@ -308,6 +310,20 @@ assert batched.shape == (6, 3) and np.allclose(batched, looped, **TOL)
 # kompiliert. Die Laufzeit misst dann der Timer des Kurses (Lektion 01), der auf das Ergebnis wartet
 # und den Median vieler Aufrufe angibt.
 
+# %% [markdown] lang="en"
+# **Predict first.** The function below is four layers, each a matmul of two 256×256 matrices
+# (on a CPU) and a ReLU. Compiling it runs XLA's whole compiler once. How many runs of the compiled
+# program cost as much time as that one compilation? Write a number, then run the two cells.
+
+# %% [markdown] lang="de"
+# **Erst schätzen.** Die Funktion unten besteht aus vier Schichten, jede eine Matmul zweier
+# 256×256-Matrizen (auf einer CPU) und eine ReLU. Beim Kompilieren läuft einmal der ganze Compiler
+# von XLA. Wie viele Läufe des kompilierten Programms kosten so viel Zeit wie diese eine
+# Kompilierung? Schreib eine Zahl hin, dann führe die beiden Zellen aus.
+
+# %%
+my_compile_in_runs = None  # en: your guess, e.g. 10 | de: deine Schätzung, z. B. 10
+
 # %%
 n = profile.pick(cpu=256, cuda=2048, tpu=2048, mps=256)
 depth = 4
@@ -344,9 +360,37 @@ say(
     r=run.median * 1e3,
     k=compile_s / run.median,
 )
+reveal(my_compile_in_runs, compile_s / run.median, unit=text("runs", "Läufe"))
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert np.allclose(compiled(layers, batch), mlp(layers, batch), **TOL)
+
+# %% [markdown] lang="en"
+# The same three measurements on one time axis: the first call of a fresh `jax.jit` pays for all
+# three phases, every later call with the same shapes only for the run.
+
+# %% [markdown] lang="de"
+# Dieselben drei Messungen auf einer Zeitachse: Der erste Aufruf eines frischen `jax.jit` bezahlt
+# alle drei Phasen, jeder weitere Aufruf mit denselben Formen nur den Lauf.
+
+# %%
+phase = {"trace": text("trace", "Tracing"), "compile": text("compile", "Kompilieren")}
+phase["run"] = text("run", "Lauf")
+diagrams.timeline(
+    [
+        (
+            text("first call", "erster Aufruf"),
+            [(phase["trace"], trace_s), (phase["compile"], compile_s), (phase["run"], run.median)],
+        ),
+        (text("every later call", "jeder weitere Aufruf"), [(phase["run"], run.median)]),
+    ],
+    text(
+        "jax.jit on {backend}: trace and compile once, then run (measured)",
+        "jax.jit auf {backend}: einmal tracen und kompilieren, dann laufen (gemessen)",
+        backend=backend,
+    ),
+)
+plt.show()
 
 # %% [markdown] lang="en"
 # The first call of a jitted function pays for tracing and compiling, which is why the course's timer
@@ -356,7 +400,9 @@ assert np.allclose(compiled(layers, batch), mlp(layers, batch), **TOL)
 # ### A new shape is a new program
 #
 # XLA compiles for **fixed shapes and dtypes**. Call a jitted function with a shape it has not seen,
-# and it traces and compiles again. The list below records each trace:
+# and it traces and compiles again. The list below records each trace. **Predict first:** the
+# function is called with vectors of lengths 1000, 1000, 1001, 1000, 1002 and 1001. How many
+# times will JAX trace it?
 
 # %% [markdown] lang="de"
 # Der erste Aufruf einer gejitteten Funktion bezahlt Tracing und Kompilieren; deshalb gibt der Timer
@@ -368,7 +414,11 @@ assert np.allclose(compiled(layers, batch), mlp(layers, batch), **TOL)
 #
 # XLA kompiliert für **feste Formen und Datentypen**. Rufst du eine gejittete Funktion mit einer
 # Form auf, die sie noch nicht kennt, tract und kompiliert sie erneut. Die Liste unten zeichnet
-# jedes Tracing auf:
+# jedes Tracing auf. **Erst schätzen:** Die Funktion wird mit Vektoren der Längen 1000, 1000, 1001,
+# 1000, 1002 und 1001 aufgerufen. Wie oft tract JAX sie?
+
+# %%
+my_traces = None  # en: your guess | de: deine Schätzung
 
 # %%
 traced_shapes = []
@@ -408,6 +458,7 @@ say(
     k=min(recompiles) / max(cached),
     backend=backend,
 )
+reveal(my_traces, len(traced_shapes), unit=text("traces", "Tracings"))
 
 # %% [markdown] lang="en"
 # Three lengths, three compilations, and the cell measured what each cost on this device. Even for
