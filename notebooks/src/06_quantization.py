@@ -74,6 +74,7 @@ from utils.i18n import say, text
 from utils.models import quality
 from utils.models.loading import load_minilm, load_smollm2, peft_ready, smollm2_location
 from utils.platform import hardware, profiles, runtime
+from utils.predict import reveal
 from utils.units import MIB
 
 # en: bitsandbytes and torchao repeat warnings hundreds of times per forward pass on a CPU
@@ -466,16 +467,19 @@ if HAS_BNB:
 #
 # Block 64 with one fp32 absmax per block costs 32 / 64 = 0.5 bit per weight on top of the 4 bits.
 # QLoRA quantizes these scales again: to 8 bits, in blocks of 256 scales, each block with one
-# fp32 scale of its own.
+# fp32 scale of its own. **Predict first:** how many bits per weight do the scales cost then?
+# Write it into `my_scale_bits`.
 
 # %% [markdown] lang="de"
 # ## 5. Doppelte Quantisierung: Woher 0,37 Bit pro Parameter kommen
 #
 # Block 64 mit einem fp32-Absmax pro Block kostet 32 / 64 = 0,5 Bit pro Gewicht zusätzlich zu den
 # 4 Bit. QLoRA quantisiert diese Skalen noch einmal: auf 8 Bit, in Blöcken aus 256 Skalen, jeder
-# Block mit einer eigenen fp32-Skala.
+# Block mit einer eigenen fp32-Skala. **Erst schätzen:** Wie viele Bit pro Gewicht kosten die
+# Skalen dann? Trag die Zahl in `my_scale_bits` ein.
 
 # %%
+my_scale_bits = None  # en: your prediction, bits per weight | de: deine Vorhersage, Bit pro Gewicht
 single = 32 / 64
 double = 8 / 64 + 32 / (64 * 256)
 say(
@@ -493,6 +497,7 @@ say(
     g=7e9 * (single - double) / 8 / 1e9,
 )
 assert abs((single - double) - 0.373) < 1e-3
+reveal(my_scale_bits, double, unit=text("bits per weight", "Bit pro Gewicht"))
 
 # %% [markdown] lang="en"
 # ## 6. A real model: memory and quality, from scratch and with libraries
@@ -507,6 +512,9 @@ assert abs((single - double) - 0.373) < 1e-3
 # and dequantize them for the forward pass. Quality on a short text shipped with the course
 # (`data/perplexity_en.txt`): **perplexity** (lower is better), **top-1**: the share of positions
 # where the next-token prediction equals fp32's.
+#
+# **Predict first:** how many MiB does the model take with our int8 weights per channel? Write
+# it into `my_int8_mib`.
 
 # %% [markdown] lang="de"
 # ## 6. Ein echtes Modell: Speicher und Qualität, selbst gebaut und mit Bibliotheken
@@ -523,9 +531,15 @@ assert abs((single - double) - 0.373) < 1e-3
 # Zelle auf einem kurzen englischen Text, den der Kurs mitbringt (`data/perplexity_en.txt`):
 # **Perplexität** (kleiner ist besser) und **Top-1**, der Anteil der Positionen, an denen die
 # Vorhersage des nächsten Tokens mit der von fp32 übereinstimmt.
+#
+# **Erst schätzen:** Wie viele MiB belegt das Modell mit unseren int8-Gewichten pro Kanal? Trag
+# die Zahl in `my_int8_mib` ein.
 
 
 # %%
+my_int8_mib = None  # en: your prediction in MiB | de: deine Vorhersage in MiB
+
+
 class DequantLinear(torch.nn.Module):
     # en: A linear layer that stores quantized weights and dequantizes them on every call.
     # de: Eine lineare Schicht, die quantisierte Gewichte speichert und bei jedem Aufruf
@@ -617,6 +631,7 @@ for kind in ("int8/channel", "int4/block64", "NF4/block64"):
     qmodel = quantize_ours(model, kind)
     add_row(kind, text("ours", "unsere"), qmodel, ours_bytes(qmodel))
     del qmodel
+reveal(my_int8_mib, next(r["MiB"] for r in rows if r["format"] == "int8/channel"), unit="MiB")
 
 # %% [markdown] lang="en"
 # Now the libraries. bitsandbytes quantizes while loading (`BitsAndBytesConfig`): LLM.int8 for 8
@@ -724,24 +739,15 @@ for r in rows:
 # de: eine Zeile pro Format, Speicher und Qualität nebeneinander: keine Beschriftung überdeckt eine
 # de: andere
 shown = sorted(rows, key=lambda r: r["MiB"])
-names = [f"{r['format']} ({r['lib']})" for r in shown]
 libraries = sorted({r["lib"] for r in rows})
-colors = [f"C{libraries.index(r['lib'])}" for r in shown]
 fig, axes = plt.subplots(1, 2, sharey=True, figsize=(12, 1.5 + 0.45 * len(shown)))
-for ax, key, digits, label in (
-    (axes[0], "MiB", "{v:,.0f}", text("model memory (MiB)", "Modellspeicher (MiB)")),
-    (
-        axes[1],
-        "ppl",
-        "{v:.2f}",
-        text(
-            "perplexity on the course text (lower is better)",
-            "Perplexität auf dem Kurstext (kleiner ist besser)",
-        ),
-    ),
-):
+mib = text("model memory (MiB)", "Modellspeicher (MiB)")
+ppl = text("perplexity (lower is better)", "Perplexität (kleiner ist besser)")
+for ax, key, form, label in ((axes[0], "MiB", "{v:,.0f}", mib), (axes[1], "ppl", "{v:.2f}", ppl)):
+    names = [f"{r['format']} ({r['lib']})" for r in shown]
+    colors = [f"C{libraries.index(r['lib'])}" for r in shown]
     bars = ax.barh(names, [r[key] for r in shown], color=colors)
-    ax.bar_label(bars, [text(digits, v=r[key]) for r in shown], padding=3)
+    ax.bar_label(bars, [text(form, v=r[key]) for r in shown], padding=3)
     ax.set_xlabel(label)
     ax.margins(x=0.15)
 axes[1].axvline(rows[0]["ppl"], color="gray", linestyle="--")
@@ -1045,10 +1051,8 @@ say(
 
 # %% [markdown] lang="en"
 # Dequantizing costs the same whether one token or 128 pass, so it hurts most where the matmul
-# itself is cheap: in generation, one token at a time. The matmul for one token is a
-# matrix-vector product that reads each weight once; our dequantization reads and writes each
-# weight several times, in several full-size temporary tensors, before that product even starts. Real kernels (bitsandbytes, torchao, llama.cpp)
-# dequantize inside the matmul, tile by tile, and on a GPU that is often *faster* than fp16 for a
+# itself is cheap: in generation, one token at a time. Real kernels (bitsandbytes, torchao,
+# llama.cpp) dequantize inside the matmul, tile by tile, and on a GPU that is often *faster* than fp16 for a
 # single token, because then the layer is memory-bound and 4-bit weights are a quarter of the bytes
 # to read. `benchmarks/bench_quantization.py` measures each library's layer against dense.
 #
@@ -1058,10 +1062,8 @@ say(
 
 # %% [markdown] lang="de"
 # Das Entquantisieren kostet gleich viel, ob ein Token durchläuft oder 128; deshalb tut es am
-# meisten weh, wo die Matmul selbst billig ist: beim Generieren, ein Token nach dem anderen. Die
-# Matmul für ein Token ist ein Matrix-Vektor-Produkt, das jedes Gewicht einmal liest; unser
-# Entquantisieren liest und schreibt jedes Gewicht mehrmals, in mehreren Zwischentensoren voller
-# Größe, bevor dieses Produkt überhaupt beginnt. Echte Kernel (bitsandbytes, torchao, llama.cpp)
+# meisten weh, wo die Matmul selbst billig ist: beim Generieren, ein Token nach dem anderen. Echte
+# Kernel (bitsandbytes, torchao, llama.cpp)
 # entquantisieren in der Matmul, Kachel für Kachel, und auf einer GPU ist das für ein einzelnes
 # Token oft *schneller* als fp16, weil die Schicht dann speichergebunden ist und bei 4-Bit-Gewichten
 # nur ein Viertel der Bytes zu lesen ist. `benchmarks/bench_quantization.py` vergleicht die Schicht
