@@ -4,8 +4,8 @@
 # Others: make notebooks (rebuild .ipynb from sources), make retarget REPO=owner/name BRANCH=main,
 #         make test-compat (Colab's library versions; Python 3.13), make preflight, make clean.
 #         make test-browser (JupyterLab, widgets and a lab in headless Chromium).
-#         make test-other-cpu (the lessons on the other kind of CPU: AVX2 kernels; part of make test).
-#         make test-lessons (the lessons in both languages under nbval; part of make test).
+#         make test-lessons (the lessons in both languages under nbval, on this CPU's kernels).
+#         make test-other-cpu (the lessons on the other kind of CPU: AVX2 kernels).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -47,27 +47,33 @@ test: $(BIN)/.installed-test
 	$(BIN)/python -m utils.workshop.prices
 	$(THREADS) $(BIN)/python -m pytest -n 2 --dist worksteal -m "not alone" tests
 	$(THREADS) $(BIN)/python -m pytest -m alone $(or $(ALONE),tests)
-	$(MAKE) --output-sync=target -j 2 test-lessons test-other-cpu OTHER_CPU_WORKERS=1
+	$(MAKE) --output-sync=target -j 2 test-lessons test-other-cpu LESSONS_WORKERS=0 \
+		OTHER_CPU_WORKERS=0 LESSONS=notebooks/en OTHER_CPU_LESSONS=notebooks/de
 
-# The lessons (make test runs them beside test-other-cpu: three workers in all on two cores; the
-# other-CPU run, one worker with the slower AVX2 kernels, ends last).
+# make test runs each lesson notebook once, one core each: English on this CPU's kernels and
+# German on the other kind's. Both languages run the same code, so every lesson meets both kinds
+# of CPU, and every notebook its language's output checks (tests/nbval_holes.py).
+# -n 0: no worker processes, the run in pytest's own.
+LESSONS ?= $(NOTEBOOKS)
+LESSONS_WORKERS ?= 2
 # Every run of the lessons trains from step 0: their checkpoints go to a new temporary folder.
 test-lessons test-other-cpu: export COURSE_CHECKPOINTS = $(shell mktemp -d)
 .PHONY: test-lessons
 test-lessons: $(BIN)/.installed-test
-	$(THREADS) $(BIN)/python -m pytest -n 2 --dist loadfile $(NBVAL) $(NOTEBOOKS)
+	$(THREADS) $(BIN)/python -m pytest -n $(LESSONS_WORKERS) --dist loadfile $(NBVAL) $(LESSONS)
 
 # The lessons again as a CPU without AVX-512 runs them (most laptops, many cloud machines, some CI
 # runners): torch's AVX2 kernels, oneDNN's (torch's bf16 matmul: ATen's switch alone leaves it on
 # AVX512-BF16) and bitsandbytes' path without AVX512-BF16 (tests/e2e/cpu_paths). On an
-# AVX2-only CPU this is the same as the run above; on an AVX-512 one it is the other kind. English
-# only: both languages run the same code.
+# AVX2-only CPU this is the same as the run above; on an AVX-512 one it is the other kind. One
+# language is enough: both run the same code.
 OTHER_CPU := ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 COURSE_BNB_AVX512BF16=0 PYTHONPATH=$(CURDIR)/tests/e2e/cpu_paths:$(CURDIR)
 .PHONY: test-other-cpu
 OTHER_CPU_WORKERS ?= 2
+OTHER_CPU_LESSONS ?= notebooks/en
 test-other-cpu: $(BIN)/.installed-test
 	$(THREADS) $(OTHER_CPU) $(BIN)/python -m pytest -n $(OTHER_CPU_WORKERS) --dist loadfile $(NBVAL) \
-		notebooks/en
+		$(OTHER_CPU_LESSONS)
 
 # The course in Debian's Chromium (never a downloaded browser), driven by Playwright: start page,
 # a double-clicked source, every lesson widget in both languages, a lab (tests/e2e/browser/).
