@@ -47,6 +47,8 @@ class Controls:
         self.panel = panel
 
     def __getattr__(self, name: str) -> Any:
+        if name == "panel":  # not set yet (a copy being built): no recursion through self.panel
+            raise AttributeError(name)
         return getattr(self.panel, name)
 
     def _ipython_display_(self) -> None:
