@@ -89,6 +89,7 @@ from utils import units
 from utils.i18n import get_language, say, text
 from utils.models import checkpoint
 from utils.platform import hardware, placement, profiles, runtime
+from utils.predict import reveal
 from utils.timing import throughput
 from utils.timing.sync import synchronizer
 
@@ -354,6 +355,11 @@ say(
 # mounted on Colab). Interrupt it (■) and run it again: it resumes where the last checkpoint
 # left off, and the curve and the losses cover the whole run. Section 8 shows what a checkpoint
 # must hold for that. To start over, remove the `#` before `checkpoint.start_fresh(folder)`.
+#
+# **Predict, then measure.** Training with AdamW in fp32 keeps, for every parameter, the weight,
+# its gradient and Adam's two moments (a running mean of the gradient and of its square). How many
+# bytes per parameter does the training hold, before any activation? Write it into the next cell;
+# the cell after the training measures it.
 
 # %% [markdown] lang="de"
 # Die FLOPs pro Token folgen nanoGPT und Anhang B des PaLM-Papers: Jedes Gewicht ist im
@@ -375,6 +381,15 @@ say(
 # Sie macht beim letzten Checkpoint weiter, und Kurve und Verluste umfassen den ganzen Lauf.
 # Abschnitt 8 zeigt, was ein Checkpoint dafür enthalten muss. Um neu zu beginnen, entfern das `#`
 # vor `checkpoint.start_fresh(folder)`.
+#
+# **Erst schätzen, dann messen.** Training mit AdamW in fp32 hält für jeden Parameter das Gewicht,
+# seinen Gradienten und die zwei Momente von Adam (einen gleitenden Mittelwert des Gradienten und
+# einen seines Quadrats). Wie viele Bytes pro Parameter hält das Training, noch ohne Aktivierungen?
+# Schreib die Zahl in die nächste Zelle; die Zelle nach dem Training misst sie.
+
+
+# %%
+my_bytes_per_parameter = None  # en: your prediction | de: deine Vorhersage
 
 
 # %%
@@ -480,7 +495,7 @@ def train(folder, steps, draw=None, every=25):
                 draw(history["losses"])
     except KeyboardInterrupt:
         raise checkpoint.interrupted(folder, step, steps) from None
-    return model, meter, history
+    return model, opt, meter, history
 
 
 fig, ax = plt.subplots(figsize=(7, 3))
@@ -502,7 +517,7 @@ def draw(losses):
 
 folder = checkpoint.run_dir(platform, f"lesson05_{get_language()}")
 # checkpoint.start_fresh(folder)  # en: remove the # to start over | de: # weg: neu beginnen
-model, meter, history = train(folder, size["steps"], draw)
+model, opt, meter, history = train(folder, size["steps"], draw)
 if handle is None:
     draw(history["losses"])
     display(fig)
@@ -518,6 +533,21 @@ say(
     u=math.log(len(chars)),
 )
 print(meter)
+
+
+# %%
+def bytes_held(model, opt):
+    # en: weights, gradients and optimizer state, as the tensors hold them
+    # de: Gewichte, Gradienten und Optimiererzustand, so wie die Tensoren sie halten
+    tensors = [*model.parameters()] + [p.grad for p in model.parameters()]
+    tensors += [t for state in opt.state.values() for t in state.values()]
+    return sum(t.numel() * t.element_size() for t in tensors if torch.is_tensor(t))
+
+
+if any(p.grad is None for p in model.parameters()):  # en: a run resumed complete | de: fertig
+    model(x.to(device), y.to(device)).backward()  # en: a gradient, as a step holds it
+n_all = sum(p.numel() for p in model.parameters())
+reveal(my_bytes_per_parameter, bytes_held(model, opt) / n_all, unit=text("bytes", "Bytes"))
 
 # %% [markdown] lang="en"
 # The held-out loss falls well below uniform guessing: the model has learnt which characters
@@ -636,7 +666,11 @@ if device.type == "cpu":
 # `torch.profiler` records every operation; `record_function` puts a named range around each
 # phase of the step. On a GPU the work is asynchronous, so the profiled step synchronises at the
 # end of each phase: otherwise the time of a kernel shows up in whichever phase happens to wait
-# for it. The table gives the total per phase over the profiled steps.
+# for it. The table and the bar give each phase's time per step, the mean over the profiled steps.
+#
+# **Predict, then measure.** Counted in FLOPs, the backward pass costs twice the forward (2·N
+# forward, 4·N backward, see above). How many times as long as the forward will the backward take
+# for this lesson's model on your device? Write it into the next cell.
 
 # %% [markdown] lang="de"
 # Ein kleines Modell hat auf jedem Gerät eine niedrige MFU: Seine Matmuls sind klein (d = 64 auf der
@@ -648,8 +682,16 @@ if device.type == "cpu":
 # `torch.profiler` zeichnet jede Operation auf; `record_function` legt einen benannten Bereich um
 # jede Phase des Schritts. Auf einer GPU läuft die Arbeit asynchron, deshalb synchronisiert der
 # profilierte Schritt am Ende jeder Phase: Sonst landet die Zeit eines Kernels in der Phase, die
-# gerade zufällig auf ihn wartet. Die Tabelle zeigt die Summe je Phase über die profilierten
-# Schritte.
+# gerade zufällig auf ihn wartet. Tabelle und Balken zeigen die Zeit jeder Phase pro Schritt, das
+# Mittel über die profilierten Schritte.
+#
+# **Erst schätzen, dann messen.** In FLOPs gezählt kostet der Rückwärtsdurchlauf doppelt so viel wie
+# der Vorwärtsdurchlauf (2·N vorwärts, 4·N rückwärts, siehe oben). Wie viel Mal so lange wie der
+# Vorwärtsdurchlauf wird der Rückwärtsdurchlauf für das Modell dieser Lektion auf deinem Gerät
+# brauchen? Schreib es in die nächste Zelle.
+
+# %%
+my_backward_ratio = None  # en: backward ÷ forward | de: rückwärts ÷ vorwärts
 
 # %%
 from torch.profiler import ProfilerActivity, record_function
@@ -661,7 +703,10 @@ PHASES = ("data", "forward", "backward", "optimizer")
 PHASE_NAMES = dict(
     zip(
         PHASES,
-        text("data|forward|backward|optimizer", "Daten|vorwärts|rückwärts|Optimierer").split("|"),
+        text(
+            "data|forward|backward|optimizer",
+            "Daten|Vorwärtsdurchlauf|Rückwärtsdurchlauf|Optimierer",
+        ).split("|"),
         strict=True,
     )
 )
@@ -670,8 +715,9 @@ opt, sched, scaler = make_training(model, 1000)
 dl, sampler = loader(size["batch"])
 it = iter(dl)
 activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+PROFILED = profile.pick(cpu=8, cuda=20)  # en: steps profiled | de: profilierte Schritte
 with torch_profile(activities=activities) as prof:
-    for _ in range(profile.pick(cpu=8, cuda=20)):
+    for _ in range(PROFILED):
         with record_function("data"):
             x, y = next(it)
             x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
@@ -687,11 +733,13 @@ with torch_profile(activities=activities) as prof:
             opt.zero_grad(set_to_none=True)
             sync(None)
 rows = {e.key: e for e in prof.key_averages() if e.key in PHASES}
-phase_ms = {p: rows[p].cpu_time_total / 1e3 for p in PHASES}
+# en: per step: the total over the profiled steps divided by their number
+# de: pro Schritt: die Summe über die profilierten Schritte geteilt durch ihre Anzahl
+phase_ms = {p: rows[p].cpu_time_total / 1e3 / PROFILED for p in PHASES}
 total = sum(phase_ms.values())
-say("{a:>10} {b:>9} {c:>6}", a="", b="ms", c="%")
+say("{a:>18} {b:>9} {c:>6}", a="", b=text("ms/step", "ms/Schritt"), c="%")
 for p in PHASES:
-    say("{p:>10} {ms:9.1f} {s:6.1f}", p=PHASE_NAMES[p], ms=phase_ms[p], s=100 * phase_ms[p] / total)
+    say("{p:>18} {ms:9.2f} {s:6.1f}", p=PHASE_NAMES[p], ms=phase_ms[p], s=100 * phase_ms[p] / total)
 bottleneck = max(phase_ms, key=phase_ms.get)
 say(
     "The largest share: {p} ({s:.0f}% of the step).",
@@ -699,22 +747,30 @@ say(
     p=PHASE_NAMES[bottleneck],
     s=100 * phase_ms[bottleneck] / total,
 )
-fig, ax = plt.subplots(figsize=(7, 1.8))
+fig, ax = plt.subplots(figsize=(10, 2.6))
 left = 0.0
-for p in PHASES:
-    ax.barh([0], [phase_ms[p]], left=left, label=PHASE_NAMES[p])
+for p, colour in zip(PHASES, ("#8c8c8c", "#4c72b0", "#dd8452", "#55a868"), strict=True):
+    ax.barh([0], [phase_ms[p]], left=left, color=colour, edgecolor="white", label=PHASE_NAMES[p])
+    share = phase_ms[p] / total
+    if share >= 0.12:  # en: a name that fits inside its bar | de: ein Name, der in den Balken passt
+        label = text("{p}\n{s:.0f}%", "{p}\n{s:.0f} %", p=PHASE_NAMES[p], s=100 * share)
+        ax.text(left + phase_ms[p] / 2, 0, label, ha="center", va="center", color="white")
     left += phase_ms[p]
 ax.set(
     yticks=[],
+    xlim=(0, total),
     xlabel=text(
-        "milliseconds over the profiled steps", "Millisekunden über die profilierten Schritte"
+        "milliseconds per training step (mean of {n} profiled steps)",
+        "Millisekunden pro Trainingsschritt (Mittel aus {n} profilierten Schritten)",
+        n=PROFILED,
     ),
 )
 ax.set_title(
     text("Where a training step's time goes", "Wohin die Zeit eines Trainingsschritts geht")
 )
-ax.legend(ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.6))
+ax.legend(ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.55), frameon=False)
 plt.show()
+reveal(my_backward_ratio, phase_ms["backward"] / phase_ms["forward"], unit="×")
 
 # %% [markdown] lang="en"
 # How much does backward cost against forward? Counting FLOPs, twice: every matmul of the forward
@@ -1331,10 +1387,8 @@ def run(folder, stop_at=None, full_state=True, own_generator=True):
         losses.append(train_step(m, o, s, sc, x, y, AMP, accumulate=2).item())
         step += 1
         if step == stop_at:  # en: save, then the "disconnect" | de: speichern, dann der „Abbruch“
-            checkpoint.save(
-                folder, step, model=m, optimizer=o, scheduler=s, scaler=sc,
-                objects={"data": smp}, extra={"losses": losses},
-            )  # fmt: skip
+            parts = dict(model=m, optimizer=o, scheduler=s, scaler=sc, objects={"data": smp})
+            checkpoint.save(folder, step, extra={"losses": losses}, **parts)
             return None
         if step == TOTAL:
             return m, losses

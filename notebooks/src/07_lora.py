@@ -74,6 +74,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import torch
+from matplotlib.ticker import NullFormatter
 from torch import nn
 from tqdm.auto import tqdm
 
@@ -131,7 +132,7 @@ if profile.device in ("tpu", "mps"):
 # Colabs TPU-Laufzeit; ohne `peft` entfallen der Vergleich mit `peft` und QLoRA, dein eigenes LoRA
 # trainiert trotzdem.
 
-# %%
+# %% jupyter={"source_hidden": true} cellView="form"
 # en: INSTALL CELL (hosted runtimes only; skipped where bitsandbytes is present)
 # de: INSTALLATIONSZELLE (nur gehostete Laufzeiten; übersprungen, wo bitsandbytes da ist)
 if not HAS_BNB and runtime.is_hosted(platform):
@@ -542,7 +543,10 @@ else:
 # Speicher). Auf einer GPU mit erreichbarem Hub wählt der Rechner aus Lektion 03 das größte SmolLM2,
 # dessen LoRA-Training in den GPU-Speicher passt.
 
-# %%
+# %% jupyter={"source_hidden": true} cellView="form"
+# en: which model, in which dtype: the calculator's choice on a GPU, the packaged 135M on a CPU
+# de: welches Modell, in welchem Datentyp: die Wahl des Rechners auf einer GPU, das mitgelieferte
+# de: 135M auf einer CPU
 BATCH, SEQ = 4, 96
 # en: from each model's config.json on the hub (2024)
 # de: aus der config.json jedes Modells auf dem Hub (2024)
@@ -590,6 +594,7 @@ say(
     d=DEVICE,
 )
 
+# %%
 rows = [
     json.loads(line)
     for line in (quality.DATA / "instructions.jsonl").read_text("utf-8").splitlines()
@@ -841,39 +846,6 @@ say(
     pb=math.exp(loss_before),
     pa=math.exp(loss_after),
 )
-threads = torch.get_num_threads()
-# en: CPU time counts every thread of this process; wall time × threads is what they could have had
-# de: Die CPU-Zeit zählt jeden Thread dieses Prozesses; Wandzeit × Threads ist, was sie hätten
-# de: bekommen können
-cpu_share = train_cpu / (train_wall * threads)
-if DEVICE == "cpu":
-    say(
-        "The steps took {w:.0f} s of wall time and {c:.0f} s of CPU time on {t} thread(s): they "
-        "ran {p:.0f}% of the time their threads could have run.",
-        "Die Schritte brauchten {w:.0f} s Wandzeit und {c:.0f} s CPU-Zeit auf {t} Thread(s): Sie "
-        "rechneten {p:.0f} % der Zeit, die ihre Threads hätten rechnen können.",
-        w=train_wall,
-        c=train_cpu,
-        t=threads,
-        p=100 * cpu_share,
-    )
-    if cpu_share < 0.8 and threads == 1:
-        say(
-            "The rest went to other programs on the same cores (in a workshop: other notebooks, "
-            "on a shared machine: other users). Alone on a core a step would take about "
-            "{q:.1f} s, its CPU time.",
-            "Den Rest bekamen andere Programme auf denselben Kernen (im Workshop: andere "
-            "Notebooks, auf einem geteilten Rechner: andere Nutzer). Allein auf einem Kern "
-            "bräuchte ein Schritt etwa {q:.1f} s, so viel wie seine CPU-Zeit.",
-            q=statistics.median(run["cpu"]),
-        )
-    elif cpu_share < 0.8:
-        say(
-            "Below 100%: the threads waited, for other programs or for the parts of a step "
-            "that run on one thread only.",
-            "Unter 100 %: Die Threads haben gewartet, auf andere Programme oder auf die Teile "
-            "eines Schritts, die nur auf einem Thread laufen.",
-        )
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -1007,7 +979,210 @@ free_memory()
 # (`(W + ΔW) x` instead of `W x + ΔW x`), so the logits differ in the last digits (in 16 bits by
 # more, because every merged weight is rounded to 16 bits again): rounding, not a different model.
 # The top-1 agreement above says how many of the next-token predictions stayed the same.
+
+# %% [markdown] lang="de"
+# Neu laden ist exakt: dieselben Zahlen in denselben Schichten. Einrechnen ändert die Reihenfolge
+# der Summen (`(W + ΔW) x` statt `W x + ΔW x`), also unterscheiden sich die Logits in den letzten
+# Stellen (in 16 Bit um mehr, weil jedes eingerechnete Gewicht wieder auf 16 Bit gerundet wird):
+# Rundung, kein anderes Modell. Wie viele Vorhersagen des nächsten Tokens gleich geblieben sind,
+# sagt die Top-1-Übereinstimmung oben.
+
+# %% [markdown] lang="en"
+# ## Check yourself
 #
+# <details><summary>1. Why not start with A = 0 and B random instead?</summary>
+#
+# That also gives B A = 0 at the start, and it trains (A's gradient is not 0 because B is random).
+# The convention in the paper and in `peft` is B = 0; what matters is that one factor is 0 so the
+# model starts unchanged, and the other is random so gradients flow.
+# </details>
+#
+# <details><summary>2. r = 8, α = 16 on a 2048 × 2048 layer: how many trainable parameters, and
+# what is the merged weight?</summary>
+#
+# 8 · (2048 + 2048) = 32,768 instead of 4,194,304; W' = W + 2 · B A.
+# </details>
+#
+# <details><summary>3. Why does LoRA save less memory than its parameter count suggests?</summary>
+#
+# The frozen base must still be held (in 16 bits: 2 bytes per weight), and the activations for the
+# backward pass are the same as in full fine-tuning. LoRA removes the gradients and optimizer
+# states of the base: 16 bytes per parameter become about 2.
+# </details>
+#
+# <details><summary>4. Why merge a QLoRA adapter into dequant(W4) and not into W?</summary>
+#
+# It was trained to correct the model it saw, whose weights were dequant(W4). W has no rounding to
+# correct, so W + BA is a model the adapter never saw.
+# </details>
+#
+# ## Summary
+#
+# - LoRA: `y = W x + (α/r)·B A x`, `W` frozen, `A` random, `B = 0`, so training starts at the base
+#   model. Trainable: `r·(in + out)` per layer; the "10,000×" is GPT-3's width with r = 4 on q, v.
+# - Your layer equals `peft`'s on a real model: logits, loss, gradients and the merge
+#   `W' = W + (α/r)·B A`.
+# - A few dozen steps on a CPU teach a small model a style, measured as a lower loss on held-out
+#   pairs. The adapter is a few MB; reloaded it is exact, merged it costs nothing at inference.
+# - Memory: full fp32 AdamW = 16 B per parameter, LoRA = the base's bytes (2 in 16 bits, 4 in fp32)
+#   + adapters, QLoRA ≈ 0.5 B + adapters, and in every case the activations, which the calculator
+#   predicts as measured in a clean process; the step time grows far more slowly than the rank.
+# - A resumed run equals an uninterrupted one only if the checkpoint holds every random stream, the
+#   batch order and the loss scaler, not just the weights and the optimizer.
+# - QLoRA on a T4: NF4 base, fp16 compute, `prepare_model_for_kbit_training`, gradient
+#   checkpointing, paged 8-bit AdamW; merge into `dequant(W4)`.
+#
+# **Glossary:** LoRA, rank, α, adapter, target modules, trainable parameters, frozen weights, merge,
+# chat template, held-out loss, QLoRA, NF4, gradient checkpointing, paged optimizer.
+#
+# **Next:** [lab 07](../../labs/en/07_lora.ipynb), then
+# [lesson 08, Beyond one GPU: DDP, FSDP and sharding](08_multi_device.ipynb).
+
+# %% [markdown] lang="de"
+# ## Prüf dich selbst
+#
+# <details><summary>1. Warum nicht umgekehrt mit A = 0 und zufälligem B beginnen?</summary>
+#
+# Auch das ergibt zu Beginn B A = 0, und es trainiert (der Gradient von A ist nicht 0, weil B
+# zufällig ist). Die Konvention im Paper und in `peft` ist B = 0; entscheidend ist, dass ein Faktor
+# 0 ist, damit das Modell unverändert startet, und der andere zufällig, damit Gradienten entstehen.
+# </details>
+#
+# <details><summary>2. r = 8, α = 16 auf einer Schicht 2048 × 2048: Wie viele trainierbare
+# Parameter, und wie lautet das eingerechnete Gewicht?</summary>
+#
+# 8 · (2048 + 2048) = 32.768 statt 4.194.304; W' = W + 2 · B A.
+# </details>
+#
+# <details><summary>3. Warum spart LoRA weniger Speicher, als seine Parameterzahl vermuten
+# lässt?</summary>
+#
+# Die eingefrorene Basis muss trotzdem im Speicher liegen (in 16 Bit: 2 Bytes pro Gewicht), und die
+# Aktivierungen für den Rückwärtsdurchlauf sind dieselben wie beim vollen Feintuning. LoRA streicht
+# die Gradienten und Optimiererzustände der Basis: Aus 16 Bytes pro Parameter werden etwa 2.
+# </details>
+#
+# <details><summary>4. Warum einen QLoRA-Adapter in dequant(W4) einrechnen und nicht in W?</summary>
+#
+# Er wurde trainiert, das Modell zu korrigieren, das er gesehen hat, und dessen Gewichte waren
+# dequant(W4). W hat keine Rundung, die zu korrigieren wäre, also ist W + BA ein Modell, das der
+# Adapter nie gesehen hat.
+# </details>
+#
+# ## Zusammenfassung
+#
+# - LoRA: `y = W x + (α/r)·B A x`, `W` eingefroren, `A` zufällig, `B = 0`, also beginnt das Training
+#   beim Basismodell. Trainierbar: `r·(in + out)` pro Schicht; die „10.000-mal weniger“ kommen von
+#   der Breite von GPT-3 mit r = 4 auf q und v.
+# - Deine Schicht rechnet an einem echten Modell wie die von `peft`: Logits, Verlust, Gradienten
+#   und das Einrechnen `W' = W + (α/r)·B A`.
+# - Ein paar Dutzend Schritte auf einer CPU bringen einem kleinen Modell einen Stil bei, gemessen
+#   als niedrigerer Verlust auf zurückgehaltenen Paaren. Der Adapter ist ein paar MB groß; neu
+#   geladen ist er exakt, eingerechnet kostet er beim Anwenden nichts.
+# - Speicher: volles fp32-AdamW = 16 B pro Parameter, LoRA = die Bytes der Basis (2 in 16 Bit, 4 in
+#   fp32) + Adapter, QLoRA ≈ 0,5 B + Adapter, und jedes Mal die Aktivierungen, die der Rechner so
+#   vorhersagt, wie ein frischer Prozess sie misst; die Schrittzeit wächst viel langsamer als der
+#   Rang.
+# - Ein fortgesetzter Lauf gleicht einem ununterbrochenen nur, wenn der Checkpoint den Zustand jedes
+#   Zufallsgenerators, die Reihenfolge der Batches und den GradScaler enthält, nicht nur Gewichte
+#   und Optimierer.
+# - QLoRA auf einer T4: NF4-Basis, Rechnen in fp16, `prepare_model_for_kbit_training`, Gradient
+#   Checkpointing, ausgelagerter 8-Bit-AdamW; einrechnen in `dequant(W4)`.
+#
+# **Glossar:** LoRA, Rang, α, Adapter, Zielmodule, trainierbare Parameter, eingefrorene Gewichte,
+# einrechnen, Chat-Vorlage, Verlust auf zurückgehaltenen Daten, QLoRA, NF4, Gradient Checkpointing,
+# ausgelagerter Optimierer.
+#
+# **Weiter:** [Lab 07](../../labs/de/07_lora.ipynb), dann
+# [Lektion 08, Mehr als eine GPU: DDP, FSDP und Sharding](08_multi_device.ipynb).
+
+# %% [markdown] lang="en"
+# **Class results (optional).** To add this run's figures to your group's comparison, set
+# `SAVE_RESULTS = True` below and run the cell (or start Jupyter with `COURSE_RESULTS=folder`). It
+# writes a small anonymous file to `results/` for your trainer to collect: the hardware, the
+# library versions and the step time, the held-out loss before and after training and the
+# adapter's size; no names, no paths. Nothing is sent anywhere.
+
+# %% [markdown] lang="de"
+# **Ergebnisse der Gruppe (freiwillig).** Um die Zahlen dieses Laufs zum Vergleich deiner Gruppe
+# beizusteuern, setz unten `SAVE_RESULTS = True` und führe die Zelle aus (oder starte Jupyter mit
+# `COURSE_RESULTS=Ordner`). Sie schreibt eine kleine anonyme Datei nach `results/`, die deine
+# Trainerin oder dein Trainer einsammelt: Hardware, Bibliotheksversionen und die Schrittzeit, der
+# Verlust auf den zurückgehaltenen Daten vor und nach dem Training und die Größe des Adapters; keine
+# Namen, keine Pfade. Es wird nichts verschickt.
+
+# %%
+# en: True saves this run's figures to results/, anonymously (see above)
+# de: True speichert die Zahlen dieses Laufs anonym nach results/ (siehe oben)
+SAVE_RESULTS = False
+from utils.workshop.results import record
+
+figures = {
+    "step_seconds": step_time,
+    "loss_before": loss_before,
+    "loss_after": loss_after,
+    "adapter_mib": adapter_mb,
+}
+record("07", figures, save=SAVE_RESULTS, hw=hw)
+
+# %% [markdown] lang="en"
+# ## Deeper: time, memory, rank and QLoRA
+#
+# The lesson's main path ends here. What follows is optional, for when you want to go further:
+# where the training's time went on this machine, the memory of full fine-tuning, LoRA and QLoRA
+# predicted and measured, a sweep of rank and target layers, QLoRA with the code a free T4 needs,
+# which models fit a T4, and what each platform should show.
+#
+# First the training of section 4: how much of its wall time its threads really computed.
+
+# %% [markdown] lang="de"
+# ## Vertiefung: Zeit, Speicher, Rang und QLoRA
+#
+# Hier endet der Hauptweg der Lektion. Was folgt, ist freiwillig, für alle, die weitergehen wollen:
+# wohin die Zeit des Trainings auf diesem Rechner ging, der Speicher von vollem Feintuning, LoRA
+# und QLoRA, vorhergesagt und gemessen, ein Durchlauf über Rang und Zielschichten, QLoRA mit dem
+# Code, den eine kostenlose T4 braucht, welche Modelle in eine T4 passen und was jede Plattform
+# zeigen sollte.
+#
+# Zuerst das Training aus Abschnitt 4: Wie viel seiner Wandzeit haben seine Threads wirklich
+# gerechnet?
+
+# %%
+threads = torch.get_num_threads()
+# en: CPU time counts every thread of this process; wall time × threads is what they could have had
+# de: Die CPU-Zeit zählt jeden Thread dieses Prozesses; Wandzeit × Threads ist, was sie hätten
+# de: bekommen können
+cpu_share = train_cpu / (train_wall * threads)
+if DEVICE == "cpu":
+    say(
+        "The steps took {w:.0f} s of wall time and {c:.0f} s of CPU time on {t} thread(s): they "
+        "ran {p:.0f}% of the time their threads could have run.",
+        "Die Schritte brauchten {w:.0f} s Wandzeit und {c:.0f} s CPU-Zeit auf {t} Thread(s): Sie "
+        "rechneten {p:.0f} % der Zeit, die ihre Threads hätten rechnen können.",
+        w=train_wall,
+        c=train_cpu,
+        t=threads,
+        p=100 * cpu_share,
+    )
+    if cpu_share < 0.8 and threads == 1:
+        say(
+            "The rest went to other programs on the same cores (in a workshop: other notebooks, "
+            "on a shared machine: other users). Alone on a core a step would take about "
+            "{q:.1f} s, its CPU time.",
+            "Den Rest bekamen andere Programme auf denselben Kernen (im Workshop: andere "
+            "Notebooks, auf einem geteilten Rechner: andere Nutzer). Allein auf einem Kern "
+            "bräuchte ein Schritt etwa {q:.1f} s, so viel wie seine CPU-Zeit.",
+            q=statistics.median(run["cpu"]),
+        )
+    elif cpu_share < 0.8:
+        say(
+            "Below 100%: the threads waited, for other programs or for the parts of a step "
+            "that run on one thread only.",
+            "Unter 100 %: Die Threads haben gewartet, auf andere Programme oder auf die Teile "
+            "eines Schritts, die nur auf einem Thread laufen.",
+        )
+
+# %% [markdown] lang="en"
 # ## 5. Memory and speed: full fine-tuning, LoRA, QLoRA
 #
 # Lesson 03's calculator (`utils.memory.fit`) predicts the memory per part. For full fine-tuning with
@@ -1020,12 +1195,6 @@ free_memory()
 # a CPU, measured in a clean child process (lesson 03's `utils.memory.peakmem`).
 
 # %% [markdown] lang="de"
-# Neu laden ist exakt: dieselben Zahlen in denselben Schichten. Einrechnen ändert die Reihenfolge
-# der Summen (`(W + ΔW) x` statt `W x + ΔW x`), also unterscheiden sich die Logits in den letzten
-# Stellen (in 16 Bit um mehr, weil jedes eingerechnete Gewicht wieder auf 16 Bit gerundet wird):
-# Rundung, kein anderes Modell. Wie viele Vorhersagen des nächsten Tokens gleich geblieben sind,
-# sagt die Top-1-Übereinstimmung oben.
-#
 # ## 5. Speicher und Geschwindigkeit: volles Feintuning, LoRA, QLoRA
 #
 # Der Rechner aus Lektion 03 (`utils.memory.fit`) sagt den Speicher pro Teil vorher. Beim vollen
@@ -1226,19 +1395,27 @@ for row in sweep:
         s=row["s/step"],
     )
 
-fig, ax = plt.subplots(figsize=(6, 3.5))
+fig, ax = plt.subplots(figsize=(8, 4))
 for targets_name in TARGET_SETS:
     part = [row for row in sweep if row["targets"] == targets_name]
     ax.plot(
         [row["params"] for row in part], [row["s/step"] for row in part], "o-", label=targets_name
     )
-    for row in part:
-        ax.annotate(f"r={row['r']}", (row["params"], row["s/step"]))
+    for row in part:  # en: beside its point, not on it | de: neben seinem Punkt, nicht darauf
+        where = (row["params"], row["s/step"])
+        ax.annotate(f"r = {row['r']}", where, textcoords="offset points", xytext=(6, -12))
 ax.set_xscale("log")
-ax.set_xlabel(text("trainable parameters", "trainierbare Parameter"))
+ax.xaxis.set_minor_formatter(NullFormatter())  # en: decades only | de: nur Zehnerpotenzen
+ax.set_ylim(bottom=0, top=1.15 * max(row["s/step"] for row in sweep))
+ax.set_xlabel(text("trainable parameters (log scale)", "trainierbare Parameter (log. Skala)"))
 ax.set_ylabel(text("seconds per step", "Sekunden pro Schritt"))
-ax.set_title(text("Rank and targets: time per step", "Rang und Zielschichten: Zeit pro Schritt"))
-ax.legend()
+ax.set_title(
+    text(
+        "Rank and targets: time per step, from zero",
+        "Rang und Zielschichten: Zeit pro Schritt, ab null",
+    )
+)
+ax.legend(loc="lower right")
 plt.show()
 param_spread = max(row["params"] for row in sweep) / min(row["params"] for row in sweep)
 time_spread = max(row["s/step"] for row in sweep) / min(row["s/step"] for row in sweep)
@@ -1701,144 +1878,6 @@ else:
         p=100 * cpu_share,
     )
 
-
-# %% [markdown] lang="en"
-# ## Check yourself
-#
-# <details><summary>1. Why not start with A = 0 and B random instead?</summary>
-#
-# That also gives B A = 0 at the start, and it trains (A's gradient is not 0 because B is random).
-# The convention in the paper and in `peft` is B = 0; what matters is that one factor is 0 so the
-# model starts unchanged, and the other is random so gradients flow.
-# </details>
-#
-# <details><summary>2. r = 8, α = 16 on a 2048 × 2048 layer: how many trainable parameters, and
-# what is the merged weight?</summary>
-#
-# 8 · (2048 + 2048) = 32,768 instead of 4,194,304; W' = W + 2 · B A.
-# </details>
-#
-# <details><summary>3. Why does LoRA save less memory than its parameter count suggests?</summary>
-#
-# The frozen base must still be held (in 16 bits: 2 bytes per weight), and the activations for the
-# backward pass are the same as in full fine-tuning. LoRA removes the gradients and optimizer
-# states of the base: 16 bytes per parameter become about 2.
-# </details>
-#
-# <details><summary>4. Why merge a QLoRA adapter into dequant(W4) and not into W?</summary>
-#
-# It was trained to correct the model it saw, whose weights were dequant(W4). W has no rounding to
-# correct, so W + BA is a model the adapter never saw.
-# </details>
-#
-# ## Summary
-#
-# - LoRA: `y = W x + (α/r)·B A x`, `W` frozen, `A` random, `B = 0`, so training starts at the base
-#   model. Trainable: `r·(in + out)` per layer; the "10,000×" is GPT-3's width with r = 4 on q, v.
-# - Your layer equals `peft`'s on a real model: logits, loss, gradients and the merge
-#   `W' = W + (α/r)·B A`.
-# - A few dozen steps on a CPU teach a small model a style, measured as a lower loss on held-out
-#   pairs. The adapter is a few MB; reloaded it is exact, merged it costs nothing at inference.
-# - Memory: full fp32 AdamW = 16 B per parameter, LoRA = the base's bytes (2 in 16 bits, 4 in fp32)
-#   + adapters, QLoRA ≈ 0.5 B + adapters, and in every case the activations, which the calculator
-#   predicts as measured in a clean process; the step time grows far more slowly than the rank.
-# - A resumed run equals an uninterrupted one only if the checkpoint holds every random stream, the
-#   batch order and the loss scaler, not just the weights and the optimizer.
-# - QLoRA on a T4: NF4 base, fp16 compute, `prepare_model_for_kbit_training`, gradient
-#   checkpointing, paged 8-bit AdamW; merge into `dequant(W4)`.
-#
-# **Glossary:** LoRA, rank, α, adapter, target modules, trainable parameters, frozen weights, merge,
-# chat template, held-out loss, QLoRA, NF4, gradient checkpointing, paged optimizer.
-#
-# **Next:** [lab 07](../../labs/en/07_lora.ipynb), then
-# [lesson 08, Beyond one GPU: DDP, FSDP and sharding](08_multi_device.ipynb).
-
-# %% [markdown] lang="de"
-# ## Prüf dich selbst
-#
-# <details><summary>1. Warum nicht umgekehrt mit A = 0 und zufälligem B beginnen?</summary>
-#
-# Auch das ergibt zu Beginn B A = 0, und es trainiert (der Gradient von A ist nicht 0, weil B
-# zufällig ist). Die Konvention im Paper und in `peft` ist B = 0; entscheidend ist, dass ein Faktor
-# 0 ist, damit das Modell unverändert startet, und der andere zufällig, damit Gradienten entstehen.
-# </details>
-#
-# <details><summary>2. r = 8, α = 16 auf einer Schicht 2048 × 2048: Wie viele trainierbare
-# Parameter, und wie lautet das eingerechnete Gewicht?</summary>
-#
-# 8 · (2048 + 2048) = 32.768 statt 4.194.304; W' = W + 2 · B A.
-# </details>
-#
-# <details><summary>3. Warum spart LoRA weniger Speicher, als seine Parameterzahl vermuten
-# lässt?</summary>
-#
-# Die eingefrorene Basis muss trotzdem im Speicher liegen (in 16 Bit: 2 Bytes pro Gewicht), und die
-# Aktivierungen für den Rückwärtsdurchlauf sind dieselben wie beim vollen Feintuning. LoRA streicht
-# die Gradienten und Optimiererzustände der Basis: Aus 16 Bytes pro Parameter werden etwa 2.
-# </details>
-#
-# <details><summary>4. Warum einen QLoRA-Adapter in dequant(W4) einrechnen und nicht in W?</summary>
-#
-# Er wurde trainiert, das Modell zu korrigieren, das er gesehen hat, und dessen Gewichte waren
-# dequant(W4). W hat keine Rundung, die zu korrigieren wäre, also ist W + BA ein Modell, das der
-# Adapter nie gesehen hat.
-# </details>
-#
-# ## Zusammenfassung
-#
-# - LoRA: `y = W x + (α/r)·B A x`, `W` eingefroren, `A` zufällig, `B = 0`, also beginnt das Training
-#   beim Basismodell. Trainierbar: `r·(in + out)` pro Schicht; die „10.000-mal weniger“ kommen von
-#   der Breite von GPT-3 mit r = 4 auf q und v.
-# - Deine Schicht rechnet an einem echten Modell wie die von `peft`: Logits, Verlust, Gradienten
-#   und das Einrechnen `W' = W + (α/r)·B A`.
-# - Ein paar Dutzend Schritte auf einer CPU bringen einem kleinen Modell einen Stil bei, gemessen
-#   als niedrigerer Verlust auf zurückgehaltenen Paaren. Der Adapter ist ein paar MB groß; neu
-#   geladen ist er exakt, eingerechnet kostet er beim Anwenden nichts.
-# - Speicher: volles fp32-AdamW = 16 B pro Parameter, LoRA = die Bytes der Basis (2 in 16 Bit, 4 in
-#   fp32) + Adapter, QLoRA ≈ 0,5 B + Adapter, und jedes Mal die Aktivierungen, die der Rechner so
-#   vorhersagt, wie ein frischer Prozess sie misst; die Schrittzeit wächst viel langsamer als der
-#   Rang.
-# - Ein fortgesetzter Lauf gleicht einem ununterbrochenen nur, wenn der Checkpoint den Zustand jedes
-#   Zufallsgenerators, die Reihenfolge der Batches und den GradScaler enthält, nicht nur Gewichte
-#   und Optimierer.
-# - QLoRA auf einer T4: NF4-Basis, Rechnen in fp16, `prepare_model_for_kbit_training`, Gradient
-#   Checkpointing, ausgelagerter 8-Bit-AdamW; einrechnen in `dequant(W4)`.
-#
-# **Glossar:** LoRA, Rang, α, Adapter, Zielmodule, trainierbare Parameter, eingefrorene Gewichte,
-# einrechnen, Chat-Vorlage, Verlust auf zurückgehaltenen Daten, QLoRA, NF4, Gradient Checkpointing,
-# ausgelagerter Optimierer.
-#
-# **Weiter:** [Lab 07](../../labs/de/07_lora.ipynb), dann
-# [Lektion 08, Mehr als eine GPU: DDP, FSDP und Sharding](08_multi_device.ipynb).
-
-# %% [markdown] lang="en"
-# **Class results (optional).** To add this run's figures to your group's comparison, set
-# `SAVE_RESULTS = True` below and run the cell (or start Jupyter with `COURSE_RESULTS=folder`). It
-# writes a small anonymous file to `results/` for your trainer to collect: the hardware, the
-# library versions and the step time, the held-out loss before and after training and the
-# adapter's size; no names, no paths. Nothing is sent anywhere.
-
-# %% [markdown] lang="de"
-# **Ergebnisse der Gruppe (freiwillig).** Um die Zahlen dieses Laufs zum Vergleich deiner Gruppe
-# beizusteuern, setz unten `SAVE_RESULTS = True` und führe die Zelle aus (oder starte Jupyter mit
-# `COURSE_RESULTS=Ordner`). Sie schreibt eine kleine anonyme Datei nach `results/`, die deine
-# Trainerin oder dein Trainer einsammelt: Hardware, Bibliotheksversionen und die Schrittzeit, der
-# Verlust auf den zurückgehaltenen Daten vor und nach dem Training und die Größe des Adapters; keine
-# Namen, keine Pfade. Es wird nichts verschickt.
-
-# %%
-# en: True saves this run's figures to results/, anonymously (see above)
-# de: True speichert die Zahlen dieses Laufs anonym nach results/ (siehe oben)
-SAVE_RESULTS = False
-from utils.workshop.results import record
-
-figures = {
-    "step_seconds": step_time,
-    "loss_before": loss_before,
-    "loss_after": loss_after,
-    "adapter_mib": adapter_mb,
-}
-record("07", figures, save=SAVE_RESULTS, hw=hw)
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 # en: Checks of the course itself (not part of the lesson): the cells above measured what they show.

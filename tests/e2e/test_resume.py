@@ -170,7 +170,7 @@ def _train_in_this_process(folder: Path, interrupt_at: int, out: Path) -> None:
 
     ns["train_step"] = stopped
     try:
-        model, _, history = ns["train"](folder, STEPS3, every=EVERY3)
+        model, _, _, history = ns["train"](folder, STEPS3, every=EVERY3)
     except ns["checkpoint"].Interrupted as stop:
         torch.save({"message": stop._render_traceback_()}, out)
         return
