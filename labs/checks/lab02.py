@@ -452,6 +452,17 @@ BANDWIDTH_MISTAKES = Mistakes(
         rel_tol=1e-3,
     ),
     Mistake(
+        "time_unit",
+        "That is a thousand (or a million) times too little: the time went into the division in "
+        "milliseconds (or microseconds). Divide the bytes by seconds; measure's median and "
+        "time.perf_counter are in seconds.",
+        "Das ist tausendmal (oder millionenmal) zu wenig: Die Zeit ging in Millisekunden (oder "
+        "Mikrosekunden) in die Division ein. Teile die Bytes durch Sekunden; der Median von "
+        "measure und time.perf_counter sind in Sekunden.",
+        gives=lambda want, **_: [want / 1e3, want / 1e6],
+        rel_tol=1e-3,
+    ),
+    Mistake(
         "inverted",
         "That is time per byte: bandwidth is bytes divided by seconds.",
         "Das ist Zeit pro Byte: Bandbreite ist Bytes geteilt durch Sekunden.",

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import statistics
+import time
 from typing import Any
 
 import jax
@@ -96,6 +98,16 @@ RING = Mistakes(
         when=lambda got, n, **_: n == 1,
     ),
     Mistake(
+        "int_division",
+        "For {n} devices you return {got:,.0f}: 2·(N−1)//N is 1 for every N ≥ 2, so integer "
+        "division drops the fraction before it multiplies the size. Divide with /, or multiply "
+        "first.",
+        "Für {n} Geräte gibst du {got:,.0f} zurück: 2·(N−1)//N ist 1 für jedes N ≥ 2, die "
+        "Ganzzahldivision wirft also den Bruch weg, bevor er die Größe multipliziert. Teile "
+        "mit / oder multipliziere zuerst.",
+        gives=lambda size, n, **_: 2 * (n - 1) // n * size,
+    ),
+    Mistake(
         "no_fraction",
         "You return 2 · size = {got:,.0f} for {n} devices: the limit for many devices. Each "
         "device sends N−1 chunks of size/N per phase: {want:,.0f}.",
@@ -117,21 +129,23 @@ RING = Mistakes(
     "ring_bytes",
     points=2,
     hint=(
-        "A ring all-reduce has two phases, reduce-scatter and all-gather. In each, a device sends "
-        "N−1 chunks of size/N bytes. Together: 2·(N−1)/N · size. One device sends nothing.",
-        "Ein Ring-All-Reduce hat zwei Phasen, Reduce-Scatter und All-Gather. In jeder sendet ein "
-        "Gerät N−1 Stücke von size/N Bytes. Zusammen: 2·(N−1)/N · size. Ein Gerät sendet nichts.",
+        "Picture the ring: each device's array is cut into as many chunks as there are devices. "
+        "How many steps does a chunk take to visit every device once to be summed, and how many "
+        "more to bring the sum back to everyone?",
+        "Stell dir den Ring vor: Das Array jedes Geräts wird in so viele Stücke geschnitten, wie "
+        "es Geräte gibt. Wie viele Schritte braucht ein Stück, bis es einmal bei jedem Gerät "
+        "aufaddiert wurde, und wie viele, bis die Summe wieder bei allen ist?",
     ),
 )
 def q1(ring_allreduce_bytes, rng):
-    size = rng.choice([1, 3, 7]) * 2 ** rng.randint(20, 30)
+    # an odd size: never a whole number of chunks; whole-byte chunks (rounded either way) pass
+    size = rng.choice([1, 3, 7]) * 2 ** rng.randint(24, 30) + 2 * rng.randint(0, 999) + 1
     # one device, two (the fraction is 1), a ring of 8, a large odd one; the first wrong one says
-    for n in (1, 2, 8, rng.choice([3, 5, 64, 1000])):
-        got = as_number(
-            call(ring_allreduce_bytes, size, n), ("the byte count", "die Anzahl der Bytes")
-        )
+    for n in (1, 2, 8, rng.choice([3, 5, 6, 1000])):
+        got = call(ring_allreduce_bytes, size, n)
+        got = as_number(got, ("the byte count", "die Anzahl der Bytes"), returned=True)
         want = 2 * (n - 1) / n * size
-        if not close(got, want, abs_tol=1e-6):
+        if not close(got, want, abs_tol=2 * (n - 1)):
             RING.diagnose([(got, dict(size=size, n=n, want=want))])
     return text(
         "Correct! On 8 devices each sends {f:.2f}× the gradients' size, on many almost 2×: the "
@@ -242,33 +256,19 @@ def _all_close(got, want) -> bool:
     "ddp_step",
     points=3,
     hint=(
-        "For rank r in range(world): model = make_model(0) (the same seed on every rank), take "
-        "rows r·B/world to (r+1)·B/world of x and y, mse_loss(model(x_r), y_r).backward(). Then "
-        "average: for each parameter, the sum of the ranks' .grad divided by world.",
-        "Für Rang r in range(world): model = make_model(0) (derselbe Seed auf jedem Rang), nimm "
-        "die Zeilen r·B/world bis (r+1)·B/world von x und y, mse_loss(model(x_r), y_r).backward(). "
-        "Dann mitteln: für jeden Parameter die Summe der .grad aller Ränge geteilt durch world.",
+        "Every rank must start from the same weights, or their gradients cannot be combined. "
+        "Each rank's loss is a mean over its own rows: what do you do with the ranks' gradients "
+        "so that the result is the gradient of the mean over all rows?",
+        "Jeder Rang muss mit denselben Gewichten starten, sonst lassen sich ihre Gradienten "
+        "nicht kombinieren. Der Verlust jedes Rangs ist ein Mittelwert über seine eigenen "
+        "Zeilen: Was machst du mit den Gradienten der Ränge, damit der Gradient des Mittelwerts "
+        "über alle Zeilen herauskommt?",
     ),
 )
 def q2(ddp_gradients, rng):
-    world = rng.choice([2, 4])
-    features, hidden, outputs = rng.randint(3, 6), rng.randint(4, 8), rng.randint(1, 3)
-    batch = world * rng.choice([1, rng.randint(2, 5)])  # one row per rank: the smallest split
-    generator = torch.Generator().manual_seed(rng.randrange(2**31))
-    x = torch.randn(batch, features, generator=generator)
-    y = torch.randn(batch, outputs, generator=generator)
-    want = _full_batch_grads(_Factory(features, hidden, outputs), x, y)
-    factory = _Factory(features, hidden, outputs)
-    got = _tensors(call(ddp_gradients, factory, x, y, world), want)
-    v = dict(world=world, batch=batch, rows=batch // world, n=len(want))
-    if got is None:
-        raise DDP.wrong("structure", **v)
-    if len(set(factory.seeds)) > 1:
-        raise DDP.wrong("seed_per_rank", seeds=sorted(set(factory.seeds)))
-    if not _all_close(got, want):
-        raise DDP.wrong_for(got, dict(want=want, **v), otherwise="wrong_gradients")
-    if len(factory.seeds) != world or sorted(factory.batches) != [batch // world] * world:
-        raise DDP.wrong("not_split", models=len(factory.seeds), seen=factory.batches, **v)
+    # every seed: one row per rank (the smallest split), then several, on 2, 3 or 4 ranks
+    for world, rows in ((rng.choice([2, 3, 4]), 1), (rng.choice([2, 3, 4]), rng.randint(2, 5))):
+        v = _ddp_round(ddp_gradients, rng, world, rows)
     return text(
         "Correct! {world} ranks, {rows} rows each, the same initial weights: the mean of their "
         "gradients is the full-batch gradient. That is what DDP's all-reduce computes.",
@@ -277,6 +277,27 @@ def q2(ddp_gradients, rng):
         "von DDP.",
         **v,
     )
+
+
+def _ddp_round(ddp_gradients, rng, world, rows):
+    features, hidden, outputs = rng.randint(3, 6), rng.randint(4, 8), rng.randint(1, 3)
+    batch = world * rows
+    generator = torch.Generator().manual_seed(rng.randrange(2**31))
+    x = torch.randn(batch, features, generator=generator)
+    y = torch.randn(batch, outputs, generator=generator)
+    want = _full_batch_grads(_Factory(features, hidden, outputs), x, y)
+    factory = _Factory(features, hidden, outputs)
+    got = _tensors(call(ddp_gradients, factory, x, y, world), want)
+    v = dict(world=world, batch=batch, rows=rows, n=len(want))
+    if got is None:
+        raise DDP.wrong("structure", **v)
+    if len(set(factory.seeds)) > 1:
+        raise DDP.wrong("seed_per_rank", seeds=sorted(set(factory.seeds)))
+    if not _all_close(got, want):
+        raise DDP.wrong_for(got, dict(want=want, **v), otherwise="wrong_gradients")
+    if len(factory.seeds) != world or sorted(factory.batches) != [rows] * world:
+        raise DDP.wrong("not_split", models=len(factory.seeds), seen=factory.batches, **v)
+    return v
 
 
 # --- q3: the shape of one shard ------------------------------------------------------------------
@@ -565,11 +586,11 @@ DATA_PARALLEL = Mistakes(
     ),
     Mistake(
         "one_device",
-        "Right gradients, but all on one device: {name} arrived in loss_fn whole, on a single "
-        "device. Put x and y split over the mesh, NamedSharding(mesh, P('data')), and params "
+        "Right gradients, but all on one device: {name} arrived in loss_fn on a single device. "
+        "Put x and y split over the mesh, NamedSharding(mesh, P('data')), and params "
         "replicated, NamedSharding(mesh, P()).",
-        "Richtige Gradienten, aber alle auf einem Gerät: {name} kam ganz und auf einem "
-        "einzigen Gerät in loss_fn an. Leg x und y über das Mesh verteilt ab, "
+        "Richtige Gradienten, aber alle auf einem Gerät: {name} kam auf einem einzigen Gerät "
+        "in loss_fn an. Leg x und y über das Mesh verteilt ab, "
         "NamedSharding(mesh, P('data')), und params repliziert, NamedSharding(mesh, P()).",
     ),
     Mistake(
@@ -589,10 +610,9 @@ DATA_PARALLEL = Mistakes(
 )
 
 
-def _q4_inputs(rng):
+def _q4_inputs(rng, batch):
     features = rng.choice([3, 5, 6, 7])  # not multiples of 8: only the batch can split
     outputs = rng.choice([2, 3])
-    batch = 8 * rng.choice([1, rng.randint(2, 6)])  # 8 rows: the smallest batch, one per device
     keys = jax.random.split(jax.random.key(rng.randrange(2**31)), 4)
     params = {
         "w": jax.random.normal(keys[0], (features, outputs)),
@@ -627,8 +647,26 @@ def _shapes(grads: Any) -> Any:
     return shapes
 
 
+def _in_shard_map() -> bool:
+    """Whether the code calling this runs inside shard_map over the axis "data": there each
+    device sees only its own block of an array."""
+    try:
+        jax.lax.axis_index("data")
+    except NameError:
+        return False
+    return True
+
+
+def _rows_per_device(shape, sharding, local: bool) -> tuple[int, int]:
+    """(devices, rows each holds) of an array as loss_fn sees it: inside shard_map its shape is
+    already one device's block, on all 8; outside, its sharding says."""
+    if local:
+        return 8, shape[0]
+    return len(sharding.device_set), sharding.shard_shape(shape)[0]
+
+
 def _layout_mistake(devices: int, rows: int, n: int, per_device: int) -> str | None:
-    """How an array of n rows, seen as blocks of `rows` on `devices` devices, is not split 8
+    """How an array of n rows, held as blocks of `rows` on `devices` devices, is not split 8
     ways (None if it is)."""
     if devices == 1:
         return "one_device"
@@ -641,24 +679,38 @@ def _layout_mistake(devices: int, rows: int, n: int, per_device: int) -> str | N
     "data_parallel",
     points=3,
     hint=(
-        "Two shardings on the mesh: NamedSharding(mesh, P('data')) for x and y (rows split 8 "
-        "ways) and NamedSharding(mesh, P()) for params (a copy on every device). jax.device_put "
-        "each, then return jax.jit(jax.grad(loss_fn))(params, x, y).",
-        "Zwei Shardings auf dem Mesh: NamedSharding(mesh, P('data')) für x und y (Zeilen in 8 "
-        "Teile) und NamedSharding(mesh, P()) für params (eine Kopie auf jedem Gerät). Leg jedes "
-        "mit jax.device_put ab und gib dann jax.jit(jax.grad(loss_fn))(params, x, y) zurück.",
+        "Data parallelism is a placement: say how x and y are laid out over the mesh and how "
+        "params are, and let jit compile the ordinary gradient. Which dimension of x is the "
+        "batch, and which arrays does every device need whole?",
+        "Datenparallelität ist eine Platzierung: Sag, wie x und y über das Mesh verteilt sind "
+        "und wie params, und lass jit den gewöhnlichen Gradienten kompilieren. Welche Dimension "
+        "von x ist der Batch, und welche Arrays braucht jedes Gerät ganz?",
     ),
 )
 def q4(dp_grads, rng):
     devices = _mesh_devices()
     mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,), devices=devices)
-    params, x, y = _q4_inputs(rng)
+    # every seed: one row per device (the smallest batch), then several
+    for batch in (8, 8 * rng.randint(2, 6)):
+        _dp_round(dp_grads, mesh, *_q4_inputs(rng, batch))
+    return text(
+        "Correct! x and y arrived in loss_fn split over the 8 devices, {rows} of the {n} rows "
+        "each, and the gradient equals the single-device one.",
+        "Richtig! x und y kamen auf die 8 Geräte verteilt in loss_fn an, je {rows} der {n} "
+        "Zeilen, und der Gradient ist gleich dem auf einem Gerät.",
+        rows=batch // 8,
+        n=batch,
+    )
+
+
+def _dp_round(dp_grads, mesh, params, x, y):
     seen = {"x": [], "y": []}
 
     def loss_fn(params, x, y):  # the model's loss; it also notes how x and y are laid out
+        local = _in_shard_map()
         for name, array in (("x", x), ("y", y)):
             jax.debug.inspect_array_sharding(
-                array, callback=lambda s, n=name, a=array: seen[n].append((a.shape, s))
+                array, callback=lambda s, n=name, a=array: seen[n].append((a.shape, s, local))
             )
         return _mse(params, x, y)
 
@@ -675,22 +727,12 @@ def q4(dp_grads, rng):
         raise DATA_PARALLEL.wrong_for(got, case, otherwise="wrong_gradients")
     if not seen["x"]:
         raise DATA_PARALLEL.wrong("loss_not_called")
+    n = x.shape[0]
     for name in ("x", "y"):
-        shape, sharding = seen[name][-1]
-        rows = sharding.shard_shape(shape)[0]
-        mistake = _layout_mistake(len(sharding.device_set), rows, shape[0], per_device)
+        devices, rows = _rows_per_device(*seen[name][-1])
+        mistake = _layout_mistake(devices, rows, n, per_device)
         if mistake is not None:
-            raise DATA_PARALLEL.wrong(
-                mistake, name=name, n=shape[0], rows=rows, per_device=per_device
-            )
-    return text(
-        "Correct! x and y arrived in loss_fn split over the 8 devices, {rows} of the {n} rows "
-        "each, and the gradient equals the single-device one.",
-        "Richtig! x und y kamen auf die 8 Geräte verteilt in loss_fn an, je {rows} der {n} "
-        "Zeilen, und der Gradient ist gleich dem auf einem Gerät.",
-        rows=per_device,
-        n=x.shape[0],
-    )
+            raise DATA_PARALLEL.wrong(mistake, name=name, n=n, rows=rows, per_device=per_device)
 
 
 # --- q5: which parallelism? ----------------------------------------------------------------------
@@ -1046,4 +1088,161 @@ def q5(choose, rng):
         d=sizes[70],
         e=sizes[70] / 8,
         f=sizes[70] / 64,
+    )
+
+
+# --- q6: communication or computation? -----------------------------------------------------------
+VERDICTS = ("communication", "compute")
+
+# Filled with what (the function's name), got (the answer's number or verdict), median, lo and hi
+# (the seconds the check saw that function's calls take) and want (the verdict the answer's own
+# two times give).
+TIMES = Mistakes(
+    Mistake(
+        "not_a_triple",
+        "Return three things: the seconds of one all-reduce, the seconds of one step, and "
+        "'communication' or 'compute'; you returned {got}.",
+        "Gib drei Dinge zurück: die Sekunden eines All-Reduce, die Sekunden eines Schritts und "
+        "'communication' oder 'compute'; du hast {got} zurückgegeben.",
+    ),
+    Mistake(
+        "not_measured",
+        "Your function never called {what}(): the time has to come from a measurement on this "
+        "device, for example measure({what}).median.",
+        "Deine Funktion hat {what}() nie aufgerufen: Die Zeit muss aus einer Messung auf diesem "
+        "Gerät kommen, zum Beispiel measure({what}).median.",
+    ),
+    Mistake(
+        "milliseconds",
+        "Your time for {what}() is {got:.3g}, about a thousand times the {median:.3g} s a call "
+        "took here: milliseconds? Return seconds.",
+        "Deine Zeit für {what}() ist {got:.3g}, etwa das Tausendfache der {median:.3g} s, die "
+        "ein Aufruf hier gedauert hat: Millisekunden? Gib Sekunden zurück.",
+        when=lambda got, median, **_: 250 * median <= got <= 4000 * median,
+    ),
+    Mistake(
+        "swapped",
+        "Your time for {what}() is {got:.3g} s, the time of the other function: the two times "
+        "are swapped. First the all-reduce, then the step.",
+        "Deine Zeit für {what}() ist {got:.3g} s, die Zeit der anderen Funktion: Die beiden "
+        "Zeiten sind vertauscht. Zuerst das All-Reduce, dann der Schritt.",
+        when=lambda got, swapped, **_: swapped,
+    ),
+    Mistake(
+        "off",
+        "Your time for {what}() is {got:.3g} s, but its calls took {lo:.3g} to {hi:.3g} s here "
+        "(median {median:.3g} s). Time several calls after a warm-up and return the time of "
+        "one.",
+        "Deine Zeit für {what}() ist {got:.3g} s, seine Aufrufe haben hier aber {lo:.3g} bis "
+        "{hi:.3g} s gedauert (Median {median:.3g} s). Miss mehrere Aufrufe nach dem Aufwärmen "
+        "und gib die Zeit eines einzigen zurück.",
+    ),
+    Mistake(
+        "not_a_verdict",
+        "The third item should be 'communication' or 'compute', written exactly so; you "
+        "returned {got!r}.",
+        "Das dritte Element sollte 'communication' oder 'compute' sein, genau so geschrieben; "
+        "du hast {got!r} zurückgegeben.",
+    ),
+    Mistake(
+        "verdict",
+        "Your times are right, but your verdict {got!r} does not follow from them: the "
+        "all-reduce takes {a:.3g} s and the step {s:.3g} s, so {want!r} takes longer.",
+        "Deine Zeiten stimmen, aber dein Urteil {got!r} folgt nicht aus ihnen: Das All-Reduce "
+        "dauert {a:.3g} s und der Schritt {s:.3g} s, also dauert {want!r} länger.",
+    ),
+)
+
+
+class _Timed:
+    """One of the check's functions, warmed up; it notes how long each call takes (it waits for
+    the result, so a learner's timer needs no sync)."""
+
+    def __init__(self, fn):
+        self.fn, self.times = fn, []
+        jax.block_until_ready(fn())  # compiled before the learner times it
+
+    def __call__(self):
+        start = time.perf_counter()
+        out = jax.block_until_ready(self.fn())
+        self.times.append(time.perf_counter() - start)
+        return out
+
+
+def _allreduce(mesh, floats: int) -> _Timed:
+    """An all-reduce of `floats` float32 per device over the 8 devices of `mesh`."""
+    grads = jax.device_put(jnp.ones((8, floats), jnp.float32), NamedSharding(mesh, P("data")))
+    summed = jax.jit(
+        jax.shard_map(
+            lambda g: jax.lax.psum(g, "data"), mesh=mesh, in_specs=P("data"), out_specs=P()
+        )
+    )
+    return _Timed(lambda: summed(grads))
+
+
+def _step(device, n: int) -> _Timed:
+    """The computation of a step on one device: an n × n matmul and its activation."""
+    a = jax.device_put(jnp.full((n, n), 0.01, jnp.float32), device)
+    layer = jax.jit(lambda a: jnp.tanh(a @ a))
+    return _Timed(lambda: layer(a))
+
+
+def _plausible(seconds: float, times: list[float]) -> bool:
+    """Whether a time per call could come from these calls: a timer may report their minimum,
+    median or mean, and a busy machine makes a few calls slow."""
+    top = max(statistics.median(times), statistics.fmean(times))
+    return min(times) / 3 <= seconds <= 3 * top
+
+
+def _seconds(got, fn: _Timed, other: _Timed, what: str) -> float:
+    """The answer's time for `fn`, if its calls could have given it, else the Wrong why not."""
+    if not fn.times:
+        raise TIMES.wrong("not_measured", what=what)
+    got = as_number(got, ("the time", "die Zeit"))
+    if _plausible(got, fn.times):
+        return got
+    median = statistics.median(fn.times)
+    case = dict(what=what, median=median, lo=min(fn.times), hi=max(fn.times))
+    swapped = bool(other.times) and _plausible(got, other.times)
+    raise TIMES.wrong_for(got, dict(case, swapped=swapped), otherwise="off")
+
+
+@lab.exercise(
+    "comm_or_compute",
+    points=2,
+    hint=(
+        "Time each function on its own, as lesson 01 taught: a warm-up, then many calls, the "
+        "median of one. Then ask which of the two a DDP step would wait for longer.",
+        "Miss jede Funktion für sich, wie in Lektion 01: aufwärmen, dann viele Aufrufe, der "
+        "Median eines einzigen. Dann frag dich, auf welche der beiden ein DDP-Schritt länger "
+        "warten würde.",
+    ),
+)
+def q6(comm_or_compute, rng):
+    devices = _mesh_devices()
+    mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,), devices=devices)
+    # a large gradient with little computation, then a small one with much: both verdicts
+    rounds = ((2 ** rng.randint(20, 21), rng.choice([32, 64])), (2**6, rng.choice([768, 1024])))
+    measured = []
+    for floats, n in rounds:
+        allreduce, step = _allreduce(mesh, floats), _step(devices[0], n)
+        got = call(comm_or_compute, allreduce, step)
+        if not (isinstance(got, tuple | list) and len(got) == 3):
+            raise TIMES.wrong("not_a_triple", got=repr(got)[:60])
+        a = _seconds(got[0], allreduce, step, "allreduce")
+        s = _seconds(got[1], step, allreduce, "step")
+        if got[2] not in VERDICTS:
+            raise TIMES.wrong("not_a_verdict", got=got[2])
+        want = "communication" if a > s else "compute"
+        if got[2] != want:
+            raise TIMES.wrong("verdict", got=got[2], a=a, s=s, want=want)
+        measured.append(a)
+    return text(
+        "Correct! Here the all-reduce of {mb:.0f} MB took {ms:.1f} ms. Where it takes longer than "
+        "the step, more devices make each step slower, not faster.",
+        "Richtig! Hier hat das All-Reduce von {mb:.0f} MB {ms:.1f} ms gedauert. Wo es länger "
+        "dauert als der Schritt, macht jedes weitere Gerät den Schritt langsamer, nicht "
+        "schneller.",
+        mb=8 * rounds[0][0] * 4 / 1e6,
+        ms=measured[0] * 1e3,
     )

@@ -26,9 +26,10 @@
 # ---
 
 # %% [markdown] lang="en"
-# Five exercises on lesson 08: the bytes a ring all-reduce sends, a DDP step simulated rank by rank
-# in one process, the shape of one shard on a JAX mesh, a data-parallel gradient on 8 devices, and
-# which parallelism a model's training state allows.
+# Six exercises on lesson 08: the bytes a ring all-reduce sends, a DDP step simulated rank by rank
+# in one process, the shape of one shard on a JAX mesh, a data-parallel gradient on 8 devices,
+# which parallelism a model's training state allows, and whether communication or computation
+# takes longer on your hardware.
 # The JAX checks run on the **8 simulated CPU devices** of lesson 08 (or the 8 TPU devices on
 # Kaggle's TPU v5e-8).
 #
@@ -37,11 +38,11 @@
 # uses JAX**: the first one asks JAX for its 8 devices.
 
 # %% [markdown] lang="de"
-# Fünf Aufgaben zu Lektion 08: die Bytes, die ein Ring-All-Reduce sendet, ein DDP-Schritt, Rang für
+# Sechs Aufgaben zu Lektion 08: die Bytes, die ein Ring-All-Reduce sendet, ein DDP-Schritt, Rang für
 # Rang in einem Prozess simuliert, die Form eines Shards auf einem JAX-Mesh, ein datenparalleler
-# Gradient auf 8 Geräten und welche Parallelität der Trainingszustand eines Modells zulässt. Die
-# JAX-Prüfungen laufen auf den **8 simulierten CPU-Geräten** aus
-# Lektion 08 (oder den 8 TPU-Geräten auf Kaggles TPU v5e-8).
+# Gradient auf 8 Geräten, welche Parallelität der Trainingszustand eines Modells zulässt, und ob auf
+# deiner Hardware die Kommunikation oder das Rechnen länger dauert. Die JAX-Prüfungen laufen auf den
+# **8 simulierten CPU-Geräten** aus Lektion 08 (oder den 8 TPU-Geräten auf Kaggles TPU v5e-8).
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
 # helfen; die letzte Zelle zeigt deine Punkte. Führe zuerst die Setup-Zelle und die beiden Zellen
@@ -74,7 +75,7 @@ say(
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab08 import lab, q1, q2, q3, q4, q5
+from labs.checks.lab08 import lab, q1, q2, q3, q4, q5, q6
 
 lab.ready()
 
@@ -177,8 +178,10 @@ q2.check(ddp_gradients)
 # 8 Geräten. Probier es aus:
 
 # %%
-example_mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto),
-                             devices=jaxdevices.mesh_devices(8))  # fmt: skip
+axis_types = (AxisType.Auto, AxisType.Auto)
+example_mesh = jax.make_mesh(
+    (4, 2), ("data", "model"), axis_types=axis_types, devices=jaxdevices.mesh_devices(8)
+)
 example = jax.device_put(jnp.zeros((16, 6)), NamedSharding(example_mesh, P(("data", "model"))))
 sharding.show_layout(example)
 
@@ -308,6 +311,49 @@ q5.check(choose)
 # %%
 # q5.hint()
 # q5.solution()
+
+# %% [markdown] lang="en"
+# ## 6. Communication or computation? Measure it
+#
+# In a DDP step every device computes its gradients and then waits for the all-reduce. Whether more
+# devices help depends on which of the two takes longer **on your hardware**. Write
+# `comm_or_compute(allreduce, step)`: time `allreduce()` (an all-reduce of a gradient over the 8
+# devices) and `step()` (the computation of one step on one device), each in **seconds per call**,
+# and return `(allreduce_seconds, step_seconds, verdict)`, the verdict `"communication"` if the
+# all-reduce takes longer, else `"compute"`. Both functions wait for their result. The check hands
+# you two pairs: a large gradient with little computation, and a small one with much.
+
+# %% [markdown] lang="de"
+# ## 6. Kommunikation oder Rechnen? Miss es
+#
+# In einem DDP-Schritt rechnet jedes Gerät seine Gradienten und wartet dann auf das All-Reduce. Ob
+# mehr Geräte helfen, hängt davon ab, was von beidem **auf deiner Hardware** länger dauert. Schreib
+# `comm_or_compute(allreduce, step)`: Miss `allreduce()` (ein All-Reduce eines Gradienten über die 8
+# Geräte) und `step()` (die Rechnung eines Schritts auf einem Gerät), jeweils in **Sekunden pro
+# Aufruf**, und gib `(allreduce_seconds, step_seconds, verdict)` zurück, das Urteil
+# `"communication"`, wenn das All-Reduce länger dauert, sonst `"compute"`. Beide Funktionen warten
+# auf ihr Ergebnis. Die Prüfung gibt dir zwei Paare: einen großen Gradienten mit wenig Rechnung und
+# einen kleinen mit viel.
+
+
+# %%
+from utils.timing.bench import measure
+
+
+def comm_or_compute(allreduce, step):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    # en: median seconds of one call, after a warm-up | de: Median einer Ausführung, nach dem Aufwärmen
+    allreduce_s, step_s = measure(allreduce).median, measure(step).median
+    return allreduce_s, step_s, "communication" if allreduce_s > step_s else "compute"
+    ### END SOLUTION
+
+
+q6.check(comm_or_compute)
+
+# %%
+# q6.hint()
+# q6.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import torch
 from jax.sharding import NamedSharding
@@ -30,9 +32,9 @@ def ring_fraction(n_bytes, devices):
     return 2 * (devices - 1) / devices * n_bytes
 
 
-def ring_chunks(n_bytes, devices):  # two phases of N-1 chunks, as an integer count
-    chunk = n_bytes / devices
-    return np.float64(2 * (devices - 1) * chunk)
+def ring_chunks(n_bytes, devices):  # two phases of N-1 chunks of whole bytes
+    chunk = math.ceil(n_bytes / devices)
+    return np.int64(2 * (devices - 1) * chunk)
 
 
 # --- q2: a DDP step, rank by rank --------------------------------------------------------------
@@ -46,6 +48,26 @@ def ddp_loop(make_model, x, y, world, seed=lambda rank: 0, rows=None, reduce="me
         grads.append([p.grad for p in model.parameters()])
     total = [sum(g) for g in zip(*grads, strict=True)]
     return [t / world for t in total] if reduce == "mean" else total
+
+
+def ddp_split_by_size(make_model, x, y, world):  # split(world): chunks of `world` rows each
+    grads = []
+    for xs, ys in zip(x.split(world), y.split(world), strict=True):
+        model = make_model(0)
+        torch.nn.functional.mse_loss(model(xs), ys).backward()
+        grads.append([p.grad for p in model.parameters()])
+    return [sum(g) / len(grads) for g in zip(*grads, strict=True)]
+
+
+def ddp_strided(
+    make_model, x, y, world
+):  # rank r takes rows r, r + world, ... (DistributedSampler)
+    grads = []
+    for rank in range(world):
+        model = make_model(0)
+        torch.nn.functional.mse_loss(model(x[rank::world]), y[rank::world]).backward()
+        grads.append([p.grad for p in model.parameters()])
+    return [torch.stack(g).mean(0) for g in zip(*grads, strict=True)]
 
 
 def ddp_chunks(make_model, x, y, world):  # torch.chunk and torch.stack(...).mean
@@ -136,6 +158,44 @@ def dp_in_shardings(loss_fn, params, x, y, mesh):
 
 def dp_eager(loss_fn, params, x, y, mesh):  # no jit: each operation runs sharded
     return jax.grad(loss_fn)(*placed(params, x, y, mesh))
+
+
+def dp_shard_map(loss_fn, params, x, y, mesh):  # lesson 08's step by hand
+    def local_loss(params, x, y):  # this device's rows; psum adds the 8 partial means
+        return jax.lax.psum(loss_fn(params, x, y), "data") / 8
+
+    global_loss = jax.shard_map(
+        local_loss, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P()
+    )
+    return jax.jit(jax.grad(global_loss))(params, x, y)
+
+
+def dp_shard_map_pmean(loss_fn, params, x, y, mesh):  # each device's gradient, then their mean
+    def local_grads(params, x, y):
+        return jax.lax.pmean(jax.grad(loss_fn)(params, x, y), "data")
+
+    step = jax.shard_map(
+        local_grads,
+        mesh=mesh,
+        in_specs=(P(), P("data"), P("data")),
+        out_specs=P(),
+        check_vma=False,  # the gradient varies per device until pmean
+    )
+    return jax.jit(step)(params, x, y)
+
+
+def dp_shard_map_replicated(loss_fn, params, x, y, mesh):  # every device gets every row
+    def local_loss(params, x, y):
+        return jax.lax.psum(loss_fn(params, x, y), "data") / 8
+
+    global_loss = jax.shard_map(local_loss, mesh=mesh, in_specs=(P(), P(), P()), out_specs=P())
+    return jax.jit(jax.grad(global_loss))(params, x, y)
+
+
+def dp_chunks_one_device(loss_fn, params, x, y, mesh):  # 8 chunks, one after the other
+    parts = zip(jnp.split(x, 8), jnp.split(y, 8), strict=True)
+    grads = [jax.grad(loss_fn)(params, xs, ys) for xs, ys in parts]
+    return jax.tree.map(lambda *g: sum(g) / 8, *grads)
 
 
 def dp_one_device(loss_fn, params, x, y, mesh):
@@ -282,14 +342,52 @@ def choose_strict_shard(n_params, bytes_per_param, gpu_memory, gpus):  # `<` for
     return "fsdp" if state / gpus < gpu_memory else "none"
 
 
+# --- q6: communication or computation? ----------------------------------------------------------
+def comm_measure(allreduce, step):  # the course's timer
+    from utils.timing.bench import measure
+
+    a, s = measure(allreduce).median, measure(step).median
+    return a, s, "communication" if a > s else "compute"
+
+
+def seconds_per_call(fn, calls=20):
+    fn()  # warm-up
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def comm_loop(allreduce, step):  # perf_counter around a loop, in a list
+    times = [seconds_per_call(allreduce), seconds_per_call(step)]
+    return [*times, ["compute", "communication"][int(times[0] > times[1])]]
+
+
+def comm_with(verdict=None, scale=1.0, calls=20, swap=False):
+    """The loop timer with one piece changed: a fixed verdict, a unit, the calls not divided
+    out, the two times swapped."""
+
+    def answer(allreduce, step):
+        a, s, v = comm_loop(allreduce, step)
+        a, s = a * scale * calls / 20, s * scale * calls / 20
+        return (s, a, v) if swap else (a, s, verdict or v)
+
+    return answer
+
+
+def comm_raising(allreduce, step):
+    return allreduce(1), step()
+
+
 def lt(need, have):
     return need < have
 
 
 CASES = {
     (LAB, "ring_bytes"): Case(
-        right=[ring_fraction, ring_chunks],
+        right=[ring_fraction, ring_chunks, lambda n, d: 2 * (d - 1) * (n // d)],
         wrong=[
+            (lambda n, d: 2 * (d - 1) // d * n, "int_division"),
             (lambda n, d: (d - 1) / d * n, "one_phase"),
             (lambda n, d: 2 * n, "one_device"),  # also wrong for one device, checked first
             (lambda n, d: 2 * n if d > 1 else 0, "no_fraction"),
@@ -303,8 +401,9 @@ CASES = {
         raising_line="2 * (d - 1) / (d - 1) * n",
     ),
     (LAB, "ddp_step"): Case(
-        right=[ddp_loop, ddp_chunks],
+        right=[ddp_loop, ddp_chunks, ddp_strided],
         wrong=[
+            (ddp_split_by_size, "not_split"),
             (lambda f, x, y, w: ddp_loop(f, x, y, w, reduce="sum"), "summed"),
             (lambda f, x, y, w: ddp_loop(f, x, y, w, rows=lambda r: slice(None)), "not_split"),
             (lambda f, x, y, w: ddp_loop(f, x, y, w, seed=lambda r: r), "seed_per_rank"),
@@ -346,9 +445,11 @@ CASES = {
         raising_line="entry = spec[i]",
     ),
     (LAB, "data_parallel"): Case(
-        right=[dp_device_put, dp_in_shardings, dp_eager],
+        right=[dp_device_put, dp_in_shardings, dp_eager, dp_shard_map, dp_shard_map_pmean],
         wrong=[
             (dp_one_device, "one_device"),
+            (dp_chunks_one_device, "one_device"),
+            (dp_shard_map_replicated, "batch_replicated"),
             (dp_replicated, "batch_replicated"),
             (dp_labels_replicated, "batch_replicated"),  # only the labels' sharding tells
             (dp_shard_map_summed, "summed"),
@@ -383,5 +484,22 @@ CASES = {
         ],
         raising=choose_raising,
         raising_line="shard = n_params * bytes_per_param / (gpus - 1)",
+    ),
+    (LAB, "comm_or_compute"): Case(
+        right=[comm_measure, comm_loop],
+        wrong=[
+            (comm_with(verdict="communication"), "verdict"),
+            (comm_with(verdict="compute"), "verdict"),
+            (comm_with(verdict="comms"), "not_a_verdict"),
+            (comm_with(scale=1e3), "milliseconds"),
+            (comm_with(swap=True), "swapped"),
+            (comm_with(calls=400), "off"),  # the time of 20 calls, not of one
+            (lambda allreduce, step: (0.01, 0.01, "compute"), "not_measured"),
+            (lambda allreduce, step: comm_loop(allreduce, step)[:2], "not_a_triple"),
+        ],
+        raising=comm_raising,
+        raising_line="return allreduce(1), step()",
+        timing=True,
+        rounds_under_load=1,
     ),
 }
