@@ -568,7 +568,12 @@ MERGE_WEIGHT = SCALES + Mistakes(
         "bleiben, wie sie war (du brauchst sie vielleicht für einen anderen Adapter). Nimm "
         "W + ..., nicht W += ....",
     ),
-    Mistake("wrong", "This is not W + (alpha / r)·B A.", "Das ist nicht W + (alpha / r)·B A."),
+    Mistake(
+        "wrong",
+        "With this weight the layer does not give base plus adapter's output for every x.",
+        "Mit diesem Gewicht liefert die Schicht nicht für jedes x die Ausgabe von Basis plus "
+        "Adapter.",
+    ),
 )
 
 

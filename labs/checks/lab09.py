@@ -71,13 +71,15 @@ RUN_COST_MISTAKES = Mistakes(
     ),
     Mistake(
         "wrong",
-        "Check FLOPs ÷ (peak × MFU) ÷ 3,600 × $/h.",
-        "Prüfe FLOPs ÷ (Spitze × MFU) ÷ 3.600 × $/h.",
+        "Follow the units: FLOPs over the FLOP/s the run reaches give seconds; the price is per "
+        "hour.",
+        "Folge den Einheiten: FLOPs durch die FLOP/s, die der Lauf erreicht, ergeben Sekunden; "
+        "der Preis gilt pro Stunde.",
     ),
     head=(
-        "For {flops:.2e} FLOPs at {peak:,} TFLOP/s, MFU {mfu:.2f} and ${price:.2f}/h the run "
+        "For {flops:.2e} FLOPs at {peak:,g} TFLOP/s, MFU {mfu:.2f} and ${price:.2f}/h the run "
         "costs ${want:,.2f}, your function returns {got:,.4g}: ",
-        "Für {flops:.2e} FLOPs bei {peak:,} TFLOP/s, MFU {mfu:.2f} und {price:.2f} $/h kostet der "
+        "Für {flops:.2e} FLOPs bei {peak:,g} TFLOP/s, MFU {mfu:.2f} und {price:.2f} $/h kostet der "
         "Lauf {want:,.2f} $, deine Funktion liefert {got:,.4g}: ",
     ),
 )
@@ -151,10 +153,10 @@ BREAK_EVEN_MISTAKES = Mistakes(
     ),
     Mistake(
         "wrong",
-        "The GPU costs $/h × 730 a month; one output token costs (input_per_output × input price "
-        "+ output price) ÷ 10⁶.",
-        "Die GPU kostet $/h × 730 im Monat; ein Ausgabe-Token kostet (input_per_output × "
-        "Eingabepreis + Ausgabepreis) ÷ 10⁶.",
+        "Compare what the GPU costs a month with what the API charges for one output token and "
+        "the input tokens that come with it.",
+        "Vergleiche, was die GPU im Monat kostet, mit dem, was die API für ein Ausgabe-Token und "
+        "die Eingabe-Tokens dazu verlangt.",
     ),
     head=(
         "For ${price:.2f}/h, ${inp:.2f} in / ${out:.2f} out per million and {ratio} input tokens "
@@ -229,8 +231,9 @@ SELF_HOSTED_MISTAKES = Mistakes(
     ),
     Mistake(
         "wrong",
-        "$ per million = $/h ÷ (tokens/s × 3,600 × utilization) × 10⁶.",
-        "$ pro Million = $/h ÷ (Tokens/s × 3.600 × Auslastung) × 10⁶.",
+        "Count the tokens one paid hour really yields, then share the hour's price among them.",
+        "Zähl die Tokens, die eine bezahlte Stunde wirklich bringt, und verteile den Preis der "
+        "Stunde auf sie.",
     ),
     head=(
         "For ${price:.2f}/h, {tps:,.1f} tokens/s and utilization {u:.2f} it is ${want:,.4g} per "

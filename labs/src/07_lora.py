@@ -200,8 +200,8 @@ q3.check(add_lora)
 # %% [markdown] lang="de"
 # ## 4. Das eingerechnete Gewicht
 #
-# Nach dem Training rechnet LoRA den Adapter in das eingefrorene Gewicht ein, damit das Anwenden
-# nichts extra kostet. Gib das eingerechnete Gewicht `W'` für `W` (out, in), `A` (r, in), `B`
+# Nach dem Training rechnet LoRA den Adapter in das eingefrorene Gewicht ein, damit die Inferenz
+# nichts zusätzlich kostet. Gib das eingerechnete Gewicht `W'` für `W` (out, in), `A` (r, in), `B`
 # (out, r) und `alpha` und `r` der Skala zurück, als Tensor mit Form und dtype von `W`. Ändere
 # `W` nicht an Ort und Stelle.
 
@@ -245,8 +245,9 @@ if all(q.result is not None and q.result.status == "passed" for q in (q1, q4)):
         merged.weight.copy_(merge_weight(base.weight, adapted.A, adapted.B, 32, 16))
         merged.bias.copy_(base.bias)
         same = torch.allclose(adapted(x), merged(x), rtol=1e-4, atol=1e-4)
-        t_adapted = measure(adapted, x).median
-        t_merged = measure(merged, x).median
+        timed = measure(adapted, x), measure(merged, x)
+    t_adapted, t_merged = (m.median for m in timed)
+    noise = sum(m.iqr for m in timed)  # en: the two spreads | de: die beiden Streuungen
     say(
         "base + adapter: {a:.3f} ms   merged: {m:.3f} ms   ({r:.2f}×); the outputs {same}",
         "Basis + Adapter: {a:.3f} ms   eingerechnet: {m:.3f} ms   ({r:.2f}×); die Ausgaben {same}",
@@ -255,19 +256,19 @@ if all(q.result is not None and q.result.status == "passed" for q in (q1, q4)):
         r=t_adapted / t_merged,
         same=text("agree", "stimmen überein") if same else text("differ", "weichen ab"),
     )
-    if t_adapted > 1.1 * t_merged:
+    if t_adapted - t_merged > max(noise, 0.05 * t_merged):
         say(
             "Decision: merge before serving; the adapter's two extra matmuls cost time here.",
-            "Entscheidung: vor dem Anwenden einrechnen; die zwei zusätzlichen Matmuls des "
+            "Entscheidung: vor dem Einsatz einrechnen; die zwei zusätzlichen Matmuls des "
             "Adapters kosten hier Zeit.",
         )
     else:
         say(
-            "Decision: no clear gain at this size here; merge anyway when one adapter serves "
-            "alone, and keep it separate to switch adapters on one base.",
-            "Entscheidung: bei dieser Größe hier kein klarer Gewinn; rechne trotzdem ein, wenn "
-            "ein Adapter allein dient, und halte ihn getrennt, um Adapter auf einer Basis zu "
-            "wechseln.",
+            "Decision: no gain beyond the noise at this size here; merge anyway when one "
+            "adapter serves alone, and keep it separate to switch adapters on one base.",
+            "Entscheidung: bei dieser Größe hier kein Gewinn über die Streuung hinaus; rechne "
+            "trotzdem ein, wenn ein Adapter allein im Einsatz ist, und halte ihn getrennt, wenn "
+            "du auf einer Basis zwischen Adaptern wechselst.",
         )
 else:
     say(
