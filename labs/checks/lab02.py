@@ -206,11 +206,11 @@ def _output_mistake(
     "forward",
     points=2,
     hint=(
-        "Both have to go to `device`. A model moves in place (model.to(device)); a tensor's .to() "
-        "returns a copy, so keep it: batch = batch.to(device). Then return model(batch).",
-        "Beide müssen auf `device`. Ein Modell wird an Ort und Stelle verschoben "
-        "(model.to(device)); .to() eines Tensors gibt eine Kopie zurück, also behalte sie: "
-        "batch = batch.to(device). Dann gib model(batch) zurück.",
+        "The model's weights and the batch must end up on the same device. Does .to() move the "
+        "object you call it on, or hand you a new one? A module and a tensor differ here.",
+        "Die Gewichte des Modells und der Batch müssen auf demselben Gerät landen. Verschiebt "
+        ".to() das Objekt, auf dem du es aufrufst, oder gibt es dir ein neues? Ein Modul und ein "
+        "Tensor unterscheiden sich hier.",
     ),
 )
 def q1(forward_on, rng):
@@ -350,12 +350,10 @@ def _scaled_mistake(
     "scale",
     points=2,
     hint=(
-        "Factory functions (torch.linspace, torch.zeros, torch.arange, torch.tensor) take device= "
-        "and dtype=. Give them x's: device=x.device, dtype=x.dtype. (Or build the weights and then "
-        "call .to(x), which copies both from x.)",
-        "Erzeugende Funktionen (torch.linspace, torch.zeros, torch.arange, torch.tensor) nehmen "
-        "device= und dtype=. Gib ihnen die von x: device=x.device, dtype=x.dtype. (Oder bau die "
-        "Gewichte und ruf dann .to(x) auf, das beides von x übernimmt.)",
+        "A new tensor is born on the CPU in float32 unless you say otherwise. Where does x live, "
+        "and in which dtype? Let the tensors you create take both from x.",
+        "Ein neuer Tensor entsteht auf der CPU in float32, wenn du nichts anderes sagst. Wo liegt "
+        "x, und in welchem dtype? Lass die Tensoren, die du erzeugst, beides von x übernehmen.",
     ),
 )
 def q2(scale_features, rng):
@@ -537,12 +535,12 @@ def _bandwidth_key(got: float, case: dict[str, Any]) -> str:
     "bandwidth",
     points=2,
     hint=(
-        "measure(copy, sync=sync) warms up, waits with sync() before it stops the clock and gives "
-        "the median seconds of one copy (.median). Bandwidth = bytes / seconds, in GB/s: divide "
-        "by 1e9.",
-        "measure(copy, sync=sync) wärmt auf, wartet mit sync(), bevor es die Uhr anhält, und "
-        "liefert den Median der Sekunden einer Kopie (.median). Bandbreite = Bytes / Sekunden, "
-        "in GB/s: Teile durch 1e9.",
+        "copy() only starts a copy: the clock may stop only once sync() has waited for it. The "
+        "first copy is slower than the rest. Bandwidth is an amount per time; mind the units of "
+        "both.",
+        "copy() startet eine Kopie nur: Die Uhr darf erst anhalten, wenn sync() auf sie gewartet "
+        "hat. Die erste Kopie ist langsamer als die übrigen. Bandbreite ist eine Menge pro Zeit; "
+        "achte auf die Einheiten von beiden.",
     ),
 )
 def q3(copy_gbs, rng):
@@ -717,10 +715,12 @@ def _fit_case(budget_gib, model_bytes, sample_shape, dtype) -> dict[str, Any]:
     "fit",
     points=2,
     hint=(
-        "Free bytes = budget_gib · 2³⁰ − model_bytes. One sample = (product of sample_shape) · "
-        "dtype.itemsize bytes. Samples = free // per_sample, and never below 0.",
-        "Freie Bytes = budget_gib · 2³⁰ − model_bytes. Ein Beispiel = (Produkt von sample_shape) "
-        "· dtype.itemsize Byte. Beispiele = frei // pro_beispiel, und nie unter 0.",
+        "Two questions: how many bytes are left once the model is in, and how many bytes one "
+        "sample takes (its shape and its dtype tell). Only whole samples fit, and never fewer "
+        "than none.",
+        "Zwei Fragen: Wie viele Bytes bleiben, wenn das Modell drin ist, und wie viele Bytes "
+        "belegt ein Beispiel (seine Form und sein dtype sagen es)? Es passen nur ganze "
+        "Beispiele, und nie weniger als keins.",
     ),
 )
 def q4(samples_that_fit, rng):
@@ -888,12 +888,10 @@ def _finder_mistake(answer: Any, tried: list[int], limit: int, cap: int) -> Wron
     "finder",
     points=3,
     hint=(
-        "Start with size = 1 and best = 0. While size <= limit: try step(size); on "
-        "torch.OutOfMemoryError stop (break); otherwise best = size and size *= 2. Return best. "
-        "Catch only torch.OutOfMemoryError.",
-        "Beginne mit size = 1 und best = 0. Solange size <= limit: Probier step(size); bei "
-        "torch.OutOfMemoryError hör auf (break); sonst best = size und size *= 2. Gib best "
-        "zurück. Fang nur torch.OutOfMemoryError ab.",
+        "Try sizes that grow quickly, and remember the last one that ran. Which error means "
+        '"too big", and which errors must not be swallowed?',
+        "Probier Größen, die schnell wachsen, und merk dir die letzte, die lief. Welcher Fehler "
+        "heißt „zu groß“, und welche Fehler darfst du nicht verschlucken?",
     ),
 )
 def q5(find_batch_size, rng):

@@ -504,13 +504,12 @@ def _whole_numbers(got, shape, spec, want) -> tuple[int, ...]:
     "shard_shape",
     points=3,
     hint=(
-        "Go through the dimensions: the spec entry of a dimension is None (whole), an axis name, "
-        "or a tuple of names; divide the size by the product of mesh_shape[name] over those "
-        "names. A spec shorter than the shape leaves the remaining dimensions whole.",
-        "Geh die Dimensionen durch: Der Spec-Eintrag einer Dimension ist None (ganz), ein "
-        "Achsenname oder ein Tupel von Namen; teile die Größe durch das Produkt von "
-        "mesh_shape[name] über diese Namen. Eine Spec, die kürzer als die Form ist, lässt die "
-        "übrigen Dimensionen ganz.",
+        "Go through the dimensions one by one. A spec entry names the mesh axes a dimension is "
+        "cut along; into how many pieces do those axes cut it? A dimension without an entry is "
+        "not cut.",
+        "Geh die Dimensionen einzeln durch. Ein Spec-Eintrag nennt die Mesh-Achsen, entlang "
+        "derer eine Dimension geschnitten wird; in wie viele Stücke schneiden diese Achsen sie? "
+        "Eine Dimension ohne Eintrag wird nicht geschnitten.",
     ),
 )
 def q3(shard_shape, rng):
@@ -1055,14 +1054,12 @@ def _q5_verdict(results: list[tuple[_Plan, str]]) -> None:
     "which_parallelism",
     points=2,
     hint=(
-        "state = n_params · bytes_per_param, in bytes like gpu_memory (no GB or GiB needed). If "
-        "state <= gpu_memory: 'single' for one GPU, 'ddp' for several. Otherwise, if each GPU's "
-        "shard fits, state / gpus <= gpu_memory: 'fsdp'. Otherwise 'none'. Exactly full still "
-        "fits: <=, not <.",
-        "state = n_params · bytes_per_param, in Bytes wie gpu_memory (kein GB oder GiB nötig). "
-        "Wenn state <= gpu_memory: 'single' für eine GPU, 'ddp' für mehrere. Sonst, wenn der "
-        "Teil jeder GPU passt, state / gpus <= gpu_memory: 'fsdp'. Sonst 'none'. Genau voll "
-        "passt noch: <=, nicht <.",
+        "Ask in order: does one full copy of the state fit on one GPU? If not, does each GPU's "
+        "share fit? Compare in the same unit as gpu_memory, and remember that exactly full still "
+        "fits.",
+        "Frag der Reihe nach: Passt eine volle Kopie des Zustands auf eine GPU? Wenn nicht, passt "
+        "der Anteil jeder GPU? Vergleiche in derselben Einheit wie gpu_memory, und denk daran, "
+        "dass genau voll noch passt.",
     ),
 )
 def q5(choose, rng):

@@ -84,14 +84,16 @@ lab.ready()
 #
 # Write `ring_allreduce_bytes(n_bytes, devices)`: how many bytes **each** device sends when
 # `devices` devices all-reduce an array of `n_bytes` bytes with the ring algorithm (lesson 08,
-# section 1). One device sends nothing.
+# section 1). One device sends nothing. The exact value may be a fraction of a byte; whole-byte
+# chunks, rounded up or down, are right too.
 
 # %% [markdown] lang="de"
 # ## 1. Die Bytes eines Ring-All-Reduce
 #
 # Schreib `ring_allreduce_bytes(n_bytes, devices)`: wie viele Bytes **jedes** Gerät sendet, wenn
 # `devices` Geräte ein Array von `n_bytes` Bytes mit dem Ring-Algorithmus per All-Reduce addieren
-# (Lektion 08, Abschnitt 1). Ein einzelnes Gerät sendet nichts.
+# (Lektion 08, Abschnitt 1). Ein einzelnes Gerät sendet nichts. Der genaue Wert darf ein Bruchteil
+# eines Bytes sein; Stücke aus ganzen Bytes, auf- oder abgerundet, sind auch richtig.
 
 
 # %%
@@ -217,7 +219,8 @@ q3.check(shard_shape)
 # Write `dp_grads(loss_fn, params, x, y, mesh)`: the gradient of `loss_fn(params, x, y)` with respect
 # to `params` (a dict of arrays), computed **data-parallel** on `mesh`, a line of 8 devices with the
 # axis `"data"`: the rows of `x` and `y` split over the devices, `params` replicated. It must equal the
-# gradient on one device. The check looks inside `loss_fn` to see how `x` arrives there.
+# gradient on one device. `jax.jit` with shardings and the lesson's `shard_map` step both do it. The
+# batch always divides by 8. The check looks inside `loss_fn` to see how `x` arrives there.
 
 # %% [markdown] lang="de"
 # ## 4. Ein datenparalleler Gradient
@@ -225,8 +228,9 @@ q3.check(shard_shape)
 # Schreib `dp_grads(loss_fn, params, x, y, mesh)`: den Gradienten von `loss_fn(params, x, y)` nach
 # `params` (ein dict von Arrays), **datenparallel** gerechnet auf `mesh`, einer Reihe von 8 Geräten
 # mit der Achse `"data"`: die Zeilen von `x` und `y` über die Geräte verteilt, `params` repliziert. Er
-# muss gleich dem Gradienten auf einem Gerät sein. Die Prüfung schaut in `loss_fn` hinein, wie `x` dort
-# ankommt.
+# muss gleich dem Gradienten auf einem Gerät sein. `jax.jit` mit Shardings und der
+# `shard_map`-Schritt der Lektion leisten das beide. Der Batch ist immer durch 8 teilbar. Die Prüfung
+# schaut in `loss_fn` hinein, wie `x` dort ankommt.
 
 
 # %%
@@ -343,7 +347,8 @@ from utils.timing.bench import measure
 def comm_or_compute(allreduce, step):
     ### BEGIN SOLUTION
     # STARTER: return ____
-    # en: median seconds of one call, after a warm-up | de: Median einer Ausführung, nach dem Aufwärmen
+    # en: median seconds of one call, after a warm-up
+    # de: Median der Sekunden eines Aufrufs, nach dem Aufwärmen
     allreduce_s, step_s = measure(allreduce).median, measure(step).median
     return allreduce_s, step_s, "communication" if allreduce_s > step_s else "compute"
     ### END SOLUTION

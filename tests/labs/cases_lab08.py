@@ -27,7 +27,7 @@ with contextlib.suppress(RuntimeError):  # JAX started already: the q3/q4 checks
 LAB = "08_multi_device"
 
 
-# --- q1: the bytes of a ring all-reduce ------------------------------------------------------------
+# --- q1: the bytes of a ring all-reduce ----------------------------------------------------------
 def ring_fraction(n_bytes, devices):
     return 2 * (devices - 1) / devices * n_bytes
 
@@ -80,7 +80,7 @@ def ddp_chunks(make_model, x, y, world):  # torch.chunk and torch.stack(...).mea
     return [torch.stack(g).mean(0) for g in zip(*per_rank, strict=True)]
 
 
-# --- q3: the shape of one shard --------------------------------------------------------------------
+# --- q3: the shape of one shard ------------------------------------------------------------------
 def shard_loop(shape, spec, mesh_shape):
     block = []
     for i, size in enumerate(shape):
