@@ -72,13 +72,14 @@ import time
 import matplotlib.pyplot as plt
 import torch
 
+from utils import diagrams
 from utils.i18n import say, text
-from utils.memory import serving
+from utils.memory import peakmem, serving
 from utils.memory.fit import BYTES, shape_of
-from utils.memory.peakmem import exact_peaks
-from utils.models.loading import load_smollm2
+from utils.models.loading import hub_reachable, load_smollm2
 from utils.platform import hardware, profiles, runtime
 from utils.platform.chips import CHIPS, chip_for, cpu_estimate
+from utils.predict import reveal
 from utils.units import KIB, format_bytes
 from utils.widgets import explore
 
@@ -91,8 +92,13 @@ dtype = torch.bfloat16 if device == "cuda" else torch.float32
 model, tokenizer, source = load_smollm2(dtype=dtype, device=device)
 config = model.config
 weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-say("{source}: {mb:,.0f} MB of weights in {dt}", "{source}: {mb:,.0f} MB Gewichte in {dt}",
-    source=source, mb=weight_bytes / 1e6, dt=str(dtype).split(".")[-1])  # fmt: skip
+say(
+    "{source}: {mb:,.0f} MB of weights in {dt}",
+    "{source}: {mb:,.0f} MB Gewichte in {dt}",
+    source=source,
+    mb=weight_bytes / 1e6,
+    dt=str(dtype).split(".")[-1],
+)
 
 
 def sync():
@@ -102,8 +108,10 @@ def sync():
         torch.mps.synchronize()
 
 
-def generate(ids, new, use_cache=True, generator=None):
-    """Greedy generation of exactly `new` tokens after the prompt `ids` (a batch of them)."""
+def generate(ids, new, use_cache=True, generator=None, cache=None):
+    """Greedy generation of exactly `new` tokens after the prompt `ids` (a batch of them);
+    `cache`: a KV cache object to fill instead of the default one."""
+    extra = {} if cache is None else {serving.cache_argument(): cache}
     with torch.inference_mode():
         return (generator or model).generate(
             ids,
@@ -113,6 +121,7 @@ def generate(ids, new, use_cache=True, generator=None):
             do_sample=False,
             use_cache=use_cache,
             pad_token_id=tokenizer.eos_token_id,
+            **extra,
         )
 
 
@@ -144,6 +153,9 @@ def random_prompt(tokens, batch=1):
 # **Decode** then produces one token per pass, each pass reading every weight for a single new
 # position: its cost is the *time per output token* (TPOT). Measure both with `generate`: one new
 # token is TTFT; the extra time for more tokens, divided by their number, is TPOT.
+#
+# **Predict first:** the prompt has 128 tokens on a CPU (1,024 on a GPU). Its prefill takes as
+# long as how many decoded tokens (TTFT ÷ TPOT)? Write your number into the next cell.
 
 # %% [markdown] lang="de"
 # ## 1. Prefill und Decode
@@ -154,6 +166,13 @@ def random_prompt(tokens, batch=1):
 # alle Gewichte für eine einzige neue Position: Das kostet die *Zeit pro Ausgabetoken* (TPOT). Miss
 # beides mit `generate`: Ein neues Token ergibt die TTFT; die zusätzliche Zeit für weitere Tokens,
 # geteilt durch ihre Anzahl, ergibt die TPOT.
+#
+# **Erst vorhersagen:** Der Prompt hat auf einer CPU 128 Tokens (auf einer GPU 1.024). Sein Prefill
+# dauert so lange wie wie viele decodierte Tokens (TTFT ÷ TPOT)? Schreib deine Zahl in die nächste
+# Zelle.
+
+# %%
+my_prefill_in_tokens = None  # en: your prediction: TTFT ÷ TPOT | de: deine Vorhersage: TTFT ÷ TPOT
 
 # %%
 PROMPT = profile.pick(cpu=128, cuda=1024, mps=512)
@@ -171,6 +190,29 @@ say(
     b=1e3 * tpot,
     r=ttft / tpot,
 )
+reveal(my_prefill_in_tokens, ttft / tpot, unit=text("decoded tokens", "decodierte Tokens"))
+
+# en: the answer as a timeline: one long prefill, then one short step per new token
+# de: die Antwort als Zeitachse: ein langer Prefill, dann ein kurzer Schritt pro neuem Token
+fig, ax = plt.subplots(figsize=(9, 2.2))
+ax.broken_barh([(0, 1e3 * ttft)], (0, 1), color="tab:orange")
+steps = [(1e3 * (ttft + i * tpot), 1e3 * tpot) for i in range(NEW)]
+ax.broken_barh(steps, (0, 1), color="tab:blue", edgecolor="white")
+prefill_label = text(
+    "prefill: {p} tokens, TTFT {t:,.0f} ms",
+    "Prefill: {p} Tokens, TTFT {t:,.0f} ms",
+    p=PROMPT,
+    t=1e3 * ttft,
+)
+decode_label = text(
+    "decode: {n} × TPOT {t:,.0f} ms", "Decode: {n} × TPOT {t:,.0f} ms", n=NEW, t=1e3 * tpot
+)
+ax.text(0, 1.15, prefill_label, color="tab:orange")
+ax.text(1e3 * (ttft + NEW * tpot), 1.5, decode_label, color="tab:blue", ha="right")
+ax.set_ylim(0, 1.9)
+ax.set_yticks([])
+ax.set_xlabel(text("time since the request (ms, measured)", "Zeit seit der Anfrage (ms, gemessen)"))
+plt.show()
 
 # %% [markdown] lang="en"
 # The prompt's tokens cost far less than that many decoded ones: prefill does them all in one
@@ -193,14 +235,17 @@ say(
 b = BYTES["bfloat16"]
 intensity = {
     text("prefill, {n} tokens", "Prefill, {n} Tokens", n=PROMPT): 2 * PROMPT / b,
-    text("prefill, {n} tokens", "Prefill, {n} Tokens", n=2048): 2 * 2048 / b,
+    text("prefill, {n} tokens", "Prefill, {n} Tokens", n=512): 2 * 512 / b,
     "decode": 2 / b,
 }
 t4 = CHIPS["T4"]
 t4_ridge = t4.tflops["float16"] * 1e12 / (t4.bandwidth_gbs * 1e9)
 for phase, value in intensity.items():
-    bound = text("compute-bound", "rechengebunden") if value > t4_ridge else text(
-        "memory-bound", "speichergebunden")  # fmt: skip
+    bound = (
+        text("compute-bound", "rechengebunden")
+        if value > t4_ridge
+        else text("memory-bound", "speichergebunden")
+    )
     say(
         "{phase}: {i:,.0f} FLOP/byte in 16 bits; on a T4 (ridge {r:,.0f} FLOP/byte): {bound}",
         "{phase}: {i:,.0f} FLOP/Byte in 16 Bit; auf einer T4 (Knickpunkt {r:,.0f} FLOP/Byte): "
@@ -211,16 +256,18 @@ for phase, value in intensity.items():
         bound=bound,
     )
 
-fig, ax = plt.subplots(figsize=(6, 3.5))
-x = [0.5, 2 * t4_ridge, 4 * t4_ridge, 4096]
-ax.loglog(x, [min(t4.tflops["float16"], xi * t4.bandwidth_gbs / 1e3) for xi in x], "k-")
-for phase, value in intensity.items():
-    roof = min(t4.tflops["float16"], value * t4.bandwidth_gbs / 1e3)
-    ax.plot(value, roof, "o", label=phase)
-ax.set_xlabel(text("FLOP per byte", "FLOP pro Byte"))
-ax.set_ylabel("TFLOP/s")
-ax.set_title(text("T4 roofline (fp16): prefill and decode", "T4-Roofline (fp16): Prefill, Decode"))
-ax.legend()
+# en: each phase at the best the T4 allows for its intensity: on the roof
+# de: jede Phase beim Besten, was die T4 bei ihrer Intensität erlaubt: auf dem Dach
+t4_peak, t4_bandwidth = t4.tflops["float16"] * 1e12, t4.bandwidth_gbs * 1e9
+points = [
+    (name, value, min(t4_peak, value * t4_bandwidth), False) for name, value in intensity.items()
+]
+diagrams.roofline(
+    [(t4_peak, "")],  # en: the title names the roof | de: der Titel nennt das Dach
+    t4_bandwidth,
+    points,
+    text("T4 roofline (fp16): prefill and decode", "T4-Roofline (fp16): Prefill und Decode"),
+)
 plt.show()
 
 # %% [markdown] lang="en"
@@ -274,16 +321,13 @@ STEPS = profile.pick(cpu=4, cuda=16, mps=8)
 def decode_rate(length, use_cache, batch=1):
     """Decoded tokens per second after a prompt of `length` tokens (prefill subtracted)."""
     prompt = random_prompt(length, batch)
-    first = seconds(
-        lambda: generate(prompt, 1, use_cache), repeats=1
-    )  # en: warms up | de: wärmt auf
+    # en: the first call also warms up | de: der erste Aufruf wärmt auch auf
+    first = seconds(lambda: generate(prompt, 1, use_cache), repeats=1)
     more = seconds(lambda: generate(prompt, 1 + STEPS, use_cache), repeats=1, warm_up=False)
     return batch * STEPS / max(more - first, 1e-9)
 
 
-rates = {
-    length: (decode_rate(length, True), decode_rate(length, False)) for length in LENGTHS
-}  # fmt: skip
+rates = {length: (decode_rate(length, True), decode_rate(length, False)) for length in LENGTHS}
 for length, (cached, uncached) in rates.items():
     say(
         "context {n:>5}: {a:>8,.1f} tokens/s with the cache, {b:>8,.1f} without ({r:,.1f}×)",
@@ -300,6 +344,9 @@ for length, (cached, uncached) in rates.items():
 # heads of 64: 2 · 30 · 3 · 64 = 11,520 numbers per token. The cell computes it from the config,
 # then measures it: prefills of two lengths in a clean process (the resident memory on a CPU,
 # `torch.cuda.memory_allocated` on a GPU), the cache kept each time.
+#
+# **Predict first:** how many bytes per token is that in this lesson's dtype (fp32 on a CPU, 4
+# bytes a number; bf16 on a GPU, 2)?
 
 # %% [markdown] lang="de"
 # Der Preis des Caches ist Speicher. Pro Token hält er in jeder Schicht für jeden KV-Head einen
@@ -308,6 +355,12 @@ for length, (cached, uncached) in rates.items():
 # Zelle berechnet das aus der Konfiguration und misst es dann: Prefills zweier Längen in einem
 # frischen Kindprozess (der belegte Arbeitsspeicher auf einer CPU, `torch.cuda.memory_allocated`
 # auf einer GPU), wobei der Cache jedes Mal behalten wird.
+#
+# **Erst vorhersagen:** Wie viele Bytes pro Token sind das im Zahlenformat dieser Lektion (fp32 auf
+# einer CPU, 4 Bytes je Zahl; bf16 auf einer GPU, 2)?
+
+# %%
+my_kv_bytes_per_token = None  # en: your prediction in bytes | de: deine Vorhersage in Bytes
 
 # %%
 elem = torch.finfo(dtype).bits // 8
@@ -324,6 +377,7 @@ say(
     b=per_token,
     e=elem,
 )
+reveal(my_kv_bytes_per_token, per_token, unit=text("bytes per token", "Bytes pro Token"))
 
 SHORT, LONG = profile.pick(cpu=(128, 512), cuda=(1024, 4096), mps=(128, 512))
 RUNS = [(1, SHORT), (1, LONG), (2, LONG)]
@@ -341,7 +395,7 @@ say(
     p=100 * growth / per_token,
     c=per_token,
 )
-exact = measure_device == "cuda" or exact_peaks()
+exact = measure_device == "cuda" or peakmem.exact_peaks()
 if exact:  # en: a measurement where the peak can be reset | de: messbar, wo die Spitze zurückgeht
     assert abs(growth / per_token - 1) < 0.15, (growth, per_token)
 
@@ -349,16 +403,24 @@ if exact:  # en: a measurement where the peak can be reset | de: messbar, wo die
 # **Grouped-query attention (GQA)** is why SmolLM2's cache is small: its 9 query heads share 3 KV
 # heads, so the cache holds a third of what one KV head per query head would hold. Llama-3-8B
 # shares 8 KV heads among 32 query heads; Llama-2-7B had none to share. The cache can also be
-# stored in 8 bits: transformers' `QuantizedCache` does it where its quantization backend
-# (optimum-quanto or HQQ) is installed; the last lines of the cell say whether it is here.
+# stored in 8 bits: transformers' `QuantizedCache` has an fp8 backend of its own (e4m3 numbers,
+# one scale per tensor) that needs no other package; its integer backends need optimum-quanto
+# (2 or 4 bits) or HQQ (up to 8), which build GPU kernels on install and are not part of the
+# course (https://huggingface.co/docs/transformers/kv_cache). The cell fills an fp8 cache, counts
+# its bytes and compares its tokens with those of the full-precision cache; the picture puts it
+# all on one axis.
 
 # %% [markdown] lang="de"
 # **Grouped-Query-Attention (GQA)** ist der Grund, warum SmolLM2s Cache klein ist: Seine 9
 # Query-Heads teilen sich 3 KV-Heads, der Cache hält also ein Drittel dessen, was ein KV-Head pro
 # Query-Head bräuchte. Llama-3-8B teilt 8 KV-Heads auf 32 Query-Heads auf; Llama-2-7B hatte nichts
-# zu teilen. Der Cache lässt sich auch in 8 Bit ablegen: Das `QuantizedCache` von transformers tut
-# das, wo sein Quantisierungs-Backend (optimum-quanto oder HQQ) installiert ist; die letzten Zeilen
-# der Zelle sagen, ob es hier da ist.
+# zu teilen. Der Cache lässt sich auch in 8 Bit ablegen: Das `QuantizedCache` von transformers hat
+# ein eigenes fp8-Backend (e4m3-Zahlen, ein Skalenfaktor pro Tensor), das kein weiteres Paket
+# braucht; seine Integer-Backends brauchen optimum-quanto (2 oder 4 Bit) oder HQQ (bis 8 Bit), die
+# bei der Installation GPU-Kernel bauen und nicht zum Kurs gehören
+# (https://huggingface.co/docs/transformers/kv_cache). Die Zelle füllt einen fp8-Cache, zählt seine
+# Bytes und vergleicht seine Tokens mit denen des Caches in voller Genauigkeit; das Bild setzt alles
+# auf eine Achse.
 
 # %%
 for name in ("SmolLM2-135M", "Llama-2-7B", "Llama-3-8B", "Llama-3-70B"):
@@ -377,29 +439,83 @@ for name in ("SmolLM2-135M", "Llama-2-7B", "Llama-3-8B", "Llama-3-70B"):
     )
 
 
-def installed(package):
-    """Whether `package` (dotted) can be imported, without importing it."""
-    from importlib.util import find_spec
+fp8 = serving.fp8_cache(exact_model)
+if fp8 is None:
+    import transformers
 
-    try:
-        return find_spec(package) is not None
-    except ModuleNotFoundError:  # en: its parent package is missing | de: das Elternpaket fehlt
-        return False
-
-
-backends = [m for m in ("optimum.quanto", "hqq") if installed(m)]
-if backends:
-    say("an 8-bit KV cache is available here through {b}", "ein 8-Bit-KV-Cache ist hier über {b} "
-        "verfügbar", b=", ".join(backends))  # fmt: skip
-else:
     say(
-        "no quantized KV cache here (neither optimum-quanto nor HQQ is installed): at 1 byte per "
-        "number it would halve the bf16 cache, {a:,} instead of {b:,} bytes per token",
-        "kein quantisierter KV-Cache hier (weder optimum-quanto noch HQQ ist installiert): Mit "
-        "1 Byte pro Zahl wäre er halb so groß wie in bf16, {a:,} statt {b:,} Bytes pro Token",
+        "transformers {v} has no fp8 KV cache; at 1 byte per number it would hold {a:,} instead "
+        "of {b:,} bytes per token",
+        "transformers {v} hat keinen fp8-KV-Cache; mit 1 Byte pro Zahl hielte er {a:,} statt "
+        "{b:,} Bytes pro Token",
+        v=transformers.__version__,
         a=serving.kv_bytes_per_token(layers, kv_heads, head_dim, 1),
-        b=serving.kv_bytes_per_token(layers, kv_heads, head_dim, 2),
+        b=per_token,
     )
+else:
+    with_fp8 = generate(chat, 16, generator=exact_model, cache=fp8)
+    fp8_tokens = fp8.get_seq_length()
+    fp8_per_token = serving.kv_bytes_per_token(layers, kv_heads, head_dim, 1)
+    # en: beyond one byte per number: one fp32 scale per key and per value tensor of each layer
+    # de: über ein Byte pro Zahl hinaus: ein fp32-Skalenfaktor pro Key- und Value-Tensor je Schicht
+    scales = serving.cache_bytes(fp8) - fp8_tokens * fp8_per_token
+    assert scales == 2 * layers * 4, scales
+    same = 100 * (with_fp8 == with_cache)[0, chat.shape[1] :].float().mean().item()
+    say(
+        "fp8 KV cache: its tensors hold {a:,} bytes per token instead of {b:,}, plus {c} bytes of "
+        "scales; {s:.0f}% of the 16 answer tokens equal the full-precision cache's",
+        "fp8-KV-Cache: Seine Tensoren halten {a:,} Bytes pro Token statt {b:,}, dazu {c} Bytes "
+        "Skalenfaktoren; {s:.0f} % der 16 Antworttokens gleichen denen des Caches in voller "
+        "Genauigkeit",
+        a=fp8_per_token,
+        b=per_token,
+        c=scales,
+        s=same,
+    )
+
+# en: the cache against the tokens it holds: computed lines, measured points
+# de: der Cache gegen die Tokens, die er hält: berechnete Linien, gemessene Punkte
+fig, ax = plt.subplots(figsize=(8, 4.5))
+tokens_axis = [0, LONG]
+dtype_name = str(dtype).split(".")[-1]
+lines = {
+    text("one KV head per query head, {d}", "ein KV-Head pro Query-Head, {d}", d=dtype_name): (
+        per_token * config.num_attention_heads / kv_heads,
+        "--",
+    ),
+    text("SmolLM2 (GQA), {d}", "SmolLM2 (GQA), {d}", d=dtype_name): (per_token, "-"),
+    text("SmolLM2 (GQA), fp8", "SmolLM2 (GQA), fp8"): (per_token / elem, ":"),
+}
+for label, (slope, style) in lines.items():
+    ax.plot(tokens_axis, [slope * t / 2**20 for t in tokens_axis], style, label=label)
+held_tokens = [tokens for batch, tokens in RUNS if batch == 1]
+held_mib = [m["held"] / 2**20 for (batch, _), m in zip(RUNS, measured, strict=True) if batch == 1]
+ax.plot(
+    held_tokens,
+    held_mib,
+    "o",
+    color="black",
+    label=text("measured: memory held", "gemessen: belegter Speicher"),
+)
+if fp8 is not None:
+    ax.plot(
+        fp8_tokens,
+        serving.cache_bytes(fp8) / 2**20,
+        "s",
+        color="tab:green",
+        label=text("measured: fp8 cache's tensors", "gemessen: Tensoren des fp8-Caches"),
+    )
+ax.set_xlabel(text("tokens in the cache", "Tokens im Cache"))
+ax.set_ylabel("MiB")
+ax.set_title(
+    text(
+        "The KV cache grows by the same bytes with every token",
+        "Der KV-Cache wächst mit jedem Token um dieselben Bytes",
+    )
+)
+ax.legend()
+plt.show()
+
 
 # %% [markdown] lang="en"
 # ## 3. Batching
@@ -490,8 +606,6 @@ plt.show()
 # %%
 import torch.nn.functional as F  # noqa: E402
 
-from utils.memory.peakmem import _status  # noqa: E402
-
 SEQS = profile.pick(cpu=[256, 512, 1024], cuda=[1024, 2048, 4096, 8192], mps=[256, 512, 1024])
 heads = config.num_attention_heads
 
@@ -511,13 +625,7 @@ def peak_of(fn):
         fn()
         torch.cuda.synchronize()
         return torch.cuda.max_memory_allocated() - before
-    if not exact_peaks():
-        return None
-    before = _status("VmRSS")
-    with open("/proc/self/clear_refs", "w") as refs:
-        refs.write("5")
-    fn()
-    return _status("VmHWM") - before
+    return peakmem.peak_rise(fn)
 
 
 def measure_attention(n):
@@ -593,8 +701,12 @@ for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPB
         runs_here.append(backend.name)
     except RuntimeError:
         pass
-say("SDPA backends that run here ({d}): {b}", "SDPA-Backends, die hier laufen ({d}): {b}",
-    d=device, b=", ".join(runs_here))  # fmt: skip
+say(
+    "SDPA backends that run here ({d}): {b}",
+    "SDPA-Backends, die hier laufen ({d}): {b}",
+    d=device,
+    b=", ".join(runs_here),
+)
 del q
 
 # %% [markdown] lang="en"
@@ -630,17 +742,17 @@ def show_fit(model_name, weights, batch, context, device_name):
     )
 
 
+START = {"model_name": "Llama-3-8B", "weights": "int8", "batch": 1, "context": 8192}
 explore(
     show_fit,
-    {"model_name": "Llama-3-8B", "weights": "int8", "batch": 1, "context": 8192,
-     "device_name": "T4"},
+    {**START, "device_name": "T4"},
     model_name=list(serving.KNOWN),
     weights=["bfloat16", "int8", "nf4"],
     batch=[1, 4, 16, 64],
     context=[2048, 8192, 32768, 131072],
     device_name=list(serving.DEVICES),
     button_label=text("Compute", "Berechnen"),
-)  # fmt: skip
+)
 
 # %% [markdown] lang="en"
 # Is the calculator right? The prefills of section 2 measured their peak over the weights (the
@@ -740,8 +852,11 @@ if device == "cuda":
     )
 else:
     rss = process_rss()
-    say("this process holds {r} of RAM", "dieser Prozess hält {r} Arbeitsspeicher",
-        r=format_bytes(rss) if rss else "–")  # fmt: skip
+    say(
+        "this process holds {r} of RAM",
+        "dieser Prozess hält {r} Arbeitsspeicher",
+        r=format_bytes(rss) if rss else "–",
+    )
 
 # %% [markdown] lang="en"
 # **Energy per token.** NVIDIA GPUs since Volta count the energy they used (NVML's total energy
@@ -865,6 +980,58 @@ else:
 # Glossarbegriffe: Prefill, Decode, TTFT, TPOT, KV-Cache, Grouped-Query-Attention, Batching, SDPA.
 #
 # **Lab:** [Lab 10](../../labs/de/10_inference.ipynb). Das ist die letzte Lektion des Kurses.
+
+# %% [markdown] lang="en"
+# ## Deeper (optional): the larger sibling on a GPU
+#
+# SmolLM2-1.7B has the same tokenizer and layout but no grouped-query attention (32 query and 32
+# KV heads). On a CUDA GPU with the hub reachable, the cell repeats section 1 and the cache count
+# of section 2 with it in bf16; elsewhere it says why it skips (it never runs in the course's CI).
+
+# %% [markdown] lang="de"
+# ## Vertiefung (optional): das größere Geschwistermodell auf einer GPU
+#
+# SmolLM2-1.7B hat denselben Tokenizer und Aufbau, aber keine Grouped-Query-Attention (32 Query-
+# und 32 KV-Heads). Auf einer CUDA-GPU mit erreichbarem Hub wiederholt die Zelle Abschnitt 1 und die
+# Cache-Zählung aus Abschnitt 2 damit in bf16; sonst sagt sie, warum sie nichts tut (in der CI des
+# Kurses läuft sie nie).
+
+
+# %%
+def sibling_on_gpu(size="1.7B"):
+    """TTFT, TPOT and the KV cache's bytes per token of the hub's larger SmolLM2 in bf16."""
+    big, _, big_source = load_smollm2(size, dtype=torch.bfloat16, device="cuda", offline=False)
+    big_ids = random_prompt(PROMPT)
+    first = seconds(lambda: generate(big_ids, 1, generator=big))
+    per_step = (seconds(lambda: generate(big_ids, 1 + NEW, generator=big)) - first) / NEW
+    with torch.inference_mode():
+        out = big(big_ids, use_cache=True, logits_to_keep=1)
+    cache = out.cache if hasattr(out, "cache") else out.past_key_values
+    measured_per_token = serving.cache_bytes(cache) / PROMPT
+    computed = serving.kv_cache_bytes(big.config, 1, dtype_bytes=2)
+    assert measured_per_token == computed, (measured_per_token, computed)
+    say(
+        "{s}: TTFT {a:,.1f} ms, TPOT {b:,.1f} ms; KV cache {c:,} bytes per token ({r:,.1f}× "
+        "SmolLM2-135M's in bf16)",
+        "{s}: TTFT {a:,.1f} ms, TPOT {b:,.1f} ms; KV-Cache {c:,} Bytes pro Token ({r:,.1f}-mal "
+        "so viel wie SmolLM2-135M in bf16)",
+        s=big_source,
+        a=1e3 * first,
+        b=1e3 * per_step,
+        c=computed,
+        r=computed / serving.kv_cache_bytes(config, 1, dtype_bytes=2),
+    )
+    del big, out, cache
+    torch.cuda.empty_cache()
+
+
+if device == "cuda" and hub_reachable():
+    sibling_on_gpu()
+else:
+    say(
+        "skipped: the larger sibling needs a CUDA GPU and the Hugging Face hub",
+        "übersprungen: Das größere Geschwistermodell braucht eine CUDA-GPU und den Hugging-Face-Hub",
+    )
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert ttft > 0 and tpot > 0 and all(r > 0 for pair in rates.values() for r in pair)
