@@ -753,10 +753,7 @@ for ax, key, form, label in ((axes[0], "MiB", "{v:,.0f}", mib), (axes[1], "ppl",
 axes[1].axvline(rows[0]["ppl"], color="gray", linestyle="--")
 axes[0].invert_yaxis()
 fig.suptitle(
-    text(
-        "SmolLM2-135M: memory and quality per format (dashed: fp32)",
-        "SmolLM2-135M: Speicher und Qualität je Format (gestrichelt: fp32)",
-    )
+    text("SmolLM2-135M per format (dashed: fp32)", "SmolLM2-135M je Format (gestrichelt: fp32)")
 )
 fig.tight_layout()
 plt.show()
