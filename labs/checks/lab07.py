@@ -144,7 +144,7 @@ LORA_LAYER = Mistakes(
     Mistake(
         "ignores_base",
         "The layer does not use base as it is: call self.base(x), don't copy its weights.",
-        "Die Schicht nutzt base nicht, wie es ist: Ruf self.base(x) auf, statt seine Gewichte zu "
+        "Die Schicht nutzt base nicht so, wie es ist: Ruf self.base(x) auf, statt seine Gewichte zu "
         "kopieren.",
         when=_scaled(lambda alpha, r: alpha / r, base="stale"),
     ),
@@ -643,8 +643,8 @@ LARGEST_RANK = Mistakes(
         "bytes_4",
         "You counted 4 bytes per trainable parameter, the value alone; training holds its "
         "gradient and Adam's two moments too: 16 bytes.",
-        "Du hast 4 Bytes pro trainierbarem Parameter gezählt, nur den Wert; das Training hält "
-        "auch seinen Gradienten und die zwei Momente von Adam: 16 Bytes.",
+        "Du hast 4 Byte pro trainierbarem Parameter gezählt, nur den Wert; das Training hält "
+        "auch seinen Gradienten und die zwei Momente von Adam: 16 Byte.",
         gives=lambda shapes, layers, budget: _largest(shapes, layers, budget, per_param=4),
     ),
     Mistake(
@@ -665,8 +665,8 @@ LARGEST_RANK = Mistakes(
         "strict",
         "At a budget of exactly {budget:,} bytes, r = {want} fits (equal counts as fitting): use "
         "<=, not <.",
-        "Bei einem Budget von genau {budget:,} Bytes passt r = {want} (Gleichstand zählt als "
-        "passend): Nimm <=, nicht <.",
+        "Bei einem Budget von genau {budget:,} Byte passt r = {want} (genau gleich viel passt "
+        "auch): Nimm <=, nicht <.",
         gives=lambda shapes, layers, budget: _largest(shapes, layers, budget, fits=operator.lt),
     ),
     Mistake(
@@ -683,7 +683,7 @@ LARGEST_RANK = Mistakes(
         "over_budget",
         "r = {got} needs more than the budget of {budget:,} bytes: return the largest rank that "
         "fits ({want}), not the first that does not.",
-        "r = {got} braucht mehr als das Budget von {budget:,} Bytes: Gib den größten Rang zurück, "
+        "r = {got} braucht mehr als das Budget von {budget:,} Byte: Gib den größten Rang zurück, "
         "der passt ({want}), nicht den ersten, der nicht passt.",
         gives=lambda shapes, layers, budget: next(
             (r for r in RANKS if 16 * _adapter_params(shapes, layers, r) > budget), 0
@@ -693,7 +693,7 @@ LARGEST_RANK = Mistakes(
         "wrong",
         "For {layers} blocks and a budget of {budget:,} bytes the largest rank is {want}, not "
         "{got}.",
-        "Für {layers} Blöcke und ein Budget von {budget:,} Bytes ist der größte Rang {want}, "
+        "Für {layers} Blöcke und ein Budget von {budget:,} Byte ist der größte Rang {want}, "
         "nicht {got}.",
     ),
 )

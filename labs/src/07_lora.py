@@ -228,7 +228,8 @@ q4.check(merge_weight)
 # %% [markdown] lang="de"
 # Jetzt entscheide, mit deinem `LoRALinear` aus q1 und deinem `merge_weight` aus q4 auf diesem
 # Gerät: Ist ein eingerechnetes `nn.Linear` schneller als Basis plus Adapter, und liefert es
-# dieselbe Ausgabe? Die Zelle misst beide an einer 1024 × 1024-Schicht mit Rang 16 und 256 Tokens.
+# dieselbe Ausgabe? Die Zelle misst beide an einer Schicht von 1024 × 1024 mit Rang 16 und
+# 256 Tokens.
 
 # %%
 from utils.i18n import say, text
@@ -294,8 +295,8 @@ else:
 # schmaler als q sein kann), `layers` die Zahl der Blöcke. Einen Adapter zu trainieren kostet
 # 16 Byte pro trainierbarem Parameter (sein fp32-Wert, sein Gradient und die zwei Momente von
 # Adam). Gib den größten Rang `r` aus 1, 2, 4, …, 256 zurück, dessen Adapter auf allen Zielschichten
-# aller Blöcke in `budget_bytes` passen (Gleichstand zählt als passend), oder 0, wenn nicht einmal
-# r = 1 passt. (α folgt dann meist r, z. B. α = 2r.)
+# aller Blöcke in `budget_bytes` passen (genau gleich viel passt auch), oder 0, wenn nicht
+# einmal r = 1 passt. (α folgt dann meist r, z. B. α = 2r.)
 
 
 # %%

@@ -179,11 +179,11 @@ q3.check(cost_per_million)
 
 # %% [markdown] lang="de"
 # Jetzt entscheide, mit deinem `cost_per_million` und einem auf diesem Gerät gemessenen
-# Durchsatz: Wäre das Ausliefern von dieser Maschine billiger als die API oben? Ein Token zu
-# erzeugen liest jedes Gewicht einmal, also misst die Zelle einen Durchlauf über die Gewichte
-# eines Ersatzmodells (25 Mio. Parameter in float32, 100 MB) und nimmt ihn als Zeit eines
-# Tokens. Trag ein, was dich eine Stunde dieser Maschine kostet (der Preis einer Cloud-VM oder
-# Strom und Verschleiß deines Laptops).
+# Durchsatz: Wäre es billiger, Tokens auf dieser Maschine zu erzeugen, als sie bei der API oben
+# zu kaufen? Ein Token zu erzeugen liest jedes Gewicht einmal, also misst die Zelle einen
+# Durchlauf über die Gewichte eines Ersatzmodells (25 Mio. Parameter in float32, 100 MB) und nimmt
+# ihn als Zeit eines Tokens. Trag ein, was dich eine Stunde dieser Maschine kostet (der Preis
+# einer Cloud-VM oder Strom und Verschleiß deines Laptops).
 
 # %%
 import torch
