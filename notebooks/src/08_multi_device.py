@@ -102,9 +102,10 @@ import torch
 
 import utils
 from utils.memory.fit import BYTES, DEVICE_MEMORY, fit
-from utils.parallel import sharding
+from utils.parallel import pictures, sharding
 from utils.platform import hardware, profiles, runtime
 from utils.platform.chips import pcie_gbs
+from utils.predict import reveal
 from utils.units import GIB
 
 hw = hardware.detect()
@@ -280,21 +281,45 @@ for col, (name, grids) in enumerate(strategies.items()):
         if row == 0:
             ax.set_title(name, fontsize=11)
             ax.set_xlabel(
-                text("each layer's parameters, gradients,\nAdam moments",
-                     "Parameter, Gradienten, Adam-Momente\njeder Schicht"), fontsize=8,
-            )  # fmt: skip
+                text(
+                    "each layer's parameters, gradients,\nAdam moments",
+                    "Parameter, Gradienten, Adam-Momente\njeder Schicht",
+                ),
+                fontsize=8,
+            )
         else:
             ax.set_xlabel(text("batch (examples)", "Batch (Beispiele)"), fontsize=8)
-            ax.text(0.5, -0.42, notes[name], transform=ax.transAxes, ha="center", va="top",
-                    fontsize=8)  # fmt: skip
-axes[0, 0].annotate(text("stores", "speichert"), (-0.3, 0.5), xycoords="axes fraction",
-                    rotation=90, va="center", fontsize=11, weight="bold")  # fmt: skip
-axes[1, 0].annotate(text("computes", "rechnet"), (-0.3, 0.5), xycoords="axes fraction",
-                    rotation=90, va="center", fontsize=11, weight="bold")  # fmt: skip
+            ax.text(
+                0.5, -0.42, notes[name], transform=ax.transAxes, ha="center", va="top", fontsize=8
+            )
+axes[0, 0].annotate(
+    text("stores", "speichert"),
+    (-0.3, 0.5),
+    xycoords="axes fraction",
+    rotation=90,
+    va="center",
+    fontsize=11,
+    weight="bold",
+)
+axes[1, 0].annotate(
+    text("computes", "rechnet"),
+    (-0.3, 0.5),
+    xycoords="axes fraction",
+    rotation=90,
+    va="center",
+    fontsize=11,
+    weight="bold",
+)
 handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in palette]
 legend = [text("device {i}", "Gerät {i}", i=i) for i in range(devices_n)]
-fig.legend(handles, [*legend, text("every device", "jedes Gerät")], loc="lower center",
-           ncol=devices_n + 1, fontsize=9, frameon=False)  # fmt: skip
+fig.legend(
+    handles,
+    [*legend, text("every device", "jedes Gerät")],
+    loc="lower center",
+    ncol=devices_n + 1,
+    fontsize=9,
+    frameon=False,
+)
 fig.suptitle(
     text(
         "What each kind of parallelism splits, on 4 devices (colour = device)",
@@ -316,11 +341,52 @@ for name, (stored, _) in strategies.items():
         p=100 * share[0],
     )
     assert np.allclose(share, share[0])
-pictures = [np.stack(grids) for grids in strategies.values()]
-assert all(not np.array_equal(a, b) for i, a in enumerate(pictures) for b in pictures[i + 1 :])
+panels = [np.stack(grids) for grids in strategies.values()]
+assert all(not np.array_equal(a, b) for i, a in enumerate(panels) for b in panels[i + 1 :])
 fsdp = strategies["FSDP / ZeRO-3"]
 assert all(sorted(np.unique(row)) == list(range(devices_n)) for row in fsdp[0])
 assert np.array_equal(fsdp[1], next(iter(strategies.values()))[1])
+
+# %% [markdown] lang="en"
+# The same four ways in bytes: what device 0 holds when 4 devices train Llama-3-8B with AdamW in
+# mixed precision (a batch of 8 sequences of 2,048 tokens), computed part by part with lesson
+# 03's fit calculator (`utils/parallel/pictures.py` says what each strategy splits).
+
+# %% [markdown] lang="de"
+# Dieselben vier Arten in Bytes: was Gerät 0 hält, wenn 4 Geräte Llama-3-8B mit AdamW in Mixed
+# Precision trainieren (ein Batch aus 8 Folgen zu 2.048 Tokens), Teil für Teil mit dem Rechner aus
+# Lektion 03 berechnet (`utils/parallel/pictures.py` sagt, was jede Strategie aufteilt).
+
+# %%
+held = pictures.per_device("Llama-3-8B", devices=4, batch=8, seq=2048)
+h100 = DEVICE_MEMORY["H100"]
+pictures.draw_memory(
+    held,
+    h100,
+    text("one H100: {g:.0f} GiB", "eine H100: {g:.0f} GiB", g=h100 / GIB),
+    text(
+        "Llama-3-8B, AdamW, mixed precision, 4 devices",
+        "Llama-3-8B, AdamW, Mixed Precision, 4 Geräte",
+    ),
+)
+plt.show()
+totals = {name: sum(parts.values()) for name, parts in held.items()}
+# en: FSDP and the pipeline split the states alike but keep different things whole
+# de: FSDP und die Pipeline teilen die Zustände gleich, behalten aber Verschiedenes ganz
+assert held["fsdp"] != held["pp"] and totals["ddp"] < totals["single"]
+
+# %% [markdown] lang="en"
+# Data parallelism only splits the activations; the three others also split the 16 bytes per
+# parameter. FSDP and the pipeline end up close, for different reasons: FSDP briefly holds one
+# gathered layer, the pipeline's first stage holds the embedding; tensor parallelism keeps the
+# inputs of its split layers whole on every device, so its activations shrink least.
+
+# %% [markdown] lang="de"
+# Datenparallelität teilt nur die Aktivierungen; die drei anderen teilen auch die 16 Bytes pro
+# Parameter. FSDP und die Pipeline landen nah beieinander, aus verschiedenen Gründen: FSDP hält kurz
+# eine eingesammelte Schicht, die erste Stufe der Pipeline hält das Embedding; Tensorparallelität
+# behält die Eingaben ihrer geteilten Schichten auf jedem Gerät ganz, deshalb schrumpfen ihre
+# Aktivierungen am wenigsten.
 
 # %% [markdown] lang="en"
 # Read the picture by columns. **DDP** stores everything on every device (grey) and splits the
@@ -337,7 +403,11 @@ assert np.array_equal(fsdp[1], next(iter(strategies.values()))[1])
 # N chunks around a ring: N−1 steps of reduce-scatter (each device ends with the sum of one chunk),
 # then N−1 steps of all-gather (everybody gets every summed chunk). Each step sends one chunk of
 # size/N, so each device sends **2(N−1)/N of the array**, nearly 2× for large N, independent of N.
-# The time is that divided by the link's bandwidth:
+# The time is that divided by the link's bandwidth.
+#
+# **Predict first:** 8 devices average a 7B model's bf16 gradients (14 GB) with a ring
+# all-reduce. How many GB does each device send, and how many seconds does that take over the
+# PCIe link of two T4s (about 16 GB/s one way)?
 
 # %% [markdown] lang="de"
 # Lies das Bild spaltenweise. **DDP** speichert alles auf jedem Gerät (grau) und teilt den Batch.
@@ -356,7 +426,16 @@ assert np.array_equal(fsdp[1], next(iter(strategies.values()))[1])
 # die Summe eines Stücks), dann N−1 Schritte All-Gather (alle bekommen jedes summierte Stück). Jeder
 # Schritt sendet ein Stück, ein N-tel des Arrays; also sendet jedes Gerät **2(N−1)/N des Arrays**,
 # für großes N fast das Doppelte, nahezu unabhängig von N. Die Zeit ist das geteilt durch die
-# Bandbreite der Verbindung:
+# Bandbreite der Verbindung.
+#
+# **Erst vorhersagen:** 8 Geräte mitteln die bf16-Gradienten eines 7B-Modells (14 GB) per
+# Ring-All-Reduce. Wie viele GB sendet jedes Gerät, und wie viele Sekunden dauert das über die
+# PCIe-Verbindung zweier T4 (etwa 16 GB/s in eine Richtung)?
+
+
+# %%
+my_gb_sent = None  # en: GB each device sends | de: GB, die jedes Gerät sendet
+my_seconds = None  # en: seconds over PCIe | de: Sekunden über PCIe
 
 
 # %%
@@ -396,6 +475,18 @@ for link, gbs in links.items():
         s=ring_allreduce_bytes(gradient_bytes, 8) / (gbs * 1e9),
     )
 assert ring_allreduce_bytes(100, 1) == 0 and ring_allreduce_bytes(100, 2) == 100
+pcie = links["2× T4, PCIe Gen3 x16"]
+reveal(my_gb_sent, ring_allreduce_bytes(gradient_bytes, 8) / 1e9, unit="GB")
+reveal(my_seconds, ring_allreduce_bytes(gradient_bytes, 8) / (pcie * 1e9), unit="s")
+
+# en: the algorithm, simulated: which partial sums each device holds after each step
+# de: der Algorithmus, simuliert: welche Teilsummen jedes Gerät nach jedem Schritt hält
+pictures.draw_ring(4)
+plt.show()
+ring_states, ring_sends = pictures.ring_allreduce(4)
+chunks_sent = sum(1 for step in ring_sends for src, _, _ in step if src == 0)
+assert chunks_sent / 4 == ring_allreduce_bytes(1, 4)
+assert all(len(chunk) == 4 for row in ring_states[-1] for chunk in row)
 
 # en: FSDP: all-gather the 16-bit weights in forward and again in backward, reduce-scatter the
 # en: gradients; each of the three sends (N-1)/N of the array (ZeRO, arXiv:1910.02054, §7)
@@ -450,9 +541,19 @@ backend = "nccl" if torch.cuda.device_count() >= 2 else "gloo"
 
 def torchrun(processes: int, *options: str) -> dict:
     out = Path(tempfile.mkdtemp()) / "result.json"
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               f"--nproc_per_node={processes}", str(SCRIPT), "--out", str(out),
-               "--backend", backend, *options]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={processes}",
+        str(SCRIPT),
+        "--out",
+        str(out),
+        "--backend",
+        backend,
+        *options,
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     subprocess.run(command, check=True, timeout=300, env=env, capture_output=True, text=True)
     return json.loads(out.read_text())
