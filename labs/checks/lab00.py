@@ -116,7 +116,7 @@ DEVICE = Mistakes(
         "Right on this machine, but on a machine with {machine} your function would still pick "
         "'cpu'. Don't write the answer down: ask torch (torch.cuda.is_available()).",
         "Auf dieser Maschine richtig, aber auf einer Maschine mit {machine} würde deine Funktion "
-        "trotzdem 'cpu' wählen. Schreib die Antwort nicht fest hin: Frag torch "
+        "trotzdem 'cpu' wählen. Schreib die Antwort nicht fest in den Code: Frag torch "
         "(torch.cuda.is_available()).",
     ),
     Mistake(

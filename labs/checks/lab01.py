@@ -31,7 +31,7 @@ BATCHED = Mistakes(
     Mistake(
         "no_batch",
         "You counted one matmul: there are b of them.",
-        "Du hast eine Matmul gezählt: Es sind b Stück.",
+        "Du hast nur eine Matmul gezählt, es sind aber b.",
         gives=lambda b, m, k, n, **_: 2 * m * k * n,
     ),
     Mistake(
@@ -51,15 +51,15 @@ BATCHED = Mistakes(
         "exact_adds",
         "You counted k - 1 additions per output. That is exact, but FLOP counts (and every data "
         "sheet) use 2·m·k·n per matmul: k multiplications and k additions.",
-        "Du hast k - 1 Additionen pro Ergebnis gezählt. Das ist genau, aber FLOP-Zahlen (und "
+        "Du hast k − 1 Additionen pro Ergebnis gezählt. Das ist genau, aber FLOP-Zahlen (und "
         "jedes Datenblatt) rechnen 2·m·k·n pro Matmul: k Multiplikationen und k Additionen.",
         gives=lambda b, m, k, n, **_: b * m * n * (2 * k - 1),
     ),
     Mistake(
         "overflow",
         "Your number overflowed a 32-bit integer. Compute with Python ints (or int64).",
-        "Deine Zahl ist übergelaufen: Sie passt nicht in einen 32-Bit-Integer. Rechne mit "
-        "Python-ints (oder int64).",
+        "Deine Zahl ist übergelaufen: Sie passt nicht in eine 32-Bit-Ganzzahl. Rechne mit "
+        "Pythons int (oder mit int64).",
         gives=lambda want, **_: _int32(want),
     ),
     Mistake("wrong", "", ""),
@@ -160,8 +160,8 @@ TIMER = Mistakes(
         "no_calls",
         "Your timer never calls fn(), so it cannot measure it (it says {ms:.3f} ms, a call takes "
         "{call_ms:.1f} ms).",
-        "Dein Timer ruft fn() nie auf, also kann er es nicht messen (er meldet {ms:.3f} ms, ein "
-        "Aufruf dauert {call_ms:.1f} ms).",
+        "Dein Timer ruft fn() nie auf und kann den Aufruf also nicht messen (er meldet "
+        "{ms:.3f} ms, ein Aufruf dauert {call_ms:.1f} ms).",
         when=lambda got, events, **_: "fn" not in events,
     ),
     Mistake(
@@ -214,7 +214,7 @@ TIMER = Mistakes(
         "Your timer says {ms:.1f} ms instead of {call_ms:.1f} ms because it includes the first "
         "call, which compiles. Call fn() once and sync() before you start the clock.",
         "Dein Timer meldet {ms:.1f} ms statt {call_ms:.1f} ms, weil er den ersten Aufruf "
-        "mitmisst, der kompiliert. Ruf fn() einmal auf und sync(), bevor du die Uhr startest.",
+        "mitmisst, der kompiliert. Ruf fn() und sync() einmal auf, bevor du die Uhr startest.",
         when=lambda got, per_call, events, **_: got > per_call and _compile_timed(events),
     ),
     Mistake(
@@ -312,22 +312,22 @@ ACHIEVED = Mistakes(
     Mistake(
         "fraction",
         "The percentage is a fraction: multiply by 100.",
-        "Der Prozentwert ist ein Bruchteil: Nimm ihn mal 100.",
+        "Dein Prozentwert ist ein Anteil zwischen 0 und 1: Multipliziere ihn mit 100.",
         gives=lambda want, **_: (want[0], want[1] / 100),
     ),
     Mistake(
         "sparse_peak",
         "Your percentage is half of what it should be, as against twice the peak: the data "
         "sheet's figure with sparsity is 2× the dense peak. Divide by peak_tflops as given.",
-        "Dein Prozentwert ist halb so groß wie richtig, wie gegen die doppelte Spitzenleistung: "
-        "Die Angabe „mit Sparsity“ im Datenblatt ist das Doppelte der dichten. Teile durch "
-        "peak_tflops, wie übergeben.",
+        "Dein Prozentwert ist halb so groß wie richtig, als hättest du durch die doppelte "
+        "Spitzenleistung geteilt: Die Angabe „mit Sparsity“ im Datenblatt ist das Doppelte der "
+        "dichten. Teile durch peak_tflops, wie übergeben.",
         gives=lambda want, **_: (want[0], want[1] / 2),
     ),
     Mistake(
         "gflops",
         "Your TFLOP/s are 1000× too large: that is GFLOP/s. One TFLOP/s is 10¹² FLOP/s.",
-        "Deine TFLOP/s sind 1000-mal zu groß: Das sind GFLOP/s. Ein TFLOP/s sind 10¹² FLOP/s.",
+        "Deine TFLOP/s sind 1000-mal zu groß: Das sind GFLOP/s. 1 TFLOP/s sind 10¹² FLOP/s.",
         gives=lambda want, **_: [(want[0] * 1e3, want[1]), (want[0] * 1e3, want[1] * 1e3)],
     ),
     Mistake(
@@ -350,7 +350,7 @@ ACHIEVED = Mistakes(
     Mistake(
         "swapped",
         "The two numbers are the wrong way round: return (tflops, percent).",
-        "Die beiden Zahlen sind vertauscht: Gib (tflops, prozent) zurück.",
+        "Die beiden Zahlen sind vertauscht: Gib (tflops, percent) zurück.",
         gives=lambda want, **_: (want[1], want[0]),
     ),
     Mistake(
@@ -433,7 +433,8 @@ CROSSOVER = Mistakes(
         "At size {got} the accelerator was faster, but at {lost} it lost again: a lucky "
         "measurement. Return the size from which it wins at every larger size ({want}).",
         "Bei Größe {got} war der Beschleuniger schneller, aber bei {lost} hat er wieder verloren: "
-        "eine Glücksmessung. Gib die Größe zurück, ab der er bei jeder größeren gewinnt ({want}).",
+        "ein Glückstreffer der Messung. Gib die Größe zurück, ab der er bei jeder größeren "
+        "gewinnt ({want}).",
         when=lambda got, at, wins, **_: at is not None and wins[at] and not all(wins[at:]),
     ),
     Mistake(
@@ -576,14 +577,14 @@ BOUND = Mistakes(
     Mistake(
         "constant",
         "Your function always answers {got!r}; it depends on the operation and the chip.",
-        "Deine Funktion antwortet immer {got!r}; es hängt aber von Operation und Chip ab.",
+        "Deine Funktion antwortet immer {got!r}; die Antwort hängt aber von Operation und Chip ab.",
     ),
     Mistake(
         "at_ridge",
         "Exactly at the ridge point both limits are equal and the answer is 'memory': it is "
         "compute-bound only above it (>, not >=).",
         "Genau am Knickpunkt sind beide Grenzen gleich, und die Antwort ist 'memory': "
-        "Rechengebunden ist sie erst darüber (>, nicht >=).",
+        "Rechengebunden ist eine Operation erst darüber (>, nicht >=).",
     ),
     Mistake(
         "threshold",

@@ -53,7 +53,7 @@ COMPILE_AND_RUN = Mistakes(
         "costs nothing: time jax.jit(f).lower(x).compile() on the fresh function, first, and "
         "return (compile_seconds, run_seconds) in this order.",
         "Deine Kompilierzeit ist {c:.1f} ms, Tracen und Kompilieren haben hier aber "
-        "{low:.1f} ms gedauert (die Funktion der Prüfung schläft {sleep:.1f} ms, während sie "
+        "{low:.1f} ms gedauert (die Funktion der Prüfung pausiert {sleep:.1f} ms, während sie "
         "getract wird). jax.jit(f) allein kompiliert nichts, und nach einem ersten Aufruf "
         "liegt das Programm im Cache, erneutes Kompilieren kostet dann nichts: Miss "
         "jax.jit(f).lower(x).compile() an der frischen Funktion, und zwar zuerst, und gib "
@@ -73,7 +73,7 @@ COMPILE_AND_RUN = Mistakes(
         "includes_compile",
         "Your run time ({r:.1f} ms) was measured over a stretch that includes tracing and "
         "compiling: restart the clock after compiling, and time a run of the compiled program.",
-        "Deine Laufzeit ({r:.1f} ms) wurde über eine Strecke gemessen, die Tracen und "
+        "Deine Laufzeit ({r:.1f} ms) wurde über einen Abschnitt gemessen, der Tracen und "
         "Kompilieren enthält: Starte die Uhr nach dem Kompilieren neu und miss einen Lauf des "
         "kompilierten Programms.",
     ),
@@ -98,7 +98,7 @@ COMPILE_AND_RUN = Mistakes(
         "Your run time is {r:.1f} ms, but the stretch you timed held fewer runs than you "
         "divided by (a run takes about {run:.1f} ms here): divide by the number of runs you "
         "timed.",
-        "Deine Laufzeit ist {r:.1f} ms, die gemessene Strecke enthielt aber weniger Läufe, "
+        "Deine Laufzeit ist {r:.1f} ms, der gemessene Abschnitt enthielt aber weniger Läufe, "
         "als du geteilt hast (ein Lauf dauert hier etwa {run:.1f} ms): Teile durch die Zahl "
         "der gemessenen Läufe.",
     ),
@@ -253,7 +253,7 @@ def q1(compile_and_run, rng):
     return text(
         "Correct! Compiling took {c:.1f} ms (of which {sleep:.1f} ms the check's deliberate "
         "sleep while tracing), one run {r:.1f} ms (a run takes about {run:.1f} ms here now).",
-        "Richtig! Kompilieren dauerte {c:.1f} ms (davon {sleep:.1f} ms der absichtliche Schlaf "
+        "Richtig! Kompilieren dauerte {c:.1f} ms (davon {sleep:.1f} ms die absichtliche Pause "
         "der Prüfung beim Tracen), ein Lauf {r:.1f} ms (ein Lauf dauert hier gerade etwa "
         "{run:.1f} ms).",
         **values,
@@ -308,7 +308,7 @@ VMAP = Mistakes(
         "Right values, but predict ran {k} times, once per example: a Python loop. jax.vmap "
         "traces it once, for the whole batch.",
         "Richtige Werte, aber predict lief {k}-mal, einmal pro Beispiel: eine "
-        "Python-Schleife. jax.vmap tract es einmal, für den ganzen Batch.",
+        "Python-Schleife. jax.vmap tract predict einmal, für den ganzen Batch.",
     ),
     Mistake(
         "sequential",
@@ -346,10 +346,12 @@ def _numbers(value: Any) -> np.ndarray | None:
     "vmap",
     points=2,
     hint=(
-        "jax.vmap(predict, in_axes=(None, 0)) is a new function: None = the same w for every "
-        "example, 0 = map over the rows of xs. Call it with (w, xs).",
-        "jax.vmap(predict, in_axes=(None, 0)) ist eine neue Funktion: None = dasselbe w für "
-        "jedes Beispiel, 0 = über die Zeilen von xs abbilden. Ruf sie mit (w, xs) auf.",
+        "jax.vmap(predict, in_axes=...) makes a new function that takes a whole batch. in_axes "
+        "says for each argument which axis to map over: None for an argument that is the same "
+        "for every example (w), 0 to map over the rows (xs).",
+        "jax.vmap(predict, in_axes=...) macht daraus eine neue Funktion, die einen ganzen Batch "
+        "nimmt. in_axes sagt für jedes Argument, über welche Achse abgebildet wird: None für ein "
+        "Argument, das für jedes Beispiel gleich ist (w), 0 für die Zeilen (xs).",
     ),
 )
 def q2(predict_all, rng):

@@ -88,7 +88,7 @@ KV_MISTAKES = Mistakes(
         "hidden_size",
         "You multiplied the KV heads by the hidden size: a head is hidden_size ÷ "
         "num_attention_heads wide.",
-        "Du hast die KV-Heads mit der Hidden Size multipliziert: Ein Head ist hidden_size ÷ "
+        "Du hast die KV-Heads mit hidden_size multipliziert: Ein Head ist hidden_size ÷ "
         "num_attention_heads breit.",
         gives=lambda want, heads, **_: want * heads,
     ),
@@ -112,8 +112,8 @@ KV_MISTAKES = Mistakes(
     head=(
         "For {layers} layers, {heads} heads, {kv_heads} KV heads, hidden size {hidden} and "
         "{b}-byte values it is {want:,} bytes per token, your function returns {got:,.10g}: ",
-        "Für {layers} Schichten, {heads} Heads, {kv_heads} KV-Heads, Hidden Size {hidden} und "
-        "Werte zu {b} Byte sind es {want:,} Bytes pro Token, deine Funktion liefert {got:,.10g}: ",
+        "Für {layers} Schichten, {heads} Heads, {kv_heads} KV-Heads, hidden_size {hidden} und "
+        "Werte zu {b} Byte sind es {want:,} Byte pro Token, deine Funktion liefert {got:,.10g}: ",
     ),
 )
 
@@ -174,7 +174,7 @@ CONTEXT_MISTAKES = Mistakes(
     Mistake(
         "gb_not_gib",
         "You converted with 10⁹: the memory is given in GiB, one GiB is 2³⁰ bytes.",
-        "Du hast mit 10⁹ umgerechnet: Der Speicher ist in GiB angegeben, ein GiB sind 2³⁰ Bytes.",
+        "Du hast mit 10⁹ umgerechnet: Der Speicher ist in GiB angegeben, ein GiB sind 2³⁰ Byte.",
         gives=lambda memory, weights, kv, batch, **_: _tokens((memory - weights) * 1e9, kv, batch),
     ),
     Mistake(
@@ -195,7 +195,7 @@ CONTEXT_MISTAKES = Mistakes(
         "off_by_one",
         "One token off: the answer is the largest context whose cache still fits, "
         "memory used ≤ memory free.",
-        "Ein Token daneben: Gesucht ist der längste Kontext, dessen Cache noch passt, belegter "
+        "Um ein Token daneben: Gesucht ist der längste Kontext, dessen Cache noch passt, belegter "
         "Speicher ≤ freier Speicher.",
         gives=lambda want, **_: [want - 1, want + 1],
         rel_tol=1e-12,
@@ -209,7 +209,7 @@ CONTEXT_MISTAKES = Mistakes(
         "For {memory} GiB of memory, {weights:,.4f} GiB of weights, {kv:,} bytes per token and a "
         "batch of {batch} the longest context is {want:,} tokens, your function returns "
         "{got:,.10g}: ",
-        "Für {memory} GiB Speicher, {weights:,.4f} GiB Gewichte, {kv:,} Bytes pro Token und einen "
+        "Für {memory} GiB Speicher, {weights:,.4f} GiB Gewichte, {kv:,} Byte pro Token und einen "
         "Batch von {batch} ist der längste Kontext {want:,} Tokens, deine Funktion liefert "
         "{got:,.10g}: ",
     ),
@@ -386,7 +386,7 @@ BATCH_MISTAKES = Mistakes(
     Mistake(
         "units",
         "Mind the units: TFLOP/s are 10¹² FLOP/s, GB/s are 10⁹ bytes per second.",
-        "Achte auf die Einheiten: TFLOP/s sind 10¹² FLOP/s, GB/s sind 10⁹ Bytes pro Sekunde.",
+        "Achte auf die Einheiten: TFLOP/s sind 10¹² FLOP/s, GB/s sind 10⁹ Byte pro Sekunde.",
         gives=lambda x, **_: _batch_slips(x * 1e3) + _batch_slips(x / 1e3),
     ),
     Mistake(
@@ -400,7 +400,7 @@ BATCH_MISTAKES = Mistakes(
     head=(
         "For {params:,.0f} parameters of {b} bytes, {peak:,.1f} TFLOP/s and {bandwidth:,} GB/s "
         "the batch size is {want:,}, your function returns {got:,.10g}: ",
-        "Für {params:,.0f} Parameter zu {b} Bytes, {peak:,.1f} TFLOP/s und {bandwidth:,} GB/s ist "
+        "Für {params:,.0f} Parameter zu {b} Byte, {peak:,.1f} TFLOP/s und {bandwidth:,} GB/s ist "
         "die Batchgröße {want:,}, deine Funktion liefert {got:,.10g}: ",
     ),
 )
@@ -440,8 +440,8 @@ def q4(compute_bound_batch, rng):
     BATCH_MISTAKES.diagnose(failures)
     return text(
         "Correct! Below this batch a bigger batch is nearly free: the weights are read anyway.",
-        "Richtig! Unter diesem Batch kostet ein größerer Batch fast nichts: Die Gewichte werden "
-        "ohnehin gelesen.",
+        "Richtig! Unterhalb dieser Batchgröße kostet ein größerer Batch fast nichts: Die Gewichte "
+        "werden ohnehin gelesen.",
     )
 
 

@@ -44,7 +44,8 @@
 # **So funktioniert ein Lab.** Jede Aufgabe hat eine Zelle mit `# DEIN CODE HIER` und einer Lücke
 # `____`. Ersetze die Lücke durch deinen Code und führe die Zelle aus: Ihre letzte Zeile,
 # `q1.check(...)`, probiert deinen Code mit frischen Zufallseingaben aus und meldet *bestanden* oder
-# was noch nicht stimmt. Du hängst fest? `q1.hint()` gibt einen Tipp, `q1.solution()` die Lösung.
+# was noch nicht stimmt. Kommst du nicht weiter? `q1.hint()` gibt einen Tipp, `q1.solution()` die
+# Lösung.
 # Die letzte Zelle zeigt deine Punkte. Nichts davon verlässt dieses Notebook.
 #
 # Führe die Setup-Zelle aus und danach die beiden Zellen darunter (die zweite lädt die Prüfungen
@@ -91,8 +92,9 @@ lab.ready()
 # welcher Maschine es auch läuft*: eine NVIDIA-GPU, wenn es eine gibt, sonst die GPU des Macs, sonst
 # die CPU. Gib den Namen (`"cuda"`) oder ein `torch.device` zurück.
 #
-# Die Prüfung vergleicht deine Antwort mit dem, was torch auf dieser Maschine meldet, und lässt torch
-# danach so tun, als wäre es eine Maschine mit NVIDIA-GPU, ein Mac und eine Maschine ohne beides.
+# Die Prüfung vergleicht deine Antwort mit dem, was torch auf dieser Maschine meldet, und lässt
+# torch danach der Reihe nach so tun, als liefe es auf einer Maschine mit NVIDIA-GPU, auf einem Mac
+# und auf einer Maschine ohne beides.
 
 
 # %%
@@ -198,11 +200,11 @@ q3.check(tensor_gib)
 # ## 4. FLOPs pro Byte
 #
 # Eine GPU rechnet nur so schnell, wie der Speicher die Zahlen liefert. Die *arithmetische
-# Intensität* einer Matrixmultiplikation sind ihre FLOPs geteilt durch die Bytes, die sie zwischen
-# Speicher und Chip bewegt: mindestens A und B einmal lesen und C einmal schreiben. Schreib
-# `matmul_intensity(m, k, n, dtype)`. Das ist ein Vorgriff auf Lektion 01, Abschnitt 8: Eine hohe
-# Intensität heißt, das Rechenwerk des Chips ist die Grenze, eine niedrige, der Speicher ist es; dort
-# zeichnest du die Roofline, die zeigt, wo die Linie dazwischen liegt.
+# Intensität* einer Matrixmultiplikation ist die Zahl ihrer FLOPs geteilt durch die Bytes, die sie
+# zwischen Speicher und Chip bewegt: Sie muss mindestens A und B einmal lesen und C einmal
+# schreiben. Schreib `matmul_intensity(m, k, n, dtype)`. Das ist ein Vorgriff auf Lektion 01,
+# Abschnitt 8: Bei hoher Intensität begrenzt das Rechenwerk des Chips, bei niedriger der Speicher;
+# dort zeichnest du die Roofline, die zeigt, wo die Grenze zwischen beiden verläuft.
 
 
 # %%
@@ -235,11 +237,11 @@ q4.check(matmul_intensity)
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso: `python -m labs.kit.grade` führt
-# dein Notebook von oben nach unten aus und liest diese Tabelle (siehe `labs/README.md`).
+# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso: `python -m labs.kit.grade`
+# führt dein Notebook von oben nach unten aus und liest diese Tabelle (siehe `labs/README.md`).
 #
-# **Weiter:** Lektion 01 misst die Zeit einer Matrixmultiplikation und macht mit der Formel deines
-# `matmul_flops` aus Sekunden FLOP/s; ihre Roofline baut auf der Intensität aus Aufgabe 4 auf.
+# **Weiter:** Lektion 01 misst die Zeit einer Matrixmultiplikation und rechnet sie mit der Formel
+# aus deinem `matmul_flops` in FLOP/s um; ihre Roofline baut auf der Intensität aus Aufgabe 4 auf.
 
 # %%
 lab.score()

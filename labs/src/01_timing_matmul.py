@@ -34,10 +34,10 @@
 # cell shows your score. Run the setup cell and the two cells below it first.
 
 # %% [markdown] lang="de"
-# Fünf Aufgaben zu Lektion 01: FLOPs zählen, ein Timer, der asynchrone Geräte übersteht, FLOP/s und
-# Anteil an der Spitzenleistung, die Größe, ab der ein Beschleuniger gewinnt, und die Roofline-Frage
-# „Rechenleistung oder Speicher?“. Jede Prüfung probiert deinen Code mit frischen Zufallseingaben aus;
-# jeder Fehler bekommt seine eigene Meldung.
+# Fünf Aufgaben zu Lektion 01: FLOPs zählen, ein Timer, der auch bei asynchronen Geräten richtig
+# misst, FLOP/s und Anteil an der Spitzenleistung, die Größe, ab der ein Beschleuniger gewinnt, und
+# die Roofline-Frage „Rechenleistung oder Speicher?“. Jede Prüfung probiert deinen Code mit frischen
+# Zufallseingaben aus; jeder typische Fehler bekommt seine eigene Meldung.
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
 # helfen; die letzte Zelle zeigt deine Punkte. Führe zuerst die Setup-Zelle und die beiden Zellen
@@ -51,7 +51,7 @@ from utils.i18n import say
 from utils.sim.asyncsim import SimulatedAccelerator  # noqa: F401
 
 # en: SimulatedAccelerator is there for you to try your timer on; ____ is the blank you replace.
-# de: Mit SimulatedAccelerator kannst du deinen Timer ausprobieren; ____ ist die Lücke, die du ersetzt.
+# de: Mit SimulatedAccelerator probierst du deinen Timer aus; ____ ist die Lücke, die du ersetzt.
 clock = time.get_clock_info("perf_counter")
 say(
     "time.perf_counter reads {name}, resolution {resolution:.0e} s",
@@ -107,10 +107,11 @@ q1.check(batched_matmul_flops)
 # ## 2. Ein Timer für asynchrone Geräte
 #
 # `SimulatedAccelerator` verhält sich wie eine GPU: `device.matmul()` reiht die Arbeit nur ein und
-# kehrt sofort zurück; `device.synchronize()` wartet, bis alles Eingereihte fertig ist; und der erste
-# Aufruf kompiliert. Schreib `time_per_call(fn, sync, repeats=20)`, das die Sekunden für einen Aufruf
-# von `fn` zurückgibt. Probier ihn zuerst selbst aus: `device = SimulatedAccelerator(seconds_per_call=0.003)`,
-# dann sollte `time_per_call(device.matmul, device.synchronize)` etwa 0,003 ergeben.
+# kehrt sofort zurück; `device.synchronize()` wartet, bis alles Eingereihte fertig ist; und der
+# erste Aufruf kompiliert. Schreib `time_per_call(fn, sync, repeats=20)`: Die Funktion gibt die Sekunden
+# pro Aufruf von `fn` zurück. Probier deinen Timer zuerst selbst aus: Mit
+# `device = SimulatedAccelerator(seconds_per_call=0.003)` sollte
+# `time_per_call(device.matmul, device.synchronize)` etwa 0,003 ergeben.
 
 
 # %%
@@ -125,7 +126,9 @@ def time_per_call(fn, sync, repeats=20):
     start = time.perf_counter()
     for _ in range(repeats):
         fn()
-    sync()  # en: wait until the queued work is done | de: warten, bis die eingereihte Arbeit fertig ist
+    # en: wait until the queued work is done
+    # de: warten, bis die eingereihte Arbeit fertig ist
+    sync()
     return (time.perf_counter() - start) / repeats
     ### END SOLUTION
 
@@ -145,9 +148,9 @@ q2.check(time_per_call)
 # %% [markdown] lang="de"
 # ## 3. TFLOP/s und Anteil an der Spitzenleistung
 #
-# Eine quadratische n×n-Matmul hat `seconds` gedauert. Schreib `achieved(n, seconds, peak_tflops)`,
-# das das Paar `(tflops, percent)` zurückgibt: die erreichten TFLOP/s und ihren Anteil an der
-# Spitzenleistung des Geräts in Prozent.
+# Eine quadratische n×n-Matmul hat `seconds` Sekunden gedauert. Schreib
+# `achieved(n, seconds, peak_tflops)`: Die Funktion gibt das Paar `(tflops, percent)` zurück, die
+# erreichten TFLOP/s und ihren Anteil an der Spitzenleistung des Geräts in Prozent.
 
 
 # %%
@@ -211,10 +214,11 @@ q4.check(crossover)
 # %% [markdown] lang="de"
 # ## 5. Rechen- oder speichergebunden?
 #
-# Eine Operation rechnet `flops` FLOPs und bewegt `bytes_moved` Bytes, auf einem Chip mit `peak_flops`
-# FLOP/s und `bandwidth` Byte/s. Schreib `bound(...)`, das `"compute"` oder `"memory"` zurückgibt:
-# welche der beiden Grenzen seine Geschwindigkeit bestimmt (Lektion 01, Abschnitt 8). Genau am
-# Knickpunkt sind beide Grenzen gleich: Antworte dort `"memory"`, rechengebunden ist sie erst darüber.
+# Eine Operation führt `flops` FLOPs aus und bewegt `bytes_moved` Byte, auf einem Chip mit
+# `peak_flops` FLOP/s und `bandwidth` Byte/s. Schreib `bound(...)`: Die Funktion gibt `"compute"`
+# oder `"memory"` zurück, je nachdem, welche der beiden Grenzen die Geschwindigkeit der Operation
+# bestimmt (Lektion 01, Abschnitt 8). Genau am Knickpunkt sind beide Grenzen gleich: Antworte dort
+# `"memory"`; rechengebunden ist die Operation erst darüber.
 
 
 # %%

@@ -35,9 +35,9 @@
 # cell shows your score. Run the setup cell and the two cells below it first.
 
 # %% [markdown] lang="de"
-# Zwei Aufgaben zu Lektion 04: Kompilieren und Ausführen getrennt messen, und eine Funktion mit
+# Zwei Aufgaben zu Lektion 04: Kompilieren und Ausführen getrennt messen und eine Funktion mit
 # `vmap` auf Batches erweitern (und sehen, wie viel schneller das ist als eine Python-Schleife).
-# Arrays auf mehrere Geräte verteilen ist Lab 08.
+# Wie du Arrays auf mehrere Geräte verteilst, zeigt Lab 08.
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
 # helfen; die letzte Zelle zeigt deine Punkte. Führe zuerst die Setup-Zelle und die beiden Zellen
@@ -81,12 +81,13 @@ lab.ready()
 #
 # Schreib `compile_and_run(f, x)`: Gib `(compile_seconds, run_seconds)` zurück, die Zeit, um
 # `jax.jit(f)` für `x` zu tracen und zu kompilieren, und die Zeit eines Laufs des kompilierten
-# Programms. Die Prüfung gibt dir eine Funktion, die beim Tracing kurz schläft (Kompilieren dauert also
-# mindestens eine bekannte Zeit) und dann etwa 30 ms rechnet. Zwei Fallen warten: `jax.jit(f)` allein
-# kompiliert nichts, und ein Aufruf kehrt zurück, bevor seine Arbeit erledigt ist. Miss mit
-# `time.perf_counter()` (oder `time.monotonic()`, `time.time()`, ihren `_ns`-Formen, `timeit`): Die
-# Prüfung merkt sich, wann du die Uhr abliest, und ermittelt daraus, welche Strecke deiner Funktion
-# jede Zahl gemessen hat. So urteilt sie auf einem ausgelasteten Rechner genauso wie auf einem freien.
+# Programms. Die Prüfung gibt dir eine Funktion, die beim Tracen kurz pausiert (das Kompilieren
+# dauert also mindestens eine bekannte Zeit) und dann etwa 30 ms rechnet. Zwei Fallen lauern:
+# `jax.jit(f)` allein kompiliert nichts, und ein Aufruf kehrt zurück, bevor seine Arbeit erledigt
+# ist. Miss mit `time.perf_counter()` (oder `time.monotonic()`, `time.time()`, ihren `_ns`-Formen,
+# `timeit`): Die Prüfung merkt sich, wann du die Uhr abliest, und ermittelt daraus, welchen
+# Abschnitt deiner Funktion jede Zahl misst. So urteilt sie auf einem ausgelasteten Rechner genauso
+# wie auf einem freien.
 
 # %%
 import time
@@ -162,16 +163,17 @@ q2.check(predict_all)
 
 # %% [markdown] lang="de"
 # Wie viel schneller ist das? Sobald q2 bestanden ist, misst die Zelle unten dein `predict_all`
-# (gejittet) gegen eine Python-Schleife, die ein gejittetes `predict` einmal pro Beispiel aufruft, über
-# dieselben 256 Beispiele, mit dem Timer des Kurses. Zwei Details machen den Vergleich fair:
+# (gejittet) gegen eine Python-Schleife, die ein gejittetes `predict` einmal pro Beispiel aufruft,
+# über dieselben 256 Beispiele und mit dem Timer des Kurses. Zwei Details machen den Vergleich fair:
 #
-# - `for x in xs` über ein JAX-Array ist selbst eine JAX-Operation: Beim ersten Mal kompiliert JAX das
-#   Zerlegen von `xs` in Zeilen („unstack“); das dauert Sekunden und landete im ersten Aufruf der
-#   Schleife. Die Zelle zerlegt `xs` einmal, ohne Uhr, und die Schleife läuft über die Liste der
-#   Zeilen.
-# - Ein Aufruf der Schleife sind 256 Dispatches und dauert Millisekunden; der Timer braucht deshalb
-#   nur einen Aufruf pro gemessenem Block („× 1 Aufruf“). Die vmap-Fassung ist ein Dispatch und packt
-#   viele Aufrufe in einen Block. Vergleiche die Mediane pro Aufruf, nicht die Anzahlen.
+# - `for x in xs` über ein JAX-Array ist selbst eine JAX-Operation: Beim ersten Mal kompiliert JAX
+#   das Zerlegen von `xs` in Zeilen („unstack“); das dauert Sekunden und fiele in den ersten
+#   gemessenen Aufruf der Schleife. Die Zelle zerlegt `xs` deshalb einmal ohne Uhr, und die Schleife
+#   läuft über die Liste der Zeilen.
+# - Ein Aufruf der Schleife besteht aus 256 Dispatches und dauert Millisekunden; der Timer braucht
+#   deshalb nur einen Aufruf pro gemessenem Block („× 1 Aufruf“). Die vmap-Fassung ist ein einziger
+#   Dispatch; der Timer packt viele ihrer Aufrufe in einen Block. Vergleiche die Mediane pro Aufruf,
+#   nicht die Anzahlen.
 
 # %%
 from labs.kit import PASSED
@@ -216,8 +218,8 @@ else:
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso: `python -m labs.kit.grade` führt
-# dein Notebook von oben nach unten aus und liest diese Tabelle (siehe `labs/README.md`).
+# Führe die Zelle unten aus. Trainerinnen und Trainer bewerten genauso: `python -m labs.kit.grade`
+# führt dein Notebook von oben nach unten aus und liest diese Tabelle (siehe `labs/README.md`).
 #
 # **Weiter:** Lektion 05 trainiert ein Modell von Anfang bis Ende auf einem Beschleuniger; Lab 08
 # verteilt Arrays auf 8 Geräte.

@@ -95,8 +95,8 @@ lab.ready()
 # Value-Vektor pro KV-Head. Bei Grouped-Query Attention teilen sich mehrere Attention-Heads einen
 # KV-Head, `num_key_value_heads` ist also kleiner als `num_attention_heads`; ein Head ist
 # `hidden_size ÷ num_attention_heads` Werte breit. Schreib `kv_bytes_per_token(config,
-# dtype_bytes)`: die Bytes, um die der Cache pro Token wächst, bei Werten zu `dtype_bytes` Bytes
-# (1 für fp8, 2 für bf16, 4 für fp32). `config` ist ein Dict mit den vier Feldern von oben.
+# dtype_bytes)`: die Bytes, um die der Cache pro Token wächst, wenn jeder Wert `dtype_bytes` Byte
+# belegt (1 für fp8, 2 für bf16, 4 für fp32). `config` ist ein Dict mit den vier Feldern von oben.
 
 
 # %%
@@ -128,10 +128,10 @@ q1.check(kv_bytes_per_token)
 # ## 2. Der längste Kontext, der passt
 #
 # Eine GPU hat `memory_gib` GiB; die Gewichte belegen `weights_gib` GiB davon, und der Rest nimmt
-# den KV-Cache von `batch` Sequenzen auf, die jede um `kv_bytes_per_token` Bytes pro Token wachsen
-# (Aktivierungen und andere Puffer lassen wir hier weg). Schreib `max_context(memory_gib,
-# weights_gib, kv_bytes_per_token, batch)`: die meisten Tokens pro Sequenz, die Platz haben, als
-# ganze Zahl. Ein Kontext dieser Länge passt, ein Token mehr nicht.
+# den KV-Cache von `batch` Sequenzen auf, von denen jede um `kv_bytes_per_token` Byte pro Token
+# wächst (Aktivierungen und andere Puffer lassen wir hier weg). Schreib `max_context(memory_gib,
+# weights_gib, kv_bytes_per_token, batch)`: die größte Zahl von Tokens pro Sequenz, die Platz hat,
+# als ganze Zahl. Ein Kontext dieser Länge passt, einer mit einem Token mehr nicht.
 
 
 # %%
@@ -196,7 +196,7 @@ q3.check(latencies)
 # %% [markdown] lang="de"
 # ## 4. Wo Decoding nicht mehr speichergebunden ist
 #
-# Ein Decode-Schritt liest jedes Gewicht einmal, `params × dtype_bytes` Bytes mit `bandwidth_gbs`
+# Ein Decode-Schritt liest jedes Gewicht einmal, `params × dtype_bytes` Byte mit `bandwidth_gbs`
 # GB/s, und rechnet mit jedem Gewicht für jede der `batch` Sequenzen eine Multiplikation und eine
 # Addition, `2 × params × batch` FLOPs mit `peak_tflops` TFLOP/s (den KV-Cache lassen wir weg:
 # kurze Kontexte). Schreib `compute_bound_batch(params, dtype_bytes, peak_tflops, bandwidth_gbs)`:
@@ -240,8 +240,8 @@ q4.check(compute_bound_batch)
 # Sequenz (eine Liste so lang wie der Batch). Schreib `decode_tokens_per_s(model, steps)`: Führ
 # den Prefill aus, dann `steps` Decode-Schritte, und gib die Tokens pro Sekunde zurück, die die
 # Decode-Schritte für den ganzen Batch erzeugt haben, gemessen mit `time.perf_counter()`. Die
-# Prüfung ruft deine Funktion mit einem simulierten Server und einer virtuellen Uhr auf, die
-# Antwort hängt also nicht davon ab, wie beschäftigt dieser Rechner ist.
+# Prüfung ruft deine Funktion mit einem simulierten Server und einer virtuellen Uhr auf; die
+# Antwort hängt also nicht davon ab, wie ausgelastet dieser Rechner ist.
 
 
 # %%
