@@ -104,6 +104,11 @@ def count_right_named(model):
     return torch.tensor(total)
 
 
+def count_like_the_lesson(model):
+    unique = {id(p): p for p in model.parameters()}.values()
+    return sum(p.numel() for p in unique if p.requires_grad)
+
+
 def count_all(model):
     return sum(p.numel() for p in model.parameters())
 
@@ -239,6 +244,11 @@ def merge_right_addmm(W, A, B, alpha, r):
     return torch.addmm(W, B, A, alpha=alpha / r)
 
 
+def merge_like_the_lesson(W, A, B, alpha, r):
+    delta = (alpha / r) * (B.float() @ A.float())  # in float32, then W's dtype
+    return W + delta.to(W.dtype)
+
+
 def merge_numpy(W, A, B, alpha, r):
     return (W + (alpha / r) * (B @ A)).float().numpy()
 
@@ -354,7 +364,7 @@ CASES = {
         raising_line="self.A = nn.Parameter(torch.empty(base.out_features, r).kaiming_uniform_())",
     ),
     (LAB, "count_trainable"): Case(
-        right=[count_right, count_right_named],
+        right=[count_right, count_right_named, count_like_the_lesson],
         wrong=[
             (count_all, "counted_frozen"),
             (count_tensors, "tensors"),
@@ -382,7 +392,7 @@ CASES = {
         raising_line="setattr(model, name, LoRA(model.get_submodule(name), r, alpha))",
     ),
     (LAB, "merge_weight"): Case(
-        right=[merge_right, merge_right_addmm],
+        right=[merge_right, merge_right_addmm, merge_like_the_lesson],
         wrong=[
             (merge_no_scale, "no_scale"),
             (merge_scale_alpha, "scale_alpha"),

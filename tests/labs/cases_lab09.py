@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.labs.labcase import Case
+from utils.workshop import prices
 
 LAB = "09_costs"
 
@@ -17,6 +18,10 @@ def run_cost_hours(flops, peak_tflops, mfu, usd_per_hour):
 def run_cost_numpy(flops, peak_tflops, mfu, usd_per_hour):
     achieved = np.float64(peak_tflops) * 1e12 * np.float64(mfu)
     return np.float64(usd_per_hour) / 3600 * (flops / achieved)
+
+
+def run_cost_like_the_lesson(flops, peak_tflops, mfu, usd_per_hour):
+    return prices.run_cost(flops, peak_tflops, mfu, usd_per_hour)
 
 
 def run_cost_peak(flops, peak_tflops, mfu, usd_per_hour):  # peak instead of achieved FLOP/s
@@ -66,6 +71,12 @@ def break_even_per_token(usd_per_hour, input_price, output_price, input_per_outp
     return monthly / (input_per_output * per_token_in + per_token_out)
 
 
+def break_even_like_the_lesson(usd_per_hour, input_price, output_price, input_per_output):
+    api = prices.ApiPrice("api", "model", input_price, output_price, "2026-11-01", "lab")
+    gpu_month = usd_per_hour * prices.HOURS_PER_MONTH
+    return gpu_month / prices.api_cost(input_per_output, 1, api)
+
+
 def break_even_swapped(usd_per_hour, input_price, output_price, input_per_output):
     return break_even(usd_per_hour, output_price, input_price, input_per_output)
 
@@ -99,6 +110,11 @@ def per_million_monthly(usd_per_hour, tokens_per_s, utilization):
     month = usd_per_hour * 730
     tokens = tokens_per_s * utilization * 730 * 3600
     return month / (tokens / 1e6)
+
+
+def per_million_like_the_lesson(usd_per_hour, tokens_per_s, utilization):
+    monthly = prices.monthly_tokens(tokens_per_s, utilization)
+    return usd_per_hour * prices.HOURS_PER_MONTH / monthly * 1e6
 
 
 def per_million_no_utilization(usd_per_hour, tokens_per_s, utilization):
@@ -220,7 +236,7 @@ def choose_raises(options, memory_gb, hours, budget):
 
 CASES = {
     (LAB, "run_cost"): Case(
-        right=[run_cost_hours, run_cost_numpy],
+        right=[run_cost_hours, run_cost_numpy, run_cost_like_the_lesson],
         wrong=[
             (run_cost_peak, "peak"),
             (run_cost_mfu_times, "mfu_times"),
@@ -235,7 +251,7 @@ CASES = {
         raising_line='return hours * usd_per_hour["on_demand"]',
     ),
     (LAB, "break_even"): Case(
-        right=[break_even, break_even_per_token],
+        right=[break_even, break_even_per_token, break_even_like_the_lesson],
         wrong=[
             (break_even_swapped, "swapped"),
             (break_even_output_only, "output_only"),
@@ -247,7 +263,7 @@ CASES = {
         raising_line="return usd_per_hour * 730 / (per_token - per_token)",
     ),
     (LAB, "self_hosted"): Case(
-        right=[per_million, per_million_monthly],
+        right=[per_million, per_million_monthly, per_million_like_the_lesson],
         wrong=[
             (per_million_no_utilization, "utilization_ignored"),
             (per_million_times_utilization, "utilization_times"),
