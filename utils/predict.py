@@ -38,6 +38,10 @@ class Verdict:
     def close(self) -> bool:
         return self.factor is not None and self.factor <= CLOSE
 
+    def _ipython_display_(self) -> None:
+        """`reveal` has printed the verdict: a cell ending in reveal(...) shows it once, not again
+        as the cell's value (`Verdict(guess=None, answer=72.0, ...)`, English in any language)."""
+
 
 def _as_guess(guess: object) -> float | None:
     if guess is None:

@@ -57,3 +57,12 @@ def test_a_negative_guess_gets_told(capsys):
 def test_the_answer_must_be_a_number():
     with pytest.raises(ValueError, match="measured answer"):
         reveal(1, float("nan"))
+
+
+def test_a_cell_ending_in_reveal_shows_the_verdict_once(capsys):
+    # Bug caught: Jupyter echoed the returned Verdict under the printed sentence.
+    from IPython.core.formatters import DisplayFormatter
+
+    verdict = reveal(None, 72.0, unit="tokens/s")
+    assert "72" in capsys.readouterr().out
+    assert DisplayFormatter().format(verdict) == ({}, {})
