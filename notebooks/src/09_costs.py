@@ -693,7 +693,7 @@ def monthly_costs(size, api_model, gpu, card, utilization):
 def show(size="7B bf16", api_model="gpt-5-mini", gpu="A100 SXM 80 GB", card="RTX 4090",
          utilization=0.5):  # fmt: skip
     lines = monthly_costs(size, api_model, gpu, card, utilization)
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(10, 5))
     for label, cost in lines.items():
         ax.step(tokens, cost, where="post", label=label)
     ax.set_xscale("log")
@@ -703,7 +703,7 @@ def show(size="7B bf16", api_model="gpt-5-mini", gpu="A100 SXM 80 GB", card="RTX
     ax.set_title(
         text("{s}, utilization {u:.0f}%", "{s}, Auslastung {u:.0f} %", s=size, u=100 * utilization)
     )
-    ax.legend(fontsize=8)
+    ax.legend()
     fig.tight_layout()
     plt.show()
     api = next(iter(lines.values()))
