@@ -49,7 +49,7 @@
 
 # %%
 from labs.kit import ____  # noqa: F401
-from utils.i18n import say
+from utils.i18n import say, when
 from utils.workshop import prices
 
 api = {p.model: p for p in prices.api_prices()}["gpt-5-mini"]
@@ -61,7 +61,7 @@ say(
     model=api.model,
     i=api.input_per_m,
     o=api.output_per_m,
-    date=api.date,
+    date=when(api.date),
     source=api.source,
 )
 
