@@ -3,8 +3,8 @@
 #   course:
 #     accelerator: GPU
 #     duration:
-#       cpu: 25
-#       t4: 30
+#       cpu: 35
+#       t4: 35
 #     level: 1
 #     profiles:
 #     - CPU
