@@ -1,18 +1,21 @@
 """Checks of lab 03, precision and memory.
 
-q1 bytes of a tensor per dtype (empty and one-element shapes, 4-bit and 1-byte dtypes on every
-seed); q2 the largest integer a float format holds exactly, for random mantissa widths (always
-fp16's 10 and bf16's 7); q3 a loss-scaling step on gradients that underflow in fp16 (the result
-must be an fp32 tensor, unscaled); q4 GiB of full fine-tuning vs. LoRA (optimizer states,
-gradients, GB vs. GiB each get their own message); q5 the autocast dtype for a device, with
-compute capability 7.5, exactly 8.0 and the CPU on every seed; q6 a 16-bit sum of a large value and
-thousands of terms just below half its gap (float16 and bfloat16 on every seed), within 2 eps of
-the exact float64 sum and a number of the input's format (a running or sorted 16-bit total, the
-mean, no final rounding and the other 16-bit format each get their own message); q7 unscaling and
-clipping one mixed-precision step like GradScaler.unscale_ + clip_grad_norm_, on gradients below
-max_norm but not once scaled, above it (scale 2^16, the bias alone below), tiny, and with inf and
-with nan (clipping first, no or double unscaling, no clipping, per-tensor or summed norms, and each
-wrong skip get their own message).
+q1 bytes of a tensor per dtype, in whole bytes (empty and one-element shapes, an odd int4 count and
+1-byte dtypes on every seed; half bytes, bits and 4 bytes for some dtypes named); q2 the largest
+integer a float format holds exactly, for random mantissa widths (always fp16's 10 and bf16's 7);
+q3 a loss-scaling step on gradients that underflow in fp16 (the result must be an fp32 tensor,
+unscaled); q4 GiB of full fine-tuning vs. LoRA (optimizer states, gradients, GB vs. GiB each get
+their own message); q5 the autocast dtype for a device, with every compute capability the course
+names (7.5, exactly 8.0, 10.0, 12.0) and the CPU on every seed, a comparison as text named; q6 a
+16-bit sum of a large value and thousands of terms just below half its gap, read one at a time from
+an iterator (so a plain sum keeps a 16-bit total) (float16 and bfloat16 on every seed), within 2
+eps of the exact float64 sum and a number of the input's format (a running or sorted 16-bit total,
+the mean, no final rounding and the other 16-bit format each get their own message); q7 unscaling
+and clipping one mixed-precision step like GradScaler.unscale_ + clip_grad_norm_, on gradients
+below max_norm but not once scaled, above it (scale 2^16, the bias alone below), tiny, and with inf
+and with nan (clipping first, no or double unscaling, no clipping, per-tensor or summed norms, and
+each wrong skip get their own message); q8 times one matmul in float32 and in bfloat16 on this
+device (callables the check times too) and names the faster by those numbers.
 
 Each exercise's mistakes are one table (`labs.kit.Mistakes`) above it: key, the slip's value or
 a predicate, the message in both languages.
@@ -26,6 +29,7 @@ import numpy as np
 import torch
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, call, close, to_numpy
+from labs.kit.measured import Timed
 from utils.i18n import text
 
 lab = Lab("03")
@@ -329,11 +333,21 @@ AUTOCAST_MISTAKES = Mistakes(  # in this order: the first slip an answer shows i
         when=lambda got, device, want, **_: device == "cuda" and want == torch.bfloat16,
     ),
     Mistake(
+        "as_text",
+        "Right up to 9.x, wrong from 10.0 on: compare capabilities as numbers (the tuple), not "
+        'as text, where "10.0" sorts before "8.0".',
+        "Richtig bis 9.x, falsch ab 10.0: Vergleiche Capabilities als Zahlen (das Tupel), nicht "
+        'als Text, wo "10.0" vor "8.0" einsortiert wird.',
+    ),
+    Mistake(
         "not_a_dtype",
         "Return a torch dtype such as torch.float16, not {kind}.",
         "Gib einen torch-Datentyp wie torch.float16 zurück, nicht {kind}.",
     ),
 )
+
+
+_CAPABILITIES = [(6, 1), (7, 0), (7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (12, 0)]
 
 
 @lab.exercise(
@@ -347,15 +361,11 @@ AUTOCAST_MISTAKES = Mistakes(  # in this order: the first slip an answer shows i
     ),
 )
 def q5(autocast_dtype, rng):
-    cases = [
-        ("cuda", (7, 5)),
-        ("cuda", (8, 0)),
-        ("cpu", None),
-        ("cuda", (7, 0)),
-        ("cuda", rng.choice([(8, 6), (8, 9), (9, 0), (10, 0)])),
-    ]
+    # en: every capability the course names, the boundary 8.0 and the two-digit ones included
+    # de: jede Capability des Kurses, mit der Grenze 8.0 und den zweistelligen
+    cases = [("cpu", None)] + [("cuda", cc) for cc in _CAPABILITIES]
     rng.shuffle(cases)
-    slips = set()
+    slips, failing = set(), []
     for device, cc in cases:
         got = call(autocast_dtype, device, cc)
         if not isinstance(got, torch.dtype):
@@ -363,6 +373,9 @@ def q5(autocast_dtype, rng):
         want = torch.bfloat16 if device == "cpu" or cc >= (8, 0) else torch.float16
         if got != want:
             slips.update(AUTOCAST_MISTAKES.explaining(got, dict(device=device, want=want)))
+            failing.append(cc)
+    if failing and all(cc is not None and cc >= (10, 0) for cc in failing):
+        raise AUTOCAST_MISTAKES.wrong("as_text")
     for mistake in AUTOCAST_MISTAKES:
         if mistake.key in slips:
             raise AUTOCAST_MISTAKES.wrong(mistake.key)
@@ -458,20 +471,20 @@ SUM_MISTAKES = Mistakes(
     ),
     Mistake(
         "wrong_format",
-        "You rounded to {other}: the result belongs in values.dtype ({dt}), rounded once at "
+        "You rounded to {other}: the result belongs in the values' dtype, {dt}, rounded once at "
         "the end.",
-        "Du hast auf {other} gerundet: Das Ergebnis gehört in values.dtype ({dt}), einmal am "
-        "Ende gerundet.",
+        "Du hast auf {other} gerundet: Das Ergebnis gehört in den Datentyp der Werte, {dt}, "
+        "einmal am Ende gerundet.",
         when=lambda got, values, want, tol, **_: (
             abs(got - _round_to(want, _OTHER[values.dtype])) <= tol
         ),
     ),
     Mistake(
         "not_rounded",  # raised by name: close to the exact sum, but not rounded to dt
-        "Your sum {got:.10g} ({kind}) is no {dt} number: convert the total to values.dtype "
-        "({dt}) once, at the end.",
-        "Deine Summe {got:.10g} ({kind}) ist keine {dt}-Zahl: Wandle sie am Ende einmal in "
-        "values.dtype ({dt}) um.",
+        "Your sum {got:.10g} ({kind}) is no {dt} number: convert the total to the values' "
+        "dtype, {dt}, once, at the end.",
+        "Deine Summe {got:.10g} ({kind}) ist keine {dt}-Zahl: Wandle sie am Ende einmal in den "
+        "Datentyp der Werte um, {dt}.",
     ),
     Mistake(
         "wrong",
@@ -479,8 +492,8 @@ SUM_MISTAKES = Mistakes(
         "Erlaubt sind ±{tol:.3g} (2 eps von {dt} mal die Summe der |Werte|).",
     ),
     head=(
-        "For {n} {dt} values (the first {big}) the exact sum is {want:.6g}, yours {got:.6g}.",
-        "Für {n} {dt}-Werte (der erste {big}) ist die exakte Summe {want:.6g}, deine {got:.6g}.",
+        "For {n:,} {dt} values (the first {big}) the exact sum is {want:.6g}, yours {got:.6g}.",
+        "Für {n:,} {dt}-Werte (der erste {big}) ist die exakte Summe {want:.6g}, deine {got:.6g}.",
     ),
 )
 
@@ -772,4 +785,46 @@ def q7(unscale_and_clip, rng):
         "Richtig! Erst entskalieren, dann die globale Norm clippen und einen Schritt mit inf "
         "oder nan überspringen: Das machen scaler.unscale_(optimizer) + clip_grad_norm_ + "
         "scaler.step.",
+    )
+
+
+# --- q8: which dtype is faster here --------------------------------------------------------------
+
+
+def _matmuls(seed):
+    """The same matmul in float32 and bfloat16 on this notebook's device, long enough per call
+    (repeated on a GPU) that a sum of three calls stands out from one."""
+    cuda = torch.cuda.is_available()
+    device, n, repeats = ("cuda", 1024, 50) if cuda else ("cpu", 512, 1)
+    gen = torch.Generator().manual_seed(seed)
+    a = torch.randn(n, n, generator=gen).to(device)
+    b = a.to(torch.bfloat16)
+
+    def run(x):
+        return lambda: [x @ x for _ in range(repeats)]
+
+    sync = torch.cuda.synchronize if cuda else None
+    return Timed({"float32": run(a), "bfloat16": run(b)}, sync=sync)
+
+
+@lab.exercise(
+    "faster_dtype",
+    points=2,
+    hint=(
+        "Time several calls of each with a wall clock, leave the first one out, and report a "
+        "typical call. The verdict follows from your numbers, not from the rule of q5.",
+        "Miss mehrere Aufrufe von jedem mit einer Wanduhr, lass den ersten weg und gib einen "
+        "typischen Aufruf an. Das Urteil folgt aus deinen Zahlen, nicht aus der Regel von q5.",
+    ),
+)
+def q8(faster_dtype, rng):
+    timed = _matmuls(rng.randrange(10**6))
+    ms, verdict = timed.parts(call(faster_dtype, timed.callables))
+    ms = timed.verify(ms)
+    timed.judge(ms, verdict, min)
+    return text(
+        "Correct! Here a matmul takes {f32:.3g} ms in float32 and {bf16:.3g} ms in bfloat16.",
+        "Richtig! Hier dauert ein Matmul {f32:.3g} ms in float32 und {bf16:.3g} ms in bfloat16.",
+        f32=ms["float32"],
+        bf16=ms["bfloat16"],
     )

@@ -10,7 +10,9 @@ objects with disturbed random generators and compares with the uninterrupted run
 was not restored (optimizer, scheduler, scaler, each RNG, step, data position) has its own key,
 and a save that crashes halfway (`torch.save` made to fail after writing half) must leave the
 previous checkpoint loadable. q4 chooses accumulation steps with targets that fit at once, primes,
-exact multiples and one above the limit on every seed.
+exact multiples and one above the limit on every seed. q5 times a data and a compute phase on this
+device (callables the check times too: seconds, the sum of all calls, too few calls and numbers
+not measured each get their own key) and names the phase that limits the step by those numbers.
 
 Each exercise's mistakes are one table (`labs.kit.Mistakes`) above it: key, the slip's value or
 a predicate, the message in both languages.
@@ -31,6 +33,7 @@ import numpy as np
 import torch
 
 from labs.kit import Lab, Mistake, Mistakes, Wrong, as_number, call, close
+from labs.kit.measured import Timed
 from utils.i18n import text
 
 lab = Lab("05")
@@ -550,3 +553,65 @@ def q4(accumulation_steps, rng):
             failures.append((got, dict(target=target, max_micro=max_micro, want=want)))
     ACCUMULATION_MISTAKES.diagnose(failures)
     return text("Correct!", "Richtig!")
+
+
+# --- q5: where a step's time goes on this device -------------------------------------------------
+
+
+def _step_phases(seed):
+    """A data phase on the CPU (crop, flip, normalise, copy to the device) and a compute phase
+    (forward, backward, optimizer step) on this notebook's device."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    gen = np.random.default_rng(seed)
+    images = gen.random((128, 3, 40, 40), dtype=np.float32)
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(3 * 32 * 32, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10)
+    ).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(64, 3 * 32 * 32, device=device)
+    y = torch.randint(0, 10, (64,), device=device)
+
+    def data():
+        i, j = gen.integers(0, 8, 2)
+        batch = images[:, :, i : i + 32, j : j + 32]
+        batch = np.where(gen.random((128, 1, 1, 1)) < 0.5, batch[..., ::-1], batch)
+        batch = (batch - batch.mean(axis=(2, 3), keepdims=True)) / (
+            batch.std(axis=(2, 3), keepdims=True) + 1e-5
+        )
+        return torch.from_numpy(np.ascontiguousarray(batch)).reshape(128, -1).to(device)
+
+    def compute():
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    sync = torch.cuda.synchronize if device == "cuda" else None
+    return Timed({"data": data, "compute": compute}, sync=sync)
+
+
+@lab.exercise(
+    "time_step",
+    points=2,
+    hint=(
+        "Time several calls of each phase with a wall clock, leave the first one out, and report "
+        "a typical call. Which phase would a faster device not help?",
+        "Miss mehrere Aufrufe jeder Phase mit einer Wanduhr, lass den ersten weg und gib einen "
+        "typischen Aufruf an. Bei welcher Phase hilft ein schnelleres Gerät nicht?",
+    ),
+)
+def q5(time_step, rng):
+    timed = _step_phases(rng.randrange(10**6))
+    ms, verdict = timed.parts(call(time_step, timed.callables))
+    ms = timed.verify(ms)
+    timed.judge(ms, verdict, max)
+    slower = max(ms, key=ms.get)
+    return text(
+        "Correct! Here {slower} limits the step: {data:.3g} ms for the data, {compute:.3g} ms for "
+        "the compute.",
+        "Richtig! Hier begrenzt {slower} den Schritt: {data:.3g} ms für die Daten, {compute:.3g} "
+        "ms für die Rechnung.",
+        slower=slower,
+        data=ms["data"],
+        compute=ms["compute"],
+    )

@@ -11,7 +11,8 @@ last block and odd parameter counts) and names free scales, bits for bytes and o
 q6 picks the smallest block that fits a budget of bits per weight (torch and numpy weights in fp16
 and fp32, budgets exactly on a boundary, shuffled candidates, a budget nothing fits) and names the
 scale in bytes, a forgotten scale, `<` for `<=`, the largest block, a list taken as sorted, one
-scale dtype for all, and a missing None.
+scale dtype for all, and a missing None; q7 times a linear layer with float32 and with int8
+weights on this device (callables the check times too) and names the faster by those numbers.
 
 Each exercise's mistakes are a table (`Mistakes`) next to it: the key, the answer or the sign
 that gives the mistake away, and the message in both languages.
@@ -26,6 +27,7 @@ import textwrap
 import torch
 
 from labs.kit import Lab, LearnerError, Mistake, Mistakes, Wrong, as_number, call, close
+from labs.kit.measured import Timed
 from utils.i18n import text
 
 lab = Lab("06")
@@ -182,18 +184,19 @@ def q1(absmax_int8, rng):
 ZEROPOINT = Mistakes(
     Mistake(
         "range_16",
-        "{bits} bits give levels 0 … {levels}, not 0 … {top}: {top} steps need {top} + 1 levels.",
-        "{bits} Bit ergeben Stufen 0 … {levels}, nicht 0 … {top}: {top} Schritte brauchen "
-        "{top} + 1 Stufen.",
+        "{bits} bits give {top} levels, 0 … {levels}: the range of x spans {levels} steps, not "
+        "{top}.",
+        "{bits} Bit ergeben {top} Stufen, 0 … {levels}: Der Bereich von x umfasst {levels} "
+        "Schritte, nicht {top}.",
     ),
     Mistake(
         "symmetric",
-        "That is a symmetric quantizer: its step is set by max|x| = {top:.3g}, and half its "
-        "levels wait for values that x ({low:.3g} … {high:.3g}) never takes. Spread the range "
-        "min … max over all levels.",
+        "That is a symmetric quantizer: its step is set by max|x| = {top:.3g}, and its levels "
+        "below {low:.3g} stay unused, since x runs from {low:.3g} to {high:.3g}. Spread the "
+        "range min … max over all levels.",
         "Das ist ein symmetrischer Quantisierer: Seine Schrittweite setzt max|x| = {top:.3g}, "
-        "und die Hälfte seiner Stufen wartet auf Werte, die x ({low:.3g} … {high:.3g}) nie "
-        "annimmt. Verteile den Bereich min … max auf alle Stufen.",
+        "und seine Stufen unter {low:.3g} bleiben ungenutzt, denn x reicht von {low:.3g} bis "
+        "{high:.3g}. Verteile den Bereich min … max auf alle Stufen.",
     ),
     Mistake(
         "zero_fraction",
@@ -688,3 +691,51 @@ def _shown(value):
         return as_number(value)
     except Wrong:
         return textwrap.shorten(repr(value), 40, placeholder=" ...")
+
+
+# --- q7: what int8 weights cost in time here -----------------------------------------------------
+
+
+def _linears(seed):
+    """One linear layer with float32 weights and with int8 weights and a scale per row that are
+    turned back into float32 for every call, as without a fused int8 kernel."""
+    cuda = torch.cuda.is_available()
+    device, repeats = ("cuda", 200) if cuda else ("cpu", 1)  # en: ≥ 1 ms a call | de: ≥ 1 ms
+    gen = torch.Generator().manual_seed(seed)
+    w = torch.randn(1024, 1024, generator=gen)
+    scale = w.abs().amax(dim=1, keepdim=True) / 127
+    q, scale, w = torch.round(w / scale).to(torch.int8).to(device), scale.to(device), w.to(device)
+    x = torch.randn(128, 1024, generator=gen).to(device)
+
+    def run(weight):
+        return lambda: [x @ weight().T for _ in range(repeats)]
+
+    sync = torch.cuda.synchronize if cuda else None
+    work = {"float32": run(lambda: w), "int8": run(lambda: q.float() * scale)}
+    return Timed(work, sync=sync)
+
+
+@lab.exercise(
+    "int8_time",
+    points=2,
+    hint=(
+        "Time several calls of each with a wall clock, leave the first one out, and report a "
+        "typical call. What does the int8 layer have to do before it can multiply?",
+        "Miss mehrere Aufrufe von jedem mit einer Wanduhr, lass den ersten weg und gib einen "
+        "typischen Aufruf an. Was muss die int8-Schicht tun, bevor sie multiplizieren kann?",
+    ),
+)
+def q7(int8_time, rng):
+    timed = _linears(rng.randrange(10**6))
+    ms, verdict = timed.parts(call(int8_time, timed.callables))
+    ms = timed.verify(ms)
+    timed.judge(ms, verdict, min)
+    return text(
+        "Correct! Here a call takes {f32:.3g} ms with float32 weights and {i8:.3g} ms with int8 "
+        "ones: int8 saves memory; time only with a kernel that multiplies int8 directly.",
+        "Richtig! Hier dauert ein Aufruf {f32:.3g} ms mit float32-Gewichten und {i8:.3g} ms mit "
+        "int8-Gewichten: int8 spart Speicher; Zeit nur mit einem Kernel, der direkt in int8 "
+        "multipliziert.",
+        f32=ms["float32"],
+        i8=ms["int8"],
+    )

@@ -26,20 +26,21 @@
 # ---
 
 # %% [markdown] lang="en"
-# Seven exercises on lesson 03: bytes per dtype, the largest integer a format holds exactly, a
+# Eight exercises on lesson 03: bytes per dtype, the largest integer a format holds exactly, a
 # loss-scaling step, the memory of full fine-tuning against LoRA, the autocast dtype for a device,
-# a 16-bit sum that keeps its small terms, and unscaling before clipping (as in lesson 05's
-# training step). Each check tries your code on fresh random inputs; a wrong answer gets its own
+# a 16-bit sum that keeps its small terms, unscaling before clipping (as in lesson 05's training
+# step), and whether bfloat16 is faster on your device. Each check tries your code on fresh random inputs; a wrong answer gets its own
 # message.
 #
 # Replace each `____` by your code and run the cell. `qN.hint()` and `qN.solution()` help; the last
 # cell shows your score.
 
 # %% [markdown] lang="de"
-# Sieben Aufgaben zu Lektion 03: Bytes pro Datentyp, die größte Ganzzahl, die ein Format exakt
+# Acht Aufgaben zu Lektion 03: Bytes pro Datentyp, die größte Ganzzahl, die ein Format exakt
 # hält, ein Schritt mit Loss Scaling, der Speicher von vollem Feintuning gegen LoRA, der
-# Autocast-Datentyp für ein Gerät, eine 16-Bit-Summe, die ihre kleinen Terme behält, und
-# Entskalieren vor dem Clipping (wie im Trainingsschritt aus Lektion 05). Jede Prüfung probiert
+# Autocast-Datentyp für ein Gerät, eine 16-Bit-Summe, die ihre kleinen Terme behält, Entskalieren
+# vor dem Clipping (wie im Trainingsschritt aus Lektion 05) und ob bfloat16 auf deinem Gerät
+# schneller ist. Jede Prüfung probiert
 # deinen Code mit frischen Zufallseingaben aus; jeder Fehler bekommt seine eigene Meldung.
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
@@ -55,7 +56,7 @@ print(torch.finfo(torch.float16), torch.finfo(torch.bfloat16), sep="\n")
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab03 import lab, q1, q2, q3, q4, q5, q6, q7
+from labs.checks.lab03 import lab, q1, q2, q3, q4, q5, q6, q7, q8
 
 lab.ready()
 
@@ -308,6 +309,54 @@ q7.check(unscale_and_clip)
 # %%
 # q7.hint()
 # q7.solution()
+
+# %% [markdown] lang="en"
+# ## 8. Is bfloat16 faster here?
+#
+# `runs` holds two functions: `runs["float32"]()` and `runs["bfloat16"]()` run the same matmul in
+# that dtype on this notebook's device and return when the work is done. Write
+# `faster_dtype(runs)`: measure both here and return `(ms, verdict)`, with `ms` a dict of
+# milliseconds per call for each dtype and `verdict` the name of the faster one. Then judge: does
+# your measurement agree with the rule of exercise 5 for this device, and if not, why might it
+# differ (a CPU without bf16 instructions, a small matrix)?
+
+# %% [markdown] lang="de"
+# ## 8. Ist bfloat16 hier schneller?
+#
+# `runs` enthält zwei Funktionen: `runs["float32"]()` und `runs["bfloat16"]()` rechnen denselben
+# Matmul in diesem Datentyp auf dem Gerät dieses Notebooks und kehren zurück, wenn die Arbeit getan
+# ist. Schreib `faster_dtype(runs)`: Miss beide hier und gib `(ms, verdict)` zurück, `ms` ein Dict
+# mit den Millisekunden pro Aufruf für jeden Datentyp und `verdict` der Name des schnelleren. Dann
+# urteile: Stimmt deine Messung mit der Regel aus Aufgabe 5 für dieses Gerät überein, und wenn
+# nicht, woran könnte es liegen (eine CPU ohne bf16-Befehle, eine kleine Matrix)?
+
+
+# %%
+import statistics
+import time
+
+
+def faster_dtype(runs):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    ms = {}
+    for name, run in runs.items():
+        run()  # en: the first call warms up | de: der erste Aufruf wärmt auf
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            run()
+            times.append(1e3 * (time.perf_counter() - start))
+        ms[name] = statistics.median(times)
+    return ms, min(ms, key=ms.get)
+    ### END SOLUTION
+
+
+q8.check(faster_dtype)
+
+# %%
+# q8.hint()
+# q8.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

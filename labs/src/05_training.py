@@ -26,18 +26,19 @@
 # ---
 
 # %% [markdown] lang="en"
-# Four exercises on lesson 05: MFU from a measured throughput, the bottleneck from a profiler
-# table, a checkpoint whose resumed run equals the uninterrupted one, and the accumulation steps
-# for a batch that does not fit. Each check tries your code on fresh random inputs; a wrong answer
+# Five exercises on lesson 05: MFU from a measured throughput, the bottleneck from a profiler
+# table, a checkpoint whose resumed run equals the uninterrupted one, the accumulation steps for a
+# batch that does not fit, and where a step's time goes on your device. Each check tries your code on fresh random inputs; a wrong answer
 # gets its own message.
 #
 # Replace each `____` by your code and run the cell. `qN.hint()` and `qN.solution()` help; the last
 # cell shows your score. Run the setup cell and the two cells below it first.
 
 # %% [markdown] lang="de"
-# Vier Aufgaben zu Lektion 05: die MFU aus einem gemessenen Durchsatz, der Engpass aus einer
-# Profiler-Tabelle, ein Checkpoint, dessen fortgesetzter Lauf dem ununterbrochenen gleicht, und die
-# Akkumulationsschritte für einen Batch, der nicht passt. Jede Prüfung probiert deinen Code mit frischen
+# Fünf Aufgaben zu Lektion 05: die MFU aus einem gemessenen Durchsatz, der Engpass aus einer
+# Profiler-Tabelle, ein Checkpoint, dessen fortgesetzter Lauf dem ununterbrochenen gleicht, die
+# Akkumulationsschritte für einen Batch, der nicht passt, und wohin die Zeit eines Schritts auf
+# deinem Gerät geht. Jede Prüfung probiert deinen Code mit frischen
 # Zufallseingaben aus; jeder Fehler bekommt seine eigene Meldung.
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
@@ -55,7 +56,7 @@ say("torch {v}", "torch {v}", v=torch.__version__)
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab05 import lab, q1, q2, q3, q4
+from labs.checks.lab05 import lab, q1, q2, q3, q4, q5
 
 lab.ready()
 
@@ -233,6 +234,56 @@ q4.check(accumulation_steps)
 # %%
 # q4.hint()
 # q4.solution()
+
+# %% [markdown] lang="en"
+# ## 5. Where a step's time goes on your device
+#
+# `phases` holds two functions of a small training step: `phases["data"]()` prepares a batch on
+# the CPU (crop, flip, normalise, copy to the device), `phases["compute"]()` runs forward pass,
+# backward pass and optimizer step on this notebook's device and returns when the work is done.
+# Write `time_step(phases)`: measure both here and return `(ms, verdict)`, with `ms` a dict of
+# milliseconds per call for each phase and `verdict` the name of the phase that limits the step.
+# Then judge: on this device, would a faster GPU or more data-loader workers help this step more?
+
+# %% [markdown] lang="de"
+# ## 5. Wohin die Zeit eines Schritts auf deinem Gerät geht
+#
+# `phases` enthält zwei Funktionen eines kleinen Trainingsschritts: `phases["data"]()` bereitet
+# einen Batch auf der CPU vor (zuschneiden, spiegeln, normalisieren, aufs Gerät kopieren),
+# `phases["compute"]()` rechnet Vorwärtsdurchlauf, Rückwärtsdurchlauf und Optimiererschritt auf
+# dem Gerät dieses Notebooks und kehrt zurück, wenn die Arbeit getan ist. Schreib
+# `time_step(phases)`: Miss beide hier und gib `(ms, verdict)` zurück, `ms` ein Dict mit den
+# Millisekunden pro Aufruf für jede Phase und `verdict` der Name der Phase, die den Schritt
+# begrenzt. Dann urteile: Würde auf diesem Gerät eine schnellere GPU oder mehr Data-Loader-Worker
+# diesem Schritt mehr helfen?
+
+
+# %%
+import statistics
+import time
+
+
+def time_step(phases):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    ms = {}
+    for name, run in phases.items():
+        run()  # en: the first call warms up | de: der erste Aufruf wärmt auf
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            run()
+            times.append(1e3 * (time.perf_counter() - start))
+        ms[name] = statistics.median(times)
+    return ms, max(ms, key=ms.get)
+    ### END SOLUTION
+
+
+q5.check(time_step)
+
+# %%
+# q5.hint()
+# q5.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

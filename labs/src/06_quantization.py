@@ -26,16 +26,18 @@
 # ---
 
 # %% [markdown] lang="en"
-# Six exercises on lesson 06: absmax int8 per channel, zero-point quantization with b bits,
+# Seven exercises on lesson 06: absmax int8 per channel, zero-point quantization with b bits,
 # per-block quantization, the 16 NF4 levels, the bytes of a model in int4 with its block scales,
-# and the block size that fits a budget of bits per weight. Each check tries your code on fresh
+# the block size that fits a budget of bits per weight, and what int8 weights cost in time on
+# your device. Each check tries your code on fresh
 # random inputs; a plausible mistake gets its own message. Replace each `____` by your code and
 # run the cell; `qN.hint()` and `qN.solution()` help.
 
 # %% [markdown] lang="de"
-# Sechs Aufgaben zu Lektion 06: Absmax-int8 pro Kanal, Quantisierung mit Nullpunkt und b Bit,
+# Sieben Aufgaben zu Lektion 06: Absmax-int8 pro Kanal, Quantisierung mit Nullpunkt und b Bit,
 # Quantisierung pro Block, die 16 NF4-Stufen, die Bytes eines Modells in int4 mit seinen
-# Blockskalen und die Blockgröße, die in ein Budget an Bit pro Gewicht passt. Jede Prüfung
+# Blockskalen, die Blockgröße, die in ein Budget an Bit pro Gewicht passt, und was int8-Gewichte
+# auf deinem Gerät an Zeit kosten. Jede Prüfung
 # probiert deinen Code mit frischen Zufallseingaben aus; ein typischer Fehler bekommt seine eigene
 # Meldung. Ersetze jedes `____` durch deinen Code und führe die Zelle aus; `qN.hint()` und
 # `qN.solution()` helfen.
@@ -50,7 +52,7 @@ print(torch.__version__)
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab06 import lab, q1, q2, q3, q4, q5, q6
+from labs.checks.lab06 import lab, q1, q2, q3, q4, q5, q6, q7
 
 lab.ready()
 
@@ -265,6 +267,55 @@ q6.check(choose_block)
 # %%
 # q6.hint()
 # q6.solution()
+
+# %% [markdown] lang="en"
+# ## 7. What int8 weights cost in time here
+#
+# `runs` holds two functions of the same linear layer on this notebook's device:
+# `runs["float32"]()` multiplies with float32 weights, `runs["int8"]()` with int8 weights and a
+# scale per row that it turns back into float32 first, as a layer without a fused int8 kernel
+# does. Both return when the work is done. Write `int8_time(runs)`: measure both here and return
+# `(ms, verdict)`, with `ms` a dict of milliseconds per call and `verdict` the name of the faster
+# one. Then judge: on this device, does int8 buy you memory, time, or both?
+
+# %% [markdown] lang="de"
+# ## 7. Was int8-Gewichte hier an Zeit kosten
+#
+# `runs` enthält zwei Funktionen derselben linearen Schicht auf dem Gerät dieses Notebooks:
+# `runs["float32"]()` multipliziert mit float32-Gewichten, `runs["int8"]()` mit int8-Gewichten und
+# einer Skala pro Zeile, die es zuerst nach float32 zurückwandelt, wie eine Schicht ohne
+# fusionierten int8-Kernel. Beide kehren zurück, wenn die Arbeit getan ist. Schreib
+# `int8_time(runs)`: Miss beide hier und gib `(ms, verdict)` zurück, `ms` ein Dict mit den
+# Millisekunden pro Aufruf und `verdict` der Name der schnelleren. Dann urteile: Bringt dir int8
+# auf diesem Gerät Speicher, Zeit oder beides?
+
+
+# %%
+import statistics
+import time
+
+
+def int8_time(runs):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    ms = {}
+    for name, run in runs.items():
+        run()  # en: the first call warms up | de: der erste Aufruf wärmt auf
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            run()
+            times.append(1e3 * (time.perf_counter() - start))
+        ms[name] = statistics.median(times)
+    return ms, min(ms, key=ms.get)
+    ### END SOLUTION
+
+
+q7.check(int8_time)
+
+# %%
+# q7.hint()
+# q7.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import torch
 
+from tests.labs.cases_lab05 import timed_cases, timed_raises
 from tests.labs.labcase import Case
 
 LAB = "03_precision_memory"
@@ -227,6 +228,14 @@ CASES = {
             (lambda d, cc: torch.bfloat16, "bf16_on_t4"),
             (lambda d, cc: torch.float16, "fp16_on_cpu"),
             (lambda d, cc: torch.float16 if d == "cuda" else torch.bfloat16, "fp16_on_ampere"),
+            (
+                lambda d, cc: (
+                    torch.float16
+                    if d == "cuda" and f"{cc[0]}.{cc[1]}" < "8.0"
+                    else (torch.bfloat16)
+                ),
+                "as_text",
+            ),
             (lambda d, cc: "bfloat16" if d == "cpu" or cc >= (8, 0) else "float16", "not_a_dtype"),
         ],
         raising=lambda d, cc: torch.float16 if cc.major < 8 else torch.bfloat16,
@@ -279,4 +288,5 @@ CASES = {
         raising=lambda g, s, m: ([x / s.value for x in g], False),
         raising_line="s.value",
     ),
+    (LAB, "faster_dtype"): timed_cases(min, max, timed_raises),
 }

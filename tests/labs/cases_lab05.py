@@ -7,7 +7,9 @@ import math
 import os
 import pickle
 import random
+import statistics
 import tempfile
+import time
 
 import numpy as np
 import torch
@@ -253,6 +255,72 @@ def accum_raises(target, max_micro):
     return min(k for k in range(0, target + 1) if target % k == 0 and target // k <= max_micro)
 
 
+# q5: where a step's time goes (labs 03 and 06 time their phases the same way)
+def timed_answer(pick, reduce=statistics.median, unit=1e3, calls=5, warm_up=True):
+    """An answer that times each phase `calls` times (after a warm-up call) and reports
+    `reduce` of them in `unit`s of a second, with the phase `pick` (min or max) chooses."""
+
+    def answer(phases):
+        ms = {}
+        for name, run in phases.items():
+            if warm_up:
+                run()
+            times = []
+            for _ in range(calls):
+                start = time.perf_counter()
+                run()
+                times.append(time.perf_counter() - start)
+            ms[name] = unit * reduce(times)
+        return ms, pick(ms, key=ms.get)
+
+    return answer
+
+
+def timed_loop(pick):
+    """An answer that times ten calls in one go and divides."""
+
+    def answer(phases):
+        ms = {}
+        for name, run in phases.items():
+            run()
+            start = time.perf_counter()
+            for _ in range(10):
+                run()
+            ms[name] = (time.perf_counter() - start) / 10 * 1e3
+        return ms, pick(ms, key=ms.get)
+
+    return answer
+
+
+def timed_typed(pick):
+    def answer(phases):
+        ms = timed_answer(pick)(phases)[0]
+        return {name: 1e4 * (i + 1) for i, name in enumerate(ms)}, pick(ms, key=ms.get)
+
+    return answer
+
+
+def timed_cases(pick, other, raising):
+    """The Case of a timing exercise whose verdict is the phase `pick` chooses."""
+    return Case(
+        right=[timed_answer(pick), timed_loop(pick), timed_answer(pick, reduce=min)],
+        wrong=[
+            (timed_answer(pick, unit=1), "seconds"),
+            (timed_answer(pick, reduce=sum), "total"),
+            (timed_answer(pick, calls=1, warm_up=False), "too_few"),
+            (timed_typed(pick), "not_measured"),
+            (timed_answer(other), "verdict"),
+            (lambda phases: timed_answer(pick)(phases)[0], "type"),
+        ],
+        raising=raising,
+        raising_line="return {name: phases[name].time() for name in phases}",
+    )
+
+
+def timed_raises(phases):
+    return {name: phases[name].time() for name in phases}
+
+
 CASES = {
     (LAB, "mfu"): Case(
         right=[mfu_right, mfu_numpy],
@@ -309,4 +377,5 @@ CASES = {
         raising=accum_raises,
         raising_line="return min(k for k in range(0, target + 1) if target % k == 0 and target // k <= max_micro)",
     ),
+    (LAB, "time_step"): timed_cases(max, min, timed_raises),
 }

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import torch
 
+from tests.labs.cases_lab05 import timed_cases, timed_raises
 from tests.labs.labcase import Case
 
 LAB = "06_quantization"
@@ -345,4 +346,5 @@ CASES = {
         raising=choose_raises,
         raising_line="return candidates.sort(key=budget)",
     ),
+    (LAB, "int8_time"): timed_cases(min, max, timed_raises),
 }
