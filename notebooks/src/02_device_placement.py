@@ -40,9 +40,9 @@
 # - measure host↔device copies in GB/s (pageable vs. pinned memory) against the link's
 #   theoretical figure, and compare transfer time with compute time,
 # - catch an asynchronous timing in the act,
-# - read GPU memory counters, estimate sizes, survive an out-of-memory error and find the batch size
-#   that fits,
-# - address two GPUs without hard-coding `cuda:1`, and read `nvidia-smi` from code.
+# - read GPU memory counters, estimate sizes and survive an out-of-memory error;
+# - and, in an optional deeper part at the end, find the batch size that fits, address two GPUs
+#   without hard-coding `cuda:1`, and read `nvidia-smi` from code.
 #
 # On a machine without a GPU every cell still runs: where a GPU effect cannot happen, the cell runs
 # the CPU version of it and says what a T4 shows.
@@ -64,9 +64,10 @@
 #   Vergleich), mit dem theoretischen Wert der Verbindung vergleichen und der Rechenzeit
 #   gegenüberstellen,
 # - eine asynchrone Zeitmessung auf frischer Tat ertappen,
-# - die Speicherzähler der GPU lesen, Größen abschätzen, einen Out-of-Memory-Fehler abfangen, ohne
-#   dass die Sitzung endet, und die Batchgröße finden, die passt,
-# - zwei GPUs ansprechen, ohne `cuda:1` fest hinzuschreiben, und `nvidia-smi` aus Code lesen.
+# - die Speicherzähler der GPU lesen, Größen abschätzen und einen Out-of-Memory-Fehler abfangen,
+#   ohne dass die Sitzung endet;
+# - und in einem freiwilligen Vertiefungsteil am Ende die Batchgröße finden, die passt, zwei GPUs
+#   ansprechen, ohne `cuda:1` fest hinzuschreiben, und `nvidia-smi` aus Code lesen.
 #
 # Auch auf einer Maschine ohne GPU läuft jede Zelle: Wo ein GPU-Effekt nicht auftreten kann, führt
 # die Zelle die CPU-Variante davon aus und sagt, was eine T4 zeigt.
@@ -84,6 +85,7 @@ from utils.i18n import get_language, say, text
 from utils.memory import usage
 from utils.platform import hardware, nvsmi, placement, profiles, runtime
 from utils.platform.chips import CHIPS, LINK_SOURCE
+from utils.predict import reveal
 from utils.sim import memsim
 from utils.timing import bench, transfers
 from utils.timing.sync import synchronizer
@@ -451,72 +453,84 @@ assert 15.7 < t4_link.gbs < 15.8
 #
 # Ein Bild der beiden Speicher und der Verbindung dazwischen, mit den Zahlen dieses Abschnitts:
 
-# %%
+# %% jupyter={"source_hidden": true} cellView="form"
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-fig, ax = plt.subplots(figsize=(9, 3.6))
-ax.set(xlim=(0, 20), ylim=(0, 8))
-ax.axis("off")
-for x, title, body, color in (
-    (
-        0.3,
-        text("host (CPU)", "Host (CPU)"),
-        text("host memory\npageable | pinned", "Arbeitsspeicher\nauslagerbar | gepinnt"),
-        "#eef",
-    ),
-    (
-        12.7,
-        text("device (GPU)", "Gerät (GPU)"),
-        text("GPU memory\nmodel, batch on device", "GPU-Speicher\nModell, Batch auf dem Gerät"),
-        "#efe",
-    ),
-):
-    ax.add_patch(Rectangle((x, 1), 7, 6, facecolor=color, edgecolor="black"))
-    ax.text(x + 3.5, 6.3, title, ha="center", fontsize=11, weight="bold")
-    ax.text(x + 3.5, 3.6, body, ha="center", va="center", fontsize=9)
-ax.add_artist(
-    FancyArrowPatch((7.3, 4.6), (12.7, 4.6), arrowstyle="->", mutation_scale=15, color="tab:blue")
-)
-ax.add_artist(
-    FancyArrowPatch((12.7, 3.2), (7.3, 3.2), arrowstyle="->", mutation_scale=15, color="tab:orange")
-)
-ax.text(
-    10,
-    5.1,
-    text(".to(device): batches, the model once", ".to(device): Batches, das Modell einmal"),
-    ha="center",
-    fontsize=8,
-)
-ax.text(
-    10,
-    2.4,
-    text(".cpu(), .item(), print(tensor)", ".cpu(), .item(), print(tensor)"),
-    ha="center",
-    fontsize=8,
-)
-ax.text(
-    10,
-    0.3,
-    text(
-        "PCIe Gen{gen} x{lanes}: {gbs:.1f} GB/s in theory · the T4's own memory: {mem:g} GB/s",
-        "PCIe Gen{gen} x{lanes}: theoretisch {gbs:.1f} GB/s · "
-        "der eigene Speicher der T4: {mem:g} GB/s",
-        gen=t4_link.generation,
-        lanes=t4_link.lanes,
-        gbs=t4_link.gbs,
-        mem=t4_memory,
-    ),
-    ha="center",
-    fontsize=8,
-    color="gray",
-)
-ax.set_title(
-    text(
-        "Two memories and a narrow link (T4 numbers)",
-        "Zwei Speicher und eine schmale Verbindung (Zahlen der T4)",
+
+def draw_two_memories(link, memory_gbs):
+    """The host, the device and the link between them, with the link's and memory's figures."""
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    ax.set(xlim=(0, 20), ylim=(0, 8))
+    ax.axis("off")
+    for x, title, body, color in (
+        (
+            0.3,
+            text("host (CPU)", "Host (CPU)"),
+            text("host memory\npageable | pinned", "Arbeitsspeicher\nauslagerbar | gepinnt"),
+            "#eef",
+        ),
+        (
+            12.7,
+            text("device (GPU)", "Gerät (GPU)"),
+            text("GPU memory\nmodel, batch on device", "GPU-Speicher\nModell, Batch auf dem Gerät"),
+            "#efe",
+        ),
+    ):
+        ax.add_patch(Rectangle((x, 1), 7, 6, facecolor=color, edgecolor="black"))
+        ax.text(x + 3.5, 6.3, title, ha="center", fontsize=11, weight="bold")
+        ax.text(x + 3.5, 3.6, body, ha="center", va="center", fontsize=9)
+    ax.add_artist(
+        FancyArrowPatch(
+            (7.3, 4.6), (12.7, 4.6), arrowstyle="->", mutation_scale=15, color="tab:blue"
+        )
     )
-)
+    ax.add_artist(
+        FancyArrowPatch(
+            (12.7, 3.2), (7.3, 3.2), arrowstyle="->", mutation_scale=15, color="tab:orange"
+        )
+    )
+    ax.text(
+        10,
+        5.1,
+        text(".to(device): batches, the model once", ".to(device): Batches, das Modell einmal"),
+        ha="center",
+        fontsize=8,
+    )
+    ax.text(
+        10,
+        2.4,
+        text(".cpu(), .item(), print(tensor)", ".cpu(), .item(), print(tensor)"),
+        ha="center",
+        fontsize=8,
+    )
+    ax.text(
+        10,
+        0.3,
+        text(
+            "PCIe Gen{gen} x{lanes}: {gbs:.1f} GB/s in theory · the T4's own memory: {mem:g} GB/s",
+            "PCIe Gen{gen} x{lanes}: theoretisch {gbs:.1f} GB/s · "
+            "der eigene Speicher der T4: {mem:g} GB/s",
+            gen=link.generation,
+            lanes=link.lanes,
+            gbs=link.gbs,
+            mem=memory_gbs,
+        ),
+        ha="center",
+        fontsize=8,
+        color="gray",
+    )
+    ax.set_title(
+        text(
+            "Two memories and a narrow link (T4 numbers)",
+            "Zwei Speicher und eine schmale Verbindung (Zahlen der T4)",
+        )
+    )
+    return fig
+
+
+# %%
+draw_two_memories(t4_link, t4_memory)
 plt.show()
 
 # %% [markdown] lang="en"
@@ -532,6 +546,8 @@ plt.show()
 # destination together (2 × the bytes) no longer fit L2 or L3 and come from main memory. The dotted
 # red lines mark those sizes for this machine; the cell below the plot names the biggest fall and
 # the cache level on each side of it.
+#
+# **Predict first:** in that T4 model, how many milliseconds does one 64 MiB copy take?
 
 # %% [markdown] lang="de"
 # ### Bandbreite nach Kopiergröße
@@ -547,80 +563,59 @@ plt.show()
 # und aus dem Arbeitsspeicher kommen. Die rot gepunkteten Linien zeigen diese Größen für deine
 # Maschine; die Ausgabe unter dem Diagramm nennt den größten Abfall und die Cache-Ebene auf beiden
 # Seiten davon.
+#
+# **Erst vorhersagen:** Wie viele Millisekunden braucht im T4-Modell eine Kopie von 64 MiB?
 
 # %%
-sweep_bytes = [4 * 1024 * 4**i for i in range(0, 8)]  # en: 4 KiB … 64 MiB | de: 4 KiB … 64 MiB
-target = device if device.type != "cpu" else "cpu"
-measured_gbs = [transfers.measure_copy(b, "cpu", target, min_time=0.03).gbs for b in sweep_bytes]
-copy_latency, t4_gbs = 10e-6, 12.0
-modelled_gbs = [b / (copy_latency + b / (t4_gbs * 1e9)) / 1e9 for b in sweep_bytes]
-half_size = copy_latency * t4_gbs * 1e9
-fig, ax = plt.subplots(figsize=(6.5, 3.8))
-ax.semilogx(
-    sweep_bytes,
-    measured_gbs,
-    "o-",
-    label=text(
-        "measured here: {how}",
-        "hier gemessen: {how}",
-        how=text("host→device", "Host→Gerät")
-        if device.type != "cpu"
-        else text("host→host copy", "Kopie Host→Host"),
-    ),
-)
-ax.semilogx(
-    sweep_bytes,
-    modelled_gbs,
-    "s--",
-    label=text("T4 model: 10 µs + bytes ÷ 12 GB/s", "T4-Modell: 10 µs + Bytes ÷ 12 GB/s"),
-)
-ax.axvline(
-    half_size,
-    color="gray",
-    linestyle=":",
-    label=text("half the bandwidth (model)", "halbe Bandbreite (Modell)"),
-)
-caches = hardware.cpu_caches()
-if device.type == "cpu":
-    # en: a host→host copy reads the source and writes the destination: 2 × bytes in the caches
-    # de: eine Kopie Host→Host liest die Quelle und schreibt das Ziel: 2 × Bytes in den Caches
-    for level, size in caches.sizes().items():
-        if size is not None and level != "L1d":
-            ax.axvline(size / 2, color="tab:red", linestyle=":", linewidth=1)
-            ax.text(size / 2, 0, f" {level}", color="tab:red", fontsize=8, va="bottom")
-ax.set(
-    xlabel=text("bytes per copy", "Bytes pro Kopie"),
-    ylabel="GB/s",
-    title=text("Bandwidth against transfer size", "Bandbreite nach Kopiergröße"),
-)
-ax.legend(fontsize=8)
-plt.tight_layout()
-plt.show()
-say(
-    "model: a copy reaches half of the 12 GB/s only from {size}; at 4 KiB it gets {gbs:.2f} GB/s",
-    "Modell: Eine Kopie erreicht die Hälfte der 12 GB/s erst ab {size}; "
-    "bei 4 KiB schafft sie {gbs:.2f} GB/s",
-    size=units.format_bytes(half_size),
-    gbs=modelled_gbs[0],
-)
-say(
-    "measured here: {small:.2f} GB/s at {a}, {large:.1f} GB/s at {b}",
-    "hier gemessen: {small:.2f} GB/s bei {a}, {large:.1f} GB/s bei {b}",
-    small=measured_gbs[0],
-    a=units.format_bytes(sweep_bytes[0]),
-    large=measured_gbs[-1],
-    b=units.format_bytes(sweep_bytes[-1]),
-)
-peak = max(range(len(sweep_bytes)), key=measured_gbs.__getitem__)
-say(
-    "  the best: {gbs:.1f} GB/s at {size}",
-    "  am besten: {gbs:.1f} GB/s bei {size}",
-    gbs=measured_gbs[peak],
-    size=units.format_bytes(sweep_bytes[peak]),
-)
-if device.type == "cpu" and peak < len(sweep_bytes) - 1:
-    # en: after the best size: the step where the bandwidth fell the most, and the caches there
-    # de: nach der besten Größe: der Schritt mit dem größten Abfall, und die Caches dort
+my_copy_ms = None  # en: your prediction in ms | de: deine Vorhersage in ms
+
+
+# %% jupyter={"source_hidden": true} cellView="form"
+def plot_bandwidth(sweep_bytes, measured_gbs, modelled_gbs, half_size, caches):
+    """Measured and modelled GB/s against the copy size; on a CPU the cache sizes marked."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    ax.semilogx(
+        sweep_bytes,
+        measured_gbs,
+        "o-",
+        label=text(
+            "measured here: {how}",
+            "hier gemessen: {how}",
+            how=text("host→device", "Host→Gerät")
+            if device.type != "cpu"
+            else text("host→host copy", "Kopie Host→Host"),
+        ),
+    )
+    ax.semilogx(
+        sweep_bytes,
+        modelled_gbs,
+        "s--",
+        label=text("T4 model: 10 µs + bytes ÷ 12 GB/s", "T4-Modell: 10 µs + Bytes ÷ 12 GB/s"),
+    )
+    ax.axvline(
+        half_size,
+        color="gray",
+        linestyle=":",
+        label=text("half the bandwidth (model)", "halbe Bandbreite (Modell)"),
+    )
+    if device.type == "cpu":
+        # en: a host→host copy reads the source and writes the destination: 2 × bytes in the caches
+        # de: eine Kopie Host→Host liest die Quelle und schreibt das Ziel: 2 × Bytes in den Caches
+        for level, size in caches.sizes().items():
+            if size is not None and level != "L1d":
+                ax.axvline(size / 2, color="tab:red", linestyle=":", linewidth=1)
+                ax.text(size / 2, 0, f" {level}", color="tab:red", fontsize=8, va="bottom")
+    ax.set(
+        xlabel=text("bytes per copy", "Bytes pro Kopie"),
+        ylabel="GB/s",
+        title=text("Bandwidth against transfer size", "Bandbreite nach Kopiergröße"),
+    )
+    ax.legend(fontsize=8)
+    plt.tight_layout()
+
+
+def explain_fall(sweep_bytes, measured_gbs, peak, caches):
+    """After the best size: the step where the bandwidth fell the most, and the caches there."""
     fall_at = min(
         range(peak + 1, len(sweep_bytes)),
         key=lambda i: measured_gbs[i] / measured_gbs[i - 1],
@@ -663,60 +658,42 @@ if device.type == "cpu" and peak < len(sweep_bytes) - 1:
             la=hardware.cache_level_name(level_before),
         )
 
-# %% [markdown] lang="en"
-# ### The profiler's view of a copy
-#
-# `torch.profiler` (lesson 01, section 9) shows what a `.to()` does inside: on a GPU an
-# `aten::to` → `aten::_to_copy` → `aten::copy_` chain and a `Memcpy HtoD` row on the device, from
-# pageable memory also the staging copy's time on the CPU. On a CPU the same chain shows, with the
-# allocation of the fresh buffer (`aten::empty_strided`):
-
-# %% [markdown] lang="de"
-# ### Eine Kopie mit den Augen des Profilers
-#
-# `torch.profiler` (Lektion 01, Abschnitt 9) zeigt, was ein `.to()` innen tut: auf einer GPU eine
-# Kette `aten::to` → `aten::_to_copy` → `aten::copy_` und eine Zeile `Memcpy HtoD` auf dem Gerät,
-# bei auslagerbarem Speicher auch die Zeit der Zwischenkopie auf der CPU. Auf einer CPU zeigt sich
-# dieselbe Kette, mit dem Anlegen des frischen Puffers (`aten::empty_strided`):
 
 # %%
-from torch.profiler import ProfilerActivity
-from torch.profiler import profile as profile_run
-
-activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
-host_batch = torch.randn(nbytes // 4 // 16)
-# en: on a CPU, .to(dtype) makes the copy that .to(device) would make on a GPU
-# de: auf einer CPU macht .to(dtype) die Kopie, die .to(device) auf einer GPU machen würde
-move = (lambda t: t.to(device)) if device.type != "cpu" else (lambda t: t.to(torch.float64))
-move(host_batch)
-with profile_run(activities=activities) as prof:
-    for _ in range(3):
-        moved = move(host_batch)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-profile_table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=6)
-if get_language() == "de":
-    # en: torch prints 1.78%; the German notebook writes 1,78 %
-    # de: torch schreibt 1.78%; das deutsche Notebook schreibt 1,78 %
-    profile_table = re.sub(r"(\d)\.(\d)", r"\1,\2", profile_table).replace("%", " %")
-print(profile_table)
-copy_events = {e.key: e for e in prof.key_averages()}
+sweep_bytes = [4 * 1024 * 4**i for i in range(0, 8)]  # en: 4 KiB … 64 MiB | de: 4 KiB … 64 MiB
+target = device if device.type != "cpu" else "cpu"
+measured_gbs = [transfers.measure_copy(b, "cpu", target, min_time=0.03).gbs for b in sweep_bytes]
+copy_latency, t4_gbs = 10e-6, 12.0
+modelled_gbs = [b / (copy_latency + b / (t4_gbs * 1e9)) / 1e9 for b in sweep_bytes]
+half_size = copy_latency * t4_gbs * 1e9
+reveal(my_copy_ms, 1e3 * (copy_latency + sweep_bytes[-1] / (t4_gbs * 1e9)), unit="ms")
+caches = hardware.cpu_caches()
+plot_bandwidth(sweep_bytes, measured_gbs, modelled_gbs, half_size, caches)
+plt.show()
 say(
-    "aten::copy_ ran {k} times, {t} per copy of {size}: {gbs:.1f} GB/s as the profiler sees it",
-    "aten::copy_ lief {k}-mal, {t} pro Kopie von {size}: {gbs:.1f} GB/s aus Sicht des Profilers",
-    k=copy_events["aten::copy_"].count,
-    t=units.format_seconds(
-        copy_events["aten::copy_"].cpu_time_total * 1e-6 / copy_events["aten::copy_"].count
-    ),
-    size=units.format_bytes(host_batch.nbytes),
-    gbs=host_batch.nbytes
-    / (copy_events["aten::copy_"].cpu_time_total * 1e-6 / copy_events["aten::copy_"].count)
-    / 1e9,
+    "model: a copy reaches half of the 12 GB/s only from {size}; at 4 KiB it gets {gbs:.2f} GB/s",
+    "Modell: Eine Kopie erreicht die Hälfte der 12 GB/s erst ab {size}; "
+    "bei 4 KiB schafft sie {gbs:.2f} GB/s",
+    size=units.format_bytes(half_size),
+    gbs=modelled_gbs[0],
 )
-
-# %% tags=["guard"] jupyter={"source_hidden": true}
-assert modelled_gbs == sorted(modelled_gbs) and modelled_gbs[0] < 0.5 * t4_gbs < modelled_gbs[-1]
-assert copy_events["aten::copy_"].count == 3
+say(
+    "measured here: {small:.2f} GB/s at {a}, {large:.1f} GB/s at {b}",
+    "hier gemessen: {small:.2f} GB/s bei {a}, {large:.1f} GB/s bei {b}",
+    small=measured_gbs[0],
+    a=units.format_bytes(sweep_bytes[0]),
+    large=measured_gbs[-1],
+    b=units.format_bytes(sweep_bytes[-1]),
+)
+peak = max(range(len(sweep_bytes)), key=measured_gbs.__getitem__)
+say(
+    "  the best: {gbs:.1f} GB/s at {size}",
+    "  am besten: {gbs:.1f} GB/s bei {size}",
+    gbs=measured_gbs[peak],
+    size=units.format_bytes(sweep_bytes[peak]),
+)
+if device.type == "cpu" and peak < len(sweep_bytes) - 1:
+    explain_fall(sweep_bytes, measured_gbs, peak, caches)
 
 # %% [markdown] lang="en"
 # `make gpu-check` (or `python benchmarks/bench_transfer.py`) measures all of it on your GPU, side by
@@ -799,8 +776,6 @@ assert t4_copy > t4_compute
 # is about 675 FLOPs per byte. Hence the rules of thumb: move the model once, keep data on the GPU
 # for all the layers, pin and prefetch the input batches, and never move tensors back and forth
 # inside a loop (`.item()`, `.cpu()`, `print(tensor)` all copy to the host).
-#
-# Explore how many FLOPs per byte each GPU needs, and how long a batch takes to cross its link:
 
 # %% [markdown] lang="de"
 # Auf einer T4 dauert das Verschieben des Batches *länger* als eine Schicht, die damit rechnet,
@@ -809,56 +784,6 @@ assert t4_copy > t4_compute
 # das Modell einmal verschieben, die Daten für alle Schichten auf der GPU lassen, die
 # Eingabe-Batches pinnen und vorausladen, und Tensoren nie in einer Schleife hin- und herschieben
 # (`.item()`, `.cpu()` und `print(tensor)` kopieren alle zum Host).
-#
-# Probier aus, wie viele FLOPs pro Byte jede GPU braucht und wie lange ein Batch über ihre
-# Verbindung braucht:
-
-# %%
-from utils.widgets import explore
-
-
-def link_budget(gpu, batch_mib, dtype):
-    chip_link = CHIPS[gpu].link
-    typical = chip_link.typical_pinned_gbs[0]
-    peak = CHIPS[gpu].tflops[dtype]
-    seconds = transfers.transfer_seconds(batch_mib * MIB, typical)
-    say(
-        "{gpu}: {link}; typical pinned {gbs:.0f} GB/s",
-        "{gpu}: {link}; gepinnt typisch {gbs:.0f} GB/s",
-        gpu=gpu,
-        link=chip_link,
-        gbs=typical,
-    )
-    say(
-        "  {mib} MiB cross the link in {ms:.1f} ms",
-        "  {mib} MiB brauchen über die Verbindung {ms:.1f} ms",
-        mib=batch_mib,
-        ms=seconds * 1e3,
-    )
-    say(
-        "  to keep {peak:g} TFLOP/s ({dtype}) busy: ≥ {need:,.0f} FLOPs per byte sent",
-        "  um {peak:g} TFLOP/s ({dtype}) auszulasten: ≥ {need:,.0f} FLOPs pro gesendetem Byte",
-        peak=peak,
-        dtype=dtype,
-        need=peak * 1e12 / (typical * 1e9),
-    )
-
-
-panel = explore(
-    link_budget,
-    {"gpu": "T4", "batch_mib": 256, "dtype": "float32"},
-    # en: a calculator, not a measurement
-    # de: ein Rechner, keine Messung
-    button_label=text("Compute", "Berechnen"),
-    labels=dict(
-        gpu="GPU",
-        batch_mib=text("batch (MiB)", "Batch (MiB)"),
-        dtype=text("data type", "Datentyp"),
-    ),
-    gpu=["T4", "L4", "A100", "H100"],
-    batch_mib=[16, 64, 256, 1024],
-    dtype=["float32", "float16"],
-)
 
 # %% [markdown] lang="en"
 # ## 5. Asynchronous execution: a timing that lies
@@ -962,7 +887,9 @@ else:
 # ### Estimating sizes before you allocate
 #
 # A tensor needs `elements × bytes per element`. Estimate before you allocate; a model you can even
-# build on the `meta` device, which takes no memory and no time, and count its bytes there:
+# build on the `meta` device, which takes no memory and no time, and count its bytes there.
+#
+# **Predict first:** 32 linear layers of 4096 × 4096 (with their biases) in float32: how many MiB?
 
 # %% [markdown] lang="de"
 # ## 6. GPU-Speicher
@@ -971,7 +898,12 @@ else:
 #
 # Ein Tensor braucht `Elemente × Bytes pro Element`. Schätze, bevor du Speicher anlegst; ein Modell
 # kannst du sogar auf dem Gerät `meta` bauen, das weder Speicher noch Zeit kostet, und dort seine
-# Bytes zählen:
+# Bytes zählen.
+#
+# **Erst vorhersagen:** 32 lineare Schichten mit 4096 × 4096 (samt Bias) in float32: wie viele MiB?
+
+# %%
+my_model_mib = None  # en: your prediction in MiB | de: deine Vorhersage in MiB
 
 # %%
 shapes = [
@@ -1000,6 +932,7 @@ say(
     t=units.format_seconds(built),
     size=units.format_bytes(usage.module_bytes(big)),
 )
+reveal(my_model_mib, usage.module_bytes(big), unit="B", show=units.format_bytes, guess_in=2**20)
 assert usage.module_bytes(big) == parameters * 4 and placement.where(big) == "meta"
 
 # %% [markdown] lang="en"
@@ -1158,6 +1091,231 @@ say(
 assert check == 1000
 
 # %% [markdown] lang="en"
+# ## Check yourself
+#
+# <details><summary>1. <code>batch.to(device)</code> on a line of its own, then <code>model(batch)</code>: what happens, and why?</summary>
+#
+# The copy on the device is thrown away; `batch` is still the CPU tensor, so the forward pass stops
+# with the mixed-device error. Write `batch = batch.to(device)`. A model is different: `model.to(device)`
+# moves the model itself.
+# </details>
+#
+# <details><summary>2. A notebook from Kaggle's T4 x2 fails on Colab with "invalid device ordinal". What is wrong, and what is the fix?</summary>
+#
+# It hard-codes `cuda:1`, and Colab has one GPU. Ask `torch.cuda.device_count()` (or use
+# `placement.try_gpu(1)`), or let each process see its own GPU as `cuda:0` via `CUDA_VISIBLE_DEVICES`.
+# </details>
+#
+# <details><summary>3. Pinned memory makes copies faster. Why not pin every tensor?</summary>
+#
+# Pinning is itself a copy, and page-locked memory is taken away from the operating system (it
+# cannot be swapped). It pays off for buffers that are reused, such as a data loader's batches.
+# </details>
+#
+# <details><summary>4. After <code>del x; torch.cuda.empty_cache()</code>, <code>nvidia-smi</code> still shows a few hundred MiB used. A leak?</summary>
+#
+# No: that is the CUDA context, the driver's own memory for this process; it stays until the
+# process ends. Check `torch.cuda.memory_allocated()` for what tensors hold.
+# </details>
+#
+# ## Summary
+#
+# - `placement.pick_device()` finds any accelerator; list devices, never assume `cuda:1`.
+# - A tensor's `.to()` returns a copy (keep it); a model's `.to()` moves the model. Create new tensors
+#   with `device=x.device, dtype=x.dtype`.
+# - The host↔device link is the narrowest pipe: PCIe Gen3 x16 on a T4, 15.75 GB/s in theory, about
+#   12 GB/s pinned. Pin reused buffers, move data once, keep it on the device.
+# - GPU calls and non-blocking copies return before the work is done: synchronise before you read a
+#   clock or a copied-back tensor.
+# - Allocated ≤ reserved ≤ what `nvidia-smi` shows. An out-of-memory error can be caught; search the
+#   batch size with the real step and keep headroom.
+#
+# **Glossary:** device, host, device ordinal, pageable memory, pinned (page-locked) memory, DMA, PCIe,
+# asynchronous execution, synchronisation, caching allocator, allocated / reserved memory, CUDA
+# context, out of memory (OOM), meta device.
+#
+# **Next:** lab 02 (fix code that mixes devices, measure a copy, find the batch size) and lesson 03,
+# where the number format decides how much fits and how fast it runs.
+
+# %% [markdown] lang="de"
+# ## Prüf dich selbst
+#
+# <details><summary>1. <code>batch.to(device)</code> allein in einer Zeile, danach <code>model(batch)</code>: Was passiert, und warum?</summary>
+#
+# Die Kopie auf dem Gerät wird weggeworfen; `batch` ist immer noch der CPU-Tensor, also bricht der
+# Vorwärtsdurchlauf mit dem Fehler wegen gemischter Geräte ab. Schreib `batch = batch.to(device)`.
+# Ein Modell ist anders: `model.to(device)` verschiebt das Modell selbst.
+# </details>
+#
+# <details><summary>2. Ein Notebook von Kaggles T4 x2 scheitert auf Colab mit „invalid device ordinal“. Was ist falsch, und wie behebst du es?</summary>
+#
+# Es schreibt `cuda:1` fest hin, und Colab hat eine GPU. Frag `torch.cuda.device_count()` (oder nimm
+# `placement.try_gpu(1)`), oder lass jeden Prozess über `CUDA_VISIBLE_DEVICES` seine eigene GPU als
+# `cuda:0` sehen.
+# </details>
+#
+# <details><summary>3. Gepinnter Speicher macht Kopien schneller. Warum nicht jeden Tensor pinnen?</summary>
+#
+# Pinnen ist selbst eine Kopie, und gesperrter Speicher wird dem Betriebssystem entzogen (er kann
+# nicht ausgelagert werden). Es lohnt sich für Puffer, die wiederverwendet werden, etwa die Batches
+# eines DataLoaders.
+# </details>
+#
+# <details><summary>4. Nach <code>del x; torch.cuda.empty_cache()</code> zeigt <code>nvidia-smi</code> immer noch einige Hundert MiB belegt. Ein Leck?</summary>
+#
+# Nein: Das ist der CUDA-Kontext, der eigene Speicher des Treibers für diesen Prozess; er bleibt,
+# bis der Prozess endet. Was Tensoren belegen, sagt `torch.cuda.memory_allocated()`.
+# </details>
+#
+# ## Zusammenfassung
+#
+# - `placement.pick_device()` findet jeden Beschleuniger; liste die Geräte auf, nimm nie einfach
+#   `cuda:1` an.
+# - `.to()` eines Tensors gibt eine Kopie zurück (behalte sie); `.to()` eines Modells verschiebt das
+#   Modell. Lege neue Tensoren mit `device=x.device, dtype=x.dtype` an.
+# - Die Verbindung zwischen Host und Gerät ist der Engpass: PCIe Gen3 x16 bei einer T4,
+#   theoretisch 15,75 GB/s, gepinnt etwa 12 GB/s. Pinne wiederverwendete Puffer, verschiebe Daten
+#   einmal und lass sie auf dem Gerät.
+# - GPU-Aufrufe und nicht blockierende Kopien kehren zurück, bevor die Arbeit getan ist:
+#   synchronisiere, bevor du eine Uhr oder einen zurückkopierten Tensor liest.
+# - Belegt ≤ reserviert ≤ was `nvidia-smi` zeigt. Ein Out-of-Memory-Fehler lässt sich abfangen;
+#   suche die Batchgröße mit dem echten Schritt und lass Abstand.
+#
+# **Glossar:** Gerät (Device), Host, Gerätenummer (Device Ordinal), auslagerbarer Speicher,
+# gepinnter Speicher, DMA, PCIe, asynchrone Ausführung, Synchronisation, Caching-Allocator, belegter
+# / reservierter Speicher, CUDA-Kontext, Out of Memory (OOM), meta-Gerät.
+#
+# **Weiter:** Lab 02 (Code reparieren, der Geräte mischt, eine Kopie messen, die Batchgröße finden)
+# und Lektion 03, in der das Zahlenformat entscheidet, wie viel passt und wie schnell es läuft.
+
+# %% [markdown] lang="en"
+# ## Deeper (optional)
+#
+# The main path ended with the summary above. What follows goes further: the profiler's view
+# of a copy, a calculator for the links of other GPUs, finding the batch size that fits, two GPUs
+# without hard-coding `cuda:1`, and `nvidia-smi` from code.
+
+# %% [markdown] lang="de"
+# ## Vertiefung (optional)
+#
+# Der Hauptweg endete mit der Zusammenfassung oben. Was folgt, geht weiter: eine Kopie mit den
+# Augen des Profilers, ein Rechner für die Verbindungen anderer GPUs, die Batchgröße finden, die
+# passt, zwei GPUs ansprechen, ohne `cuda:1` fest hinzuschreiben, und `nvidia-smi` aus Code.
+
+# %% [markdown] lang="en"
+# ### The profiler's view of a copy
+#
+# `torch.profiler` (lesson 01, section 9) shows what a `.to()` does inside: on a GPU an
+# `aten::to` → `aten::_to_copy` → `aten::copy_` chain and a `Memcpy HtoD` row on the device, from
+# pageable memory also the staging copy's time on the CPU. On a CPU the same chain shows, with the
+# allocation of the fresh buffer (`aten::empty_strided`):
+
+# %% [markdown] lang="de"
+# ### Eine Kopie mit den Augen des Profilers
+#
+# `torch.profiler` (Lektion 01, Abschnitt 9) zeigt, was ein `.to()` innen tut: auf einer GPU eine
+# Kette `aten::to` → `aten::_to_copy` → `aten::copy_` und eine Zeile `Memcpy HtoD` auf dem Gerät,
+# bei auslagerbarem Speicher auch die Zeit der Zwischenkopie auf der CPU. Auf einer CPU zeigt sich
+# dieselbe Kette, mit dem Anlegen des frischen Puffers (`aten::empty_strided`):
+
+# %%
+from torch.profiler import ProfilerActivity
+from torch.profiler import profile as profile_run
+
+activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+host_batch = torch.randn(nbytes // 4 // 16)
+# en: on a CPU, .to(dtype) makes the copy that .to(device) would make on a GPU
+# de: auf einer CPU macht .to(dtype) die Kopie, die .to(device) auf einer GPU machen würde
+move = (lambda t: t.to(device)) if device.type != "cpu" else (lambda t: t.to(torch.float64))
+move(host_batch)
+with profile_run(activities=activities) as prof:
+    for _ in range(3):
+        moved = move(host_batch)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+profile_table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=6)
+if get_language() == "de":
+    # en: torch prints 1.78%; the German notebook writes 1,78 %
+    # de: torch schreibt 1.78%; das deutsche Notebook schreibt 1,78 %
+    profile_table = re.sub(r"(\d)\.(\d)", r"\1,\2", profile_table).replace("%", " %")
+print(profile_table)
+copy_events = {e.key: e for e in prof.key_averages()}
+say(
+    "aten::copy_ ran {k} times, {t} per copy of {size}: {gbs:.1f} GB/s as the profiler sees it",
+    "aten::copy_ lief {k}-mal, {t} pro Kopie von {size}: {gbs:.1f} GB/s aus Sicht des Profilers",
+    k=copy_events["aten::copy_"].count,
+    t=units.format_seconds(
+        copy_events["aten::copy_"].cpu_time_total * 1e-6 / copy_events["aten::copy_"].count
+    ),
+    size=units.format_bytes(host_batch.nbytes),
+    gbs=host_batch.nbytes
+    / (copy_events["aten::copy_"].cpu_time_total * 1e-6 / copy_events["aten::copy_"].count)
+    / 1e9,
+)
+
+# %% tags=["guard"] jupyter={"source_hidden": true}
+assert modelled_gbs == sorted(modelled_gbs) and modelled_gbs[0] < 0.5 * t4_gbs < modelled_gbs[-1]
+assert copy_events["aten::copy_"].count == 3
+
+# %% [markdown] lang="en"
+# ### A calculator for the link of other GPUs
+#
+# Explore how many FLOPs per byte each GPU needs, and how long a batch takes to cross its link:
+
+# %% [markdown] lang="de"
+# ### Ein Rechner für die Verbindung anderer GPUs
+#
+# Probier aus, wie viele FLOPs pro Byte jede GPU braucht und wie lange ein Batch über ihre
+# Verbindung braucht:
+
+# %%
+from utils.widgets import explore
+
+
+def link_budget(gpu, batch_mib, dtype):
+    chip_link = CHIPS[gpu].link
+    typical = chip_link.typical_pinned_gbs[0]
+    peak = CHIPS[gpu].tflops[dtype]
+    seconds = transfers.transfer_seconds(batch_mib * MIB, typical)
+    say(
+        "{gpu}: {link}; typical pinned {gbs:.0f} GB/s",
+        "{gpu}: {link}; gepinnt typisch {gbs:.0f} GB/s",
+        gpu=gpu,
+        link=chip_link,
+        gbs=typical,
+    )
+    say(
+        "  {mib} MiB cross the link in {ms:.1f} ms",
+        "  {mib} MiB brauchen über die Verbindung {ms:.1f} ms",
+        mib=batch_mib,
+        ms=seconds * 1e3,
+    )
+    say(
+        "  to keep {peak:g} TFLOP/s ({dtype}) busy: ≥ {need:,.0f} FLOPs per byte sent",
+        "  um {peak:g} TFLOP/s ({dtype}) auszulasten: ≥ {need:,.0f} FLOPs pro gesendetem Byte",
+        peak=peak,
+        dtype=dtype,
+        need=peak * 1e12 / (typical * 1e9),
+    )
+
+
+panel = explore(
+    link_budget,
+    {"gpu": "T4", "batch_mib": 256, "dtype": "float32"},
+    # en: a calculator, not a measurement
+    # de: ein Rechner, keine Messung
+    button_label=text("Compute", "Berechnen"),
+    labels=dict(
+        gpu="GPU",
+        batch_mib=text("batch (MiB)", "Batch (MiB)"),
+        dtype=text("data type", "Datentyp"),
+    ),
+    gpu=["T4", "L4", "A100", "H100"],
+    batch_mib=[16, 64, 256, 1024],
+    dtype=["float32", "float16"],
+)
+
+# %% [markdown] lang="en"
 # ### Finding the batch size that fits
 #
 # Memory grows with the batch size, so the usual way to find the largest batch is to try:
@@ -1239,20 +1397,39 @@ usage.free_memory()
 # fragmentation take their share. Train with some headroom below what the search finds: the
 # optimizer's state appears only at the first `optimizer.step()`, and a longer sequence later needs
 # more. Lab 02 has you compute the estimate and write the finder yourself.
-#
-# ## 7. Two GPUs: `cuda:0`, `cuda:1`
-#
-# Kaggle's "GPU T4 x2" gives you two devices, `cuda:0` and `cuda:1`. Code written there (and some
-# textbooks) hard-codes `cuda:1`; on Colab's single T4 that fails with *"CUDA error: invalid device
-# ordinal"*, and on a machine without CUDA with another error. Ask how many there are instead:
 
 # %% [markdown] lang="de"
 # Auf einer echten GPU liegt das Ergebnis etwas unter der Schätzung: CUDA-Kontext, cuBLAS-Workspaces
 # und Fragmentierung nehmen sich ihren Teil. Trainiere mit etwas Abstand unter dem, was die Suche
 # findet: Der Zustand des Optimierers entsteht erst beim ersten `optimizer.step()`, und eine längere
 # Sequenz braucht später mehr. In Lab 02 berechnest du die Schätzung und schreibst die Suche selbst.
+
+# %% [markdown] lang="en"
+# <details><summary>Check yourself: The batch-size finder said 512, yet training crashes with out-of-memory at step 1. Why?</summary>
 #
-# ## 7. Zwei GPUs: `cuda:0`, `cuda:1`
+# The step you tried was not the whole training step: `optimizer.step()` creates its state (two
+# numbers per parameter for Adam) at the first call, and backward needs the activations kept from
+# the forward pass. Search with the real training step, and keep some headroom.
+# </details>
+
+# %% [markdown] lang="de"
+# <details><summary>Prüf dich selbst: Die Batchgrößen-Suche ergab 512, trotzdem bricht das Training schon in Schritt 1 mit Out-of-Memory ab. Warum?</summary>
+#
+# Der ausprobierte Schritt war nicht der ganze Trainingsschritt: `optimizer.step()` legt seinen
+# Zustand (bei Adam zwei Zahlen pro Parameter) erst beim ersten Aufruf an, und der
+# Rückwärtsdurchlauf braucht die Aktivierungen, die der Vorwärtsdurchlauf aufbewahrt. Suche mit dem
+# echten Trainingsschritt und lass etwas Abstand.
+# </details>
+
+# %% [markdown] lang="en"
+# ### Two GPUs: `cuda:0`, `cuda:1`
+#
+# Kaggle's "GPU T4 x2" gives you two devices, `cuda:0` and `cuda:1`. Code written there (and some
+# textbooks) hard-codes `cuda:1`; on Colab's single T4 that fails with *"CUDA error: invalid device
+# ordinal"*, and on a machine without CUDA with another error. Ask how many there are instead:
+
+# %% [markdown] lang="de"
+# ### Zwei GPUs: `cuda:0`, `cuda:1`
 #
 # Kaggles „GPU T4 x2“ gibt dir zwei Geräte, `cuda:0` und `cuda:1`. Code, der dort geschrieben wurde
 # (und manches Lehrbuch), schreibt `cuda:1` fest hin; auf Colabs einzelner T4 scheitert das mit
@@ -1303,7 +1480,7 @@ assert ran == (len(gpus) >= 2)
 # `torch.cuda.set_device(i)` changes what plain `cuda` means. Lesson 08 (Beyond one GPU: DDP, FSDP
 # and sharding) uses both GPUs at once.
 #
-# ## 8. `nvidia-smi` from code
+# ### `nvidia-smi` from code
 #
 # `nvidia-smi --query-gpu=...,... --format=csv` prints one CSV line per GPU with exactly the fields
 # you ask for (`nvidia-smi --help-query-gpu` lists them). `utils.platform.nvsmi.query` runs it without ever
@@ -1315,7 +1492,7 @@ assert ran == (len(gpus) >= 2)
 # `torch.cuda.set_device(i)` ändert, was ein schlichtes `cuda` meint. Lektion 08 (Mehr als eine
 # GPU: DDP, FSDP und Sharding) nutzt beide GPUs gleichzeitig.
 #
-# ## 8. `nvidia-smi` aus Code
+# ### `nvidia-smi` aus Code
 #
 # `nvidia-smi --query-gpu=...,... --format=csv` gibt pro GPU eine CSV-Zeile mit genau den Feldern
 # aus, nach denen du fragst (`nvidia-smi --help-query-gpu` listet sie auf).
@@ -1356,123 +1533,12 @@ assert len(smi.rows) >= len(gpus) if smi.ok else example[0]["memory.total"] == "
 # PyTorch (`torch.mps.current_allocated_memory()`, shown by `usage.memory_stats()`); on a TPU ask
 # JAX (`jax.devices()[0].memory_stats()`); on a GPU machine where the tool is missing but CUDA
 # works, `torch.cuda.mem_get_info()` gives free and total memory.
-#
-# ## Check yourself
-#
-# <details><summary>1. <code>batch.to(device)</code> on a line of its own, then <code>model(batch)</code>: what happens, and why?</summary>
-#
-# The copy on the device is thrown away; `batch` is still the CPU tensor, so the forward pass stops
-# with the mixed-device error. Write `batch = batch.to(device)`. A model is different: `model.to(device)`
-# moves the model itself.
-# </details>
-#
-# <details><summary>2. A notebook from Kaggle's T4 x2 fails on Colab with "invalid device ordinal". What is wrong, and what is the fix?</summary>
-#
-# It hard-codes `cuda:1`, and Colab has one GPU. Ask `torch.cuda.device_count()` (or use
-# `placement.try_gpu(1)`), or let each process see its own GPU as `cuda:0` via `CUDA_VISIBLE_DEVICES`.
-# </details>
-#
-# <details><summary>3. Pinned memory makes copies faster. Why not pin every tensor?</summary>
-#
-# Pinning is itself a copy, and page-locked memory is taken away from the operating system (it
-# cannot be swapped). It pays off for buffers that are reused, such as a data loader's batches.
-# </details>
-#
-# <details><summary>4. After <code>del x; torch.cuda.empty_cache()</code>, <code>nvidia-smi</code> still shows a few hundred MiB used. A leak?</summary>
-#
-# No: that is the CUDA context, the driver's own memory for this process; it stays until the
-# process ends. Check `torch.cuda.memory_allocated()` for what tensors hold.
-# </details>
-#
-# <details><summary>5. The batch-size finder said 512, yet training crashes with out-of-memory at step 1. Why?</summary>
-#
-# The step you tried was not the whole training step: `optimizer.step()` creates its state (two
-# numbers per parameter for Adam) at the first call, and backward needs the activations kept from
-# the forward pass. Search with the real training step, and keep some headroom.
-# </details>
-#
-# ## Summary
-#
-# - `placement.pick_device()` finds any accelerator; list devices, never assume `cuda:1`.
-# - A tensor's `.to()` returns a copy (keep it); a model's `.to()` moves the model. Create new tensors
-#   with `device=x.device, dtype=x.dtype`.
-# - The host↔device link is the narrowest pipe: PCIe Gen3 x16 on a T4, 15.75 GB/s in theory, about
-#   12 GB/s pinned. Pin reused buffers, move data once, keep it on the device.
-# - GPU calls and non-blocking copies return before the work is done: synchronise before you read a
-#   clock or a copied-back tensor.
-# - Allocated ≤ reserved ≤ what `nvidia-smi` shows. An out-of-memory error can be caught; search the
-#   batch size with the real step and keep headroom.
-#
-# **Glossary:** device, host, device ordinal, pageable memory, pinned (page-locked) memory, DMA, PCIe,
-# asynchronous execution, synchronisation, caching allocator, allocated / reserved memory, CUDA
-# context, out of memory (OOM), meta device.
-#
-# **Next:** lab 02 (fix code that mixes devices, measure a copy, find the batch size) and lesson 03,
-# where the number format decides how much fits and how fast it runs.
 
 # %% [markdown] lang="de"
 # Wo `nvidia-smi` fehlt: Auf einer reinen CPU-Maschine gibt es nichts zu fragen; auf einem Mac frag
 # PyTorch (`torch.mps.current_allocated_memory()`, angezeigt von `usage.memory_stats()`); auf einer
 # TPU frag JAX (`jax.devices()[0].memory_stats()`); auf einer GPU-Maschine, auf der das Werkzeug
 # fehlt, CUDA aber funktioniert, liefert `torch.cuda.mem_get_info()` freien und gesamten Speicher.
-#
-# ## Prüf dich selbst
-#
-# <details><summary>1. <code>batch.to(device)</code> allein in einer Zeile, danach <code>model(batch)</code>: Was passiert, und warum?</summary>
-#
-# Die Kopie auf dem Gerät wird weggeworfen; `batch` ist immer noch der CPU-Tensor, also bricht der
-# Vorwärtsdurchlauf mit dem Fehler wegen gemischter Geräte ab. Schreib `batch = batch.to(device)`.
-# Ein Modell ist anders: `model.to(device)` verschiebt das Modell selbst.
-# </details>
-#
-# <details><summary>2. Ein Notebook von Kaggles T4 x2 scheitert auf Colab mit „invalid device ordinal“. Was ist falsch, und wie behebst du es?</summary>
-#
-# Es schreibt `cuda:1` fest hin, und Colab hat eine GPU. Frag `torch.cuda.device_count()` (oder nimm
-# `placement.try_gpu(1)`), oder lass jeden Prozess über `CUDA_VISIBLE_DEVICES` seine eigene GPU als
-# `cuda:0` sehen.
-# </details>
-#
-# <details><summary>3. Gepinnter Speicher macht Kopien schneller. Warum nicht jeden Tensor pinnen?</summary>
-#
-# Pinnen ist selbst eine Kopie, und gesperrter Speicher wird dem Betriebssystem entzogen (er kann
-# nicht ausgelagert werden). Es lohnt sich für Puffer, die wiederverwendet werden, etwa die Batches
-# eines DataLoaders.
-# </details>
-#
-# <details><summary>4. Nach <code>del x; torch.cuda.empty_cache()</code> zeigt <code>nvidia-smi</code> immer noch einige Hundert MiB belegt. Ein Leck?</summary>
-#
-# Nein: Das ist der CUDA-Kontext, der eigene Speicher des Treibers für diesen Prozess; er bleibt,
-# bis der Prozess endet. Was Tensoren belegen, sagt `torch.cuda.memory_allocated()`.
-# </details>
-#
-# <details><summary>5. Die Batchgrößen-Suche ergab 512, trotzdem bricht das Training schon in Schritt 1 mit Out-of-Memory ab. Warum?</summary>
-#
-# Der ausprobierte Schritt war nicht der ganze Trainingsschritt: `optimizer.step()` legt seinen
-# Zustand (bei Adam zwei Zahlen pro Parameter) erst beim ersten Aufruf an, und der
-# Rückwärtsdurchlauf braucht die Aktivierungen, die der Vorwärtsdurchlauf aufbewahrt. Suche mit dem
-# echten Trainingsschritt und lass etwas Abstand.
-# </details>
-#
-# ## Zusammenfassung
-#
-# - `placement.pick_device()` findet jeden Beschleuniger; liste die Geräte auf, nimm nie einfach
-#   `cuda:1` an.
-# - `.to()` eines Tensors gibt eine Kopie zurück (behalte sie); `.to()` eines Modells verschiebt das
-#   Modell. Lege neue Tensoren mit `device=x.device, dtype=x.dtype` an.
-# - Die Verbindung zwischen Host und Gerät ist der Engpass: PCIe Gen3 x16 bei einer T4,
-#   theoretisch 15,75 GB/s, gepinnt etwa 12 GB/s. Pinne wiederverwendete Puffer, verschiebe Daten
-#   einmal und lass sie auf dem Gerät.
-# - GPU-Aufrufe und nicht blockierende Kopien kehren zurück, bevor die Arbeit getan ist:
-#   synchronisiere, bevor du eine Uhr oder einen zurückkopierten Tensor liest.
-# - Belegt ≤ reserviert ≤ was `nvidia-smi` zeigt. Ein Out-of-Memory-Fehler lässt sich abfangen;
-#   suche die Batchgröße mit dem echten Schritt und lass Abstand.
-#
-# **Glossar:** Gerät (Device), Host, Gerätenummer (Device Ordinal), auslagerbarer Speicher,
-# gepinnter Speicher, DMA, PCIe, asynchrone Ausführung, Synchronisation, Caching-Allocator, belegter
-# / reservierter Speicher, CUDA-Kontext, Out of Memory (OOM), meta-Gerät.
-#
-# **Weiter:** Lab 02 (Code reparieren, der Geräte mischt, eine Kopie messen, die Batchgröße finden)
-# und Lektion 03, in der das Zahlenformat entscheidet, wie viel passt und wie schnell es läuft.
 
 # %% [markdown] lang="en"
 # **Class results (optional).** To add this run's figures to your group's comparison, set
