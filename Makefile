@@ -25,7 +25,7 @@ ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL := --nbval-lax --nbval-current-env -p no:cacheprovider -p tests.nbval_holes
 
 .PHONY: lab test notebooks retarget test-compat preflight bench gpu-check clean
-.PHONY: slides site kaggle-dataset
+.PHONY: slides site kaggle-dataset kaggle-offline
 
 $(BIN)/.installed-%: pyproject.toml $(CONSTRAINTS) requirements-models.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -118,6 +118,10 @@ site: $(BIN)/.installed-site
 # The archive and dataset-metadata.json to upload as a Kaggle dataset (rooms without internet).
 kaggle-dataset:
 	$(PYTHON) -m tools.kaggle_dataset $(if $(KAGGLE_OWNER),--owner $(KAGGLE_OWNER))
+
+# Both datasets a room without internet needs: the course and the wheels Kaggle lacks.
+kaggle-offline:
+	$(PYTHON) -m tools.kaggle_dataset --wheels $(if $(KAGGLE_OWNER),--owner $(KAGGLE_OWNER))
 
 # Colab's versions (constraints-colab.txt) in a second environment, and utils under Python 3.13.
 test-compat:

@@ -1,10 +1,11 @@
 # en: @title Setup (run me first)
 # de: @title Setup (zuerst ausführen)
 # en: Makes the course's `utils` importable: from this checkout, from a copy attached on Kaggle,
-# en: or from a fresh clone. It installs nothing and never imports torch, jax or numpy.
+# en: or from a fresh clone. It never imports torch, jax or numpy; on Kaggle it installs the
+# en: course's attached wheels dataset, if any.
 # de: Macht `utils` des Kurses importierbar: aus diesem Checkout, aus einer auf Kaggle
-# de: angehängten Kopie oder aus einem frischen Klon. Installiert nichts, importiert weder torch,
-# de: jax noch numpy.
+# de: angehängten Kopie oder aus einem frischen Klon. Importiert weder torch, jax noch numpy; auf
+# de: Kaggle installiert sie das angehängte Wheels-Dataset des Kurses, falls vorhanden.
 COURSE_LANGUAGE = "@LANGUAGE@"
 COURSE_REPO, COURSE_BRANCH = "@REPO@", "@BRANCH@"  # make retarget REPO=... BRANCH=...
 import os, shutil, signal, subprocess, sys, time  # noqa: E401, I001

