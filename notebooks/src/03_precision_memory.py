@@ -57,7 +57,7 @@ import os
 import matplotlib.pyplot as plt
 import torch
 
-from utils.i18n import say, text
+from utils.i18n import num, say, text
 from utils.memory import fit
 from utils.platform import hardware, placement, profiles, runtime
 from utils.predict import reveal
@@ -96,39 +96,29 @@ LAYOUT = {
     "float8_e4m3fn": (1, 4, 3),
 }
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn]
-say(
-    "{dt:<16}{bits:>5}{max:>12}{tiny:>12}{eps:>11}{gap:>11}",
-    "{dt:<16}{bits:>5}{max:>12}{tiny:>12}{eps:>11}{gap:>11}",
-    dt=text("dtype", "Datentyp"),
-    bits=text("bits", "Bits"),
-    max=text("max", "größte"),
-    tiny=text("tiny", "kleinste"),
-    eps="eps",
-    gap=text("gap@1000", "Lücke@1000"),
+# en: numbers written out first, then aligned: a German 3,403 · 10³⁸ is longer than 3.403e+38
+# de: erst die Zahlen schreiben, dann ausrichten: 3,403 · 10³⁸ ist länger als 3.403e+38
+ROW = "{dt:<16}{bits:>5}{max:>14}{tiny:>14}{eps:>14}{gap:>14}"
+print(
+    ROW.format(
+        dt=text("dtype", "Datentyp"),
+        bits=text("bits", "Bits"),
+        max=text("max", "größte"),
+        tiny=text("tiny", "kleinste"),
+        eps="eps",
+        gap=text("gap@1000", "Lücke@1000"),
+    )
 )
 for dt in DTYPES:
     info = torch.finfo(dt)
     # en: the gap at 1 is eps; at 1000 (between 2^9 and 2^10) it is eps · 2^9
     # de: die Lücke bei 1 ist eps; bei 1000 (zwischen 2^9 und 2^10) ist sie eps · 2^9
     values = dict(max=info.max, tiny=info.tiny, eps=info.eps, gap=info.eps * 2**9)
-    say(
-        "{dt:<16}{bits:>5}{max:>12.4g}{tiny:>12.3g}{eps:>11.3g}{gap:>11.4g}",
-        "{dt:<16}{bits:>5}{max:>12.4g}{tiny:>12.3g}{eps:>11.3g}{gap:>11.4g}",
-        dt=str(dt)[6:],
-        bits=info.bits,
-        **values,
-    )
+    digits = dict(max=".4g", tiny=".3g", eps=".3g", gap=".4g")
+    cells = {k: num(v, digits[k]) for k, v in values.items()}
+    print(ROW.format(dt=str(dt)[6:], bits=info.bits, **cells))
 iinfo = torch.iinfo(torch.int8)
-say(
-    "{dt:<16}{bits:>5}{max:>12}{min:>12}{eps:>11}{gap:>11}",
-    "{dt:<16}{bits:>5}{max:>12}{min:>12}{eps:>11}{gap:>11}",
-    dt="int8",
-    bits=iinfo.bits,
-    max=iinfo.max,
-    min=iinfo.min,
-    eps=1,
-    gap="–",
-)
+print(ROW.format(dt="int8", bits=iinfo.bits, max=iinfo.max, tiny=num(iinfo.min), eps=1, gap="–"))
 
 # %%
 fig, ax = plt.subplots(figsize=(9, 2.6))
