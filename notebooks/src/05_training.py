@@ -1301,23 +1301,21 @@ say(
 # echten Namen hinterlässt. Es behält die letzten k. Wohin es schreibt, hängt von der Plattform ab:
 
 # %%
-# en: Colab: set True after mounting Google Drive yourself
-# de: Colab: setz das auf True, nachdem du Google Drive selbst eingebunden hast
-USE_DRIVE = False
 for where in ("kaggle", "colab", "local"):
     print(f"{where:>7}: {checkpoint.default_dir(where)}")
 print(f"{'colab':>7} + Drive: {checkpoint.default_dir('colab', drive=True)}")
 say(
-    "Here ({p}) checkpoints would go to {d}.",
-    "Hier ({p}) kämen Checkpoints nach {d}.",
+    "Here ({p}) the training of section 3 keeps its checkpoints in {d}.",
+    "Hier ({p}) legt das Training aus Abschnitt 3 seine Checkpoints in {d} ab.",
     p=runtime.platform_name(platform),
-    d=checkpoint.default_dir(platform, drive=USE_DRIVE),
+    d=folder,
 )
 
 # %% [markdown] lang="en"
 # On Kaggle `/kaggle/working` is kept as the notebook's output; on Colab `/content` is lost with
-# the session, so a run that must outlive a disconnect needs Drive, which the notebook uses only if
-# you mount it and opt in. (The demonstration below writes to a temporary folder.)
+# the session, so a run that must outlive a disconnect needs Drive: once you have mounted it
+# (`from google.colab import drive; drive.mount("/content/drive")`), section 3's training keeps
+# its checkpoints there. (The demonstration below writes to a temporary folder.)
 #
 # Now the experiment, with this lesson's own loader, `make_training` and `train_step` (dropout,
 # shuffled data, accumulation over 2 micro-batches, gradient clipping, a GradScaler; users hit the
@@ -1333,9 +1331,10 @@ say(
 
 # %% [markdown] lang="de"
 # Auf Kaggle bleibt `/kaggle/working` als Ausgabe des Notebooks erhalten; auf Colab geht `/content`
-# mit der Sitzung verloren. Ein Lauf, der einen Abbruch aushalten soll, braucht dort also Drive, und
-# das Notebook nutzt es nur, wenn du es einbindest und dich dafür entscheidest. (Die Vorführung
-# unten schreibt in einen temporären Ordner.)
+# mit der Sitzung verloren. Ein Lauf, der einen Abbruch aushalten soll, braucht dort also Drive:
+# Sobald du es eingebunden hast (`from google.colab import drive; drive.mount("/content/drive")`),
+# legt das Training aus Abschnitt 3 seine Checkpoints dort ab. (Die Vorführung unten schreibt in
+# einen temporären Ordner.)
 #
 # Jetzt das Experiment, mit dem Loader, `make_training` und `train_step` dieser Lektion (Dropout,
 # gemischte Daten, Akkumulation über 2 Micro-Batches, Gradient Clipping, ein GradScaler; denselben
@@ -1698,6 +1697,7 @@ record("05", figures, save=SAVE_RESULTS, hw=hw)
 
 # %% tags=["guard"] jupyter={"source_hidden": true}
 assert end_loss < start_loss - 0.5, (start_loss, end_loss)
+assert len(history["losses"]) == size["steps"]  # en: the whole run | de: der ganze Lauf
 assert set(phase_ms) == set(PHASES) and all(v > 0 for v in phase_ms.values())
 assert meter.tokens_per_s > 0 and all(m.tokens_per_s > 0 for m in by_dtype.values())
 assert accum[4][0] < accum[1][0] and ckpt[True][0] < ckpt[False][0]

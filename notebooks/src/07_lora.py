@@ -3,7 +3,7 @@
 #   course:
 #     accelerator: GPU
 #     duration:
-#       cpu: 25
+#       cpu: 35
 #       t4: 35
 #     level: 3
 #     profiles:
@@ -39,9 +39,9 @@
 # - fine-tune SmolLM2 for real on instructions that ship with the course: loss curve, held-out
 #   loss, generations before and after, checkpoints, an adapter file that you save, reload and
 #   merge,
-# - predict and measure the memory of full fine-tuning, LoRA and QLoRA, and sweep the rank and the
-#   target layers for quality, memory and step time,
-# - run QLoRA (a 4-bit base) with the code a free T4 needs, and merge its adapter the right way.
+# - in the optional deeper section at the end: predict and measure the memory of full fine-tuning,
+#   LoRA and QLoRA, sweep the rank and the target layers, and run QLoRA (a 4-bit base) with the
+#   code a free T4 needs, merging its adapter the right way.
 
 # %% [markdown] lang="de"
 # Die Glossarseite verspricht lokale Entwicklung „mit LoRA oder Quantisierung“. Lektion 06 hat die
@@ -58,10 +58,9 @@
 # - SmolLM2 wirklich feintunen, auf Anweisungen, die der Kurs mitbringt: Verlustkurve, Verlust auf
 #   Paaren, die das Training nie sieht, Antworten vorher und nachher, Checkpoints und eine
 #   Adapter-Datei, die du speicherst, neu lädst und einrechnest,
-# - den Speicher von vollem Feintuning, LoRA und QLoRA vorhersagen und messen und Rang und
-#   Zielschichten nach Qualität, Speicher und Schrittzeit durchprobieren,
-# - QLoRA (eine 4-Bit-Basis) mit dem Code laufen lassen, den eine kostenlose T4 braucht, und seinen
-#   Adapter richtig einrechnen.
+# - in der freiwilligen Vertiefung am Ende: den Speicher von vollem Feintuning, LoRA und QLoRA
+#   vorhersagen und messen, Rang und Zielschichten durchprobieren und QLoRA (eine 4-Bit-Basis) mit
+#   dem Code laufen lassen, den eine kostenlose T4 braucht, und seinen Adapter richtig einrechnen.
 
 # %%
 import copy
@@ -74,11 +73,11 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import torch
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from torch import nn
 from tqdm.auto import tqdm
 
-from utils.i18n import get_language, say, text
+from utils.i18n import get_language, num, say, text
 from utils.memory import peakmem
 from utils.memory.fit import Shape, fit, shape_of
 from utils.memory.usage import free_memory
@@ -330,10 +329,10 @@ before, total = count_trainable(probe)
 wrapped = add_lora(probe, {"q_proj", "k_proj", "v_proj", "o_proj"}, r=8, alpha=16)
 after, _ = count_trainable(probe)
 say(
-    "Before: {b:,} of {t:,} parameters trainable. LoRA r=8 on q, k, v, o in {n} layers: "
+    "Before: {b:,} of {t:,} parameters trainable. LoRA r=8 on q, k, v, o ({n} linear layers): "
     "{a:,} trainable ({p:.2f}% of the model).",
-    "Vorher: {b:,} von {t:,} Parametern trainierbar. LoRA r=8 auf q, k, v, o in {n} Schichten: "
-    "{a:,} trainierbar ({p:.2f} % des Modells).",
+    "Vorher: {b:,} von {t:,} Parametern trainierbar. LoRA r=8 auf q, k, v, o ({n} lineare "
+    "Schichten): {a:,} trainierbar ({p:.2f} % des Modells).",
     b=before,
     t=total,
     n=len(wrapped),
@@ -730,6 +729,11 @@ say(
 # resumed run sees exactly the batches the uninterrupted one would have seen. If a checkpoint is
 # already there (a disconnect on Colab), the loop resumes from it, and the result is bit for bit the
 # same as without the interruption (a test of the course checks it in a fresh process).
+#
+# The folder stays the same when you run the cell again (beside the notebook; `/kaggle/working` on
+# Kaggle; Drive on Colab once mounted). The cell says where it starts, and its losses and plot
+# cover the whole run. Interrupt it (■) and it says what was saved; to start over, remove the `#`
+# before `checkpoint.start_fresh(folder)`.
 
 # %% [markdown] lang="de"
 # Die Trainingsschleife: AdamW nur auf den LoRA-Parametern, eine feste Lernrate von 2e-3 (LoRA
@@ -742,6 +746,12 @@ say(
 # also genau die Batches, die der ununterbrochene bekommen hätte. Liegt schon ein Checkpoint da (ein
 # Verbindungsabbruch auf Colab), macht die Schleife dort weiter, und das Ergebnis gleicht Bit für
 # Bit dem ohne Unterbrechung (ein Test des Kurses prüft das in einem frischen Prozess).
+#
+# Der Ordner bleibt derselbe, wenn du die Zelle noch einmal ausführst (neben dem Notebook; auf
+# Kaggle `/kaggle/working`; auf Colab Drive, sobald es eingebunden ist). Die Zelle sagt, wo sie
+# beginnt, und ihre Verluste und ihre Grafik umfassen den ganzen Lauf. Unterbrich sie (■), und sie
+# sagt, was gespeichert ist; um neu zu beginnen, entfern das `#` vor
+# `checkpoint.start_fresh(folder)`.
 
 
 # %%
@@ -1402,10 +1412,14 @@ for targets_name in TARGET_SETS:
         [row["params"] for row in part], [row["s/step"] for row in part], "o-", label=targets_name
     )
     for row in part:  # en: beside its point, not on it | de: neben seinem Punkt, nicht darauf
-        where = (row["params"], row["s/step"])
-        ax.annotate(f"r = {row['r']}", where, textcoords="offset points", xytext=(6, -12))
+        point = (row["params"], row["s/step"])
+        ax.annotate(f"r = {row['r']}", point, textcoords="offset points", xytext=(6, -12))
 ax.set_xscale("log")
-ax.xaxis.set_minor_formatter(NullFormatter())  # en: decades only | de: nur Zehnerpotenzen
+# en: ticks at 1, 2 and 5 of each decade, written out in the notebook's language
+# de: Striche bei 1, 2 und 5 jeder Zehnerpotenz, ausgeschrieben in der Sprache des Notebooks
+ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: num(v, ",.0f")))
+ax.xaxis.set_minor_formatter(NullFormatter())
 ax.set_ylim(bottom=0, top=1.15 * max(row["s/step"] for row in sweep))
 ax.set_xlabel(text("trainable parameters (log scale)", "trainierbare Parameter (log. Skala)"))
 ax.set_ylabel(text("seconds per step", "Sekunden pro Schritt"))
@@ -1887,6 +1901,7 @@ assert 9000 < 175e9 / gpt3 < 10000
 if HAS_PEFT:
     assert equal and max(equal.values()) < 1e-4
 assert loss_after < loss_before - 0.1, (loss_before, loss_after)
+assert len(train_losses) == len(run["times"]) == STEPS  # en: the whole run | de: der ganze Lauf
 # en: the terse style was learned
 # de: der knappe Stil wurde gelernt
 assert words["after"] < words["before"], words
