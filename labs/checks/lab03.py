@@ -813,8 +813,9 @@ def _matmuls(seed):
     hint=(
         "Time several calls of each with a wall clock, leave the first one out, and report a "
         "typical call. The verdict follows from your numbers, not from the rule of q5.",
-        "Miss mehrere Aufrufe von jedem mit einer Wanduhr, lass den ersten weg und gib einen "
-        "typischen Aufruf an. Das Urteil folgt aus deinen Zahlen, nicht aus der Regel von q5.",
+        "Miss mehrere Aufrufe von jedem in verstrichener Zeit (Wall Clock), lass den ersten "
+        "weg und gib einen typischen Aufruf an. Das Urteil folgt aus deinen Zahlen, nicht aus "
+        "der Regel von q5.",
     ),
 )
 def q8(faster_dtype, rng):
@@ -824,7 +825,7 @@ def q8(faster_dtype, rng):
     timed.judge(ms, verdict, min)
     return text(
         "Correct! Here a matmul takes {f32:.3g} ms in float32 and {bf16:.3g} ms in bfloat16.",
-        "Richtig! Hier dauert ein Matmul {f32:.3g} ms in float32 und {bf16:.3g} ms in bfloat16.",
+        "Richtig! Hier dauert eine Matmul {f32:.3g} ms in float32 und {bf16:.3g} ms in bfloat16.",
         f32=ms["float32"],
         bf16=ms["bfloat16"],
     )

@@ -596,8 +596,9 @@ def _step_phases(seed):
     hint=(
         "Time several calls of each phase with a wall clock, leave the first one out, and report "
         "a typical call. Which phase would a faster device not help?",
-        "Miss mehrere Aufrufe jeder Phase mit einer Wanduhr, lass den ersten weg und gib einen "
-        "typischen Aufruf an. Bei welcher Phase hilft ein schnelleres Gerät nicht?",
+        "Miss mehrere Aufrufe jeder Phase in verstrichener Zeit (Wall Clock), lass den ersten "
+        "weg und gib einen typischen Aufruf an. Bei welcher Phase hilft ein schnelleres Gerät "
+        "nicht?",
     ),
 )
 def q5(time_step, rng):
@@ -607,10 +608,10 @@ def q5(time_step, rng):
     timed.judge(ms, verdict, max)
     slower = max(ms, key=ms.get)
     return text(
-        "Correct! Here {slower} limits the step: {data:.3g} ms for the data, {compute:.3g} ms for "
-        "the compute.",
-        "Richtig! Hier begrenzt {slower} den Schritt: {data:.3g} ms für die Daten, {compute:.3g} "
-        "ms für die Rechnung.",
+        "Correct! Here the {slower} phase limits the step: {data:.3g} ms for the data, "
+        "{compute:.3g} ms for the compute.",
+        "Richtig! Hier begrenzt die Phase {slower} den Schritt: {data:.3g} ms für die Daten, "
+        "{compute:.3g} ms für die Rechnung.",
         slower=slower,
         data=ms["data"],
         compute=ms["compute"],

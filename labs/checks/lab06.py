@@ -721,8 +721,9 @@ def _linears(seed):
     hint=(
         "Time several calls of each with a wall clock, leave the first one out, and report a "
         "typical call. What does the int8 layer have to do before it can multiply?",
-        "Miss mehrere Aufrufe von jedem mit einer Wanduhr, lass den ersten weg und gib einen "
-        "typischen Aufruf an. Was muss die int8-Schicht tun, bevor sie multiplizieren kann?",
+        "Miss mehrere Aufrufe von jedem in verstrichener Zeit (Wall Clock), lass den ersten "
+        "weg und gib einen typischen Aufruf an. Was muss die int8-Schicht tun, bevor sie "
+        "multiplizieren kann?",
     ),
 )
 def q7(int8_time, rng):

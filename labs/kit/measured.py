@@ -67,8 +67,8 @@ MEASURED = (
             "Miss die Aufrufe selbst, hier auf diesem Gerät, und gib Millisekunden pro Aufruf an.",
         ),
         head=(
-            "Your time for {name} is {got:.3g} ms, but its {n} calls took {low:.3g} to {high:.3g} ms "
-            "each here.",
+            "Your time for {name} is {got:.3g} ms, but its {n} calls took {low:.3g} to "
+            "{high:.3g} ms each here.",
             "Deine Zeit für {name} ist {got:.3g} ms, aber seine {n} Aufrufe dauerten hier je "
             "{low:.3g} bis {high:.3g} ms.",
         ),

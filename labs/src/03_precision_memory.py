@@ -29,8 +29,8 @@
 # Eight exercises on lesson 03: bytes per dtype, the largest integer a format holds exactly, a
 # loss-scaling step, the memory of full fine-tuning against LoRA, the autocast dtype for a device,
 # a 16-bit sum that keeps its small terms, unscaling before clipping (as in lesson 05's training
-# step), and whether bfloat16 is faster on your device. Each check tries your code on fresh random inputs; a wrong answer gets its own
-# message.
+# step), and whether bfloat16 is faster on your device. Each check tries your code on fresh random
+# inputs; a wrong answer gets its own message.
 #
 # Replace each `____` by your code and run the cell. `qN.hint()` and `qN.solution()` help; the last
 # cell shows your score.
@@ -323,7 +323,7 @@ q7.check(unscale_and_clip)
 # %% [markdown] lang="de"
 # ## 8. Ist bfloat16 hier schneller?
 #
-# `runs` enthält zwei Funktionen: `runs["float32"]()` und `runs["bfloat16"]()` rechnen denselben
+# `runs` enthält zwei Funktionen: `runs["float32"]()` und `runs["bfloat16"]()` rechnen dieselbe
 # Matmul in diesem Datentyp auf dem Gerät dieses Notebooks und kehren zurück, wenn die Arbeit getan
 # ist. Schreib `faster_dtype(runs)`: Miss beide hier und gib `(ms, verdict)` zurück, `ms` ein Dict
 # mit den Millisekunden pro Aufruf für jeden Datentyp und `verdict` der Name des schnelleren. Dann

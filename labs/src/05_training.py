@@ -28,8 +28,8 @@
 # %% [markdown] lang="en"
 # Five exercises on lesson 05: MFU from a measured throughput, the bottleneck from a profiler
 # table, a checkpoint whose resumed run equals the uninterrupted one, the accumulation steps for a
-# batch that does not fit, and where a step's time goes on your device. Each check tries your code on fresh random inputs; a wrong answer
-# gets its own message.
+# batch that does not fit, and where a step's time goes on your device. Each check tries your code
+# on fresh random inputs; a wrong answer gets its own message.
 #
 # Replace each `____` by your code and run the cell. `qN.hint()` and `qN.solution()` help; the last
 # cell shows your score. Run the setup cell and the two cells below it first.
