@@ -760,151 +760,144 @@ ALL_GPUS = ("all {gpus} GPUs together", "alle {gpus} GPUs zusammen")
 # answer against the question: want (the answer), and for the slips near a limit: boundary
 # (exactly full), strict (what `<` answers), unit_case and units (what GB for GiB answers), near
 # (one parameter over a limit).
-WHICH = Mistakes(
-    Mistake(
-        "not_an_answer",
-        "You returned {got!r} ({kind}). Return one of the four strings 'single', 'ddp', 'fsdp' "
-        "or 'none', written exactly so: lowercase, without spaces; 'none' is a string too, not "
-        "None.",
-        "Du hast {got!r} ({kind}) zurückgegeben. Gib einen der vier Strings 'single', 'ddp', "
-        "'fsdp' oder 'none' zurück, genau so geschrieben: klein und ohne Leerzeichen; auch "
-        "'none' ist ein String, nicht None.",
-    ),
-    Mistake(
-        "fixed_bytes",
-        "For {n:,} parameters at {bpp} bytes each you return {got!r}: the answer for 16 bytes "
-        "per parameter. Use the bytes_per_param you are given: here the state is "
-        "{state_gib:,.1f} GiB and a GPU has {mem_gib:,.0f} GiB: {want!r}.",
-        "Für {n:,} Parameter mit je {bpp} Bytes gibst du {got!r} zurück: die Antwort für 16 "
-        "Bytes pro Parameter. Nimm das übergebene bytes_per_param: Hier ist der Zustand "
-        "{state_gib:,.1f} GiB groß, und eine GPU hat {mem_gib:,.0f} GiB: {want!r}.",
-        when=lambda got, n, bpp, memory, gpus, **_: (
-            bpp != LESSON_BYTES and got == _rule(n * LESSON_BYTES, memory, gpus)
+WHICH = (
+    Mistakes(
+        Mistake(
+            "not_an_answer",
+            "You returned {got!r} ({kind}). Return one of the four strings 'single', 'ddp', 'fsdp' "
+            "or 'none', written exactly so: lowercase, without spaces; 'none' is a string too, not "
+            "None.",
+            "Du hast {got!r} ({kind}) zurückgegeben. Gib einen der vier Strings 'single', 'ddp', "
+            "'fsdp' oder 'none' zurück, genau so geschrieben: klein und ohne Leerzeichen; auch "
+            "'none' ist ein String, nicht None.",
         ),
-    ),
-    Mistake(
-        "one_gpu",
-        "With one GPU there is nothing to copy and nothing to split, yet you return {got!r} for "
-        "gpus = 1. One GPU of {mem_gib:,.0f} GiB either holds the {state_gib:,.1f} GiB of "
-        "training state or it does not: {want!r}.",
-        "Mit einer GPU gibt es nichts zu kopieren und nichts aufzuteilen, trotzdem gibst du "
-        "{got!r} für gpus = 1 zurück. Eine GPU mit {mem_gib:,.0f} GiB fasst die "
-        "{state_gib:,.1f} GiB Trainingszustand, oder sie fasst sie nicht: {want!r}.",
-        when=lambda got, gpus, **_: gpus == 1 and got in ("ddp", "fsdp"),
-    ),
-    Mistake(
-        "several_gpus",
-        "You return 'single' for {gpus} GPUs, but 'single' is for one GPU only. {n:,} "
-        "parameters need {state_gib:,.1f} GiB, each GPU has {mem_gib:,.0f} GiB: {want!r}.",
-        "Du gibst 'single' für {gpus} GPUs zurück, aber 'single' gilt nur für eine GPU. {n:,} "
-        "Parameter brauchen {state_gib:,.1f} GiB, jede GPU hat {mem_gib:,.0f} GiB: {want!r}.",
-        when=lambda got, gpus, **_: gpus > 1 and got == "single",
-    ),
-    Mistake(
-        "ddp_too_big",
-        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'ddp'. DDP keeps "
-        "the whole training state, {state_gib:,.1f} GiB, on every GPU, and it does not fit on "
-        "one. Even split {gpus} ways it is {share_gib:,.1f} GiB per GPU, more than "
-        "{mem_gib:,.0f} GiB: 'none'.",
-        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'ddp' zurück. DDP "
-        "hält den ganzen Trainingszustand, {state_gib:,.1f} GiB, auf jeder GPU, und er passt "
-        "auf keine. Selbst in {gpus} Teile aufgeteilt sind es {share_gib:,.1f} GiB pro GPU, "
-        "mehr als {mem_gib:,.0f} GiB: 'none'.",
-        when=lambda got, want, **_: got == "ddp" and want == "none",
-    ),
-    Mistake(
-        "ddp_divided",
-        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'ddp'. DDP splits "
-        "the batch, not the model: every GPU holds the whole {state_gib:,.1f} GiB, more than it "
-        "has. Only FSDP divides the state by the number of GPUs, {share_gib:,.1f} GiB each: "
-        "'fsdp'.",
-        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'ddp' zurück. DDP "
-        "teilt den Batch auf, nicht das Modell: Jede GPU hält die ganzen {state_gib:,.1f} GiB, "
-        "mehr als sie hat. Nur FSDP teilt den Zustand durch die Zahl der GPUs, je "
-        "{share_gib:,.1f} GiB: 'fsdp'.",
-        when=lambda got, want, **_: got == "ddp" and want == "fsdp",
-    ),
-    Mistake(
-        "fsdp_not_divided",
-        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'none'. FSDP "
-        "splits weights, gradients and optimizer states {gpus} ways: each GPU holds "
-        "{share_gib:,.1f} GiB of the {state_gib:,.1f} GiB, and that fits: 'fsdp'. Compare "
-        "state / gpus with the memory of one GPU.",
-        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'none' zurück. "
-        "FSDP teilt Gewichte, Gradienten und Optimiererzustände in {gpus} Teile: Jede GPU hält "
-        "{share_gib:,.1f} GiB der {state_gib:,.1f} GiB, und das passt: 'fsdp'. Vergleiche "
-        "Zustand / gpus mit dem Speicher einer GPU.",
-        when=lambda got, want, **_: got == "none" and want == "fsdp",
-    ),
-    Mistake(
-        "fsdp_fits",
-        "For {n:,} parameters ({state_gib:,.1f} GiB) on {gpus} GPUs of {mem_gib:,.0f} GiB you "
-        "return 'fsdp'. The whole state fits on one GPU, so nothing needs splitting: 'ddp' "
-        "keeps a full copy on each and sends only the gradients. Ask first whether it fits on "
-        "one GPU.",
-        "Für {n:,} Parameter ({state_gib:,.1f} GiB) auf {gpus} GPUs mit {mem_gib:,.0f} GiB "
-        "gibst du 'fsdp' zurück. Der ganze Zustand passt auf eine GPU, also muss nichts "
-        "aufgeteilt werden: 'ddp' hält auf jeder eine volle Kopie und sendet nur die "
-        "Gradienten. Frag zuerst, ob er auf eine GPU passt.",
-        when=lambda got, want, **_: got == "fsdp" and want == "ddp",
-    ),
-    Mistake(
-        "fsdp_too_big",
-        "For {n:,} parameters on {gpus} GPUs of {mem_gib:,.0f} GiB you return 'fsdp'. Even "
-        "split {gpus} ways the state of {state_gib:,.1f} GiB is {share_gib:,.1f} GiB per GPU, "
-        "more than {mem_gib:,.0f} GiB: 'none'. The shards must fit too.",
-        "Für {n:,} Parameter auf {gpus} GPUs mit {mem_gib:,.0f} GiB gibst du 'fsdp' zurück. "
-        "Selbst in {gpus} Teile aufgeteilt ist der Zustand von {state_gib:,.1f} GiB pro GPU "
-        "{share_gib:,.1f} GiB groß, mehr als {mem_gib:,.0f} GiB: 'none'. Auch die Teile müssen "
-        "passen.",
-        when=lambda got, want, **_: got == "fsdp" and want == "none",
-    ),
-    Mistake(
-        "gb_gib",
-        "For {n:,} parameters × {bpp} bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} on "
-        "{gpus} GPU(s) of {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB you return {got!r}; the answer "
-        "is {want!r}. That is a GB/GiB slip: 1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes, {pct:.1f}% "
-        "more. Both numbers come in bytes: compare them as they are.",
-        "Für {n:,} Parameter × {bpp} Bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} auf "
-        "{gpus} GPU(s) mit {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB gibst du {got!r} zurück; die "
-        "Antwort ist {want!r}. Das ist eine Verwechslung von GB und GiB: 1 GB = 10⁹ Bytes, "
-        "1 GiB = 2³⁰ Bytes, {pct:.1f} % mehr. Beide Zahlen kommen in Bytes: Vergleiche sie so, "
-        "wie sie sind.",
-        when=lambda got, unit_case, near, units, **_: unit_case and not near and got in units,
-    ),
-    Mistake(
-        "strict",
-        "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of {memory:,} "
-        "bytes you return {got!r}. {full}, and that still fits (<=, not <): {want!r}.",
-        "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit {memory:,} "
-        "Bytes gibst du {got!r} zurück. {full}, und das passt noch (<=, nicht <): {want!r}.",
-        when=lambda got, boundary, strict, **_: boundary and got == strict,
-    ),
-    Mistake(
-        "one_more",
-        "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of {memory:,} "
-        "bytes you return {got!r}; the answer is {want!r}. The state is {over:,} bytes more "
-        "than {limit:,} bytes, {what}: one parameter too many, so it does not fit there. "
-        "Compare the exact whole numbers; float32, rounding to GiB or n_params // gpus lose "
-        "those bytes.",
-        "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit {memory:,} "
-        "Bytes gibst du {got!r} zurück; die Antwort ist {want!r}. Der Zustand ist {over:,} "
-        "Bytes größer als {limit:,} Bytes, {what}: ein Parameter zu viel, also passt er dort "
-        "nicht. Vergleiche die genauen ganzen Zahlen; float32, Runden auf GiB oder "
-        "n_params // gpus verlieren diese Bytes.",
-        when=lambda got, near, **_: near,
-    ),
-    Mistake(
-        "wrong",
-        "For n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} bytes "
-        "({mem_gib:,.0f} GiB) and gpus = {gpus} you return {got!r}; the answer is {want!r}. "
-        "The state is {state:,} bytes ({state_gib:,.2f} GiB), {share_gib:,.2f} GiB per GPU "
-        "when split {gpus} ways.",
-        "Für n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} Bytes "
-        "({mem_gib:,.0f} GiB) und gpus = {gpus} gibst du {got!r} zurück; die Antwort ist "
-        "{want!r}. Der Zustand ist {state:,} Bytes groß ({state_gib:,.2f} GiB), "
-        "{share_gib:,.2f} GiB pro GPU, wenn er in {gpus} Teile aufgeteilt wird.",
-    ),
+        Mistake(
+            "fixed_bytes",
+            "For {n:,} parameters at {bpp} bytes each you return {got!r}: the answer for 16 bytes "
+            "per parameter. Use the bytes_per_param you are given: here the state is "
+            "{state_gib:,.1f} GiB and a GPU has {mem_gib:,.0f} GiB: {want!r}.",
+            "Für {n:,} Parameter mit je {bpp} Bytes gibst du {got!r} zurück: die Antwort für 16 "
+            "Bytes pro Parameter. Nimm das übergebene bytes_per_param: Hier ist der Zustand "
+            "{state_gib:,.1f} GiB groß, und eine GPU hat {mem_gib:,.0f} GiB: {want!r}.",
+            when=lambda got, n, bpp, memory, gpus, **_: (
+                bpp != LESSON_BYTES and got == _rule(n * LESSON_BYTES, memory, gpus)
+            ),
+        ),
+        Mistake(
+            "one_gpu",
+            "With one GPU there is nothing to copy and nothing to split, yet you return {got!r} for "
+            "gpus = 1. One GPU of {mem_gib:,.0f} GiB either holds the {state_gib:,.1f} GiB of "
+            "training state or it does not: {want!r}.",
+            "Mit einer GPU gibt es nichts zu kopieren und nichts aufzuteilen, trotzdem gibst du "
+            "{got!r} für gpus = 1 zurück. Eine GPU mit {mem_gib:,.0f} GiB fasst die "
+            "{state_gib:,.1f} GiB Trainingszustand, oder sie fasst sie nicht: {want!r}.",
+            when=lambda got, gpus, **_: gpus == 1 and got in ("ddp", "fsdp"),
+        ),
+        Mistake(
+            "several_gpus",
+            "You return 'single' for {gpus} GPUs, but 'single' is for one GPU only. {n:,} "
+            "parameters need {state_gib:,.1f} GiB, each GPU has {mem_gib:,.0f} GiB: {want!r}.",
+            "Du gibst 'single' für {gpus} GPUs zurück, aber 'single' gilt nur für eine GPU. {n:,} "
+            "Parameter brauchen {state_gib:,.1f} GiB, jede GPU hat {mem_gib:,.0f} GiB: {want!r}.",
+            when=lambda got, gpus, **_: gpus > 1 and got == "single",
+        ),
+    )
+    + Mistakes(
+        Mistake(
+            "ddp_too_big",
+            "DDP keeps the whole state on every GPU, and even split {gpus} ways it is "
+            "{share_gib:,.1f} GiB per GPU, more than a GPU has: 'none'.",
+            "DDP hält den ganzen Zustand auf jeder GPU, und selbst in {gpus} Teile aufgeteilt sind "
+            "es {share_gib:,.1f} GiB pro GPU, mehr als eine GPU hat: 'none'.",
+            when=lambda got, want, **_: got == "ddp" and want == "none",
+        ),
+        Mistake(
+            "ddp_divided",
+            "DDP splits the batch, not the model: every GPU would hold all of the state. Only FSDP "
+            "divides it, {share_gib:,.1f} GiB per GPU: 'fsdp'.",
+            "DDP teilt den Batch auf, nicht das Modell: Jede GPU hielte den ganzen Zustand. Nur FSDP "
+            "teilt ihn auf, {share_gib:,.1f} GiB pro GPU: 'fsdp'.",
+            when=lambda got, want, **_: got == "ddp" and want == "fsdp",
+        ),
+        Mistake(
+            "fsdp_not_divided",
+            "FSDP splits weights, gradients and optimizer states {gpus} ways: {share_gib:,.1f} GiB "
+            "per GPU, and that fits: 'fsdp'.",
+            "FSDP teilt Gewichte, Gradienten und Optimiererzustände in {gpus} Teile: "
+            "{share_gib:,.1f} GiB pro GPU, und das passt: 'fsdp'.",
+            when=lambda got, want, **_: got == "none" and want == "fsdp",
+        ),
+        Mistake(
+            "fsdp_fits",
+            "The whole state fits on one GPU, so nothing needs splitting: 'ddp' keeps a full copy "
+            "on each and sends only the gradients.",
+            "Der ganze Zustand passt auf eine GPU, also muss nichts aufgeteilt werden: 'ddp' hält "
+            "auf jeder eine volle Kopie und sendet nur die Gradienten.",
+            when=lambda got, want, **_: got == "fsdp" and want == "ddp",
+        ),
+        Mistake(
+            "fsdp_too_big",
+            "Even split {gpus} ways the state is {share_gib:,.1f} GiB per GPU, more than a GPU has: "
+            "'none'. The shards must fit too.",
+            "Selbst in {gpus} Teile aufgeteilt ist der Zustand {share_gib:,.1f} GiB pro GPU groß, "
+            "mehr als eine GPU hat: 'none'. Auch die Teile müssen passen.",
+            when=lambda got, want, **_: got == "fsdp" and want == "none",
+        ),
+        head=(
+            "For {n:,} parameters ({state_gib:,.1f} GiB of training state) on {gpus} GPUs of "
+            "{mem_gib:,.0f} GiB you return {got!r}.",
+            "Für {n:,} Parameter ({state_gib:,.1f} GiB Trainingszustand) auf {gpus} GPUs mit "
+            "{mem_gib:,.0f} GiB gibst du {got!r} zurück.",
+        ),
+    )
+    + Mistakes(
+        Mistake(
+            "gb_gib",
+            "For {n:,} parameters × {bpp} bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} on "
+            "{gpus} GPU(s) of {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB you return {got!r}; the answer "
+            "is {want!r}. That is a GB/GiB slip: 1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes, {pct:.1f}% "
+            "more. Both numbers come in bytes: compare them as they are.",
+            "Für {n:,} Parameter × {bpp} Bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} auf "
+            "{gpus} GPU(s) mit {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB gibst du {got!r} zurück; die "
+            "Antwort ist {want!r}. Das ist eine Verwechslung von GB und GiB: 1 GB = 10⁹ Bytes, "
+            "1 GiB = 2³⁰ Bytes, {pct:.1f} % mehr. Beide Zahlen kommen in Bytes: Vergleiche sie so, "
+            "wie sie sind.",
+            when=lambda got, unit_case, near, units, **_: unit_case and not near and got in units,
+        ),
+        Mistake(
+            "strict",
+            "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of {memory:,} "
+            "bytes you return {got!r}. {full}, and that still fits (<=, not <): {want!r}.",
+            "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit {memory:,} "
+            "Bytes gibst du {got!r} zurück. {full}, und das passt noch (<=, nicht <): {want!r}.",
+            when=lambda got, boundary, strict, **_: boundary and got == strict,
+        ),
+        Mistake(
+            "one_more",
+            "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of {memory:,} "
+            "bytes you return {got!r}; the answer is {want!r}. The state is {over:,} bytes more "
+            "than {limit:,} bytes, {what}: one parameter too many, so it does not fit there. "
+            "Compare the exact whole numbers; float32, rounding to GiB or n_params // gpus lose "
+            "those bytes.",
+            "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit {memory:,} "
+            "Bytes gibst du {got!r} zurück; die Antwort ist {want!r}. Der Zustand ist {over:,} "
+            "Bytes größer als {limit:,} Bytes, {what}: ein Parameter zu viel, also passt er dort "
+            "nicht. Vergleiche die genauen ganzen Zahlen; float32, Runden auf GiB oder "
+            "n_params // gpus verlieren diese Bytes.",
+            when=lambda got, near, **_: near,
+        ),
+        Mistake(
+            "wrong",
+            "For n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} bytes "
+            "({mem_gib:,.0f} GiB) and gpus = {gpus} you return {got!r}; the answer is {want!r}. "
+            "The state is {state:,} bytes ({state_gib:,.2f} GiB), {share_gib:,.2f} GiB per GPU "
+            "when split {gpus} ways.",
+            "Für n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} Bytes "
+            "({mem_gib:,.0f} GiB) und gpus = {gpus} gibst du {got!r} zurück; die Antwort ist "
+            "{want!r}. Der Zustand ist {state:,} Bytes groß ({state_gib:,.2f} GiB), "
+            "{share_gib:,.2f} GiB pro GPU, wenn er in {gpus} Teile aufgeteilt wird.",
+        ),
+    )
 )
 # The slips of the questions far from every limit, then of those near one, in this order.
 FAR_SLIPS = ("one_gpu", "several_gpus", "ddp_too_big", "ddp_divided", "fsdp_not_divided")
