@@ -416,7 +416,8 @@ def roofline(
     """A roofline with each point's name beside it (no legend to decode).
 
     `roofs`: (peak FLOP/s, name) per number format, the first drawn solid; `bandwidth` in
-    bytes/s; `points`: (name, FLOPs per byte, measured FLOP/s, highlighted).  The ridge point
+    bytes/s; `points`: (name, FLOPs per byte, measured FLOP/s, drawn in the first roof's
+    colour: True for the points of the first number format).  The ridge point
     of the first roof is marked.  Returns the figure."""
     import numpy as np
 
@@ -426,7 +427,8 @@ def roofline(
     for index, (peak, name) in enumerate(roofs):
         style = "k-" if index == 0 else "k--"
         ax.loglog(intensities, np.minimum(peak, bandwidth * intensities), style)
-        ax.text(intensities[-1], peak * 1.15, name, ha="right", fontsize=11)
+        color = "tab:blue" if index == 0 else "tab:orange"  # en: as its points | de: wie die Punkte
+        ax.text(intensities[-1], peak * 1.15, name, ha="right", fontsize=11, color=color)
     ridge = roofs[0][0] / bandwidth
     ax.axvline(ridge, color="gray", linestyle=":")
     ax.text(ridge * 1.1, bandwidth * 0.02, text("ridge point", "Knickpunkt"), color="gray")

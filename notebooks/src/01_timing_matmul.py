@@ -1077,7 +1077,7 @@ diagrams.roofline(
     [(peak_flops, text("roof, float32", "Dach, float32"))]
     + ([(peak_half, text("roof, {d}", "Dach, {d}", d=half))] if peak_half else []),
     bandwidth,
-    [(name, i, m.flops_per_second, name.startswith("matmul")) for name, i, m, _ in points],
+    [(name, i, m.flops_per_second, dtype == "float32") for name, i, m, dtype in points],
     text(
         "Roofline ({device}): peak from the hardware, bandwidth from a copy",
         "Roofline ({device}): Spitze von der Hardware, Bandbreite aus einer Kopie",
