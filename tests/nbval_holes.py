@@ -39,13 +39,13 @@ ENGLISH_NUMBER = (
 # stderr but for warnings, the value it displays) passes `utils.i18n.english_in_german` (no `0.130
 # ms`, `60%`, `1.2e-03`, `27,391,611,780`, `True`, `[65504.0, inf]`), and every figure still open
 # when the cell ends or that it shows passes `utils.plots.english_numbers` (tick labels, titles,
-# legends).  The message names the cell, the text and the utils.i18n helper that writes it right.
+# legends), and no control it shows is labelled with its parameter's name (`card`).  The message names the cell, the text and the utils.i18n helper that writes it right.
 STARTUP = r"""
 import json as _json, os as _os, re as _re, sys as _sys
 from IPython import get_ipython as _get_ipython
 from IPython.core.error import UsageError as _UsageError
 
-_shell, _ran, _printed, _drawn, _seen = _get_ipython(), {}, [], [], set()
+_shell, _ran, _printed, _drawn, _seen, _labels = _get_ipython(), {}, [], [], set(), []
 _WARNING = _re.compile(r"\w+Warning: ")
 _ADVICE = (
     (_re.compile(r"^(?:True|False)$"), "say in words what is true, or pass the value to "
@@ -57,6 +57,10 @@ _ADVICE = (
     (_re.compile(r"%$"), "utils.i18n.text('{p:.0%}', p=...) writes 60 %"),
     (_re.compile(r""), "utils.i18n.text()/say()/num() write numbers the German way "
      "(0,130 ms, 27.391.611.780); verbatim(x) keeps a version or a name as it is"),
+)
+_WIDGET_ADVICE = (
+    "that is the parameter's name; give the learner words, e.g. "
+    "utils.widgets.explore(..., labels={'card': text('own card', 'eigene Karte')})"
 )
 _FIGURE_ADVICE = (
     "tick labels are German once utils.start('de') ran before the plot; labels, titles and "
@@ -82,6 +86,7 @@ def _before(info):
     _printed.clear()
     _drawn.clear()
     _seen.clear()
+    _labels.clear()
 
 
 def _german():
@@ -110,12 +115,33 @@ def _figures():
             _check_figure(manager.canvas.figure)
 
 
+def _check_widget(widget):
+    # A control labelled with its parameter's name ("card", "api_model") and numbers in labels.
+    if not _german():
+        return
+    from utils.i18n import english_in_german
+
+    stack = [widget]
+    while stack:
+        one = stack.pop()
+        stack.extend(getattr(one, "children", ()) or ())
+        label = getattr(one, "description", "") or ""
+        if label and label == getattr(one, "_kwarg", None):
+            _labels.append(f"  {label!r} labels a control: {_WIDGET_ADVICE}")
+        texts = [label, *[str(o) for o in (getattr(one, "_options_labels", None) or ())]]
+        for found in english_in_german("\n".join(texts)):
+            _labels.append(f"  {found!r} in a control: {_ADVICE[-1][1]}")
+
+
 def _format(format):
     # Figures the cell showed itself (plt.show(), display(fig)) are closed before post_execute:
-    # they are checked on their way to the display.
+    # they are checked on their way to the display; so are the controls a cell displays.
     def checked(obj, *args, **kwargs):
-        if type(obj).__module__.startswith("matplotlib.figure"):
+        module = type(obj).__module__
+        if module.startswith("matplotlib.figure"):
             _check_figure(obj)
+        elif module.startswith("ipywidgets"):
+            _check_widget(obj)
         return format(obj, *args, **kwargs)
 
     return checked
@@ -145,6 +171,7 @@ def _german_problems(result):
         for found in dict.fromkeys(english_in_german("".join(_printed) + "\n" + _shown(result)))
     ]
     problems += [f"  {found!r} in a figure: {_FIGURE_ADVICE}" for found in dict.fromkeys(_drawn)]
+    problems += list(dict.fromkeys(_labels))
     if not problems:
         return None
     first = next((line for line in _ran.get("source", "").splitlines() if line.strip()), "")

@@ -147,3 +147,23 @@ def test_german_figures_need_german_labels(tmp_path):
     cells = [code(localized), code(PLOT + "plt.title('Median 0.130 ms')\nplt.show()")]
     result = run_nbval(tmp_path, cells)
     assert result.returncode == 1 and "'0.130 ms' in a figure" in result.stdout, result.stdout
+
+
+WIDGETS = (
+    "import ipywidgets\n"
+    "def f(card='T4', n=1):\n    pass\n"
+    "panel = ipywidgets.interactive(f, card=['T4', 'L4'], n=[1, 2])\n"
+)
+
+
+@pytest.mark.parametrize(
+    "label, ok",
+    [("", False), ("panel.children[0].description = 'Karte'\n", True)],
+)
+def test_german_controls_need_words_not_parameter_names(tmp_path, label, ok):
+    pytest.importorskip("ipywidgets")
+    fix = label + "panel.children[1].description = 'Anzahl'\n" if ok else ""
+    result = run_nbval(tmp_path, [code(GERMAN), code(WIDGETS + fix + "display(panel)")])
+    assert (result.returncode == 0) == ok, result.stdout
+    if not ok:
+        assert "'card' labels a control" in result.stdout
