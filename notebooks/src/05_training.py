@@ -523,7 +523,8 @@ if handle is None:
     display(fig)
 start_loss, end_loss = history["before"], val_loss(model)
 say(
-    "{n} steps; held-out loss {a:.2f} → {b:.2f} (a uniform guess over {v} characters gives {u:.2f})",
+    "{n} steps; held-out loss {a:.2f} → {b:.2f} "
+    "(a uniform guess over {v} characters gives {u:.2f})",
     "{n} Schritte; Validierungsverlust {a:.2f} → {b:.2f} "
     "(gleichverteiltes Raten über {v} Zeichen ergibt {u:.2f})",
     n=len(history["losses"]),
@@ -545,7 +546,7 @@ def bytes_held(model, opt):
 
 
 if any(p.grad is None for p in model.parameters()):  # en: a run resumed complete | de: fertig
-    model(x.to(device), y.to(device)).backward()  # en: a gradient, as a step holds it
+    model(x.to(device), y.to(device)).backward()  # en: a gradient | de: ein Gradient
 n_all = sum(p.numel() for p in model.parameters())
 reveal(my_bytes_per_parameter, bytes_held(model, opt) / n_all, unit=text("bytes", "Bytes"))
 
