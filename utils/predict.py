@@ -108,6 +108,7 @@ def reveal(
         )
         return Verdict(value, answer, None)
     factor = max(value / answer, answer / value)
+    spot_on = round(factor, 2) == 1  # within 0.5 %: "1.00 times" says nothing
     direction = "high" if value > answer else "low"
     if factor <= CLOSE:
         en, de = "well judged", "gut geschätzt"
@@ -123,17 +124,17 @@ def reveal(
         )
     say(
         "You predicted {guess}, the answer is {answer}: "
-        + ("spot on" if factor == 1 else "{factor} times too " + direction)
+        + ("spot on" if spot_on else "{factor} times too " + direction)
         + f" ({en}).",
         "Du hast {guess} vorhergesagt, die Antwort ist {answer}: "
         + (
             "genau getroffen"
-            if factor == 1
+            if spot_on
             else "{factor}-mal zu " + ("hoch" if direction == "high" else "niedrig")
         )
         + f" ({de}).",
         guess=written(value),
         answer=written(answer),
-        factor=num(factor, ".2g") if factor < 10 else num(factor, ",.0f"),
+        factor=num(factor, ".2f") if factor < 10 else num(factor, ",.0f"),
     )
     return Verdict(value, answer, factor)

@@ -24,8 +24,10 @@ def test_no_guess_shows_the_answer(capsys):
     ("guess", "factor", "close", "words"),
     [
         (100, 1.0, True, "spot on"),
-        (110, 1.1, True, "too high"),
-        (50, 2.0, False, "too low"),
+        (100.2, 1.002, True, "spot on"),
+        (103, 1.03, True, "1.03 times too high"),
+        (110, 1.1, True, "1.10 times too high"),
+        (50, 2.0, False, "2.00 times too low"),
         (400, 4.0, False, "different picture"),
     ],
 )
