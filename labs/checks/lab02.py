@@ -556,7 +556,7 @@ def q3(copy_gbs, rng):
         copy, sync = link.handles()
         with virtual_time(clock, copy_gbs):
             answer = call(copy_gbs, copy, sync, nbytes)
-        got = as_number(answer, ("the bandwidth", "die Bandbreite"))
+        got = as_number(answer, ("the bandwidth", "die Bandbreite"), returned=True)
         want = nbytes / seconds / 1e9
         measured = clock.reads > 0 and link.syncs > 0
         if not (measured and close(got, want, rel_tol=1e-3)):
@@ -727,7 +727,7 @@ def q4(samples_that_fit, rng):
     failures = []
     for inputs in _fit_inputs(rng):
         answer = call(samples_that_fit, *inputs)
-        got = as_number(answer, ("the number of samples", "die Zahl der Beispiele"))
+        got = as_number(answer, ("the number of samples", "die Zahl der Beispiele"), returned=True)
         case = _fit_case(*inputs)
         if not close(got, case["want"], rel_tol=0, abs_tol=1e-9):
             failures.append((got, case))
