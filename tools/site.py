@@ -19,13 +19,13 @@ Two steps:
    has no kernel, and the text each `explore` prints first is their static fallback.  The setup
    cell shows only its one line of output, and the course's own checks (tag `guard`) not at all.
 
-Nothing is fetched from the internet at build time; the pages need none either, except the
-Colab/Kaggle badges and MathJax for formulas.
+A notebook that fails to execute keeps its page, without outputs and with a notice at its top;
+the build lists it and exits with status 1.  Nothing is fetched from the internet at build time;
+the pages need none either (badges are text links), except MathJax for formulas.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -38,7 +38,7 @@ import nbformat
 
 from tools import slides  # the fingerprint and the widget filter
 from tools.build import lesson_rows
-from utils.course import LANGUAGES, ROOT, location
+from utils.course import LANGUAGES, LEVELS, ROOT, course_map, location
 
 EXECUTED = ROOT / "build/executed"
 STAGING = ROOT / "build/site-src"
@@ -55,12 +55,21 @@ WORDS = {
         "intro": "Every lesson with the outputs of one run on a CPU. "
         "To run them yourself, open them in Colab or Kaggle, or run `make lab`.",
         "other": "Deutsch",
+        "footer": "GPU & TPU in Practice · built {date} · every output from one run on a CPU",
+        "failed": "**This page shows no outputs**: the notebook failed to execute when this "
+        "site was built. Open it in Colab or Kaggle to run it.",
+        "start": "Jupyter notebooks on GPU and TPU hardware, in English and German.",
     },
     "de": {
         "title": "GPU & TPU in der Praxis",
         "intro": "Jede Lektion mit den Ausgaben eines Laufs auf einer CPU. "
         "Selbst ausführen: in Colab oder Kaggle öffnen oder `make lab`.",
         "other": "English",
+        "footer": "GPU & TPU in der Praxis · gebaut am {date} · alle Ausgaben aus einem Lauf auf "
+        "einer CPU",
+        "failed": "**Diese Seite zeigt keine Ausgaben**: Das Notebook ließ sich beim Bauen der "
+        "Website nicht ausführen. Öffne es in Colab oder Kaggle, um es selbst auszuführen.",
+        "start": "Jupyter-Notebooks auf GPU- und TPU-Hardware, auf Englisch und Deutsch.",
     },
 }
 
@@ -74,6 +83,8 @@ myst_enable_extensions = ["dollarmath"]
 html_theme = "alabaster"
 html_theme_options = {"page_width": "1200px", "sidebar_width": "240px"}
 html_title = "GPU & TPU in Practice · GPU & TPU in der Praxis"
+html_show_sphinx = False
+html_show_copyright = False  # the footer is the course's own, in the page's language (layout)
 html_static_path = ["_static"]
 html_css_files = ["course.css"]
 templates_path = ["_templates"]
@@ -96,11 +107,27 @@ LAYOUT = """{% extends "!layout.html" %}
 {%- endif %}
 {{ super() }}
 {% endblock %}
+{% block footer %}
+<div class="footer">
+{%- set lang = pagename.split('/')[0] %}
+{{ (FOOTER_DE if lang == 'de' else FOOTER_EN) | e }}
+</div>
+{% endblock %}
+"""
+
+# The sidebar's title (alabaster's about.html) in the page's language.
+ABOUT = """{%- set lang = pagename.split('/')[0] %}
+<h1 class="logo"><a href="{{ pathto((lang if lang in ('en', 'de') else 'en') ~ '/index') }}">
+  {{- (TITLE_DE if lang == 'de' else TITLE_EN) | e -}}</a></h1>
 """
 
 CSS = """.lang-switch { float: right; font-weight: bold; padding: 0.2em 0.6em;
   border: 1px solid #bbb; border-radius: 4px; }
 div.body { max-width: none; }
+/* Long output lines wrap instead of being cut off at the page's edge. */
+div.cell_output pre, div.output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+div.course-failed { border: 2px solid #c00; background: #fee; padding: 0.6em 1em;
+  margin-bottom: 1em; }
 """
 
 
@@ -167,10 +194,16 @@ def execute_all(stems, langs, executed: Path, force: bool, timeout: int) -> list
 
 
 def page_notebook(nb_path: Path, executed: Path):
-    """The notebook a page shows: its executed copy if current, with what a page can't show out."""
-    source = slides.executed_copy(nb_path, executed) or nb_path
-    nb = nbformat.read(source, as_version=4)
+    """The notebook a page shows: its executed copy if current, with what a page can't show out.
+    Without one (the notebook failed, or was not executed), a notice at the top says so."""
+    copy = slides.executed_copy(nb_path, executed)
+    nb = nbformat.read(copy or nb_path, as_version=4)
+    if copy is None:
+        notice = f'<div class="course-failed">\n\n{WORDS[nb_path.parent.name]["failed"]}\n\n</div>'
+        nb.cells.insert(1, nbformat.v4.new_markdown_cell(notice))
     for cell in nb.cells:
+        if cell.cell_type == "markdown":  # badges as text links: no image from the internet
+            cell.source = slides.REMOTE_BADGE.sub(r"[\1](\2)", cell.source)
         tags = cell.metadata.setdefault("tags", [])
         if "setup" in tags:  # its printed lines only
             tags.append("remove-input")
@@ -188,21 +221,42 @@ def lesson_table(lang: str, stems: list[str]) -> list[str]:
     return lesson_rows(lang, location(ROOT), ROOT, site=True, shown={s[:2] for s in stems})
 
 
-def stage(stems: list[str], langs, executed: Path, staging: Path) -> None:
-    """The Sphinx project: conf.py, templates, an index per language and the notebooks."""
-    if staging.exists():
-        shutil.rmtree(staging)
-    (staging / "_templates").mkdir(parents=True)
-    (staging / "_static").mkdir()
-    (staging / "conf.py").write_text(CONF)
-    (staging / "_templates/layout.html").write_text(LAYOUT)
-    (staging / "_static/course.css").write_text(CSS)
-    top = [
-        "# GPU & TPU in Practice · GPU & TPU in der Praxis",
-        "",
-        "- [English](en/index.md)",
-        "- [Deutsch](de/index.md)",
-        "",
+def start_page(stems: list[str], langs) -> list[str]:
+    """The root page: the course in both languages and one table of every lesson of the map,
+    with its level, durations, hardware profiles and its page in each language."""
+    shown = {s[:2] for s in stems}
+    title = " · ".join(WORDS[lang]["title"] for lang in LANGUAGES)
+    lines = [f"# {title}", ""]
+    for lang in LANGUAGES:
+        lines += [f"{WORDS[lang]['start']} {WORDS[lang]['intro']}", ""]
+    lines += [
+        "| # | level · Stufe | English | Deutsch | T4 / CPU | hardware |",
+        "|---|---|---|---|---|---|",
+    ]
+    planned = "*in preparation · in Vorbereitung*"
+    for entry in course_map(ROOT):
+        level = " · ".join(dict.fromkeys(LEVELS[entry.level][lang] for lang in LANGUAGES))
+        lesson = entry.lesson
+        if lesson is None or entry.number not in shown:
+            titles = [f"{entry.title[lang]}" for lang in LANGUAGES]
+            lines.append(
+                f"| {entry.number} | {level} | {titles[0]} | {titles[1]} | {planned} | – |"
+            )
+            continue
+        pages = [
+            f"[{lesson.title[lang]}]({lang}/{lesson.stem}.ipynb)"
+            if lang in langs
+            else lesson.title[lang]
+            for lang in LANGUAGES
+        ]
+        duration = f"{lesson.duration['t4']} / {lesson.duration['cpu']} min"
+        lines.append(
+            f"| {entry.number} | {level} | {pages[0]} | {pages[1]} | {duration} | "
+            f"{', '.join(lesson.profiles)} |"
+        )
+    lines += ["", *[f"- [{WORDS[lang]['title']}]({lang}/index.md)" for lang in langs], ""]
+    return [
+        *lines,
         "```{toctree}",
         ":hidden:",
         "",
@@ -210,6 +264,26 @@ def stage(stems: list[str], langs, executed: Path, staging: Path) -> None:
         "```",
         "",
     ]
+
+
+def stage(stems: list[str], langs, executed: Path, staging: Path) -> None:
+    """The Sphinx project: conf.py, templates, an index per language and the notebooks."""
+    if staging.exists():
+        shutil.rmtree(staging)
+    (staging / "_templates").mkdir(parents=True)
+    (staging / "_static").mkdir()
+    now = time.localtime()
+    context = {
+        "FOOTER_EN": WORDS["en"]["footer"].format(date=time.strftime("%Y-%m-%d", now)),
+        "FOOTER_DE": WORDS["de"]["footer"].format(date=f"{now.tm_mday}.{now.tm_mon}.{now.tm_year}"),
+        "TITLE_EN": WORDS["en"]["title"],
+        "TITLE_DE": WORDS["de"]["title"],
+    }
+    (staging / "conf.py").write_text(CONF + f"html_context = {context!r}\n")
+    (staging / "_templates/layout.html").write_text(LAYOUT)
+    (staging / "_static/course.css").write_text(CSS)
+    (staging / "_templates/about.html").write_text(ABOUT)
+    top = start_page(stems, langs)
     (staging / "index.md").write_text("\n".join(top))
     for lang in langs:
         folder = staging / lang
@@ -255,11 +329,7 @@ def render(staging: Path, out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m tools.site", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--lessons", nargs="*", metavar="NN", help="only these lessons (00 01 …)")
-    parser.add_argument("--lang", choices=LANGUAGES, action="append", help="only this language")
+    parser = slides.lesson_parser("python -m tools.site", __doc__)
     parser.add_argument("--out", type=Path, default=OUT, help="the site (default build/site)")
     parser.add_argument(
         "--executed", type=Path, default=EXECUTED, help="executed copies (build/executed)"
@@ -277,8 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     stage(stems, langs, args.executed, staging)
     render(staging, args.out)
     print(f"wrote {args.out / 'index.html'}")
+    if failed:
+        print(f"FAILED: {len(failed)} notebook(s) did not execute; their pages carry a notice:")
     for path in failed:
-        print(f"not executed (shown without outputs): {path}")
+        print(f"  {path}")
     return 1 if failed else 0
 
 

@@ -43,6 +43,7 @@ TEMPLATE_DIR = Path(__file__).resolve().parent / "slides_template"
 SKIPPED_TAGS = {"setup", "guard", "checks"}
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 # [![Open In Colab](https://…svg)](https://…) → [Open In Colab](https://…): no image from the net.
+MAX_CODE_LINES = 18  # what a 1280 × 800 slide shows with its output below
 REMOTE_BADGE = re.compile(r"\[!\[([^\]]*)\]\(https?://[^)]*\)\]\(([^)]*)\)")
 
 
@@ -91,8 +92,28 @@ def slide_type(cell) -> str:
     return "-"
 
 
+def split_code(source: str, most: int = MAX_CODE_LINES) -> list[str]:
+    """Long code in parts of at most about `most` lines, cut at blank lines between top-level
+    statements where there are some, so that each part fits a slide."""
+    lines = source.split("\n")
+    if len(lines) <= most:
+        return [source]
+    parts, part = [], []
+    for i, line in enumerate(lines):
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        part.append(line)
+        at_top = not following.startswith((" ", "\t", ")", "]", "}"))
+        if (not line.strip() and at_top and len(part) >= most // 2) or len(part) >= most + 4:
+            parts.append("\n".join(part).strip("\n"))
+            part = []
+    if part:
+        parts.append("\n".join(part).strip("\n"))
+    return [p for p in parts if p]
+
+
 def as_slides(nb):
-    """A copy of the notebook with slide tags, skipped cells and widgets removed."""
+    """A copy of the notebook with slide tags, skipped cells and widgets removed, and long code
+    split over sub-slides (its outputs after the last part)."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     cells = []
     for cell in nb.cells:
@@ -103,8 +124,15 @@ def as_slides(nb):
         cell.metadata.pop("jupyter", None)  # a hidden source would hide the slide's code
         if cell.cell_type == "markdown":
             cell.source = REMOTE_BADGE.sub(r"[\1](\2)", cell.source)
-        else:
-            cell.outputs = static_outputs(cell.get("outputs", []))
+            cells.append(cell)
+            continue
+        cell.outputs = static_outputs(cell.get("outputs", []))
+        *first, last = split_code(cell.source)
+        for part in first:
+            piece = nbformat.v4.new_code_cell(part, metadata={"slideshow": {"slide_type": kind}})
+            piece.execution_count = cell.get("execution_count")
+            cells.append(piece)
+        cell.source = last
         cells.append(cell)
     nb.cells = cells
     nb.metadata.pop("widgets", None)
@@ -156,8 +184,10 @@ def exporter(lang: str = "en"):
 
 def build_deck(stem: str, lang: str, out: Path, root: Path = ROOT, executed=EXECUTED) -> Path:
     nb_path = root / "notebooks" / lang / f"{stem}.ipynb"
-    source = executed_copy(nb_path, executed) or nb_path
-    nb = as_slides(nbformat.read(source, as_version=4))
+    copy = executed_copy(nb_path, executed)
+    nb = as_slides(nbformat.read(copy or nb_path, as_version=4))
+    if copy is None and len(nb.cells) > 1:  # said on the title slide, not hidden
+        nb.cells[0].source += "\n\n" + NO_OUTPUTS[lang]
     nb.metadata["title"] = nb.cells[0].source.split("\n", 1)[0].lstrip("# ").strip()
     html, _ = exporter(lang).from_notebook_node(nb)
     target = out / lang / f"{stem[:2]}.slides.html"
@@ -166,19 +196,37 @@ def build_deck(stem: str, lang: str, out: Path, root: Path = ROOT, executed=EXEC
     return target
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m tools.slides", description=__doc__.split("\n")[0]
-    )
+def lesson_parser(prog: str, doc: str) -> argparse.ArgumentParser:
+    """The options `make slides` and `make site` share: which lessons, which languages."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0])
     parser.add_argument("--lessons", nargs="*", metavar="NN", help="only these lessons (00 01 …)")
     parser.add_argument("--lang", choices=LANGUAGES, action="append", help="only this language")
+    return parser
+
+
+NO_OUTPUTS = {
+    "en": "*This deck shows code without outputs: no current executed copy of the lesson "
+    "(`make site` executes it, or it failed there).*",
+    "de": "*Diese Folien zeigen Code ohne Ausgaben: Es gibt keine aktuelle ausgeführte Kopie "
+    "der Lektion (`make site` führt sie aus, oder sie ist dort fehlgeschlagen).*",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = lesson_parser("python -m tools.slides", __doc__)
     parser.add_argument("--out", type=Path, default=OUT, help="folder (default build/slides)")
     args = parser.parse_args(argv)
     copy_reveal(args.out)
+    without = []
     for stem in lessons(ROOT, args.lessons):
         for lang in args.lang or LANGUAGES:
             target = build_deck(stem, lang, args.out)
             print(f"wrote {target}")
+            if not executed_copy(ROOT / "notebooks" / lang / f"{stem}.ipynb"):
+                without.append(str(target))
+    if without:
+        print(f"WITHOUT OUTPUTS ({len(without)} deck(s); `make site` executes the lessons):")
+        print("\n".join(f"  {path}" for path in without))
     return 0
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tools import site as site_tool
+from utils import course
 from utils.course import LANGUAGES, ROOT
 
 pytest.importorskip("sphinx")
@@ -68,6 +70,26 @@ def test_lesson_table_on_the_index_pages(site):
     assert "in preparation" in english and "in Vorbereitung" in german  # lessons 01-09 here
     top = (site / "index.html").read_text()
     assert 'href="en/index.html"' in top and 'href="de/index.html"' in top
+    # the start page: one table of the whole course map, both languages, levels and durations
+    assert f'href="en/{LESSON}.html"' in top and f'href="de/{LESSON}.html"' in top
+    assert "Foundations" in top and "Grundlagen" in top
+    assert top.count("<tr") == len(course.course_map()) + 1
+    lesson = course.lessons(numbers=["00"])[0]
+    assert f"{lesson.duration['t4']} / {lesson.duration['cpu']} min" in top
+
+
+def test_footer_and_sidebar_in_the_page_language(site):
+    english, german = page(site, "en"), page(site, "de")
+    assert "©." not in english + german and "Powered by" not in english + german
+    assert "GPU &amp; TPU in der Praxis" in german.split('class="footer"')[1]
+    assert "GPU &amp; TPU in Practice" in english.split('class="footer"')[1]
+    logo = german.split('class="logo"')[1].split("</h1>")[0]
+    assert "in der Praxis" in logo and "in Practice" not in logo
+
+
+def test_long_output_lines_wrap(site):
+    css = (site / "_static/course.css").read_text()
+    assert "pre-wrap" in css
 
 
 def test_pages_load_no_script_from_the_internet(site):
@@ -76,3 +98,27 @@ def test_pages_load_no_script_from_the_internet(site):
             html = page(site, lang, name)
             assert not REMOTE_SCRIPT.search(html), REMOTE_SCRIPT.search(html).group(0)
             assert "widget-view+json" not in html
+            assert not re.search(r'<img[^>]+src="(https?:)?//', html)  # badges: text links
+
+
+def test_a_page_without_outputs_carries_a_notice(tmp_path):
+    """A notebook that failed (no current executed copy) keeps its page, with the notice on top;
+    main() lists it and returns 1 (seen in the build: `FAILED: … did not execute`)."""
+    for lang in LANGUAGES:
+        nb = site_tool.page_notebook(ROOT / "notebooks" / lang / f"{LESSON}.ipynb", tmp_path)
+        assert "course-failed" in nb.cells[1].source
+        assert site_tool.WORDS[lang]["failed"] in nb.cells[1].source
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert all(not c.outputs for c in code)
+
+
+def test_a_failing_notebook_fails_the_build(tmp_path, monkeypatch, capsys):
+    def fails(stems, langs, executed, force, timeout):
+        return [f"notebooks/{lang}/{stems[0]}.ipynb" for lang in langs]
+
+    monkeypatch.setattr(site_tool, "execute_all", fails)
+    monkeypatch.setattr(site_tool, "render", lambda staging, out: None)
+    argv = ["--lessons", "00", "--out", str(tmp_path / "site"), "--executed", str(tmp_path)]
+    assert site_tool.main(argv) == 1
+    out = capsys.readouterr().out
+    assert "FAILED: 2 notebook(s)" in out and f"notebooks/de/{LESSON}.ipynb" in out

@@ -99,3 +99,29 @@ def test_outputs_of_the_executed_copy_without_widgets(decks):
     assert "MEASURED-OUTPUT 42" in english and "WIDGET-REPR" not in english
     assert "MEASURED-OUTPUT" not in german  # no executed copy: code only
     assert "Welche Hardware habe ich?" in german and 'lang="de"' in german
+
+
+def test_a_deck_without_outputs_says_so(decks):
+    _, built = decks
+    assert slides.NO_OUTPUTS["de"].strip("*")[:40] in built["de"].read_text()
+    assert slides.NO_OUTPUTS["en"].strip("*")[:40] not in built["en"].read_text()
+
+
+def test_long_code_is_split_to_fit_a_slide():
+    lines = [f"x{i} = {i}" for i in range(50)]
+    source = "\n\n".join("\n".join(lines[i : i + 5]) for i in range(0, 50, 5))
+    parts = slides.split_code(source)
+    assert len(parts) > 1 and "\n".join(parts).split() == source.split()
+    assert all(len(p.split("\n")) <= slides.MAX_CODE_LINES + 4 for p in parts)
+    # a cut falls on a blank line between top-level statements, not inside a function
+    body = "def f():\n" + "\n".join(f"    y{i} = {i}\n" for i in range(8))
+    cut = slides.split_code(body + "\n\n" + "\n".join(lines[:20]))
+    assert cut[0].startswith("def f():") and "    y7 = 7" in cut[0]
+    assert not any(p.startswith(" ") for p in cut)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(source)
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="DONE\n")]
+    nb.cells = [md("# 00 · T"), cell]
+    shown = slides.as_slides(nb).cells[1:]
+    assert len(shown) == len(parts) and [c.source for c in shown] == parts
+    assert [bool(c.outputs) for c in shown] == [False] * (len(parts) - 1) + [True]
