@@ -186,8 +186,9 @@ _PYTHON_REPR = re.compile(
 
 def english_in_german(output: str) -> list[str]:
     """What a German notebook's output writes the English way: `0.130 ms`, `60%`, `1.2e-03`,
-    `27,391,611,780`, a bare `True`, a list `[65504.0, inf]`.  Names and versions (SmolLM2-1.7B, CUDA 12.4) pass, and so
-    does Python's notation inside a printed tensor, array or keyword argument."""
+    `27,391,611,780`, a bare `True`, a list `[65504.0, inf]`.  Names and versions (SmolLM2-1.7B,
+    CUDA 12.4) pass, and so does Python's notation inside a printed tensor, array or keyword
+    argument."""
     prose = _PYTHON_REPR.sub(" ", output)
     return [match[0] for match in _ENGLISH_IN_GERMAN.finditer(prose)]
 
