@@ -1084,16 +1084,16 @@ def q5(choose, rng):
 # --- q6: communication or computation? -----------------------------------------------------------
 VERDICTS = ("communication", "compute")
 
-# Filled with what (the function's name), got (the answer's number or verdict), median, lo and hi
-# (the seconds the check saw that function's calls take) and want (the verdict the answer's own
-# two times give).
+# Filled with what (the function's name), got (the answer's number or verdict) and got_ms, median
+# (seconds), median_ms, lo_ms and hi_ms (how long the check saw that function's calls take), and
+# want (the verdict the answer's own two times give).
 TIMES = Mistakes(
     Mistake(
         "not_a_triple",
         "Return three things: the seconds of one all-reduce, the seconds of one step, and "
-        "'communication' or 'compute'; you returned {got}.",
+        "'communication' or 'compute'; you returned {kind}{size}.",
         "Gib drei Dinge zurück: die Sekunden eines All-Reduce, die Sekunden eines Schritts und "
-        "'communication' oder 'compute'; du hast {got} zurückgegeben.",
+        "'communication' oder 'compute'; du hast {kind}{size} zurückgegeben.",
     ),
     Mistake(
         "not_measured",
@@ -1104,28 +1104,28 @@ TIMES = Mistakes(
     ),
     Mistake(
         "milliseconds",
-        "Your time for {what}() is {got:.3g}, about a thousand times the {median:.3g} s a call "
-        "took here: milliseconds? Return seconds.",
-        "Deine Zeit für {what}() ist {got:.3g}, etwa das Tausendfache der {median:.3g} s, die "
-        "ein Aufruf hier gedauert hat: Millisekunden? Gib Sekunden zurück.",
+        "Your time for {what}() is {got:,.3g}, about a thousand times the {median_ms:,.2f} ms "
+        "a call took here: milliseconds? Return seconds.",
+        "Deine Zeit für {what}() ist {got:,.3g}, etwa das Tausendfache der {median_ms:,.2f} "
+        "ms, die ein Aufruf hier gedauert hat: Millisekunden? Gib Sekunden zurück.",
         when=lambda got, median, **_: 250 * median <= got <= 4000 * median,
     ),
     Mistake(
         "swapped",
-        "Your time for {what}() is {got:.3g} s, the time of the other function: the two times "
-        "are swapped. First the all-reduce, then the step.",
-        "Deine Zeit für {what}() ist {got:.3g} s, die Zeit der anderen Funktion: Die beiden "
-        "Zeiten sind vertauscht. Zuerst das All-Reduce, dann der Schritt.",
+        "Your time for {what}() is {got_ms:,.2f} ms, the time of the other function: the two "
+        "times are swapped. First the all-reduce, then the step.",
+        "Deine Zeit für {what}() ist {got_ms:,.2f} ms, die Zeit der anderen Funktion: Die "
+        "beiden Zeiten sind vertauscht. Zuerst das All-Reduce, dann der Schritt.",
         when=lambda got, swapped, **_: swapped,
     ),
     Mistake(
         "off",
-        "Your time for {what}() is {got:.3g} s, but its calls took {lo:.3g} to {hi:.3g} s here "
-        "(median {median:.3g} s). Time several calls after a warm-up and return the time of "
-        "one.",
-        "Deine Zeit für {what}() ist {got:.3g} s, seine Aufrufe haben hier aber {lo:.3g} bis "
-        "{hi:.3g} s gedauert (Median {median:.3g} s). Miss mehrere Aufrufe nach dem Aufwärmen "
-        "und gib die Zeit eines einzigen zurück.",
+        "Your time for {what}() is {got_ms:,.2f} ms, but its calls took {lo_ms:,.2f} to "
+        "{hi_ms:,.2f} ms here (median {median_ms:,.2f} ms). Time several calls after a warm-up "
+        "and return the time of one, in seconds.",
+        "Deine Zeit für {what}() ist {got_ms:,.2f} ms, seine Aufrufe haben hier aber "
+        "{lo_ms:,.2f} bis {hi_ms:,.2f} ms gedauert (Median {median_ms:,.2f} ms). Miss mehrere "
+        "Aufrufe nach dem Aufwärmen und gib die Zeit eines einzigen zurück, in Sekunden.",
     ),
     Mistake(
         "not_a_verdict",
@@ -1137,9 +1137,10 @@ TIMES = Mistakes(
     Mistake(
         "verdict",
         "Your times are right, but your verdict {got!r} does not follow from them: the "
-        "all-reduce takes {a:.3g} s and the step {s:.3g} s, so {want!r} takes longer.",
+        "all-reduce takes {a_ms:,.2f} ms and the step {s_ms:,.2f} ms, so {want!r} takes "
+        "longer.",
         "Deine Zeiten stimmen, aber dein Urteil {got!r} folgt nicht aus ihnen: Das All-Reduce "
-        "dauert {a:.3g} s und der Schritt {s:.3g} s, also dauert {want!r} länger.",
+        "dauert {a_ms:,.2f} ms und der Schritt {s_ms:,.2f} ms, also dauert {want!r} länger.",
     ),
 )
 
@@ -1177,6 +1178,10 @@ def _step(device, n: int) -> _Timed:
     return _Timed(lambda: layer(a))
 
 
+def _sized(value) -> bool:
+    return isinstance(value, tuple | list | dict | str)
+
+
 def _plausible(seconds: float, times: list[float]) -> bool:
     """Whether a time per call could come from these calls: a timer may report their minimum,
     median or mean, and a busy machine makes a few calls slow."""
@@ -1193,7 +1198,8 @@ def _seconds(got, fn: _Timed, other: _Timed, what: str) -> float:
         return got
     median = statistics.median(fn.times)
     swapped = bool(other.times) and _plausible(got, other.times)
-    case = dict(what=what, median=median, lo=min(fn.times), hi=max(fn.times), swapped=swapped)
+    ms = dict(got_ms=got * 1e3, median_ms=median * 1e3, lo_ms=min(fn.times) * 1e3)
+    case = dict(what=what, median=median, hi_ms=max(fn.times) * 1e3, swapped=swapped, **ms)
     raise TIMES.wrong_for(got, case, otherwise="off")
 
 
@@ -1218,14 +1224,15 @@ def q6(comm_or_compute, rng):
         allreduce, step = _allreduce(mesh, floats), _step(devices[0], n)
         got = call(comm_or_compute, allreduce, step)
         if not (isinstance(got, tuple | list) and len(got) == 3):
-            raise TIMES.wrong("not_a_triple", got=repr(got)[:60])
+            size = text(" of {n} items", " mit {n} Elementen", n=len(got)) if _sized(got) else ""
+            raise TIMES.wrong("not_a_triple", kind=type(got).__name__, size=size)
         a = _seconds(got[0], allreduce, step, "allreduce")
         s = _seconds(got[1], step, allreduce, "step")
         if got[2] not in VERDICTS:
             raise TIMES.wrong("not_a_verdict", got=got[2])
         want = "communication" if a > s else "compute"
         if got[2] != want:
-            raise TIMES.wrong("verdict", got=got[2], a=a, s=s, want=want)
+            raise TIMES.wrong("verdict", got=got[2], a_ms=a * 1e3, s_ms=s * 1e3, want=want)
         measured.append(a)
     return text(
         "Correct! Here the all-reduce of {mb:.0f} MB took {ms:.1f} ms. Where it takes longer than "
