@@ -769,7 +769,7 @@ ax.set(
 ax.set_title(
     text("Where a training step's time goes", "Wohin die Zeit eines Trainingsschritts geht")
 )
-ax.legend(ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.55), frameon=False)
+ax.legend(ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.32), frameon=False)
 plt.show()
 reveal(my_backward_ratio, phase_ms["backward"] / phase_ms["forward"], unit="×")
 
