@@ -44,6 +44,7 @@ SKIPPED_TAGS = {"setup", "guard", "checks"}
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 # [![Open In Colab](https://…svg)](https://…) → [Open In Colab](https://…): no image from the net.
 MAX_CODE_LINES = 18  # what a 1280 × 800 slide shows with its output below
+MAX_TEXT_LINES = 18  # lines of text a 1280 × 800 slide shows
 REMOTE_BADGE = re.compile(r"\[!\[([^\]]*)\]\(https?://[^)]*\)\]\(([^)]*)\)")
 
 
@@ -92,6 +93,12 @@ def slide_type(cell) -> str:
     return "-"
 
 
+def text_lines(source: str, width: int = 95) -> int:
+    """About how many lines a markdown cell takes on a 1280 px slide (a heading counts two)."""
+    rows = source.strip().split("\n")
+    return sum(max(1, -(-len(row) // width)) + row.startswith("#") for row in rows)
+
+
 def split_code(source: str, most: int = MAX_CODE_LINES) -> list[str]:
     """Long code in parts of at most about `most` lines, cut at blank lines between top-level
     statements where there are some, so that each part fits a slide."""
@@ -115,11 +122,16 @@ def as_slides(nb):
     """A copy of the notebook with slide tags, skipped cells and widgets removed, and long code
     split over sub-slides (its outputs after the last part)."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
-    cells = []
+    cells, height = [], 0
     for cell in nb.cells:
         kind = slide_type(cell)
         if kind == "skip" or cell.cell_type == "raw":
             continue
+        if cell.cell_type == "markdown":
+            lines = text_lines(cell.source)
+            if kind == "-" and height + lines > MAX_TEXT_LINES:
+                kind = "subslide"  # the text goes on below, not off the slide's bottom
+            height = lines if kind != "-" else height + lines
         cell.metadata["slideshow"] = {"slide_type": kind}
         cell.metadata.pop("jupyter", None)  # a hidden source would hide the slide's code
         if cell.cell_type == "markdown":

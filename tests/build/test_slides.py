@@ -125,3 +125,16 @@ def test_long_code_is_split_to_fit_a_slide():
     shown = slides.as_slides(nb).cells[1:]
     assert len(shown) == len(parts) and [c.source for c in shown] == parts
     assert [bool(c.outputs) for c in shown] == [False] * (len(parts) - 1) + [True]
+
+
+def test_long_text_goes_on_in_a_sub_slide():
+    nb = nbformat.v4.new_notebook()
+    words = " ".join(["word"] * 60)
+    nb.cells = [md("## 1. A section"), *[md(words) for _ in range(12)]]
+    kinds = [c.metadata["slideshow"]["slide_type"] for c in slides.as_slides(nb).cells]
+    assert kinds[0] == "slide" and "subslide" in kinds
+    # no slide or sub-slide holds more text than fits
+    height = 0
+    for cell, kind in zip(slides.as_slides(nb).cells, kinds, strict=True):
+        height = slides.text_lines(cell.source) + (height if kind == "-" else 0)
+        assert height <= slides.MAX_TEXT_LINES
