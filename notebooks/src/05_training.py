@@ -753,7 +753,7 @@ left = 0.0
 for p, colour in zip(PHASES, ("#8c8c8c", "#4c72b0", "#dd8452", "#55a868"), strict=True):
     ax.barh([0], [phase_ms[p]], left=left, color=colour, edgecolor="white", label=PHASE_NAMES[p])
     share = phase_ms[p] / total
-    if share >= 0.12:  # en: a name that fits inside its bar | de: ein Name, der in den Balken passt
+    if share >= 0.2:  # en: a name that fits inside its bar | de: ein Name, der in den Balken passt
         label = text("{p}\n{s:.0f}%", "{p}\n{s:.0f} %", p=PHASE_NAMES[p], s=100 * share)
         ax.text(left + phase_ms[p] / 2, 0, label, ha="center", va="center", color="white")
     left += phase_ms[p]
