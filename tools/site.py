@@ -182,9 +182,10 @@ def execute_all(stems, langs, executed: Path, force: bool, timeout: int) -> list
                 seconds = execute(nb_path, executed / lang / f"{stem}.ipynb", timeout)
             except (CellExecutionError, DeadKernelError, TimeoutError) as err:
                 said = re.sub(r"\x1b\[[0-9;]*m", "", str(err))
-                last = [line for line in said.splitlines() if line.strip()][-1:]
-                print(f"  FAILED: {type(err).__name__} {' '.join(last)[:300]}", flush=True)
-                failed.append(f"notebooks/{lang}/{stem}.ipynb")
+                last = [line for line in said.splitlines() if line.strip(" -")][-1:]
+                why = f"{type(err).__name__} {' '.join(last)[:300]}".strip()
+                print(f"  FAILED: {why}", flush=True)
+                failed.append(f"notebooks/{lang}/{stem}.ipynb ({why})")
                 continue
             print(f"  done in {seconds:.0f} s", flush=True)
     return failed
