@@ -1,9 +1,13 @@
 """Class results: a lesson's measured figures in a small anonymous JSON file, and a room's summary.
 
     from utils.workshop import results
-    results.record("01", {"cpu_best_gflops": 61.2, "crossover_n": 256}, save=SAVE_RESULTS)
+    results.record("01", {"cpu_fp32_best_gflops": 61.2, "crossover_n": 256}, save=SAVE_RESULTS)
 
     python -m utils.workshop.results summary results/*.json --plot room.png --lang de
+
+`--plot` draws the room for the projector: the speed-up of each participant's accelerator over its
+own CPU (lesson 01) on a log axis, CPU and accelerator GFLOP/s on one axis, a panel per other
+figure, every name in the room's language.
 
 `record` writes only if the learner opted in: `save=True` (the lesson's `SAVE_RESULTS` switch) or
 COURSE_RESULTS=folder.  `results-01-<random id>.json` (in COURSE_RESULTS or ./results) holds the
@@ -447,7 +451,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True).add_parser("summary")
     sub.add_argument("paths", nargs="+", metavar="FILE", help="results files, or folders of them")
-    sub.add_argument("--plot", metavar="PNG", help="also save a bar chart per figure here")
+    sub.add_argument(
+        "--plot", metavar="PNG", help="also save the room's picture for the projector here"
+    )
     sub.add_argument("--lang", choices=LANGUAGES, help="language of the messages (en, de)")
     args = parser.parse_args(argv)
     set_language(args.lang or get_language())
