@@ -28,7 +28,8 @@ and one package per purpose:
                 `serving` (does my context fit: weights, KV cache, activations, overhead)
 - `models`      `loading` (SmolLM2 and MiniLM, packaged offline or from the hub), `quality`
                 (perplexity, top-1 agreement, cosine), `checkpoint` (atomic, RNG-complete,
-                resumable), `merging` (a QLoRA adapter merged three ways)
+                resumable), `merging` (a QLoRA adapter merged three ways), `lora_picture`
+                (a LoRA layer drawn with its shapes: W frozen, A and B, the merge)
 - `parallel`    `jaxdevices` (JAX's devices on every version), `sharding` (a sharded array's
                 layout, the collectives in compiled code), `ddp_demo` (lesson 08's torchrun script),
                 `pictures` (lesson 08's memory per device and ring all-reduce, computed)
