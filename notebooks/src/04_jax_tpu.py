@@ -667,7 +667,7 @@ say(
     "TPU v5e peak ({source}, {date}): {bf16:.0f} TFLOP/s in bf16, float32: {f32}",
     "Spitzenleistung der TPU v5e ({source}, {date}): {bf16:.0f} TFLOP/s in bf16, float32: {f32}",
     source=v5e.source,
-    date=v5e.date,
+    date=v5e.checked,
     bf16=v5e.tflops["bfloat16"],
     f32=text("no figure", "keine Angabe") if f32 is None else f32,
 )

@@ -3,8 +3,8 @@
 #   course:
 #     accelerator: GPU
 #     duration:
-#       cpu: 30
-#       t4: 40
+#       cpu: 50
+#       t4: 50
 #     level: 2
 #     profiles:
 #     - CPU

@@ -69,7 +69,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from utils.i18n import get_language, say, text
+from utils.i18n import get_language, say, text, when
 from utils.memory.fit import BYTES, fit
 from utils.platform import hardware, profiles, runtime
 from utils.platform.chips import CHIPS, chip_for
@@ -89,13 +89,10 @@ stale = prices.staleness_warning()
 # en: pays it (both dated, with sources, in docs/facts.md §12)
 # de: Euro neben Dollar und Strom zum Preis eines deutschen Haushalts (beides mit Datum und Quelle
 # de: in docs/facts.md §12)
-USD_PER_EUR, RATE_DATE = 1.0411, "2025-02-28"  # en: ECB reference rate | de: EZB-Referenzkurs
-# en: BDEW Strompreisanalyse 2025: a household using 3,500 kWh a year
-# de: BDEW-Strompreisanalyse 2025: ein Haushalt mit 3.500 kWh im Jahr
-KWH_EUR_DE, KWH_DE_DATE = 0.397, "2025"
+USD_PER_EUR, rate_date, _ = prices.usd_per_eur()  # en: ECB reference rate | de: EZB-Referenzkurs
+RATE_DATE = when(rate_date)
 if get_language() == "de":
-    kwh_price, kwh_date = KWH_EUR_DE * USD_PER_EUR, KWH_DE_DATE
-    kwh_source = "BDEW-Strompreisanalyse 2025 (Haushalt, 3.500 kWh/Jahr)"
+    kwh_price, kwh_date, kwh_source = prices.electricity_price("Germany")
 if stale:
     say(
         "Note: some prices below are older than {days} days. Check today's prices before you "
@@ -745,7 +742,7 @@ say(
     ke=kwh_price / USD_PER_EUR,
     r=USD_PER_EUR,
     rd=RATE_DATE,
-    d2=kwh_date,
+    d2=when(kwh_date),
     s2=kwh_source,
 )
 

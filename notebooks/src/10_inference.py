@@ -751,6 +751,13 @@ explore(
     batch=[1, 4, 16, 64],
     context=[2048, 8192, 32768, 131072],
     device_name=list(serving.DEVICES),
+    labels=dict(
+        model_name=text("model", "Modell"),
+        weights=text("weights", "Gewichte"),
+        batch=text("batch size", "Batchgröße"),
+        context=text("context (tokens)", "Kontext (Tokens)"),
+        device_name=text("device", "Gerät"),
+    ),
     button_label=text("Compute", "Berechnen"),
 )
 
