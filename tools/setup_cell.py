@@ -33,8 +33,8 @@ CAUSES = [
         text(
             "the server's name cannot be resolved (DNS): no internet connection, or a network that"
             " blocks name look-ups",
-            "der Name des Servers lässt sich nicht auflösen (DNS): keine Internetverbindung oder ein"
-            " Netz, das Namensauflösung sperrt",
+            "der Name des Servers lässt sich nicht auflösen (DNS): keine Internetverbindung"
+            " oder ein Netz, das Namensauflösung sperrt",
         ),
     ),
     (
@@ -44,8 +44,8 @@ CAUSES = [
             "a proxy or firewall stands between you and the server (usual on company networks);\n"
             "  ask IT for the company's CA certificate and run"
             " `git config --global http.sslCAInfo FILE`, or use Colab or Kaggle",
-            "ein Proxy oder eine Firewall steht zwischen dir und dem Server (üblich in Firmennetzen);"
-            "\n  frag die IT nach dem CA-Zertifikat der Firma und führ"
+            "ein Proxy oder eine Firewall steht zwischen dir und dem Server (üblich in"
+            " Firmennetzen);\n  frag die IT nach dem CA-Zertifikat der Firma und führ"
             " `git config --global http.sslCAInfo DATEI` aus, oder nimm Colab oder Kaggle",
         ),
     ),

@@ -214,7 +214,9 @@ if q3.result is not None and q3.result.status == "passed":
         c=price[1.0],
         o=api.output_per_m,
     )
-    busy = price[1.0] / api.output_per_m  # en: the utilization at which both cost the same
+    # en: the utilization at which both cost the same
+    # de: die Auslastung, bei der beide gleich viel kosten
+    busy = price[1.0] / api.output_per_m
     if busy <= 1:
         say(
             "Decision: from a utilization of {u:.1%} on, this machine beats the API for a model "

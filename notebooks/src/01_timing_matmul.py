@@ -1231,7 +1231,7 @@ def measure_one(n, dtype, device):
 
 panel = explore(
     measure_one,
-    {"n": 256, "dtype": "float32", "device": "cpu"},
+    dict(n=256, dtype="float32", device="cpu"),
     labels=dict(
         n=text("size n", "Größe n"),
         dtype=text("data type", "Datentyp"),

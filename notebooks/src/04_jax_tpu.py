@@ -374,15 +374,15 @@ assert np.allclose(compiled(layers, batch), mlp(layers, batch), **TOL)
 # alle drei Phasen, jeder weitere Aufruf mit denselben Formen nur den Lauf.
 
 # %%
-phase = {"trace": text("trace", "Tracing"), "compile": text("compile", "Kompilieren")}
-phase["run"] = text("run", "Lauf")
+tracing, compiling = (
+    (text("trace", "Tracing"), trace_s),
+    (text("compile", "Kompilieren"), compile_s),
+)
+running = (text("run", "Lauf"), run.median)
 diagrams.timeline(
     [
-        (
-            text("first call", "erster Aufruf"),
-            [(phase["trace"], trace_s), (phase["compile"], compile_s), (phase["run"], run.median)],
-        ),
-        (text("every later call", "jeder weitere Aufruf"), [(phase["run"], run.median)]),
+        (text("first call", "erster Aufruf"), [tracing, compiling, running]),
+        (text("every later call", "jeder weitere Aufruf"), [running]),
     ],
     text(
         "jax.jit on {backend}: trace and compile once, then run (measured)",

@@ -753,10 +753,10 @@ explore(
     device_name=list(serving.DEVICES),
     labels=dict(
         model_name=text("model", "Modell"),
-        weights=text("weights", "Gewichte"),
+        weights=text("weight format", "Format der Gewichte"),
         batch=text("batch size", "Batchgröße"),
         context=text("context (tokens)", "Kontext (Tokens)"),
-        device_name=text("device", "Gerät"),
+        device_name=text("accelerator", "Beschleuniger"),
     ),
     button_label=text("Compute", "Berechnen"),
 )
