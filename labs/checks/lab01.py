@@ -11,6 +11,7 @@ mistakes each exercise knows are declared once, in the table of mistakes next to
 
 from __future__ import annotations
 
+import math
 import timeit
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, as_pair, call, close
@@ -521,7 +522,8 @@ def q4(crossover, rng):
         sizes, cpu, acc, want = _series(rng, kind)
         got = call(crossover, list(sizes), list(cpu), list(acc))
         if hasattr(got, "item") and not isinstance(got, int):  # a numpy or torch integer
-            got = got.item()
+            # one value is read as a number; several (an array of sizes) are shown as given
+            got = got.item() if math.prod(getattr(got, "shape", ())) == 1 else repr(got)
         if got == want and (want is None or not isinstance(got, bool)):
             continue
         shown = got if isinstance(got, int) else repr(got)
