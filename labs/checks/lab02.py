@@ -917,5 +917,5 @@ def q5(find_batch_size, rng):
             raise FINDER_MISTAKES.wrong("catches_everything", limit=limit, got=got, error=error)
     return text(
         "Correct! It survives running out of memory and still lets every real bug through.",
-        "Richtig! Er übersteht einen vollen Speicher und lässt trotzdem jeden echten Fehler durch.",
+        "Richtig! Er kommt mit vollem Speicher zurecht und lässt trotzdem jeden echten Fehler durch.",
     )

@@ -42,7 +42,7 @@
 # %% [markdown] lang="de"
 # Fünf Aufgaben zu Lektion 02: ein Modell und einen Batch verschieben, eine Funktion reparieren, die
 # Geräte mischt, die Bandbreite einer Kopie messen, ausrechnen, wie viele Beispiele in den Speicher
-# passen, und einen Batchgrößen-Sucher schreiben, der einen vollen Speicher übersteht.
+# passen, und einen Batchgrößen-Sucher schreiben, der mit vollem Speicher zurechtkommt.
 #
 # Jede Prüfung läuft auf jeder Maschine. Ohne GPU nehmen die Prüfungen `meta` als zweites Gerät (ein
 # PyTorch-Gerät, das Formen, aber keine Zahlen speichert, siehe Lektion 02), eine simulierte Kopie auf
@@ -311,7 +311,7 @@ q4.check(samples_that_fit)
 # The check's `step` pretends to be a GPU that runs out of memory past a random batch size.
 
 # %% [markdown] lang="de"
-# ## 5. Ein Batchgrößen-Sucher, der einen vollen Speicher übersteht
+# ## 5. Ein Batchgrößen-Sucher, der mit vollem Speicher zurechtkommt
 #
 # `step(batch_size)` führt einen Trainingsschritt aus und wirft `torch.OutOfMemoryError`, wenn der
 # Batch nicht passt. Schreib `find_batch_size(step, limit)`: Probier 1, 2, 4, 8, … bis `limit` und gib

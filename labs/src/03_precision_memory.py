@@ -276,7 +276,7 @@ q6.check(careful_sum)
 # %% [markdown] lang="de"
 # ## 7. Erst entskalieren, dann clippen
 #
-# Mit fp16 und einem GradScaler sind nach backward alle Gradienten mit der Loss-Skala
+# Mit fp16 und einem GradScaler sind nach dem Rückwärtsdurchlauf alle Gradienten mit der Loss-Skala
 # multipliziert. Schreib `unscale_and_clip(grads, scale, max_norm)` für einen Schritt, so wie
 # `scaler.unscale_(optimizer)` und danach
 # `torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)` es tun (der Trainingsschritt aus

@@ -72,7 +72,7 @@ lab.ready()
 # ## 1. MFU aus einem gemessenen Durchsatz
 #
 # Ein Trainingslauf eines GPT mit `n_params` Parametern, `n_layers` Schichten der Breite `d_model` und
-# dem Kontext `seq_len` schafft `tokens_per_s`. Schreib `mfu(...)`, das seine MFU als *Bruchteil*
+# dem Kontext `seq_len` schafft `tokens_per_s`. Schreib `mfu(...)`, das seine MFU als *Anteil*
 # (0,25 für 25 %) der Spitzenleistung `peak_tflops` des Geräts (in TFLOP/s) zurückgibt. Ein trainiertes
 # Token kostet 6·N FLOPs für die Gewichte plus 12·L·d·T für die Attention.
 
