@@ -236,7 +236,7 @@ q5.check(autocast_dtype)
 #
 # `values` kommen einzeln an, wie ein Kernel sie liest: ein Iterator über 0-d-Tensoren in float16
 # oder bfloat16, eine große Zahl, dann tausende kleine, jede unter der halben Lücke zwischen der
-# großen Zahl und ihrem nächsten Nachbarn. Addierst du sie einzeln in 16 Bit, wie die 10.000 × 1e-4
+# großen Zahl und ihrem nächsten Nachbarn. Addierst du sie einzeln in 16 Bit, wie die 10.000 × 10⁻⁴
 # aus Lektion 03, rundet jeder kleine Term weg. Schreib `careful_sum(values)`, das sie behält: Gib
 # die Summe als Zahl im Datentyp der Werte zurück, so nah an der exakten Summe, wie eine einzige
 # Rundung es erlaubt.

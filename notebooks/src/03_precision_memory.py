@@ -192,7 +192,7 @@ say(
 
 # %% [markdown] lang="de"
 # In fp16 wächst die Summe irgendwann nicht mehr: Sobald sie 0,25 erreicht, ist der Abstand zur
-# nächsten Zahl (2⁻¹²) mehr als doppelt so groß wie 1e-4, und jede Addition wird wieder abgerundet.
+# nächsten Zahl (2⁻¹²) mehr als doppelt so groß wie 10⁻⁴, und jede Addition wird wieder abgerundet.
 # bf16 bleibt viel früher stehen, denn es hat nur 8 Bit Genauigkeit (7 gespeicherte plus die
 # implizite 1). fp16 macht aus 70000 `inf`; bf16 hat den Wertebereich von fp32. Der relative Fehler
 # von bf16 bleibt unter 2⁻⁸ ≈ 0,4 %, der von fp16 unter 2⁻¹¹.
@@ -449,7 +449,7 @@ say(
 # is the effect on one small gradient:
 
 # %% [markdown] lang="de"
-# Die kleinste fp16-Zahl liegt bei etwa 6e-8 (mit subnormalen Zahlen). Gradienten eines tiefen
+# Die kleinste fp16-Zahl liegt bei etwa 6 · 10⁻⁸ (mit subnormalen Zahlen). Gradienten eines tiefen
 # Netzes sind oft noch kleiner und werden dann zu null. Loss Scaling multipliziert den Verlust vor
 # dem Rückwärtsdurchlauf mit einem großen Faktor, damit auch die Gradienten skaliert und darstellbar
 # bleiben, und teilt sie danach in fp32 wieder durch ihn. So wirkt das auf einen kleinen Gradienten:
@@ -750,7 +750,7 @@ reveal(my_peak_mib, measured[0], show=format_bytes, guess_in=MIB)
 # size. Here is what one block keeps per token, and the LoRA prediction by part:
 
 # %% [markdown] lang="de"
-# Der angezeigte Fehler ist das, was der Rechner nicht erfasst: den Spielraum des Allocators und
+# Der angezeigte Fehler ist das, was der Rechner nicht erfasst: der Spielraum des Allocators und
 # die kleinen Tensoren für Attention-Maske und Positionen. (Unter Linux setzt die Messung
 # `MALLOC_MMAP_THRESHOLD_` von glibc, damit Speicher, der während eines Schritts frei wird, ans
 # System zurückgeht und die Spitze nur Tensoren erfasst, wie `max_memory_allocated` auf CUDA; mit
@@ -983,10 +983,10 @@ explore(
 # <details><summary>1. Warum braucht bf16 kein Loss Scaling, fp16 aber schon?</summary>
 #
 # bf16 hat die 8 Exponentenbits von fp32, kleine Gradienten bleiben also darstellbar; die 5
-# Exponentenbits von fp16 machen sie unter etwa 6e-8 zu null.
+# Exponentenbits von fp16 machen sie unter etwa 6 · 10⁻⁸ zu null.
 # </details>
 #
-# <details><summary>2. Eine T4 meldet <code>torch.cuda.is_bf16_supported()</code> = True. Solltest du dort in bf16 trainieren?</summary>
+# <details><summary>2. Eine T4 meldet <code>torch.cuda.is_bf16_supported()</code> = <code>True</code>. Solltest du dort in bf16 trainieren?</summary>
 #
 # Nein: Die T4 (Compute Capability 7.5) emuliert bf16 und ist damit langsamer als mit fp32. Nimm
 # fp16 mit GradScaler.

@@ -685,7 +685,7 @@ if backend == "cpu":
 # %% [markdown] lang="de"
 # Auf einer TPU landet die mittlere Zeile nahe an der bf16-Zeile (JAX-Dokumentation zu
 # `jax.lax.Precision`: Der Standard „performs computations in bfloat16“ auf TPUs); auf einer CPU
-# oder einer T4 bleibt sie nahe beim für float32 typischen Wert 1e-7. Jetzt das Tempo beider
+# oder einer T4 bleibt sie nahe beim für float32 typischen Wert 10⁻⁷. Jetzt das Tempo beider
 # Datentypen auf diesem Gerät, in der Größe des Profils:
 
 # %%

@@ -736,7 +736,7 @@ say(
 # before `checkpoint.start_fresh(folder)`.
 
 # %% [markdown] lang="de"
-# Die Trainingsschleife: AdamW nur auf den LoRA-Parametern, eine feste Lernrate von 2e-3 (LoRA
+# Die Trainingsschleife: AdamW nur auf den LoRA-Parametern, eine feste Lernrate von 2 · 10⁻³ (LoRA
 # nimmt etwa zehnmal höhere Raten als volles Feintuning, weil es in einem kleinen Raum bei 0
 # beginnt), zufällige Batches aus 4 Paaren, ein Fortschrittsbalken und alle paar Schritte ein
 # Checkpoint mit `utils.models.checkpoint` aus Lektion 05. Der Checkpoint enthält nur den Adapter
