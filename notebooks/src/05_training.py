@@ -602,9 +602,9 @@ print(generate(model, text("The GPU ", "Die GPU ")))
 # Datenblatt-Tabelle in `utils/platform/chips.py`; für eine CPU eine Schätzung aus Kernen, Takt und
 # Vektorbreite). Mixed Precision rechnet die Matmuls unter `torch.autocast` in bf16 oder fp16, die
 # Gewichte bleiben fp32; fp16 braucht einen `GradScaler` (sein Wertebereich ist klein, Lektion 03),
-# bf16 nicht. bf16 ist schnell ab Compute
-# Capability 8.0 (A100, L4, H100) und auf CPUs mit AVX512-BF16; auf einer T4 wird es emuliert und
-# ist langsam, und auf einer CPU ist fp16 sehr langsam (docs/facts.md §2).
+# bf16 nicht. bf16 ist schnell ab Compute Capability 8.0 (A100, L4, H100) und auf CPUs mit
+# AVX512-BF16; auf einer T4 wird es emuliert und ist langsam, und auf einer CPU ist fp16 sehr
+# langsam (docs/facts.md §2).
 
 
 # %%

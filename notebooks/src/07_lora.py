@@ -933,7 +933,7 @@ say(
 # verschwinden die LoRA-Schichten), muss er dieselben Logits liefern, ohne Mehrkosten beim Anwenden.
 #
 # **Erst schätzen, dann messen.** Die Datei enthält jedes `A` und `B` in fp32 (4 Bytes pro Zahl) und
-# einen kleinen Kopf. Auf einer CPU ist das trainierte Modell das, dessen trainierbare Parameter du
+# einen kleinen Dateikopf. Auf einer CPU ist das trainierte Modell das, dessen trainierbare Parameter du
 # in Abschnitt 1 gezählt hast. Wie viele MiB (1 MiB = 1.048.576 Bytes) hat die Adapter-Datei?
 
 # %%

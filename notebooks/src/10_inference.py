@@ -46,8 +46,8 @@
 
 # %% [markdown] lang="de"
 # Im Inferenz-Szenario des Glossars laufen Produktivsysteme meist auf GPU-Servern in der Cloud
-# (Behauptung C12). Lektion 09 hat das Decoding mit Batch 1 durch die Speicherbandbreite
-# begrenzt. Diese Lektion öffnet die Kiste: was ein Sprachmodell tut, während es antwortet, wo
+# (Behauptung C12). Lektion 09 hat gezeigt, dass die Speicherbandbreite das Decoding mit Batch 1
+# begrenzt. Diese Lektion schaut hinein: was ein Sprachmodell tut, während es antwortet, wo
 # sein Speicher bleibt und wie viele Anfragen hineinpassen. Du wirst
 #
 # - die Zeit bis zum ersten Token (Prefill) und die Zeit pro weiterem Token (Decode) messen und
@@ -167,9 +167,9 @@ def random_prompt(tokens, batch=1):
 # beides mit `generate`: Ein neues Token ergibt die TTFT; die zusätzliche Zeit für weitere Tokens,
 # geteilt durch ihre Anzahl, ergibt die TPOT.
 #
-# **Erst vorhersagen:** Der Prompt hat auf einer CPU 128 Tokens (auf einer GPU 1.024). Sein Prefill
-# dauert so lange wie wie viele decodierte Tokens (TTFT ÷ TPOT)? Schreib deine Zahl in die nächste
-# Zelle.
+# **Erst vorhersagen:** Der Prompt hat auf einer CPU 128 Tokens (auf einer GPU 1.024). Wie viele
+# decodierte Tokens dauern so lange wie sein Prefill (TTFT ÷ TPOT)? Schreib deine Zahl in die
+# nächste Zelle.
 
 # %%
 my_prefill_in_tokens = None  # en: your prediction: TTFT ÷ TPOT | de: deine Vorhersage: TTFT ÷ TPOT
@@ -768,7 +768,7 @@ explore(
 
 # %% [markdown] lang="de"
 # Stimmt der Rechner? Die Prefills aus Abschnitt 2 haben ihre Spitze über den Gewichten gemessen
-# (die Hochwassermarke des belegten Arbeitsspeichers auf einer CPU, `torch.cuda.max_memory_allocated`
+# (den Höchststand des belegten Arbeitsspeichers auf einer CPU, `torch.cuda.max_memory_allocated`
 # auf einer GPU). Die Rechnung ohne Gewichte und Overhead sollte genau das zeigen.
 
 # %%
@@ -819,7 +819,7 @@ if exact and measure_device == "cpu":  # en: the long runs | de: die langen Läu
 # von 15 % (auf einer CPU geprüft; auf einer GPU zeigen die Zeilen oben, wie nah er mit ihren
 # Kerneln kommt).
 #
-# ## 6. Wenn er trotzdem ausgeht
+# ## 6. Wenn der Speicher trotzdem ausgeht
 #
 # Auf einer GPU finden drei Werkzeuge, wo der Speicher geblieben ist:
 #
@@ -951,8 +951,8 @@ else:
 # 1. Die TTFT: Der Prefill verarbeitet jedes Token des Prompts; die TPOT wächst nur wenig (jeder
 #    Schritt liest einen längeren Cache).
 # 2. 2 · 32 · 8 · 128 · 2 = 131.072 Bytes = 128 KiB pro Token; 4 · 8.192 · 128 KiB = 4 GiB.
-# 3. Ihr Knickpunkt liegt viermal so hoch, Batching hülfe also bis zu einem etwa viermal so großen
-#    Batch.
+# 3. Ihr Knickpunkt liegt viermal so hoch, Batching würde also bis zu einem etwa viermal so
+#    großen Batch helfen.
 #
 # </details>
 
