@@ -113,14 +113,9 @@ say(
 # en: INSTALL CELL (hosted runtimes only; skipped where bitsandbytes is present)
 # de: INSTALLATIONSZELLE (nur gehostete Laufzeiten; übersprungen, wo bitsandbytes da ist)
 if not HAS_BNB and runtime.is_hosted(platform):
-    import subprocess
-    import sys
-
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "bitsandbytes"], check=False
-    )
-    importlib.invalidate_caches()
-    HAS_BNB = importlib.util.find_spec("bitsandbytes") is not None
+    # en: from attached wheels, else from the index if it answers; silent without internet
+    # de: aus angehängten Wheels, sonst vom Index, wenn er antwortet; ohne Internet still
+    HAS_BNB = runtime.pip_install("bitsandbytes")
 if not HAS_BNB:
     say(
         "bitsandbytes is missing: its rows are skipped. Install it with "
