@@ -1282,10 +1282,10 @@ say(
 # ## 8. Checkpoint und Fortsetzen nach einem Verbindungsabbruch
 #
 # Colab beendet untätige Sitzungen und nimmt die GPU nach etwa einer Stunde Volllast zurück; Kaggle
-# beendet eine Sitzung nach 9 Stunden (docs/facts.md §1). Ein Lauf, der das aushalten soll,
-# speichert Checkpoints und macht, wenn einer da ist, automatisch dort weiter. Damit der
-# fortgesetzte Lauf
-# *derselbe Lauf* ist, braucht ein Checkpoint alles, was den nächsten Schritt bestimmt:
+# beendet eine Sitzung nach 9 Stunden (docs/facts.md §1). Damit dabei kein Lauf verloren geht,
+# speichert das Training Checkpoints und macht, wenn einer da ist, automatisch dort weiter. Damit
+# der fortgesetzte Lauf *derselbe Lauf* ist, braucht ein Checkpoint alles, was den nächsten Schritt
+# bestimmt:
 #
 # | was | warum |
 # |---|---|
@@ -1332,8 +1332,8 @@ say(
 
 # %% [markdown] lang="de"
 # Auf Kaggle bleibt `/kaggle/working` als Ausgabe des Notebooks erhalten; auf Colab geht `/content`
-# mit der Sitzung verloren. Ein Lauf, der einen Abbruch aushalten soll, braucht dort also Drive:
-# Sobald du es eingebunden hast (`from google.colab import drive; drive.mount("/content/drive")`),
+# mit der Sitzung verloren. Damit ein Abbruch den Lauf nicht kostet, gehören die Checkpoints dort
+# auf Drive: Sobald du es eingebunden hast (`from google.colab import drive; drive.mount("/content/drive")`),
 # legt das Training aus Abschnitt 3 seine Checkpoints dort ab. (Die Vorführung unten schreibt in
 # einen temporären Ordner.)
 #

@@ -412,7 +412,7 @@ assert held["fsdp"] != held["pp"] and totals["ddp"] < totals["single"]
 # %% [markdown] lang="de"
 # Lies das Bild spaltenweise. **DDP** speichert alles auf jedem Gerät (grau) und teilt den Batch.
 # **FSDP** rechnet wie DDP, auf seinem Viertel des Batches durch alle Schichten, speichert aber wie
-# Tensor-Parallelität: Jedes Gerät behält ein Viertel der Parameter, Gradienten und Adam-Momente
+# Tensorparallelität: Jedes Gerät behält ein Viertel der Parameter, Gradienten und Adam-Momente
 # jeder Schicht; bevor eine Schicht drankommt, sammeln die Geräte ihre vollen Gewichte per
 # All-Gather ein, benutzen sie und geben sie wieder frei. Darum kommt FSDP ohne Änderung am Modell
 # aus und sendet mehr als DDP (ein All-Gather pro Schicht im Vorwärts- und Rückwärtsdurchlauf, ein
@@ -519,7 +519,7 @@ assert fsdp_sent > ddp_sent
 # the JSON it writes:
 
 # %% [markdown] lang="de"
-# ## 2. DDP und FSDP2 mit torch.distributed, ganz real
+# ## 2. DDP und FSDP2 mit torch.distributed, in echten Prozessen
 #
 # `torch.distributed` startet **einen Prozess pro Gerät**. Die Prozesse finden sich über
 # Umgebungsvariablen und sprechen über ein Backend miteinander: **gloo** auf CPUs, **NCCL** auf
@@ -649,7 +649,7 @@ say(
 # efficiency well above the CPU's for this compute-heavy MLP.
 
 # %% [markdown] lang="de"
-# Nimm diese Zahlen nicht für mehr, als sie sind. Auf einer CI-Maschine mit 2 Kernen teilen sich die
+# Überschätze diese Zahlen nicht. Auf einer CI-Maschine mit 2 Kernen teilen sich die
 # beiden Prozesse die Kerne mit dem Notebook und miteinander, und gloo kopiert über den
 # Arbeitsspeicher des Hosts: Die Effizienz landet weit unter 100 % (die Zelle oben gibt sie aus:
 # Zwei Prozesse sind kaum schneller als einer oder sogar langsamer). Über GPUs sagt das nichts. Dort
@@ -834,7 +834,7 @@ assert comm
 # `jax.pmap`, das ältere Tutorials verwenden, ist seit JAX 0.8.0 (Oktober 2025) im Wartungsmodus und
 # selbst auf `jit` und `shard_map` aufgebaut (JAX-Changelog); neuer Code nimmt Meshes wie oben.
 #
-# ## 4. Mehr als eine Maschine, und wann sie sich lohnt
+# ## 4. Mehr als eine Maschine, und wann sich das lohnt
 #
 # Mehrere Maschinen („Knoten“) ändern den Start, nicht das Programm: `torchrun --nnodes=2
 # --nproc_per_node=8 --rdzv-endpoint=HOST:PORT train.py` auf jedem Knoten (dasselbe Skript wie hier)
@@ -844,7 +844,7 @@ assert comm
 # bestenfalls einige zehn GB/s), langsamer als NVLink innerhalb eines Knotens: Tensorparallelität
 # bleibt im Knoten, Datenparallelität und FSDP gehen über Knoten hinweg.
 #
-# Ein Cluster lohnt seinen Preis, wenn der Job nicht auf ein Gerät passt (Abschnitt 1) oder wenn N
+# Ein Cluster ist seinen Preis wert, wenn der Job nicht auf ein Gerät passt (Abschnitt 1) oder wenn N
 # Geräte ihn N-mal so schnell zum gleichen Preis pro Gerätestunde erledigen; das gilt nur, solange
 # die Effizienz hoch bleibt. Bei 50 % Effizienz kosten zwei Geräte so viel wie eines für die
 # doppelte Zeit. Lektion 09 (Kosten und Alternativen) setzt Preise für diese Stunden ein.
