@@ -583,8 +583,8 @@ for cid, claim_en, claim_de, where, verdict_en, verdict_de in claims:
 #
 # <details><summary>3. Warum importiert die Setup-Zelle JAX nicht?</summary>
 #
-# JAX legt seine Geräteliste fest, sobald es zum ersten Mal ein Backend startet. Lektion 04 fordert
-# acht simulierte Geräte an, und das geht nur vor diesem Zeitpunkt.
+# JAX legt seine Geräteliste fest, sobald es zum ersten Mal ein Backend startet. Die Lektionen 04
+# und 08 fordern simulierte Geräte an (zwei bzw. acht), und das geht nur vor diesem Zeitpunkt.
 # </details>
 #
 # ## Zusammenfassung
