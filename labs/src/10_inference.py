@@ -92,7 +92,7 @@ lab.ready()
 # ## 1. KV-Cache-Bytes pro Token
 #
 # Für jedes Token, das es gesehen hat, hält jede Schicht eines Transformers einen Key- und einen
-# Value-Vektor pro KV-Head. Bei Grouped-Query Attention teilen sich mehrere Attention-Heads einen
+# Value-Vektor pro KV-Head. Bei Grouped-Query-Attention teilen sich mehrere Attention-Heads einen
 # KV-Head, `num_key_value_heads` ist also kleiner als `num_attention_heads`; ein Head ist
 # `hidden_size ÷ num_attention_heads` Werte breit. Schreib `kv_bytes_per_token(config,
 # dtype_bytes)`: die Bytes, um die der Cache pro Token wächst, wenn jeder Wert `dtype_bytes` Byte
