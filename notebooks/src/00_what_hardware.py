@@ -551,8 +551,8 @@ for cid, claim_en, claim_de, where, verdict_en, verdict_de in claims:
 #
 # <details><summary>3. Why does the setup cell not import JAX?</summary>
 #
-# JAX fixes its list of devices when it first starts a backend. Lesson 04 asks for eight simulated
-# devices, which only works before that moment.
+# JAX fixes its list of devices when it first starts a backend. Lessons 04 and 08 ask for
+# simulated devices (two and eight), which only works before that moment.
 # </details>
 #
 # ## Summary
