@@ -563,13 +563,24 @@ else:
     bandwidth = sweep[1] * weight_bytes  # en: measured at batch 1 | de: bei Batch 1 gemessen
 if peak:
     crossover = peak * 1e12 / bandwidth * elem / 2
+    measured = (
+        text(
+            "the gain per step fell under 1.25× at batch {m}",
+            "Der Gewinn pro Stufe fiel bei Batch {m} unter 1,25×",
+            m=flat,
+        )
+        if flat
+        else text(
+            "every step up to batch {m} gained at least 1.25×",
+            "Jede Stufe bis Batch {m} brachte mindestens 1,25×",
+            m=BATCHES[-1],
+        )
+    )
     say(
-        "predicted: batching helps up to about batch {p:,.0f}; measured: the gain per step fell "
-        "under 1.25× at batch {m}",
-        "vorhergesagt: Batching hilft bis etwa Batch {p:,.0f}; gemessen: Der Gewinn pro Stufe fiel "
-        "bei Batch {m} unter 1,25×",
+        "predicted: batching helps up to about batch {p:,.0f}; measured: {measured}",
+        "vorhergesagt: Batching hilft bis etwa Batch {p:,.0f}; gemessen: {measured}",
         p=crossover,
-        m=flat if flat else text("(not within the sweep)", "(nicht im gemessenen Bereich)"),
+        measured=measured,
     )
 
 fig, ax = plt.subplots(figsize=(6, 3.5))
