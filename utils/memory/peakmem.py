@@ -236,22 +236,27 @@ def measure_peak(
     packaged SmolLM2-135M, each from a clean process (see the module's docstring); `workers`
     runs at a time on the CPU.  Options: {"mixed": True} (autocast), {"rank": 8, "targets":
     [...]} (LoRA, QLoRA), {"checkpointing": True}."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    # glibc: every block of 128 KiB or more gets its own mapping and goes back when freed, so the
-    # resident memory follows what the tensors hold (as max_memory_allocated does on CUDA)
-    # instead of what the heap kept from earlier steps (its default threshold grows to 32 MiB)
-    env["MALLOC_MMAP_THRESHOLD_"] = str(128 * 1024)
     todo = [[*run[:4], device, steps, *run[4:]] for run in runs]
     if device != "cuda" and not exact_peaks():  # no fork: a fresh process for every run
-        return [p for run in todo for p in _spawn([run], env, 1)]
-    return _spawn(todo, env, workers)
+        return [p for run in todo for p in _spawn([run], 1)]
+    return _spawn(todo, workers)
 
 
-def _spawn(todo: list, env: dict, workers: int) -> list[int]:
+def _spawn(todo: list, workers: int) -> list[int]:
     code = "import json, sys; from utils.memory.peakmem import _helper; "
-    code += f"_helper(json.loads(sys.argv[1]), {workers})"
+    return in_clean_process(code + f"_helper(json.loads(sys.argv[1]), {workers})", todo)
+
+
+def in_clean_process(code: str, argument: object) -> object:
+    """Run `code` in a fresh Python that sees `argument` as JSON in sys.argv[1]; return its last
+    printed line, read as JSON.  One thread, and glibc's allocator set so that the resident
+    memory follows what the tensors hold: every block of 128 KiB or more gets its own mapping
+    and goes back when freed (as max_memory_allocated does on CUDA), instead of what the heap
+    kept from earlier steps (its default threshold grows to 32 MiB)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    env["MALLOC_MMAP_THRESHOLD_"] = str(128 * 1024)
     done = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(todo)],
+        [sys.executable, "-c", code, json.dumps(argument)],
         capture_output=True,
         text=True,
         env=env,

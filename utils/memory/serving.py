@@ -15,9 +15,6 @@ SmolLM2-135M in a clean child process and returns what its cache holds and the p
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -336,24 +333,11 @@ def measure_prefill(
     reachable) in a clean child process.  Returns dicts: `held` (bytes still held with the cache
     kept), `peak` (the pass's peak over what was held before it) and `cache_tensors` (the bytes of
     the cache's own tensors)."""
-    from utils.course import ROOT
+    from utils.memory.peakmem import in_clean_process
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    # every block of 128 KiB or more gets its own mapping and goes back when freed, so the
-    # resident memory follows what the tensors hold (utils.memory.peakmem does the same)
-    env["MALLOC_MMAP_THRESHOLD_"] = str(128 * 1024)
     code = (
         "import json, sys; from utils.models.loading import smollm2_location; "
         "from utils.memory.serving import _measure; a = json.loads(sys.argv[1]); "
         "print(json.dumps(_measure(str(smollm2_location()[0]), *a)))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, json.dumps([runs, dtype, device])],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
-    if done.returncode:
-        raise RuntimeError(done.stderr[-3000:])
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return in_clean_process(code, [runs, dtype, device])
