@@ -563,7 +563,7 @@ else:
     bandwidth = sweep[1] * weight_bytes  # en: measured at batch 1 | de: bei Batch 1 gemessen
 if peak:
     crossover = peak * 1e12 / bandwidth * elem / 2
-    measured = (
+    gain = (
         text(
             "the gain per step fell under 1.25× at batch {m}",
             "Der Gewinn pro Stufe fiel bei Batch {m} unter 1,25×",
@@ -577,10 +577,10 @@ if peak:
         )
     )
     say(
-        "predicted: batching helps up to about batch {p:,.0f}; measured: {measured}",
-        "vorhergesagt: Batching hilft bis etwa Batch {p:,.0f}; gemessen: {measured}",
+        "predicted: batching helps up to about batch {p:,.0f}; measured: {gain}",
+        "vorhergesagt: Batching hilft bis etwa Batch {p:,.0f}; gemessen: {gain}",
         p=crossover,
-        measured=measured,
+        gain=gain,
     )
 
 fig, ax = plt.subplots(figsize=(6, 3.5))
