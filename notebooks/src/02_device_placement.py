@@ -459,7 +459,10 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 
 
 def draw_two_memories(link, memory_gbs):
-    """The host, the device and the link between them, with the link's and memory's figures."""
+    # en: The host, the device and the link between them, with the link's and memory's
+    # en: figures.
+    # de: Host, Gerät und die Verbindung dazwischen, mit den Werten der Verbindung und des
+    # de: Speichers.
     fig, ax = plt.subplots(figsize=(9, 3.6))
     ax.set(xlim=(0, 20), ylim=(0, 8))
     ax.axis("off")
@@ -572,7 +575,9 @@ my_copy_ms = None  # en: your prediction in ms | de: deine Vorhersage in ms
 
 # %% jupyter={"source_hidden": true} cellView="form"
 def plot_bandwidth(sweep_bytes, measured_gbs, modelled_gbs, half_size, caches):
-    """Measured and modelled GB/s against the copy size; on a CPU the cache sizes marked."""
+    # en: Measured and modelled GB/s against the copy size; on a CPU the cache sizes marked.
+    # de: Gemessene und modellierte GB/s über der Kopiergröße; auf einer CPU die Cachegrößen
+    # de: markiert.
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
     ax.semilogx(
         sweep_bytes,
@@ -615,7 +620,10 @@ def plot_bandwidth(sweep_bytes, measured_gbs, modelled_gbs, half_size, caches):
 
 
 def explain_fall(sweep_bytes, measured_gbs, peak, caches):
-    """After the best size: the step where the bandwidth fell the most, and the caches there."""
+    # en: After the best size: the step where the bandwidth fell the most, and the caches
+    # en: there.
+    # de: Nach der besten Größe: die Stufe, an der die Bandbreite am stärksten fiel, und die
+    # de: Caches dort.
     fall_at = min(
         range(peak + 1, len(sweep_bytes)),
         key=lambda i: measured_gbs[i] / measured_gbs[i - 1],

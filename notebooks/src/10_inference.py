@@ -109,8 +109,10 @@ def sync():
 
 
 def generate(ids, new, use_cache=True, generator=None, cache=None):
-    """Greedy generation of exactly `new` tokens after the prompt `ids` (a batch of them);
-    `cache`: a KV cache object to fill instead of the default one."""
+    # en: Greedy generation of exactly `new` tokens after the prompt `ids` (a batch of them);
+    # en: `cache`: a KV cache object to fill instead of the default one.
+    # de: Greedy-Generierung von genau `new` Tokens nach dem Prompt `ids` (einem Batch davon);
+    # de: `cache`: ein KV-Cache-Objekt, das statt des voreingestellten gefüllt wird.
     extra = {} if cache is None else {serving.cache_argument(): cache}
     with torch.inference_mode():
         return (generator or model).generate(
@@ -126,7 +128,8 @@ def generate(ids, new, use_cache=True, generator=None, cache=None):
 
 
 def seconds(fn, repeats=3, warm_up=True):
-    """The median of `repeats` synchronized runs of fn(), after one warm-up run."""
+    # en: The median of `repeats` synchronized runs of fn(), after one warm-up run.
+    # de: Der Median von `repeats` synchronisierten Läufen von fn(), nach einem Aufwärmlauf.
     if warm_up:
         fn()
         sync()
@@ -319,7 +322,9 @@ STEPS = profile.pick(cpu=4, cuda=16, mps=8)
 
 
 def decode_rate(length, use_cache, batch=1):
-    """Decoded tokens per second after a prompt of `length` tokens (prefill subtracted)."""
+    # en: Decoded tokens per second after a prompt of `length` tokens (prefill subtracted).
+    # de: Decodierte Tokens pro Sekunde nach einem Prompt von `length` Tokens (Prefill
+    # de: abgezogen).
     prompt = random_prompt(length, batch)
     # en: the first call also warms up | de: der erste Aufruf wärmt auch auf
     first = seconds(lambda: generate(prompt, 1, use_cache), repeats=1)
@@ -628,7 +633,10 @@ def naive_attention(q, k, v):
 
 
 def peak_of(fn):
-    """Bytes a call adds at its peak: CUDA's counter, or the resident memory's high-water mark."""
+    # en: Bytes a call adds at its peak: CUDA's counter, or the resident memory's high-water
+    # en: mark.
+    # de: Bytes, die ein Aufruf an seiner Spitze hinzufügt: CUDAs Zähler oder der Höchststand
+    # de: des belegten Speichers.
     if device == "cuda":
         torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()
@@ -640,7 +648,9 @@ def peak_of(fn):
 
 
 def measure_attention(n):
-    """Scores' bytes, the peaks and the times of both ways at length n; asserts they agree."""
+    # en: Scores' bytes, the peaks and the times of both ways at length n; asserts they agree.
+    # de: Bytes der Scores, die Spitzen und die Zeiten beider Wege bei Länge n; prüft, dass
+    # de: sie übereinstimmen.
     q, k, v = (torch.randn(1, heads, n, head_dim, dtype=dtype, device=device) for _ in range(3))
 
     def naive():
@@ -891,7 +901,8 @@ else:
 
 # %%
 def energy_joules():
-    """The hardware's energy counter in joules, or None where there is none to read."""
+    # en: The hardware's energy counter in joules, or None where there is none to read.
+    # de: Der Energiezähler der Hardware in Joule, oder None, wo es keinen lesbaren gibt.
     if device == "cuda":
         try:
             import pynvml
@@ -1017,7 +1028,8 @@ else:
 
 # %%
 def sibling_on_gpu(size="1.7B"):
-    """TTFT, TPOT and the KV cache's bytes per token of the hub's larger SmolLM2 in bf16."""
+    # en: TTFT, TPOT and the KV cache's bytes per token of the hub's larger SmolLM2 in bf16.
+    # de: TTFT, TPOT und die KV-Cache-Bytes pro Token des größeren SmolLM2 vom Hub in bf16.
     big, _, big_source = load_smollm2(size, dtype=torch.bfloat16, device="cuda", offline=False)
     big_ids = random_prompt(PROMPT)
     first = seconds(lambda: generate(big_ids, 1, generator=big))
