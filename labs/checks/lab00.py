@@ -8,7 +8,8 @@ and n; a size of 1; tiny and multi-GiB tensors; shapes of one to four dimensions
 factor, a unit or a mixed-up size fails on every seed.  An answer must equal the exact value up to
 float rounding (bounded on both sides); the classic slips (m·k·n, GB for GiB, bits for bytes, MiB,
 rounding, `//`) each get their own key and message, declared once in the table of mistakes next
-to their exercise.
+to their exercise.  q5 is a measurement: a float32 and a float64 matmul timed on this device, each
+call timed by the check too (labs.kit.measured), and the verdict drawn from the learner's numbers.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from labs.kit import (
     close,
     explain,
 )
+from labs.kit.measured import Timed
 from utils.i18n import text
 from utils.sim.devices import pretend_accelerator
 from utils.units import GIB
@@ -626,4 +628,46 @@ def q4(matmul_intensity, rng):
         "braucht etwa {ridge:.0f} FLOP/Byte, um ihre Tensor Cores auszulasten (65 TFLOP/s ÷ "
         "320 GB/s); unter n ≈ 600 wartet sie also auf den Speicher. Lektion 01 misst das nach.",
         ridge=65e12 / 320e9,
+    )
+
+
+# --- q5: two number formats, timed on this device ------------------------------------------------
+
+
+def _matmuls(seed: int) -> Timed:
+    """A float32 and a float64 matmul of the same 512×512 matrix on this notebook's device (the CPU
+    where there is no CUDA GPU: Apple's GPUs have no float64)."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    a = torch.randn(512, 512, generator=torch.Generator().manual_seed(seed))
+    work = {}
+    for dtype in (torch.float32, torch.float64):
+        x = a.to(device=device, dtype=dtype)
+        work[str(dtype).split(".")[-1]] = lambda x=x: x @ x
+    return Timed(work, sync=torch.cuda.synchronize if device == "cuda" else None)
+
+
+@lab.exercise(
+    "time_matmuls",
+    points=2,
+    hint=(
+        "Call each function once untimed, then time several calls with a wall clock and report a "
+        "typical one (the median). The verdict follows from your own two numbers.",
+        "Ruf jede Funktion einmal ohne Uhr auf, miss dann mehrere Aufrufe in verstrichener Zeit "
+        "und gib einen typischen an (den Median). Das Urteil folgt aus deinen beiden Zahlen.",
+    ),
+)
+def q5(time_matmuls, rng):
+    timed = _matmuls(rng.randrange(10**6))
+    ms, verdict = timed.parts(call(time_matmuls, timed.callables))
+    ms = timed.verify(ms)
+    timed.judge(ms, verdict, max)
+    return text(
+        "Correct! Here a float32 matmul takes {f32:.3g} ms and a float64 one {f64:.3g} ms: the "
+        "{slower} one is {ratio:.1f}× slower on this device.",
+        "Richtig! Hier dauert eine Matmul in float32 {f32:.3g} ms und eine in float64 {f64:.3g} "
+        "ms: Die in {slower} ist auf diesem Gerät {ratio:.1f}-mal so langsam.",
+        f32=ms["float32"],
+        f64=ms["float64"],
+        slower=max(ms, key=ms.get),
+        ratio=max(ms.values()) / min(ms.values()),
     )

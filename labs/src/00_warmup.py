@@ -26,8 +26,9 @@
 # ---
 
 # %% [markdown] lang="en"
-# Four short exercises on what every later lesson counts with: the device, the FLOPs of a matrix
-# multiplication, the bytes of a tensor, and how many FLOPs a matmul does per byte it moves.
+# Five short exercises on what every later lesson counts with: the device, the FLOPs of a matrix
+# multiplication, the bytes of a tensor, how many FLOPs a matmul does per byte it moves, and a
+# first measurement on your own device.
 #
 # **How a lab works.** Each exercise has a cell with `# YOUR CODE HERE` and a blank `____`.
 # Replace the blank by your code and run the cell: its last line, `q1.check(...)`, tries your code
@@ -37,9 +38,9 @@
 # Run the setup cell, then the two cells below it (the second one loads the checks of this lab).
 
 # %% [markdown] lang="de"
-# Vier kurze Aufgaben zu dem, womit jede spätere Lektion rechnet: das Gerät, die FLOPs einer
-# Matrixmultiplikation, die Bytes eines Tensors und wie viele FLOPs eine Matrixmultiplikation pro
-# bewegtem Byte leistet.
+# Fünf kurze Aufgaben zu dem, womit jede spätere Lektion rechnet: das Gerät, die FLOPs einer
+# Matrixmultiplikation, die Bytes eines Tensors, wie viele FLOPs eine Matrixmultiplikation pro
+# bewegtem Byte leistet, und eine erste Messung auf deinem eigenen Gerät.
 #
 # **So funktioniert ein Lab.** Jede Aufgabe hat eine Zelle mit `# DEIN CODE HIER` und einer Lücke
 # `____`. Ersetze die Lücke durch deinen Code und führe die Zelle aus: Ihre letzte Zeile,
@@ -69,6 +70,7 @@ from labs.checks.lab00 import (
     q2,
     q3,
     q4,
+    q5,
 )
 
 lab.ready()
@@ -224,6 +226,54 @@ q4.check(matmul_intensity)
 # %%
 # q4.hint()
 # q4.solution()
+
+# %% [markdown] lang="en"
+# ## 5. Two number formats, timed on your device
+#
+# `matmuls` holds two functions: `matmuls["float32"]()` multiplies a 512×512 matrix by itself in
+# float32, `matmuls["float64"]()` the same matrix in float64, both on this notebook's device, and
+# each returns when the work is done. Write `time_matmuls(matmuls)`: measure both here and return
+# `(ms, verdict)`, with `ms` a dict of milliseconds per call for each format and `verdict` the name
+# of the slower one. Before you run it, guess how many times slower float64 will be here; lesson
+# 03 shows why formats cost what they cost.
+
+# %% [markdown] lang="de"
+# ## 5. Zwei Zahlenformate, auf deinem Gerät gemessen
+#
+# `matmuls` enthält zwei Funktionen: `matmuls["float32"]()` multipliziert eine 512×512-Matrix mit
+# sich selbst in float32, `matmuls["float64"]()` dieselbe Matrix in float64, beide auf dem Gerät
+# dieses Notebooks, und jede kehrt zurück, wenn die Arbeit getan ist. Schreib
+# `time_matmuls(matmuls)`: Miss beide hier und gib `(ms, verdict)` zurück, `ms` ein Dict mit den
+# Millisekunden pro Aufruf für jedes Format und `verdict` der Name des langsameren. Schätz vorher,
+# wie viel langsamer float64 hier sein wird; Lektion 03 zeigt, warum Formate kosten, was sie kosten.
+
+
+# %%
+import statistics
+import time
+
+
+def time_matmuls(matmuls):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    ms = {}
+    for name, run in matmuls.items():
+        run()  # en: the first call warms up | de: der erste Aufruf wärmt auf
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            run()
+            times.append(1e3 * (time.perf_counter() - start))
+        ms[name] = statistics.median(times)
+    return ms, max(ms, key=ms.get)
+    ### END SOLUTION
+
+
+q5.check(time_matmuls)
+
+# %%
+# q5.hint()
+# q5.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.labs.cases_lab05 import timed_cases, timed_raises
 from tests.labs.labcase import Case
 
 LAB = "00_warmup"
@@ -224,4 +225,6 @@ CASES: dict[tuple[str, str], Case] = {
         raising=lambda m, k, n, dtype: 2 * m * k * n / (moved(m, k, n) * dtype.element_size()),
         raising_line="dtype.element_size()",
     ),
+    # a measurement on this device: the same answers as lab 05's phases, with float32/float64
+    (LAB, "time_matmuls"): timed_cases(max, min, timed_raises),
 }
