@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -24,7 +25,7 @@ import torch
 from utils.course import ROOT
 from utils.models import merging
 
-HELPERS = ROOT / "tests" / "cpu_paths"
+HELPERS = Path(__file__).parent / "cpu_paths"
 
 bnb = pytest.importorskip("bitsandbytes", reason="bitsandbytes is not installed")
 pytest.importorskip("peft", reason="peft is not installed")
