@@ -94,8 +94,9 @@ def _german():
     return i18n is not None and i18n.get_language() == "de"
 
 
-def _check_figure(figure):
-    if id(figure) in _seen or not _german():
+def _check_figure(figure, shown=False):
+    # A figure shown again (a display handle's update) is checked again: it may have new ticks.
+    if (id(figure) in _seen and not shown) or not _german():
         return
     _seen.add(id(figure))
     from utils.plots import english_numbers
@@ -139,7 +140,7 @@ def _format(format):
     def checked(obj, *args, **kwargs):
         module = type(obj).__module__
         if module.startswith("matplotlib.figure"):
-            _check_figure(obj)
+            _check_figure(obj, shown=True)
         elif module.startswith("ipywidgets"):
             _check_widget(obj)
         return format(obj, *args, **kwargs)

@@ -191,7 +191,9 @@ def english_numbers(figure: Any) -> list[str]:
 
     from .i18n import english_in_german
 
-    figure.canvas.draw()
+    # A closed figure's canvas is matplotlib's base canvas, whose draw() does nothing; this draws
+    # through the figure itself, as the inline backend does when it shows the figure.
+    figure.draw_without_rendering()
     found, ticks = [], set()
     for axes in figure.axes:
         for axis in _axes_axes(axes):

@@ -68,7 +68,6 @@
 
 # %%
 import math
-import os
 import random
 import re
 import tempfile
@@ -98,7 +97,6 @@ platform = runtime.detect_platform()
 profile = profiles.hardware_profile(platform, hw)
 device = placement.pick_device()
 sync = synchronizer(device.type if device.type in ("cuda", "mps") else "cpu")
-CI = bool(os.environ.get("CI"))  # en: no live plot in CI | de: in CI keine Live-Grafik
 print(profile.label, "|", hw.summary(), "|", device)
 
 # %% [markdown] lang="en"
@@ -347,8 +345,7 @@ say(
 #
 # A step: take a batch, copy it to the device, forward, loss, backward, clip the gradient, let the
 # optimizer (AdamW) step and the scheduler set the next learning rate (warm-up, then cosine). The
-# loop shows a `tqdm` progress bar and redraws the loss curve every few steps in place (in CI only
-# once, at the end).
+# loop shows a `tqdm` progress bar and redraws the loss curve every few steps in place.
 #
 # Every 25 steps it saves a checkpoint into one folder that stays the same when you run the cell
 # again (the cell prints it: beside the notebook, in `/kaggle/working` on Kaggle, on Drive once
@@ -373,7 +370,7 @@ say(
 # Rückwärtsdurchlauf, den Gradienten begrenzen (Clipping), den Optimierer (AdamW) einen Schritt
 # machen und den Scheduler die nächste Lernrate setzen lassen (Aufwärmen, dann Kosinus). Die
 # Schleife zeigt einen `tqdm`-Fortschrittsbalken und zeichnet die Verlustkurve alle paar Schritte an
-# derselben Stelle neu (in CI nur einmal, am Ende).
+# derselben Stelle neu.
 #
 # Alle 25 Schritte speichert sie einen Checkpoint in einen Ordner, der beim erneuten Ausführen der
 # Zelle derselbe bleibt (die Zelle nennt ihn: neben dem Notebook, auf Kaggle in `/kaggle/working`,
@@ -499,7 +496,7 @@ def train(folder, steps, draw=None, every=25):
 
 
 fig, ax = plt.subplots(figsize=(7, 3))
-handle = None if CI else display(fig, display_id=True)
+handle = display(fig, display_id=True)
 plt.close(fig)
 
 
@@ -511,16 +508,15 @@ def draw(losses):
         ylabel=text("loss", "Verlust"),
         title=text("Training loss", "Verlust im Training"),
     )
-    if handle is not None:
-        handle.update(fig)
+    handle.update(fig)
 
 
 folder = checkpoint.run_dir(platform, f"lesson05_{get_language()}")
 # checkpoint.start_fresh(folder)  # en: remove the # to start over | de: # weg: neu beginnen
 model, opt, meter, history = train(folder, size["steps"], draw)
-if handle is None:
-    draw(history["losses"])
-    display(fig)
+draw(
+    history["losses"]
+)  # en: also when the run was already finished | de: auch, wenn der Lauf schon fertig war
 start_loss, end_loss = history["before"], val_loss(model)
 say(
     "{n} steps; held-out loss {a:.2f} → {b:.2f} "

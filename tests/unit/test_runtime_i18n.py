@@ -195,6 +195,24 @@ def test_plot_axes_follow_the_language(pyplot):
     assert any("." in label for label in plots.english_numbers(fig))
 
 
+def test_a_closed_figure_is_checked_as_it_will_be_shown(pyplot):
+    # Lesson 05 in CI: the figure is closed first, cleared and drawn on later, then displayed.
+    # A closed figure's canvas draws nothing; the check must still see the labels it will show.
+    import io
+
+    from utils import plots
+
+    fig, ax = pyplot.subplots()
+    pyplot.close(fig)
+    ax.clear()
+    ax.plot([1, 2, 3], [5.5, 3.0, 2.5])
+    assert plots.english_numbers(fig) == []
+    fig.savefig(io.BytesIO(), format="png")
+    assert "2,5" in [label.get_text() for label in ax.get_yticklabels()]
+    i18n.set_language("en")
+    assert "2.5" in plots.english_numbers(fig)
+
+
 def test_labels_the_code_wrote_are_left_alone(pyplot):
     from matplotlib.ticker import FuncFormatter
 
