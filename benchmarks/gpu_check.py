@@ -593,10 +593,11 @@ def write_record(path: Path, body: str) -> None:
 
 
 def select(paths: Sequence[Path], only: Sequence[str] | None) -> list[Path]:
-    """The notebooks whose name starts with one of `only` ("01", "07_lora"), or all."""
+    """The notebooks whose name, after a lab's `lab`, starts with one of `only` ("01", "07_lora"),
+    or all."""
     if not only:
         return list(paths)
-    return [p for p in paths if any(p.name.startswith(prefix) for prefix in only)]
+    return [p for p in paths if any(p.name.removeprefix("lab").startswith(s) for s in only)]
 
 
 def child_env(jobs: int, offline: bool) -> dict[str, str]:

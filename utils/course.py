@@ -121,6 +121,13 @@ class Notebook:
         return self.stem.split("_", 1)[1]
 
     @property
+    def name(self) -> str:
+        """The built notebooks' file name, without `.ipynb`: a lesson's is its source's (NN_slug),
+        a lab's starts with `lab` (labNN_slug), so that a lesson and its lab open side by side
+        in two tabs, a file browser or a Colab title can be told apart."""
+        return f"lab{self.stem}" if self.kind == "lab" else self.stem
+
+    @property
     def title(self) -> dict[str, str]:  # language → title
         return self.meta["title"]
 
@@ -148,10 +155,10 @@ class Notebook:
     def outputs(self, lang: str) -> dict[str, str]:
         """variant → built notebook, relative to the root ("lesson", or "student"/"solution")."""
         if self.kind == "lesson":
-            return {"lesson": f"notebooks/{lang}/{self.stem}.ipynb"}
+            return {"lesson": f"notebooks/{lang}/{self.name}.ipynb"}
         return {
-            "student": f"labs/{lang}/{self.stem}.ipynb",
-            "solution": f"labs/solutions/{lang}/{self.stem}.ipynb",
+            "student": f"labs/{lang}/{self.name}.ipynb",
+            "solution": f"labs/solutions/{lang}/{self.name}.ipynb",
         }
 
 

@@ -1040,7 +1040,7 @@ free_memory()
 # **Glossary:** LoRA, rank, α, adapter, target modules, trainable parameters, frozen weights, merge,
 # chat template, held-out loss, QLoRA, NF4, gradient checkpointing, paged optimizer.
 #
-# **Next:** [lab 07](../../labs/en/07_lora.ipynb), then
+# **Next:** [lab 07](../../labs/en/lab07_lora.ipynb), then
 # [lesson 08, Beyond one GPU: DDP, FSDP and sharding](08_multi_device.ipynb).
 
 # %% [markdown] lang="de"
@@ -1098,7 +1098,7 @@ free_memory()
 # einrechnen, Chat-Vorlage, Verlust auf zurückgehaltenen Daten, QLoRA, NF4, Gradient Checkpointing,
 # ausgelagerter Optimierer.
 #
-# **Weiter:** [Lab 07](../../labs/de/07_lora.ipynb), dann
+# **Weiter:** [Lab 07](../../labs/de/lab07_lora.ipynb), dann
 # [Lektion 08, Mehr als eine GPU: DDP, FSDP und Sharding](08_multi_device.ipynb).
 
 # %% [markdown] lang="en"

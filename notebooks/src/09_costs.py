@@ -936,7 +936,7 @@ reveal(my_million_tokens, break_even, unit=text("tokens", "Tokens"), guess_in=1e
 #
 # Glossary terms: MFU, spot / on demand, break-even, utilization, memory-bound decoding.
 #
-# **Lab:** [lab 09](../../labs/en/09_costs.ipynb). **Next:** [lesson 10](10_inference.ipynb),
+# **Lab:** [lab 09](../../labs/en/lab09_costs.ipynb). **Next:** [lesson 10](10_inference.ipynb),
 # inference on an accelerator.
 
 # %% [markdown] lang="de"
@@ -953,7 +953,7 @@ reveal(my_million_tokens, break_even, unit=text("tokens", "Tokens"), guess_in=1e
 #
 # Glossarbegriffe: MFU, Spot / On Demand, Break-even, Auslastung, speichergebundenes Decoding.
 #
-# **Lab:** [Lab 09](../../labs/de/09_costs.ipynb). **Weiter:** [Lektion 10](10_inference.ipynb),
+# **Lab:** [Lab 09](../../labs/de/lab09_costs.ipynb). **Weiter:** [Lektion 10](10_inference.ipynb),
 # Inferenz auf dem Beschleuniger.
 
 # %% tags=["guard"] jupyter={"source_hidden": true}

@@ -992,7 +992,7 @@ else:
 #
 # Glossary terms: prefill, decode, TTFT, TPOT, KV cache, grouped-query attention, batching, SDPA.
 #
-# **Lab:** [lab 10](../../labs/en/10_inference.ipynb). This is the last lesson of the course.
+# **Lab:** [lab 10](../../labs/en/lab10_inference.ipynb). This is the last lesson of the course.
 
 # %% [markdown] lang="de"
 # ## Zusammenfassung
@@ -1008,7 +1008,7 @@ else:
 #
 # Glossarbegriffe: Prefill, Decode, TTFT, TPOT, KV-Cache, Grouped-Query-Attention, Batching, SDPA.
 #
-# **Lab:** [Lab 10](../../labs/de/10_inference.ipynb). Das ist die letzte Lektion des Kurses.
+# **Lab:** [Lab 10](../../labs/de/lab10_inference.ipynb). Das ist die letzte Lektion des Kurses.
 
 # %% [markdown] lang="en"
 # ## Deeper (optional): the larger sibling on a GPU

@@ -224,7 +224,8 @@ def test_a_notebook_is_read_by_its_cells():
 
 def test_a_source_links_as_its_built_notebook():
     source = ROOT / "notebooks" / "src" / "99_example.py"
-    assert problems(source, "# [lab 09](../../labs/en/09_costs.ipynb)\n") == []
+    assert problems(source, "# [lab 09](../../labs/en/lab09_costs.ipynb)\n") == []
+    assert problems(source, "# [lab 09](../../labs/en/09_costs.ipynb)\n")  # the lesson's name
     assert problems(source, "# [lab 99](../../labs/en/99_missing.ipynb)\n")
 
 

@@ -16,10 +16,17 @@ import pytest
 
 from labs.kit.grade import grade_notebook, main
 from labs.kit.submission import notebooks_in
-from utils.course import ROOT
+from utils.course import ROOT, notebooks
 
-STUDENT = ROOT / "labs/en/00_warmup.ipynb"
-SOLUTION = ROOT / "labs/solutions/en/00_warmup.ipynb"
+
+def built_lab(number: str, variant: str) -> Path:
+    """Where the course model puts lab `number`'s English student or solution notebook."""
+    (lab,) = [n for n in notebooks(kind="lab") if n.number == number]
+    return ROOT / lab.outputs("en")[variant]
+
+
+STUDENT = built_lab("00", "student")
+SOLUTION = built_lab("00", "solution")
 LESSON = ROOT / "notebooks/en/00_what_hardware.ipynb"
 
 # A lab 01 submission with one right answer (2 points) and nothing else: lab 01's checks need
@@ -160,8 +167,9 @@ def test_lab_found_from_its_import_when_metadata_is_gone(tmp_path):
 
 # --- a submission can't change its score: the grader checks every answer again ----------------
 
-LAB01 = ROOT / "labs/en/01_timing_matmul.ipynb"
-LAB01_SOLVED = ROOT / "labs/solutions/en/01_timing_matmul.ipynb"
+LAB01 = built_lab("01", "student")
+LAB01_SOLVED = built_lab("01", "solution")
+LESSON01 = ROOT / "notebooks/en/01_timing_matmul.ipynb"
 TAMPERING = {
     "results": """\
 from labs.kit import Result
@@ -202,6 +210,19 @@ def one_answer_and(tampering: str) -> nbformat.NotebookNode:
     nb.cells[index].source = q1.source
     nb.cells.append(nbformat.v4.new_code_cell(tampering))
     return nb
+
+
+def test_the_file_name_does_not_decide_which_lab_is_graded(tmp_path):
+    """A learner's file keeps the name it was saved under: a download, a copy named like the
+    lesson (`01_timing_matmul.ipynb`) or no course name at all.  The notebook says which lab it
+    is; the lesson itself under that name gets a clear refusal, not a score."""
+    lesson_named = tmp_path / "01_timing_matmul.ipynb"
+    assert lesson_named.name == LESSON01.name and LAB01.name != LESSON01.name
+    grade = grade_notebook(write(lesson_named, one_answer_and("")), seed=7)
+    assert (grade.status, grade.lab, grade.score) == ("graded", "01", 2), grade.verdict
+    (tmp_path / "lesson").mkdir()
+    lesson = grade_notebook(write(tmp_path / "lesson" / LESSON01.name, nbformat.read(LESSON01, 4)))
+    assert lesson.status == "not_a_lab" and "lesson 01" in lesson.verdict
 
 
 @pytest.mark.parametrize("how", sorted(TAMPERING))

@@ -26,7 +26,7 @@ from labs.kit.sources import read_cells  # noqa: E402
 from tests.labs.labcase import Case  # noqa: E402
 from tests.nbval_holes import ENGLISH_NUMBER  # noqa: E402
 from utils import i18n  # noqa: E402
-from utils.course import ROOT  # noqa: E402
+from utils.course import LANGUAGES, ROOT, notebooks  # noqa: E402
 
 LABS = sorted(p.stem for p in (ROOT / "labs/src").glob("[0-9][0-9]_*.py"))
 SEEDS = range(6)
@@ -149,8 +149,18 @@ SOLUTIONS = sorted(ROOT.glob("labs/solutions/*/*.ipynb"))
 STUDENTS = sorted([*ROOT.glob("labs/en/*.ipynb"), *ROOT.glob("labs/de/*.ipynb")])
 
 
+# Every built lab notebook and its lab's number, as the course model names them.
+BUILT = {
+    ROOT / path: lab.number
+    for lab in notebooks(kind="lab")
+    for lang in LANGUAGES
+    for path in lab.outputs(lang).values()
+}
+
+
 def test_every_lab_has_its_four_notebooks():
     assert len(SOLUTIONS) == len(STUDENTS) == 2 * len(LABS) > 0
+    assert set(BUILT) == {*SOLUTIONS, *STUDENTS}
 
 
 def rel(path: Path) -> str:
@@ -161,7 +171,7 @@ def rel(path: Path) -> str:
 def test_solution_notebook_scores_full_marks(path):
     grade = grade_notebook(path, timeout=300)
     assert grade.status == "graded", grade.verdict
-    assert grade.lab == path.stem[:2]
+    assert grade.lab == BUILT[path]
     assert grade.cell_errors == 0
     assert "solution notebook" in grade.verdict  # a trainer sees it if one is handed in
     assert grade.max > 0 and grade.score == grade.max

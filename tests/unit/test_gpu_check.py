@@ -19,6 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from benchmarks import gpu_check  # noqa: E402
+from utils import course  # noqa: E402
 from utils.course import ROOT  # noqa: E402
 from utils.platform import chips  # noqa: E402
 
@@ -63,6 +64,11 @@ def test_only_and_skip_choose_notebooks():
     notebooks, benchmarks = gpu_check.plan(args)
     assert [p.name[:2] for p in notebooks] == ["01", "07"]
     assert all("labs" not in p.parts for p in notebooks) and benchmarks
+    with_labs, _ = gpu_check.plan(gpu_check.parse(["--only", "01", "--skip", "benchmarks"]))
+    both = [n for n in course.notebooks() if n.number == "01"]  # lesson 01 and lab 01
+    assert with_labs == [
+        ROOT / n.outputs("en")[n.kind if n.kind == "lesson" else "solution"] for n in both
+    ]
     assert gpu_check.plan(gpu_check.parse(["--skip", "benchmarks"]))[1] == []
     with pytest.raises(SystemExit):
         gpu_check.parse(["--jobs", "-1"])
@@ -144,11 +150,12 @@ def test_a_mistyped_magic_fails_the_notebook(tmp_path):
 def test_a_lab_passes_with_full_marks_only():
     """Lab 00's solution scores full marks; its student version (the blanks) scores zero and fails
     with the first exercise it lost."""
-    solution = gpu_check.check_notebook(ROOT / "labs/solutions/en/00_warmup.ipynb", 240)
+    (lab,) = [n for n in course.notebooks(kind="lab") if n.number == "00"]
+    solution = gpu_check.check_notebook(ROOT / lab.outputs("en")["solution"], 240)
     assert solution["status"] == "passed", solution
     got, full = solution["score"].split("/")
     assert got == full != "0"
-    student = gpu_check.check_notebook(ROOT / "labs/en/00_warmup.ipynb", 240)
+    student = gpu_check.check_notebook(ROOT / lab.outputs("en")["student"], 240)
     assert student["status"] == "failed" and student["score"] == f"0/{full}"
     assert student["error"].startswith("q1 ")
 

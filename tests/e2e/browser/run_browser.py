@@ -35,7 +35,7 @@ import traceback
 from pathlib import Path
 
 from tests.e2e.jupyter_server import TOKEN, free_port, make_lab, serve
-from utils.course import ROOT
+from utils.course import ROOT, notebooks
 
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "build" / "browser"
@@ -212,11 +212,22 @@ def cell_text(cell: dict) -> str:
     return "".join(parts)
 
 
+def built(number: str, kind: str) -> str:
+    """The English lesson, or lab student notebook, `number` as the course model names it."""
+    (source,) = [n for n in notebooks(kind=kind) if n.number == number]
+    return source.outputs("en")["lesson" if kind == "lesson" else "student"]
+
+
 def check_start_page(course: Course) -> None:
-    course.open("notebooks/start.ipynb")
-    link = course.page.locator(".jp-RenderedMarkdown a", has_text="01 CPU vs. GPU").first
-    link.click()
-    course.wait_for(course.showing("01_timing_matmul.ipynb"), STEP_S, "lesson 01 from its link")
+    """The start page's links open lesson 01 and lab 01, in tabs with titles of their own."""
+    lesson, lab = Path(built("01", "lesson")).name, Path(built("01", "lab")).name
+    if lesson == lab:
+        raise Failure(f"lesson 01 and lab 01 would both show as {lesson} in a tab")
+    for text, name in (("01 CPU vs. GPU", lesson), ("Lab 01 ", lab)):
+        course.open("notebooks/start.ipynb")
+        link = course.page.locator(".jp-RenderedMarkdown a", has_text=text).first
+        link.click()
+        course.wait_for(course.showing(name), STEP_S, f"{name} from its link on the start page")
 
 
 def check_source(course: Course, tree: Path) -> None:
@@ -305,7 +316,7 @@ def check_widget(course: Course, lang: str, stem: str) -> None:
         seen = output.inner_html()
 
 
-LAB = "labs/en/00_warmup.ipynb"
+LAB = built("00", "lab")
 WRONG_ANSWER = "def matmul_flops(m, k, n):\n    return m * k * n\n\n\nq2.check(matmul_flops)\n"
 RIGHT_ANSWER = "def matmul_flops(m, k, n):\n    return 2 * m * k * n\n\n\nq2.check(matmul_flops)\n"
 
