@@ -1,18 +1,10 @@
-"""Checks of lab 02 (device placement): moving a model and a batch to a device, making tensors on
-the device of their input, timing a copy's bandwidth, counting what fits in GPU memory, and a
-batch-size finder that survives running out of memory.
+"""Checks of lab 02, device placement.
 
-q1 and q2 watch the learner's torch calls (`utils.sim.torchwatch`): which devices the code names,
-which tensors it moves, and on which devices each operation got its inputs.  So a mixed-device
-error, a hard-coded "cuda" or a result copied back is told apart by what the code did, not by the
-words of an error message.  q3 hands out a simulated copy on a virtual clock (`utils.sim.copylink`):
-its verdict depends only on what the timer does (sync or not, warm-up or not, per copy or total,
-GB or GiB, bytes or bits), never on how busy the machine is.  q5 hands out a pretend GPU that runs
-out of memory past a random batch size, and steps with bugs that must not be caught.
-
-Each exercise's mistakes are one table (`labs.kit.mistakes`), declared above its check: q4's are
-found by the value they give, the others by what the learner's code did, and the check raises the
-one it found by its key.
+q1 and q2 watch the learner's torch calls (`utils.sim.torchwatch`: the devices the code names, the
+tensors it moves, where each operation got its inputs), so a mistake is told by what the code did,
+not by an error's words.  q3 times a simulated copy on a virtual clock (`utils.sim.copylink`), so
+its verdict never depends on how busy the machine is; q5 hands out a pretend GPU that runs out of
+memory past a random batch size, and steps with bugs that must not be caught.
 """
 
 from __future__ import annotations
@@ -146,45 +138,47 @@ def _model_and_batch(rng):
     return model, torch.randn(rng.randint(1, 16), d_in)
 
 
-def _forward_failure(error: Exception, watch: TorchWatch, target: torch.device) -> Wrong | None:
-    """Which mistake made the learner's forward pass raise, judged by what its code did."""
-    if target.type != "cuda" and watch.literal_cuda:
-        return FORWARD_MISTAKES.wrong("hardcoded_cuda", target=target, what=text(*THE_DEVICE))
-    failing = watch.failing()
-    if (
-        isinstance(error, RuntimeError)
-        and failing is not None
-        and failing.name == "linear"
-        and len({(d.type, d.index) for d in failing.devices}) > 1
-    ):
-        batch_at, model_at = failing.devices[0], failing.devices[1]  # linear(input, weight, bias)
-        if on_device(model_at, target):
+def _hardcoded(watch: TorchWatch, target: torch.device) -> bool:
+    """The code asked for "cuda" by name while it was given another device."""
+    return target.type != "cuda" and watch.literal_cuda
+
+
+def _mixes(op) -> bool:
+    """The operation got its inputs on more than one device."""
+    return op is not None and len({(d.type, d.index) for d in op.devices}) > 1
+
+
+def _forward_raised(error: Exception, watch: TorchWatch, target: torch.device):
+    """(key, values) of the mistake that made the forward pass raise, or None if none is known."""
+    failing, ran = watch.failing(), watch.forwards()
+    if _hardcoded(watch, target):
+        return "hardcoded_cuda", {}
+    if isinstance(error, RuntimeError) and _mixes(failing) and failing.name == "linear":
+        batch, model = failing.devices[:2]  # linear(input, weight, bias)
+        if on_device(model, target):
             key = "not_assigned" if watch.moved else "only_model"
         else:
-            key = "only_batch" if on_device(batch_at, target) else "mixed"
-        return FORWARD_MISTAKES.wrong(key, target=target, model=model_at, batch=batch_at)
-    ran = watch.forwards()
-    if (
+            key = "only_batch" if on_device(batch, target) else "mixed"
+        return key, dict(model=model, batch=batch)
+    if (  # computed on meta, then the code wanted the numbers: there are none
         target.type == "meta"
         and ran
         and all(on_device(d, target) for d in ran[-1].devices)
         and failing is not None
         and failing.name in COPY_OUT
-    ):  # the model computed on meta, then the code wanted the numbers: there are none
-        return FORWARD_MISTAKES.wrong("moved_back", target=target)
+    ):
+        return "moved_back", {}
     return None
 
 
-def _output_mistake(
-    out: Any, want: torch.Tensor, watch: TorchWatch, target: torch.device
-) -> Wrong | None:
-    """What is wrong with the output of a forward pass that ran, judged by where it computed."""
+def _forward_output(out: Any, want: torch.Tensor, watch: TorchWatch, target: torch.device):
+    """(key, values) of what is wrong with the output, judged by where it was computed."""
     if not isinstance(out, torch.Tensor):
-        return FORWARD_MISTAKES.wrong("not_a_tensor", kind=type(out).__name__)
+        return "not_a_tensor", dict(kind=type(out).__name__)
     ran = watch.forwards()
     computed = ran[-1].devices[0] if ran else None
     if not on_device(out.device, target):
-        if target.type != "cuda" and watch.literal_cuda:
+        if _hardcoded(watch, target):
             key = "hardcoded_cuda"
         elif computed is not None and on_device(computed, target):
             key = "moved_back"
@@ -197,9 +191,8 @@ def _output_mistake(
     ):
         key = "wrong_output"
     else:
-        return None
-    where = computed if computed is not None else out.device
-    return FORWARD_MISTAKES.wrong(key, target=target, where=where, what=text(*THE_DEVICE))
+        return "", {}
+    return key, dict(where=computed if computed is not None else out.device)
 
 
 @lab.exercise(
@@ -224,12 +217,14 @@ def q1(forward_on, rng):
             with watch:
                 out = call(forward_on, model, batch, given)
         except LearnerError as failure:
-            wrong = _forward_failure(failure.error, watch, target)
-            if wrong is None:
+            found = _forward_raised(failure.error, watch, target)
+            if found is None:
                 raise failure from without_watch(failure.error)
-            raise wrong from None
-        if wrong := _output_mistake(out, want, watch, target):
-            raise wrong
+        else:
+            found = _forward_output(out, want, watch, target)
+        key, values = found
+        if key:
+            raise FORWARD_MISTAKES.wrong(key, target=target, what=text(*THE_DEVICE), **values)
     return text(
         "Correct! Your forward pass worked on {tried}.",
         "Richtig! Dein Vorwärtsdurchlauf lief auf {tried}.",
@@ -314,29 +309,23 @@ def _scale_inputs(rng) -> list[tuple[torch.device, torch.dtype, tuple[int, ...]]
     return cases
 
 
-def _scale_failure(error: Exception, watch: TorchWatch, target: torch.device) -> str:
-    """The key of the mistake that made the learner's function raise, or "" if none is known."""
-    if target.type != "cuda" and watch.literal_cuda:
+def _misplaced(watch: TorchWatch, target: torch.device, mixed: bool = True) -> str:
+    """Why the weights did not meet x: a fixed "cuda", x moved to them, or made elsewhere."""
+    if _hardcoded(watch, target):
         return "hardcoded_cuda"
     if watch.moved:
         return "moved_x"
-    failing = watch.failing()
-    mixed = failing is not None and len({(d.type, d.index) for d in failing.devices}) > 1
-    return "weights_elsewhere" if isinstance(error, RuntimeError) and mixed else ""
+    return "weights_elsewhere" if mixed else ""
 
 
-def _scaled_mistake(
-    out: Any, x: torch.Tensor, before: torch.Tensor | None, watch: TorchWatch
-) -> str:
+def _scaled(out: Any, x: torch.Tensor, before: torch.Tensor | None, watch: TorchWatch) -> str:
     """The key of what is wrong with the learner's result for x, or "" if nothing."""
     if not isinstance(out, torch.Tensor) or out.shape != x.shape:
         return "shape"
     if out is x or (before is not None and not torch.equal(x, before)):
         return "in_place"
     if out.device != x.device:
-        if x.device.type != "cuda" and watch.literal_cuda:
-            return "hardcoded_cuda"
-        return "moved_x" if watch.moved else "weights_elsewhere"
+        return _misplaced(watch, x.device)
     if out.dtype != x.dtype:
         return "dtype"
     if x.device.type != "meta":
@@ -360,17 +349,21 @@ def q2(scale_features, rng):
     for target, dtype, shape in _scale_inputs(rng):
         x = _features(rng, target, dtype, shape)
         before = x.clone() if target.type != "meta" else None
-        values = dict(target=target, what="x", shape=tuple(x.shape), dtype=x.dtype)
         watch = TorchWatch(x)
         try:
             with watch:
                 out = call(scale_features, x)
         except LearnerError as failure:
-            if key := _scale_failure(failure.error, watch, target):
-                raise SCALE_MISTAKES.wrong(key, **values) from None
-            raise failure from without_watch(failure.error)
-        if key := _scaled_mistake(out, x, before, watch):
-            raise SCALE_MISTAKES.wrong(key, got=getattr(out, "dtype", None), **values)
+            mixed = isinstance(failure.error, RuntimeError) and _mixes(watch.failing())
+            if not (key := _misplaced(watch, target, mixed)):
+                raise failure from without_watch(failure.error)
+            out = None
+        else:
+            key = _scaled(out, x, before, watch)
+        if key:
+            got = getattr(out, "dtype", None)
+            values = dict(target=target, what="x", shape=tuple(x.shape), dtype=x.dtype, got=got)
+            raise SCALE_MISTAKES.wrong(key, **values)
     return text(
         "Correct! Your weights are made where x lives, in x's dtype.",
         "Richtig! Deine Gewichte entstehen dort, wo x liegt, im dtype von x.",

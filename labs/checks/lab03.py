@@ -1,24 +1,9 @@
 """Checks of lab 03, precision and memory.
 
-q1 bytes of a tensor per dtype, in whole bytes (empty and one-element shapes, an odd int4 count and
-1-byte dtypes on every seed; half bytes, bits and 4 bytes for some dtypes named); q2 the largest
-integer a float format holds exactly, for random mantissa widths (always fp16's 10 and bf16's 7);
-q3 a loss-scaling step on gradients that underflow in fp16 (the result must be an fp32 tensor,
-unscaled); q4 GiB of full fine-tuning vs. LoRA (optimizer states, gradients, GB vs. GiB each get
-their own message); q5 the autocast dtype for a device, with every compute capability the course
-names (7.5, exactly 8.0, 10.0, 12.0) and the CPU on every seed, a comparison as text named; q6 a
-16-bit sum of a large value and thousands of terms just below half its gap, read one at a time from
-an iterator (so a plain sum keeps a 16-bit total) (float16 and bfloat16 on every seed), within 2
-eps of the exact float64 sum and a number of the input's format (a running or sorted 16-bit total,
-the mean, no final rounding and the other 16-bit format each get their own message); q7 unscaling
-and clipping one mixed-precision step like GradScaler.unscale_ + clip_grad_norm_, on gradients
-below max_norm but not once scaled, above it (scale 2^16, the bias alone below), tiny, and with inf
-and with nan (clipping first, no or double unscaling, no clipping, per-tensor or summed norms, and
-each wrong skip get their own message); q8 times one matmul in float32 and in bfloat16 on this
-device (callables the check times too) and names the faster by those numbers.
-
-Each exercise's mistakes are one table (`labs.kit.Mistakes`) above it: key, the slip's value or
-a predicate, the message in both languages.
+Every exercise draws its boundaries on every seed (an odd int4 count, fp16's and bf16's mantissas,
+compute capability 8.0 and the two-digit ones, a 16-bit sum that stalls, gradients that overflow
+only once scaled), so no answer is right by luck of the draw.  q8 times two matmuls on the
+learner's device and judges the verdict by the learner's own numbers (`labs.kit.measured`).
 """
 
 from __future__ import annotations
@@ -80,7 +65,7 @@ BYTES_MISTAKES = Mistakes(
 )
 def q1(tensor_bytes, rng):
     cases = [((rng.randint(1, 500), rng.randint(1, 500)), dt) for dt in _BITS]
-    odd = 2 * rng.randint(1, 200) + 1  # en: an odd int4 count on every seed | de: ungerade
+    odd = 2 * rng.randint(1, 200) + 1  # an odd int4 count on every seed
     cases += [((0, 7), "float16"), ((1,), "bfloat16"), ((2, 3, 4), "int8"), ((odd, 3), "int4")]
     cases += [((64, 64), "int4"), ((1,), "int4")]
     failures = []
@@ -88,7 +73,7 @@ def q1(tensor_bytes, rng):
         answer = call(tensor_bytes, shape, dtype)
         got = as_number(answer, ("the number of bytes", "die Zahl der Bytes"), returned=True)
         numel = math.prod(shape)
-        want = -(-numel * _BITS[dtype] // 8)  # en: whole bytes | de: ganze Bytes
+        want = -(-numel * _BITS[dtype] // 8)  # whole bytes
         if not close(got, want):
             failures.append((got, dict(shape=shape, dtype=dtype, numel=numel, want=want)))
     BYTES_MISTAKES.diagnose(failures, dtypes=", ".join(sorted({c["dtype"] for _, c in failures})))
@@ -361,8 +346,7 @@ _CAPABILITIES = [(6, 1), (7, 0), (7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0)
     ),
 )
 def q5(autocast_dtype, rng):
-    # en: every capability the course names, the boundary 8.0 and the two-digit ones included
-    # de: jede Capability des Kurses, mit der Grenze 8.0 und den zweistelligen
+    # every capability the course names, the boundary 8.0 and the two-digit ones included
     cases = [("cpu", None)] + [("cuda", cc) for cc in _CAPABILITIES]
     rng.shuffle(cases)
     slips, failing = set(), []
@@ -414,13 +398,13 @@ def _stalling(rng, dtype):
     m = _MANTISSA[dtype]
     target = 2.0 ** rng.randint(8, 12) * rng.uniform(1.02, 1.15)
     big = _round_to(target / (1 + rng.uniform(2.0, 3.0)), dtype)
-    gap = 2.0 ** (math.floor(math.log2(big)) - m)  # en: the gap above big | de: Lücke über big
+    gap = 2.0 ** (math.floor(math.log2(big)) - m)  # the gap above big
     below_half = torch.nextafter(torch.tensor(gap / 2, dtype=dtype), torch.zeros((), dtype=dtype))
     g = torch.Generator().manual_seed(rng.randrange(10**6))
     n = int((target - big) / (0.395 * gap))
     small = (gap * (0.3 + 0.19 * torch.rand(n + 400, generator=g, dtype=torch.float64))).to(dtype)
     small = torch.minimum(small, below_half)
-    small[:3] = below_half  # en: the boundary: just below half a gap | de: die Grenze
+    small[:3] = below_half  # the boundary: just below half a gap
     eps = 2.0**-m
     for count in range(n, n + 400):
         values = torch.cat([torch.tensor([big], dtype=dtype), small[:count]])
@@ -442,6 +426,34 @@ def _running(values):
     for v in values:
         total = total + v
     return total.item()
+
+
+def _sum_case(values: torch.Tensor, result) -> dict:
+    """One input as the table reads it: the exact sum (want), the tolerance, the formats' names."""
+    eps = torch.finfo(values.dtype).eps
+    kind = getattr(result, "dtype", None)
+    return dict(
+        values=values,
+        want=values.double().sum().item(),
+        tol=2 * eps * values.double().abs().sum().item(),
+        eps=eps,
+        n=len(values),
+        big=values[0].item(),
+        dt=_name(values.dtype),
+        other=_name(_OTHER[values.dtype]),
+        kind=_name(kind) if isinstance(kind, torch.dtype) else type(result).__name__,
+    )
+
+
+def _format_slip(got: float, kind, dtype: torch.dtype, near: bool) -> str:
+    """A result in the other 16-bit format ("wrong_format") or in none ("not_rounded"): told by
+    its dtype, or, for a number near the exact sum, by which format holds it."""
+    other = _OTHER[dtype]
+    if isinstance(kind, torch.dtype) and kind != dtype:
+        return "wrong_format" if kind == other else "not_rounded"
+    if near and not _holds(got, dtype):
+        return "wrong_format" if _holds(got, other) else "not_rounded"
+    return ""
 
 
 SUM_MISTAKES = Mistakes(
@@ -514,34 +526,14 @@ def q6(careful_sum, rng):
     cases.append(torch.tensor([rng.uniform(-100, 100)]).to(rng.choice(list(_MANTISSA))))
     failures = []
     for values in cases:
-        dtype, other = values.dtype, _OTHER[values.dtype]
-        # en: one at a time, as a kernel reads them: no .sum() of the whole tensor to lean on
-        # de: einzeln, wie ein Kernel sie liest: kein .sum() des ganzen Tensors als Stütze
+        # one at a time, as a kernel reads them: no .sum() of the whole tensor to lean on
         result = call(careful_sum, iter(list(values.clone())))
         got = as_number(result, ("the sum", "die Summe"), returned=True)
-        kind = getattr(result, "dtype", None)
-        exact = values.double().sum().item()
-        eps = torch.finfo(dtype).eps
-        case = dict(
-            values=values,
-            want=exact,
-            tol=2 * eps * values.double().abs().sum().item(),
-            eps=eps,
-            n=len(values),
-            big=values[0].item(),
-            dt=_name(dtype),
-            other=_name(other),
-            kind=_name(kind) if isinstance(kind, torch.dtype) else type(result).__name__,
-        )
-        if isinstance(kind, torch.dtype) and kind != dtype:
-            raise SUM_MISTAKES.wrong(
-                "wrong_format" if kind == other else "not_rounded", got=got, **case
-            )
-        if abs(got - exact) <= case["tol"]:
-            if not _holds(got, dtype):
-                key = "wrong_format" if _holds(got, other) else "not_rounded"
-                raise SUM_MISTAKES.wrong(key, got=got, **case)
-        else:
+        case = _sum_case(values, result)
+        near = abs(got - case["want"]) <= case["tol"]
+        if key := _format_slip(got, getattr(result, "dtype", None), values.dtype, near):
+            raise SUM_MISTAKES.wrong(key, got=got, **case)
+        if not near:
             failures.append((got, case))
     SUM_MISTAKES.diagnose(failures)
     return text(
@@ -555,7 +547,7 @@ def q6(careful_sum, rng):
 
 # --- q7: unscale, then clip ----------------------------------------------------------------------
 
-_SHAPES = [(8, 4), (8,), (3, 8)]  # en: a weight, a bias, a weight | de: Gewicht, Bias, Gewicht
+_SHAPES = [(8, 4), (8,), (3, 8)]  # a weight, a bias, a weight
 
 
 def _norm(grads) -> float:
@@ -718,6 +710,27 @@ def _grad_list(value):
     return out
 
 
+def _clip_inputs(rng):
+    """max_norm; true gradients with their scale: below max_norm but not once scaled, above it
+    (scale 2^16, the bias alone below), tiny (even scaled below); scaled ones with inf, with nan."""
+    gen = torch.Generator().manual_seed(rng.randrange(10**6))
+    max_norm = rng.choice([1.0, 2.0, 5.0])
+    s = 2.0 ** rng.randint(8, 15)
+    finite = [(_gradients(gen, rng.uniform(0.3, 0.7) * max_norm), s)]
+    norm, bias_norm = rng.uniform(2, 6) * max_norm, rng.uniform(0.3, 0.5) * max_norm
+    finite.append((_gradients(gen, norm, bias_norm), 2.0**16))
+    s = 2.0 ** rng.randint(8, 15)
+    finite.append((_gradients(gen, rng.uniform(0.05, 0.4) * max_norm / s), s))
+    overflow = []
+    for bad in (math.inf, math.nan):
+        s = 2.0 ** rng.randint(8, 15)
+        grads = [g * s for g in _gradients(gen, rng.uniform(0.3, 3) * max_norm)]
+        i = rng.randrange(len(grads))
+        grads[i].view(-1)[rng.randrange(grads[i].numel())] = rng.choice([1, -1]) * bad
+        overflow.append((grads, s))
+    return max_norm, finite, overflow
+
+
 @lab.exercise(
     "unscale_and_clip",
     points=2,
@@ -731,29 +744,7 @@ def _grad_list(value):
     ),
 )
 def q7(unscale_and_clip, rng):
-    gen = torch.Generator().manual_seed(rng.randrange(10**6))
-
-    def scale():
-        return 2.0 ** rng.randint(8, 15)
-
-    max_norm = rng.choice([1.0, 2.0, 5.0])
-    finite = []
-    # en: A: below max_norm, but not once scaled | de: A: unter max_norm, skaliert aber nicht
-    s = scale()
-    finite.append((_gradients(gen, rng.uniform(0.3, 0.7) * max_norm), s))
-    # en: B: above max_norm, the bias alone below | de: B: über max_norm, der Bias allein nicht
-    b = _gradients(gen, rng.uniform(2, 6) * max_norm, rng.uniform(0.3, 0.5) * max_norm)
-    finite.append((b, 2.0**16))
-    # en: C: tiny, even scaled below max_norm | de: C: winzig, auch skaliert unter max_norm
-    s = scale()
-    finite.append((_gradients(gen, rng.uniform(0.05, 0.4) * max_norm / s), s))
-    overflow = []
-    for bad in (math.inf, math.nan):
-        s = scale()
-        grads = [g * s for g in _gradients(gen, rng.uniform(0.3, 3) * max_norm)]
-        i = rng.randrange(len(grads))
-        grads[i].view(-1)[rng.randrange(grads[i].numel())] = rng.choice([1, -1]) * bad
-        overflow.append((grads, s))
+    max_norm, finite, overflow = _clip_inputs(rng)
 
     def run(scaled, s):
         result = call(unscale_and_clip, [g.clone() for g in scaled], s, max_norm)
@@ -763,7 +754,7 @@ def q7(unscale_and_clip, rng):
 
     failures = []
     for true, s in finite:
-        scaled = [g * s for g in true]  # en: exact: s is a power of two | de: exakt: Zweierpotenz
+        scaled = [g * s for g in true]  # exact: s is a power of two
         grads, skip = run(scaled, s)
         if skip:
             top = max(float(g.abs().max()) for g in scaled)
