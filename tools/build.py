@@ -40,6 +40,12 @@ from utils.course import (
 LEVEL = {"en": "Level", "de": "Stufe"}
 COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 KAGGLE_BADGE = "https://kaggle.com/static/images/open-in-kaggle.svg"
+# The badges' alt text, in the notebook's language: it is what a reader sees where the image can't
+# load (offline), and the text of the link on the website and in the slides.
+OPEN_IN = {
+    "en": ("Open In Colab", "Open In Kaggle"),
+    "de": ("In Colab öffnen", "In Kaggle öffnen"),
+}
 
 
 # The setup cell starts collapsed: JupyterLab, Colab (a form) and Kaggle each have their own key.
@@ -89,8 +95,8 @@ def title_cell(source: Notebook, lang: str, variant: str, location: Location) ->
             "",
             f"**{LEVEL[lang]} {source.level} · {LEVELS[source.level][lang]}** · {timing}",
             "",
-            f"[![Open In Colab]({COLAB_BADGE})]({location.colab(path)}) "
-            f"[![Open In Kaggle]({KAGGLE_BADGE})]({location.kaggle(path)})",
+            f"[![{OPEN_IN[lang][0]}]({COLAB_BADGE})]({location.colab(path)}) "
+            f"[![{OPEN_IN[lang][1]}]({KAGGLE_BADGE})]({location.kaggle(path)})",
             "",
             f"{other_name}: [{Path(other_path).name}](../{'../' if variant == 'solution' else ''}"
             f"{OTHER[lang]}/{Path(other_path).name}) · [Colab]({location.colab(other_path)})",

@@ -86,6 +86,8 @@ def test_built_notebook_anatomy(path):
     location = course.location()
     assert title.startswith("# ")
     assert f"]({location.colab(rel)})" in title and f"]({location.kaggle(rel)})" in title
+    colab, kaggle = build.OPEN_IN[lang]  # the badges' alt text: the link's text offline
+    assert f"[![{colab}](" in title and f"[![{kaggle}](" in title
     other = "de" if lang == "en" else "en"
     assert f"{other}/{path.name})" in title
     # Setup cell: first code cell, the same in every notebook of this language.
