@@ -1,5 +1,7 @@
 """explore(): a static result always, controls where ipywidgets exists (7.7.1 on Colab, 8.x here)."""
 
+import importlib
+
 import pytest
 
 from utils import widgets
@@ -64,11 +66,19 @@ def test_the_controls_are_shown_once_even_as_a_cells_last_line(monkeypatch):
     monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: shown.extend(objs))
     result = widgets.explore(lambda n: None, {"n": 1}, n=[1, 2])
     assert len(shown) == 1 and isinstance(shown[0], ipywidgets.interactive)
-    # What Jupyter's display hook would show for the cell's value: nothing at all.
+    # What Jupyter's display hook puts out for a cell's value: the formatter's data, or what the
+    # value displays itself (ipywidgets 7, Colab's, shows a widget through `_ipython_display_`
+    # and the display it imported into its own module).
+    echoed = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: echoed.extend(objs))
+    widget_module = importlib.import_module("ipywidgets.widgets.widget")
+    if hasattr(widget_module, "display"):
+        monkeypatch.setattr(widget_module, "display", lambda *objs, **kw: echoed.extend(objs))
+    # For the returned controls: nothing at all.
     data, metadata = DisplayFormatter().format(result)
-    assert data == {} and metadata == {}
+    assert data == {} and metadata == {} and echoed == []
     # A widget itself would be shown again: the echo above is what a bare panel gets.
-    assert DisplayFormatter().format(shown[0])[0] != {}
+    assert DisplayFormatter().format(shown[0])[0] != {} or echoed
     # The returned controls are still the panel for a learner or a test that uses them.
     assert result.children is shown[0].children
 

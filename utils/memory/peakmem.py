@@ -107,6 +107,9 @@ def _load(where, mode: str, dtype, options: dict, device: str = "cpu"):
         if options.get("checkpointing"):
             model.gradient_checkpointing_enable()
     if mode in ("lora", "qlora"):
+        from utils.models.loading import peft_ready
+
+        peft_ready()  # this process is new: peft must be made usable next to Colab's torchao here
         import peft
 
         lora = peft.LoraConfig(

@@ -111,6 +111,9 @@ def kept_share(before: torch.Tensor, after: torch.Tensor, delta: torch.Tensor) -
 def random_adapter(base: torch.nn.Module, scale: float = 0.02, seed: int = 1, rank: int = 8) -> Any:
     """A LoRA adapter (r = `rank`, α = 2r, on q and v) with B drawn at `scale` like a trained one,
     or B = 0 (how LoRA starts) with `scale=0`. Wraps `base` in place, as `get_peft_model` does."""
+    from utils.models.loading import peft_ready
+
+    peft_ready()  # peft next to Colab's torchao refuses every LoRA layer until told
     import peft
 
     config = peft.LoraConfig(r=rank, lora_alpha=2 * rank, target_modules=["q_proj", "v_proj"])
