@@ -1,26 +1,24 @@
 """Checks of lab 08 (beyond one device): the bytes a ring all-reduce sends per device, a DDP step
-simulated rank by rank in one process whose gradients equal the full-batch ones, the shape of one
-shard of an array on a JAX mesh, a data-parallel gradient on a mesh of 8 devices, and which
-parallelism (one GPU, DDP, FSDP or none) a model's training state allows.
+simulated rank by rank in one process, the shape of one shard of an array on a JAX mesh, a
+data-parallel gradient on a mesh of 8 devices, which parallelism (one GPU, DDP, FSDP or none) a
+model's training state allows, and whether an all-reduce or a step's computation takes longer.
+
+Each exercise's mistakes are a table (`Mistakes`) before it: key, the wrong value or the
+condition it shows in, and the message in both languages; the check says what it tests.
 
 q2 checks the mechanism as well as the numbers: the model factory notes the seed each rank built
-its model with and the batch each forward pass saw, so the full batch on every rank or a seed per
-rank fails even where the numbers would come out right.
-
-q5 asks on every seed for states exactly as large as one GPU and as gpus GPUs (they fit), one
-parameter more (they do not), states within the 7 % between GB and GiB on both sides of both
-limits, one GPU, the lesson's 1.5B, 7B and 70B models on 80 GiB H100s, and 18 bytes per parameter
-once. Each slip is named from the cases it gets wrong: `<` for `<=`, GB for GiB, the whole state
-held against one GPU for FSDP, the state divided for DDP, DDP for a state that fits nowhere.
-
-Each exercise's mistakes are a table (`Mistakes`) next to it: key, the wrong value or the
-condition it shows in, and the message in both languages.
+its model with and the batch each forward pass saw. q4's loss function notes how x and y arrive
+on the devices. q5 asks on every seed for states exactly as large as one GPU and as all of them,
+one parameter more, within the 7 % between GB and GiB of both limits, one GPU, and the lesson's
+models; each slip is named from the questions it gets wrong.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
+import operator
 import statistics
 import time
 from typing import Any
@@ -32,17 +30,7 @@ import torch
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from labs.kit import (
-    Lab,
-    Mistake,
-    Mistakes,
-    Wrong,
-    allclose,
-    as_number,
-    call,
-    close,
-    to_numpy,
-)
+from labs.kit import Lab, Mistake, Mistakes, Wrong, allclose, as_number, call, close, to_numpy
 from utils.i18n import text
 from utils.memory.fit import DEVICE_MEMORY
 from utils.parallel import jaxdevices
@@ -54,12 +42,41 @@ with contextlib.suppress(RuntimeError):  # before JAX starts: 8 simulated CPU de
 lab = Lab("08")
 
 
-def _mesh_devices():
-    """The 8 devices the checks shard over; a clear message (no traceback) if there are fewer."""
+@functools.cache
+def _mesh(shape: tuple[int, ...] = (8,), names: tuple[str, ...] = ("data",)) -> jax.sharding.Mesh:
+    """A mesh over the 8 devices the checks shard over, built once per shape; a clear message
+    (no traceback) where there are fewer."""
     try:
-        return jaxdevices.mesh_devices(8)
+        devices = jaxdevices.mesh_devices(8)
     except RuntimeError as err:
         raise Wrong("few_devices", str(err)) from None
+    return jax.make_mesh(shape, names, axis_types=(AxisType.Auto,) * len(shape), devices=devices)
+
+
+def _arrays(got: Any, like: list | dict) -> list | dict | None:
+    """The answer as numpy arrays in the structure of `like` (a list, or a dict by key), each in
+    the shape of its counterpart; None if it is not."""
+    try:
+        if isinstance(like, dict):
+            if not isinstance(got, dict) or set(got) != set(like):
+                return None
+            arrays = {k: to_numpy(got[k]) for k in like}
+        else:
+            arrays = [to_numpy(g) for g in got]
+    except Exception:
+        return None
+    pairs = arrays.items() if isinstance(arrays, dict) else enumerate(arrays)
+    if len(arrays) != len(like) or any(
+        a.dtype.kind not in "biuf" or a.shape != tuple(like[k].shape) for k, a in pairs
+    ):
+        return None
+    return arrays
+
+
+def _raise_first(table: Mistakes, got: Any, case: dict[str, Any]) -> None:
+    """Raise the first mistake of `table` that `got` shows for `case`, if one does."""
+    if found := table.explaining(got, case):
+        raise table.wrong(found[0], got=got, **case)
 
 
 # --- q1: the bytes of a ring all-reduce ----------------------------------------------------------
@@ -229,25 +246,6 @@ class _Factory:
         return model
 
 
-def _full_batch_grads(factory, x, y):
-    model = factory(0)
-    torch.nn.functional.mse_loss(model(x), y).backward()
-    return [p.grad.detach().clone() for p in model.parameters()]
-
-
-def _tensors(got, want) -> list[torch.Tensor] | None:
-    """The answer as float32 tensors, one per parameter in the parameters' shapes, else None."""
-    try:
-        tensors = [torch.as_tensor(to_numpy(g), dtype=torch.float32) for g in got]
-    except Exception:
-        return None
-    if len(tensors) != len(want) or any(
-        g.shape != w.shape for g, w in zip(tensors, want, strict=True)
-    ):
-        return None
-    return tensors
-
-
 def _all_close(got, want) -> bool:
     return all(allclose(g, w, rtol=1e-4, atol=1e-6) for g, w in zip(got, want, strict=True))
 
@@ -280,15 +278,17 @@ def q2(ddp_gradients, rng):
 
 
 def _ddp_round(ddp_gradients, rng, world, rows):
-    features, hidden, outputs = rng.randint(3, 6), rng.randint(4, 8), rng.randint(1, 3)
-    batch = world * rows
+    """The learner's gradients for `world` ranks of `rows` rows each against the full batch's."""
+    shape = rng.randint(3, 6), rng.randint(4, 8), rng.randint(1, 3)
     generator = torch.Generator().manual_seed(rng.randrange(2**31))
-    x = torch.randn(batch, features, generator=generator)
-    y = torch.randn(batch, outputs, generator=generator)
-    want = _full_batch_grads(_Factory(features, hidden, outputs), x, y)
-    factory = _Factory(features, hidden, outputs)
-    got = _tensors(call(ddp_gradients, factory, x, y, world), want)
-    v = dict(world=world, batch=batch, rows=rows, n=len(want))
+    x = torch.randn(world * rows, shape[0], generator=generator)
+    y = torch.randn(world * rows, shape[2], generator=generator)
+    reference = _Factory(*shape)(0)
+    torch.nn.functional.mse_loss(reference(x), y).backward()
+    want = [p.grad for p in reference.parameters()]
+    factory = _Factory(*shape)
+    got = _arrays(call(ddp_gradients, factory, x, y, world), want)
+    v = dict(world=world, batch=world * rows, rows=rows, n=len(want))
     if got is None:
         raise DDP.wrong("structure", **v)
     if len(set(factory.seeds)) > 1:
@@ -309,34 +309,26 @@ MESHES = {
 }
 
 
-def _axes(entry):
+def _axes(entry) -> tuple[str, ...]:
     return () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
 
 
-def _blocked(shape, spec, divide):
-    """Each dimension that its spec entry splits, as `divide(size, axes)` gives it; the rest
-    whole (a spec may be shorter than the shape)."""
-    entries = list(spec) + [None] * (len(shape) - len(spec))
-    return tuple(
-        divide(size, _axes(entry)) if _axes(entry) else size
-        for size, entry in zip(shape, entries, strict=True)
-    )
+def _dividing(divide):
+    """The block for (shape, spec, mesh) when each dimension that its spec entry splits becomes
+    `divide(size, axes, mesh, i)` (i: its position); the rest stay whole (a spec may be shorter
+    than the shape). The answer and each slip below are one such `divide`."""
+
+    def block(shape, spec, mesh, **_):
+        entries = [_axes(e) for e in spec] + [()] * (len(shape) - len(spec))
+        return tuple(
+            divide(size, axes, mesh, i) if axes else size
+            for i, (size, axes) in enumerate(zip(shape, entries, strict=True))
+        )
+
+    return block
 
 
-def _block(shape, spec, mesh):
-    """Each dimension divided by the product of the sizes of the mesh axes its spec entry names."""
-    return _blocked(shape, spec, lambda size, axes: size // math.prod(mesh[a] for a in axes))
-
-
-def _by_position(shape, spec, mesh):
-    """Dimension i divided by the size of mesh axis i, whatever axis its entry names."""
-    names = list(mesh)
-    entries = list(spec) + [None] * (len(shape) - len(spec))
-    return tuple(
-        size // mesh[names[i]] if _axes(e) and i < len(names) else size
-        for i, (size, e) in enumerate(zip(shape, entries, strict=True))
-    )
-
+_block = _dividing(lambda size, axes, mesh, i: size // math.prod(mesh[a] for a in axes))
 
 # Filled with shape, spec, mesh (axis name → size) and want (the block) of the layout, and got:
 # first what is no shape, then the slips found by value, each message opened by its layout.
@@ -380,7 +372,7 @@ SHARD = Mistakes(
         "Du hast durch alle 8 Geräte geteilt. Eine Dimension wird nur über die Mesh-Achsen "
         "aufgeteilt, die ihr eigener Spec-Eintrag nennt (mesh_shape[name]); die anderen Achsen "
         "halten Kopien.",
-        gives=lambda shape, spec, **_: _blocked(shape, spec, lambda size, axes: size // 8),
+        gives=_dividing(lambda size, axes, mesh, i: size // 8),
     ),
     Mistake(
         "first_axis_only",
@@ -389,9 +381,7 @@ SHARD = Mistakes(
         "Ein Spec-Eintrag kann ein Tupel von Achsen sein, etwa ('data', 'model'): Die Dimension "
         "wird dann über alle aufgeteilt, das Produkt ihrer Größen. Du hast nur die erste "
         "genommen.",
-        gives=lambda shape, spec, mesh, **_: _blocked(
-            shape, spec, lambda size, axes: size // mesh[axes[0]]
-        ),
+        gives=_dividing(lambda size, axes, mesh, i: size // mesh[axes[0]]),
     ),
     Mistake(
         "by_position",
@@ -399,7 +389,9 @@ SHARD = Mistakes(
         "mesh_shape[name] of the names in that dimension's entry.",
         "Du hast Dimension i durch die Größe der Mesh-Achse i geteilt. Die Spec nennt die "
         "Achse: Teile durch mesh_shape[name] der Namen im Eintrag dieser Dimension.",
-        gives=lambda shape, spec, mesh, **_: _by_position(shape, spec, mesh),
+        gives=_dividing(
+            lambda size, axes, mesh, i: size // list(mesh.values())[i] if i < len(mesh) else size
+        ),
     ),
     Mistake(
         "added_sizes",
@@ -407,18 +399,14 @@ SHARD = Mistakes(
         "the sum.",
         "Eine Dimension, die über ein Tupel von Achsen aufgeteilt wird, zerfällt in so viele "
         "Teile, wie das Produkt ihrer Größen angibt, nicht die Summe.",
-        gives=lambda shape, spec, mesh, **_: _blocked(
-            shape, spec, lambda size, axes: size // sum(mesh[a] for a in axes)
-        ),
+        gives=_dividing(lambda size, axes, mesh, i: size // sum(mesh[a] for a in axes)),
     ),
     Mistake(
         "multiplied",
         "your block is bigger than the array: divide by the axis size, don't multiply.",
         "Dein Block ist größer als das Array: Teile durch die Achsengröße, statt zu "
         "multiplizieren.",
-        gives=lambda shape, spec, mesh, **_: _blocked(
-            shape, spec, lambda size, axes: size * math.prod(mesh[a] for a in axes)
-        ),
+        gives=_dividing(lambda size, axes, mesh, i: size * math.prod(mesh[a] for a in axes)),
     ),
     Mistake(
         "wrong",
@@ -432,10 +420,10 @@ SHARD = Mistakes(
 )
 
 
-def _q3_cases(rng):
+def _q3_layouts(rng):
     """Seven layouts each time: both axes, one axis, tuples of axes (on a 2-D and a 3-D mesh), a
     spec shorter than the array, a 1-D mesh, and the smallest blocks (each split dimension exactly
-    as large as its axes)."""
+    as large as its axes). Yields (shape, spec, mesh shape)."""
     two = rng.choice([(4, 2), (2, 4)])
     d, m = MESHES[two]
     layouts = [
@@ -453,7 +441,7 @@ def _q3_cases(rng):
         shape = tuple(
             math.prod(sizes[a] for a in _axes(e)) * _factor(rng, e, smallest) for e in entries
         )
-        yield shape, spec, sizes, mesh_shape
+        yield shape, spec, mesh_shape
 
 
 def _factor(rng, entry, smallest):
@@ -466,22 +454,17 @@ def _factor(rng, entry, smallest):
     return rng.randint(1, 6) * rng.choice([1, 2, 3])
 
 
-def _confirm(shape, spec, mesh_shape, want):
-    """JAX agrees on 8 real (or simulated) devices; skipped in a kernel that has fewer."""
+def _jax_block(shape, spec, mesh_shape, want) -> tuple[int, ...] | None:
+    """JAX's block on 8 real (or simulated) devices, which must be `want`; None in a kernel
+    with fewer devices."""
     try:
-        devices = jaxdevices.mesh_devices(8)
-    except RuntimeError:
+        mesh = _mesh(mesh_shape, MESHES[mesh_shape])
+    except Wrong:
         return None
-    mesh = jax.make_mesh(
-        mesh_shape,
-        MESHES[mesh_shape],
-        axis_types=(AxisType.Auto,) * len(mesh_shape),
-        devices=devices,
-    )
-    sharding = NamedSharding(mesh, P(*spec))
-    if tuple(sharding.shard_shape(shape)) != want:  # a bug in the check, not the learner's
-        raise AssertionError(f"lab 08 q3: expected {want}, JAX says {sharding.shard_shape(shape)}")
-    return shape, tuple(want)
+    block = tuple(NamedSharding(mesh, P(*spec)).shard_shape(shape))
+    if block != want:  # a bug in the check, not the learner's
+        raise AssertionError(f"lab 08 q3: expected {want}, JAX says {block}")
+    return block
 
 
 def _whole_numbers(got, shape, spec, want) -> tuple[int, ...]:
@@ -491,8 +474,7 @@ def _whole_numbers(got, shape, spec, want) -> tuple[int, ...]:
         for v in got
     )
     if not numbers:
-        shown = repr(got)[:60]
-        raise SHARD.wrong("not_a_shape", want=want, shown=shown, kind=type(got).__name__)
+        raise SHARD.wrong("not_a_shape", want=want, shown=repr(got)[:60], kind=type(got).__name__)
     if len(got) != len(shape):
         raise SHARD.wrong("dims", shape=shape, spec=spec, k=len(got))
     if any(isinstance(v, float | np.floating) for v in got):
@@ -514,14 +496,16 @@ def _whole_numbers(got, shape, spec, want) -> tuple[int, ...]:
 )
 def q3(shard_shape, rng):
     failures, confirmed = [], []
-    for shape, spec, mesh, mesh_shape in _q3_cases(rng):
+    for shape, spec, mesh_shape in _q3_layouts(rng):
+        mesh = dict(zip(MESHES[mesh_shape], mesh_shape, strict=True))
         want = _block(shape, spec, mesh)
         got = _whole_numbers(call(shard_shape, shape, spec, dict(mesh)), shape, spec, want)
-        confirmed.append(_confirm(shape, spec, mesh_shape, want))
+        confirmed.append((shape, _jax_block(shape, spec, mesh_shape, want)))
         if got != want:
-            failures.append((got, dict(shape=shape, spec=spec, mesh=dict(mesh), want=want)))
+            failures.append((got, dict(shape=shape, spec=spec, mesh=mesh, want=want)))
     SHARD.diagnose(failures)
-    if confirmed[0] is None:
+    shape, block = confirmed[0]
+    if block is None:
         return text(
             "Correct! You predict every shard shape.", "Richtig! Du sagst jede Shard-Form voraus."
         )
@@ -530,17 +514,17 @@ def q3(shard_shape, rng):
         "devices agrees, e.g. blocks of {block} for shape {shape}.",
         "Richtig! Du sagst jede Shard-Form voraus, und JAXs NamedSharding auf den 8 Geräten "
         "dieser Maschine stimmt zu, z. B. Blöcke der Form {block} für die Form {shape}.",
-        shape=confirmed[0][0],
-        block=confirmed[0][1],
+        shape=shape,
+        block=block,
     )
 
 
 # --- q4: a data-parallel gradient ----------------------------------------------------------------
 TOL = {"rtol": 1e-4, "atol": 1e-5}
 
-# Filled with keys and shapes (of params), yours (what came back), name (x or y), n (its rows),
-# rows (the rows each device got) and per_device (the rows each device should get).
-DATA_PARALLEL = Mistakes(
+# Filled with keys and shapes (of params) and yours (what came back); the slips found by value
+# read want (the gradients) and one_shard (those of the first device's rows alone).
+GRADIENTS = Mistakes(
     Mistake(
         "structure",
         "Return the gradients as jax.grad(loss_fn) does: a dict with the keys of params, "
@@ -576,12 +560,19 @@ DATA_PARALLEL = Mistakes(
         "Deine Gradienten weichen von denen desselben Verlusts auf einem Gerät ab. Rechne "
         "jax.grad(loss_fn)(params, x, y), nur mit x und y über das Mesh verteilt.",
     ),
+)
+
+# The right gradients, then how x and y arrived in loss_fn, in this order. Filled with name (x or
+# y), n (its rows), devices and rows (the devices it was on and the rows each held), and
+# per_device (the rows each device should hold); noted: whether loss_fn saw it at all.
+LAYOUT = Mistakes(
     Mistake(
         "loss_not_called",
         "Right numbers, but not from loss_fn: compute the gradient of the loss_fn you are "
         "given, jax.grad(loss_fn), so the check can see how x arrives there.",
         "Richtige Zahlen, aber nicht aus loss_fn: Rechne den Gradienten des übergebenen "
         "loss_fn, jax.grad(loss_fn), damit die Prüfung sieht, wie x dort ankommt.",
+        when=lambda got, noted, **_: not noted,
     ),
     Mistake(
         "one_device",
@@ -591,6 +582,7 @@ DATA_PARALLEL = Mistakes(
         "Richtige Gradienten, aber alle auf einem Gerät: {name} kam auf einem einzigen Gerät "
         "in loss_fn an. Leg x und y über das Mesh verteilt ab, "
         "NamedSharding(mesh, P('data')), und params repliziert, NamedSharding(mesh, P()).",
+        when=lambda got, devices, **_: devices == 1,
     ),
     Mistake(
         "batch_replicated",
@@ -598,6 +590,7 @@ DATA_PARALLEL = Mistakes(
         "devices, not split. Split its first dimension: P('data').",
         "Richtige Gradienten, aber jedes Gerät bekam alle {n} Zeilen von {name}: Es wurde auf "
         "die 8 Geräte kopiert, nicht aufgeteilt. Teile seine erste Dimension: P('data').",
+        when=lambda got, rows, n, **_: rows == n,
     ),
     Mistake(
         "not_all_devices",
@@ -605,21 +598,28 @@ DATA_PARALLEL = Mistakes(
         "{per_device}: split the batch over all 8 devices of the mesh.",
         "Richtige Gradienten, aber jedes Gerät bekam {rows} der {n} Zeilen von {name} statt "
         "{per_device}: Teile den Batch über alle 8 Geräte des Meshs auf.",
+        when=lambda got, rows, per_device, **_: rows != per_device,
     ),
 )
 
+# A few shapes, so that JAX compiles each operation on them once, not once per draw: features
+# and outputs not multiples of 8 (only the batch can split), one row per device or several.
+Q4_SHAPES = ((3, 2), (5, 3))
+Q4_ROWS = (3, 5)
+
 
 def _q4_inputs(rng, batch):
-    features = rng.choice([3, 5, 6, 7])  # not multiples of 8: only the batch can split
-    outputs = rng.choice([2, 3])
-    keys = jax.random.split(jax.random.key(rng.randrange(2**31)), 4)
-    params = {
-        "w": jax.random.normal(keys[0], (features, outputs)),
-        "b": jax.random.normal(keys[1], (outputs,)),
-    }
-    x = jax.random.normal(keys[2], (batch, features))
-    y = jax.random.normal(keys[3], (batch, outputs))
-    return params, x, y
+    """params (w, b), x and y as float32 JAX arrays, drawn by numpy: no compilation per draw."""
+    features, outputs = rng.choice(Q4_SHAPES)
+    draw = np.random.default_rng(rng.randrange(2**31)).standard_normal
+    arrays = (
+        draw((features, outputs)),
+        draw(outputs),
+        draw((batch, features)),
+        draw((batch, outputs)),
+    )
+    w, b, x, y = (jnp.asarray(a, jnp.float32) for a in arrays)
+    return {"w": w, "b": b}, x, y
 
 
 def _mse(params, x, y):
@@ -646,32 +646,31 @@ def _shapes(grads: Any) -> Any:
     return shapes
 
 
-def _in_shard_map() -> bool:
-    """Whether the code calling this runs inside shard_map over the axis "data": there each
-    device sees only its own block of an array."""
-    try:
-        jax.lax.axis_index("data")
-    except NameError:
-        return False
-    return True
+def _watched_loss():
+    """The model's loss, as the learner gets it, and what it notes: for x and y, on how many
+    devices each arrived and how many rows each device held (inside shard_map over "data" an
+    array is already one device's block, on all 8)."""
+    seen: dict[str, tuple[int, int]] = {}
 
+    def note(name, shape, local, sharding):
+        blocks = (
+            (8, shape[0]) if local else (len(sharding.device_set), sharding.shard_shape(shape)[0])
+        )
+        seen[name] = blocks
 
-def _rows_per_device(shape, sharding, local: bool) -> tuple[int, int]:
-    """(devices, rows each holds) of an array as loss_fn sees it: inside shard_map its shape is
-    already one device's block, on all 8; outside, its sharding says."""
-    if local:
-        return 8, shape[0]
-    return len(sharding.device_set), sharding.shard_shape(shape)[0]
+    def loss_fn(params, x, y):
+        try:
+            jax.lax.axis_index("data")
+            local = True
+        except NameError:  # not inside shard_map
+            local = False
+        for name, array in (("x", x), ("y", y)):
+            jax.debug.inspect_array_sharding(
+                array, callback=functools.partial(note, name, array.shape, local)
+            )
+        return _mse(params, x, y)
 
-
-def _layout_mistake(devices: int, rows: int, n: int, per_device: int) -> str | None:
-    """How an array of n rows, held as blocks of `rows` on `devices` devices, is not split 8
-    ways (None if it is)."""
-    if devices == 1:
-        return "one_device"
-    if rows == n:
-        return "batch_replicated"
-    return "not_all_devices" if rows != per_device else None
+    return loss_fn, seen
 
 
 @lab.exercise(
@@ -687,11 +686,9 @@ def _layout_mistake(devices: int, rows: int, n: int, per_device: int) -> str | N
     ),
 )
 def q4(dp_grads, rng):
-    devices = _mesh_devices()
-    mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,), devices=devices)
     # every seed: one row per device (the smallest batch), then several
-    for batch in (8, 8 * rng.randint(2, 6)):
-        _dp_round(dp_grads, mesh, *_q4_inputs(rng, batch))
+    for batch in (8, 8 * rng.choice(Q4_ROWS)):
+        _dp_round(dp_grads, *_q4_inputs(rng, batch))
     return text(
         "Correct! x and y arrived in loss_fn split over the 8 devices, {rows} of the {n} rows "
         "each, and the gradient equals the single-device one.",
@@ -702,42 +699,40 @@ def q4(dp_grads, rng):
     )
 
 
-def _dp_round(dp_grads, mesh, params, x, y):
-    seen = {"x": [], "y": []}
-
-    def loss_fn(params, x, y):  # the model's loss; it also notes how x and y are laid out
-        local = _in_shard_map()
-        for name, array in (("x", x), ("y", y)):
-            jax.debug.inspect_array_sharding(
-                array, callback=lambda s, n=name, a=array: seen[n].append((a.shape, s, local))
-            )
-        return _mse(params, x, y)
-
+def _dp_round(dp_grads, params, x, y):
+    """The learner's gradients on the mesh against the single-device ones, then the layout of x
+    and y as loss_fn saw them."""
+    (loss_fn, seen), n, per_device = _watched_loss(), x.shape[0], x.shape[0] // 8
     with jax.default_matmul_precision("float32"):  # a TPU's default would round to bf16
-        got = call(dp_grads, loss_fn, params, x, y, mesh)
+        answer = call(dp_grads, loss_fn, params, x, y, _mesh())
     want = _mse_grads(params, x, y)
-    per_device = x.shape[0] // 8
-    shapes = {k: want[k].shape for k in sorted(want)}
-    if _shapes(got) != shapes:
-        raise DATA_PARALLEL.wrong("structure", keys=sorted(want), shapes=shapes, yours=_shapes(got))
+    got = _arrays(answer, want)
+    if got is None:
+        shapes = {k: want[k].shape for k in sorted(want)}
+        raise GRADIENTS.wrong("structure", keys=sorted(want), shapes=shapes, yours=_shapes(answer))
     if not all(allclose(got[k], want[k], **TOL) for k in want):
         one_shard = _mse_grads(params, x[:per_device], y[:per_device])
-        case = dict(want=want, one_shard=one_shard)
-        raise DATA_PARALLEL.wrong_for(got, case, otherwise="wrong_gradients")
-    if not seen["x"]:
-        raise DATA_PARALLEL.wrong("loss_not_called")
-    n = x.shape[0]
+        raise GRADIENTS.wrong_for(got, dict(want=want, one_shard=one_shard), "wrong_gradients")
     for name in ("x", "y"):
-        devices, rows = _rows_per_device(*seen[name][-1])
-        mistake = _layout_mistake(devices, rows, n, per_device)
-        if mistake is not None:
-            raise DATA_PARALLEL.wrong(mistake, name=name, n=n, rows=rows, per_device=per_device)
+        devices, rows = seen.get(name, (0, 0))
+        case = dict(name=name, n=n, per_device=per_device, devices=devices, rows=rows)
+        _raise_first(LAYOUT, None, dict(case, noted=name in seen))
 
 
 # --- q5: which parallelism? ----------------------------------------------------------------------
 CHOICES = ("single", "ddp", "fsdp", "none")
 GPU_NAMES = ("T4", "A100", "H100")  # 15, 40 and 80 GiB (utils.memory.fit, lesson 03)
 LESSON_BYTES = 16  # AdamW in mixed precision: fp32 weights 4, gradients 4, two moments 8
+
+
+def _rule(state, memory, gpus, fits=operator.le):
+    """The simplest way to train a state of `state` bytes on `gpus` GPUs of `memory` bytes."""
+    if fits(state, memory):
+        return "single" if gpus == 1 else "ddp"
+    if fits(state, gpus * memory):  # FSDP: each GPU holds state / gpus
+        return "fsdp"
+    return "none"
+
 
 # Parts of the messages below that depend on the question: the share per GPU (several GPUs
 # only), what is exactly full, and the limit a state one parameter too large goes over.
@@ -756,217 +751,194 @@ FULL_SHARE = (
 ONE_GPU = ("one GPU's memory", "der Speicher einer GPU")
 ALL_GPUS = ("all {gpus} GPUs together", "alle {gpus} GPUs zusammen")
 
-# Filled with a question's values (_Plan.values) and got, the answer. The conditions read the
-# answer against the question: want (the answer), and for the slips near a limit: boundary
-# (exactly full), strict (what `<` answers), unit_case and units (what GB for GiB answers), near
-# (one parameter over a limit).
-WHICH = (
-    Mistakes(
-        Mistake(
-            "not_an_answer",
-            "You returned {got!r} ({kind}). Return one of the four strings 'single', 'ddp', 'fsdp' "
-            "or 'none', written exactly so: lowercase, without spaces; 'none' is a string too, not "
-            "None.",
-            "Du hast {got!r} ({kind}) zurückgegeben. Gib einen der vier Strings 'single', 'ddp', "
-            "'fsdp' oder 'none' zurück, genau so geschrieben: klein und ohne Leerzeichen; auch "
-            "'none' ist ein String, nicht None.",
-        ),
-        Mistake(
-            "fixed_bytes",
-            "For {n:,} parameters at {bpp} bytes each you return {got!r}: the answer for 16 bytes "
-            "per parameter. Use the bytes_per_param you are given: here the state is "
-            "{state_gib:,.1f} GiB and a GPU has {mem_gib:,.0f} GiB: {want!r}.",
-            "Für {n:,} Parameter mit je {bpp} Bytes gibst du {got!r} zurück: die Antwort für 16 "
-            "Bytes pro Parameter. Nimm das übergebene bytes_per_param: Hier ist der Zustand "
-            "{state_gib:,.1f} GiB groß, und eine GPU hat {mem_gib:,.0f} GiB: {want!r}.",
-            when=lambda got, n, bpp, memory, gpus, **_: (
-                bpp != LESSON_BYTES and got == _rule(n * LESSON_BYTES, memory, gpus)
-            ),
-        ),
-        Mistake(
-            "one_gpu",
-            "With one GPU there is nothing to copy and nothing to split, yet you return {got!r} for "
-            "gpus = 1. One GPU of {mem_gib:,.0f} GiB either holds the {state_gib:,.1f} GiB of "
-            "training state or it does not: {want!r}.",
-            "Mit einer GPU gibt es nichts zu kopieren und nichts aufzuteilen, trotzdem gibst du "
-            "{got!r} für gpus = 1 zurück. Eine GPU mit {mem_gib:,.0f} GiB fasst die "
-            "{state_gib:,.1f} GiB Trainingszustand, oder sie fasst sie nicht: {want!r}.",
-            when=lambda got, gpus, **_: gpus == 1 and got in ("ddp", "fsdp"),
-        ),
-        Mistake(
-            "several_gpus",
-            "You return 'single' for {gpus} GPUs, but 'single' is for one GPU only. {n:,} "
-            "parameters need {state_gib:,.1f} GiB, each GPU has {mem_gib:,.0f} GiB: {want!r}.",
-            "Du gibst 'single' für {gpus} GPUs zurück, aber 'single' gilt nur für eine GPU. {n:,} "
-            "Parameter brauchen {state_gib:,.1f} GiB, jede GPU hat {mem_gib:,.0f} GiB: {want!r}.",
-            when=lambda got, gpus, **_: gpus > 1 and got == "single",
-        ),
+
+def _question(n_params, bpp, memory, gpus) -> dict[str, Any]:
+    """One question, as the messages and the slips' conditions read it: its arguments, the
+    answer (want), what `<` for `<=` answers (strict) and GB for GiB either way round (units);
+    boundary: exactly full, where only `<` goes wrong; unit_case: where GB for GiB does; near: a
+    few bytes over a limit, where a rounded state (float32, GiB, floor division) goes wrong;
+    regular: neither boundary nor unit_case."""
+    n = int(n_params)
+    state = n * bpp
+    want, strict = _rule(state, memory, gpus), _rule(state, memory, gpus, operator.lt)
+    units = {_rule(state * f, memory, gpus) for f in (GIB / 1e9, 1e9 / GIB)}
+    boundary = strict != want
+    unit_case = not boundary and units != {want}
+    one = want == "fsdp" or gpus == 1  # over one GPU's memory, or over all of them
+    limit = memory if one else gpus * memory
+    full = FULL_STATE if state == memory else FULL_SHARE
+    return dict(
+        n=n,
+        bpp=bpp,
+        memory=memory,
+        gpus=gpus,
+        want=want,
+        strict=strict,
+        units=units,
+        boundary=boundary,
+        unit_case=unit_case,
+        regular=not boundary and not unit_case,
+        near=not boundary and min(abs(state - memory), abs(state - gpus * memory)) <= bpp * gpus,
+        state=state,
+        share=state // gpus,
+        state_gib=state / GIB,
+        share_gib=state / gpus / GIB,
+        mem_gib=memory / GIB,
+        gb=state / 1e9,
+        mem_gb=memory / 1e9,
+        pct=(GIB / 1e9 - 1) * 100,
+        split="" if gpus == 1 else text(*SPLIT, share_gib=state / gpus / GIB),
+        full=text(*full, share=state // gpus),
+        over=state - limit,
+        limit=limit,
+        what=text(*ONE_GPU) if one else text(*ALL_GPUS, gpus=gpus),
     )
-    + Mistakes(
-        Mistake(
-            "ddp_too_big",
-            "DDP keeps the whole state on every GPU, and even split {gpus} ways it is "
-            "{share_gib:,.1f} GiB per GPU, more than a GPU has: 'none'.",
-            "DDP hält den ganzen Zustand auf jeder GPU, und selbst in {gpus} Teile aufgeteilt sind "
-            "es {share_gib:,.1f} GiB pro GPU, mehr als eine GPU hat: 'none'.",
-            when=lambda got, want, **_: got == "ddp" and want == "none",
+
+
+# Filled with a question's values (_question) and got, the answer. Each slip names the answer it
+# gives: first those of the questions far from every limit, then those near one.
+ANSWER = Mistakes(
+    Mistake(
+        "not_an_answer",
+        "You returned {got!r} ({kind}). Return one of the four strings 'single', 'ddp', 'fsdp' "
+        "or 'none', written exactly so: lowercase, without spaces; 'none' is a string too, not "
+        "None.",
+        "Du hast {got!r} ({kind}) zurückgegeben. Gib einen der vier Strings 'single', 'ddp', "
+        "'fsdp' oder 'none' zurück, genau so geschrieben: klein und ohne Leerzeichen; auch "
+        "'none' ist ein String, nicht None.",
+    ),
+    Mistake(
+        "fixed_bytes",
+        "For {n:,} parameters at {bpp} bytes each you return {got!r}: the answer for 16 bytes "
+        "per parameter. Use the bytes_per_param you are given: here the state is "
+        "{state_gib:,.1f} GiB and a GPU has {mem_gib:,.0f} GiB: {want!r}.",
+        "Für {n:,} Parameter mit je {bpp} Bytes gibst du {got!r} zurück: die Antwort für 16 "
+        "Bytes pro Parameter. Nimm das übergebene bytes_per_param: Hier ist der Zustand "
+        "{state_gib:,.1f} GiB groß, und eine GPU hat {mem_gib:,.0f} GiB: {want!r}.",
+        when=lambda got, n, bpp, memory, gpus, **_: (
+            bpp != LESSON_BYTES and got == _rule(n * LESSON_BYTES, memory, gpus)
         ),
-        Mistake(
-            "ddp_divided",
-            "DDP splits the batch, not the model: every GPU would hold all of the state. Only FSDP "
-            "divides it, {share_gib:,.1f} GiB per GPU: 'fsdp'.",
-            "DDP teilt den Batch auf, nicht das Modell: Jede GPU hielte den ganzen Zustand. Nur FSDP "
-            "teilt ihn auf, {share_gib:,.1f} GiB pro GPU: 'fsdp'.",
-            when=lambda got, want, **_: got == "ddp" and want == "fsdp",
-        ),
-        Mistake(
-            "fsdp_not_divided",
-            "FSDP splits weights, gradients and optimizer states {gpus} ways: {share_gib:,.1f} GiB "
-            "per GPU, and that fits: 'fsdp'.",
-            "FSDP teilt Gewichte, Gradienten und Optimiererzustände in {gpus} Teile: "
-            "{share_gib:,.1f} GiB pro GPU, und das passt: 'fsdp'.",
-            when=lambda got, want, **_: got == "none" and want == "fsdp",
-        ),
-        Mistake(
-            "fsdp_fits",
-            "The whole state fits on one GPU, so nothing needs splitting: 'ddp' keeps a full copy "
-            "on each and sends only the gradients.",
-            "Der ganze Zustand passt auf eine GPU, also muss nichts aufgeteilt werden: 'ddp' hält "
-            "auf jeder eine volle Kopie und sendet nur die Gradienten.",
-            when=lambda got, want, **_: got == "fsdp" and want == "ddp",
-        ),
-        Mistake(
-            "fsdp_too_big",
-            "Even split {gpus} ways the state is {share_gib:,.1f} GiB per GPU, more than a GPU has: "
-            "'none'. The shards must fit too.",
-            "Selbst in {gpus} Teile aufgeteilt ist der Zustand {share_gib:,.1f} GiB pro GPU groß, "
-            "mehr als eine GPU hat: 'none'. Auch die Teile müssen passen.",
-            when=lambda got, want, **_: got == "fsdp" and want == "none",
-        ),
-        head=(
-            "For {n:,} parameters ({state_gib:,.1f} GiB of training state) on {gpus} GPUs of "
-            "{mem_gib:,.0f} GiB you return {got!r}.",
-            "Für {n:,} Parameter ({state_gib:,.1f} GiB Trainingszustand) auf {gpus} GPUs mit "
-            "{mem_gib:,.0f} GiB gibst du {got!r} zurück.",
-        ),
-    )
-    + Mistakes(
-        Mistake(
-            "gb_gib",
-            "For {n:,} parameters × {bpp} bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} on "
-            "{gpus} GPU(s) of {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB you return {got!r}; the answer "
-            "is {want!r}. That is a GB/GiB slip: 1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes, {pct:.1f}% "
-            "more. Both numbers come in bytes: compare them as they are.",
-            "Für {n:,} Parameter × {bpp} Bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} auf "
-            "{gpus} GPU(s) mit {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB gibst du {got!r} zurück; die "
-            "Antwort ist {want!r}. Das ist eine Verwechslung von GB und GiB: 1 GB = 10⁹ Bytes, "
-            "1 GiB = 2³⁰ Bytes, {pct:.1f} % mehr. Beide Zahlen kommen in Bytes: Vergleiche sie so, "
-            "wie sie sind.",
-            when=lambda got, unit_case, near, units, **_: unit_case and not near and got in units,
-        ),
-        Mistake(
-            "strict",
-            "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of {memory:,} "
-            "bytes you return {got!r}. {full}, and that still fits (<=, not <): {want!r}.",
-            "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit {memory:,} "
-            "Bytes gibst du {got!r} zurück. {full}, und das passt noch (<=, nicht <): {want!r}.",
-            when=lambda got, boundary, strict, **_: boundary and got == strict,
-        ),
-        Mistake(
-            "one_more",
-            "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of {memory:,} "
-            "bytes you return {got!r}; the answer is {want!r}. The state is {over:,} bytes more "
-            "than {limit:,} bytes, {what}: one parameter too many, so it does not fit there. "
-            "Compare the exact whole numbers; float32, rounding to GiB or n_params // gpus lose "
-            "those bytes.",
-            "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit {memory:,} "
-            "Bytes gibst du {got!r} zurück; die Antwort ist {want!r}. Der Zustand ist {over:,} "
-            "Bytes größer als {limit:,} Bytes, {what}: ein Parameter zu viel, also passt er dort "
-            "nicht. Vergleiche die genauen ganzen Zahlen; float32, Runden auf GiB oder "
-            "n_params // gpus verlieren diese Bytes.",
-            when=lambda got, near, **_: near,
-        ),
-        Mistake(
-            "wrong",
-            "For n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} bytes "
-            "({mem_gib:,.0f} GiB) and gpus = {gpus} you return {got!r}; the answer is {want!r}. "
-            "The state is {state:,} bytes ({state_gib:,.2f} GiB), {share_gib:,.2f} GiB per GPU "
-            "when split {gpus} ways.",
-            "Für n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} Bytes "
-            "({mem_gib:,.0f} GiB) und gpus = {gpus} gibst du {got!r} zurück; die Antwort ist "
-            "{want!r}. Der Zustand ist {state:,} Bytes groß ({state_gib:,.2f} GiB), "
-            "{share_gib:,.2f} GiB pro GPU, wenn er in {gpus} Teile aufgeteilt wird.",
-        ),
-    )
+    ),
+    Mistake(
+        "wrong",
+        "For n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} bytes "
+        "({mem_gib:,.0f} GiB) and gpus = {gpus} you return {got!r}; the answer is {want!r}. "
+        "The state is {state:,} bytes ({state_gib:,.2f} GiB), {share_gib:,.2f} GiB per GPU "
+        "when split {gpus} ways.",
+        "Für n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} Bytes "
+        "({mem_gib:,.0f} GiB) und gpus = {gpus} gibst du {got!r} zurück; die Antwort ist "
+        "{want!r}. Der Zustand ist {state:,} Bytes groß ({state_gib:,.2f} GiB), "
+        "{share_gib:,.2f} GiB pro GPU, wenn er in {gpus} Teile aufgeteilt wird.",
+    ),
 )
-# The slips of the questions far from every limit, then of those near one, in this order.
-FAR_SLIPS = ("one_gpu", "several_gpus", "ddp_too_big", "ddp_divided", "fsdp_not_divided")
-FAR_SLIPS += ("fsdp_fits", "fsdp_too_big")
-NEAR_SLIPS = ("gb_gib", "strict", "one_more")
+FAR = Mistakes(
+    Mistake(
+        "one_gpu",
+        "With one GPU there is nothing to copy and nothing to split, yet you return {got!r} for "
+        "gpus = 1. One GPU of {mem_gib:,.0f} GiB either holds the {state_gib:,.1f} GiB of "
+        "training state or it does not: {want!r}.",
+        "Mit einer GPU gibt es nichts zu kopieren und nichts aufzuteilen, trotzdem gibst du "
+        "{got!r} für gpus = 1 zurück. Eine GPU mit {mem_gib:,.0f} GiB fasst die "
+        "{state_gib:,.1f} GiB Trainingszustand, oder sie fasst sie nicht: {want!r}.",
+        when=lambda got, gpus, **_: gpus == 1 and got in ("ddp", "fsdp"),
+    ),
+    Mistake(
+        "several_gpus",
+        "You return 'single' for {gpus} GPUs, but 'single' is for one GPU only. {n:,} "
+        "parameters need {state_gib:,.1f} GiB, each GPU has {mem_gib:,.0f} GiB: {want!r}.",
+        "Du gibst 'single' für {gpus} GPUs zurück, aber 'single' gilt nur für eine GPU. {n:,} "
+        "Parameter brauchen {state_gib:,.1f} GiB, jede GPU hat {mem_gib:,.0f} GiB: {want!r}.",
+        when=lambda got, gpus, **_: gpus > 1 and got == "single",
+    ),
+) + Mistakes(
+    Mistake(
+        "ddp_too_big",
+        "DDP keeps the whole state on every GPU, and even split {gpus} ways it is "
+        "{share_gib:,.1f} GiB per GPU, more than a GPU has: 'none'.",
+        "DDP hält den ganzen Zustand auf jeder GPU, und selbst in {gpus} Teile aufgeteilt sind "
+        "es {share_gib:,.1f} GiB pro GPU, mehr als eine GPU hat: 'none'.",
+        when=lambda got, want, **_: got == "ddp" and want == "none",
+    ),
+    Mistake(
+        "ddp_divided",
+        "DDP splits the batch, not the model: every GPU would hold all of the state. Only FSDP "
+        "divides it, {share_gib:,.1f} GiB per GPU: 'fsdp'.",
+        "DDP teilt den Batch auf, nicht das Modell: Jede GPU hielte den ganzen Zustand. Nur FSDP "
+        "teilt ihn auf, {share_gib:,.1f} GiB pro GPU: 'fsdp'.",
+        when=lambda got, want, **_: got == "ddp" and want == "fsdp",
+    ),
+    Mistake(
+        "fsdp_not_divided",
+        "FSDP splits weights, gradients and optimizer states {gpus} ways: {share_gib:,.1f} GiB "
+        "per GPU, and that fits: 'fsdp'.",
+        "FSDP teilt Gewichte, Gradienten und Optimiererzustände in {gpus} Teile: "
+        "{share_gib:,.1f} GiB pro GPU, und das passt: 'fsdp'.",
+        when=lambda got, want, **_: got == "none" and want == "fsdp",
+    ),
+    Mistake(
+        "fsdp_fits",
+        "The whole state fits on one GPU, so nothing needs splitting: 'ddp' keeps a full copy "
+        "on each and sends only the gradients.",
+        "Der ganze Zustand passt auf eine GPU, also muss nichts aufgeteilt werden: 'ddp' hält "
+        "auf jeder eine volle Kopie und sendet nur die Gradienten.",
+        when=lambda got, want, **_: got == "fsdp" and want == "ddp",
+    ),
+    Mistake(
+        "fsdp_too_big",
+        "Even split {gpus} ways the state is {share_gib:,.1f} GiB per GPU, more than a GPU has: "
+        "'none'. The shards must fit too.",
+        "Selbst in {gpus} Teile aufgeteilt ist der Zustand {share_gib:,.1f} GiB pro GPU groß, "
+        "mehr als eine GPU hat: 'none'. Auch die Teile müssen passen.",
+        when=lambda got, want, **_: got == "fsdp" and want == "none",
+    ),
+    head=(
+        "For {n:,} parameters ({state_gib:,.1f} GiB of training state) on {gpus} GPUs of "
+        "{mem_gib:,.0f} GiB you return {got!r}.",
+        "Für {n:,} Parameter ({state_gib:,.1f} GiB Trainingszustand) auf {gpus} GPUs mit "
+        "{mem_gib:,.0f} GiB gibst du {got!r} zurück.",
+    ),
+)
+NEAR = Mistakes(
+    Mistake(
+        "gb_gib",
+        "For {n:,} parameters × {bpp} bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} on "
+        "{gpus} GPU(s) of {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB you return {got!r}; the answer "
+        "is {want!r}. That is a GB/GiB slip: 1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes, {pct:.1f}% "
+        "more. Both numbers come in bytes: compare them as they are.",
+        "Für {n:,} Parameter × {bpp} Bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} auf "
+        "{gpus} GPU(s) mit {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB gibst du {got!r} zurück; die "
+        "Antwort ist {want!r}. Das ist eine Verwechslung von GB und GiB: 1 GB = 10⁹ Bytes, "
+        "1 GiB = 2³⁰ Bytes, {pct:.1f} % mehr. Beide Zahlen kommen in Bytes: Vergleiche sie so, "
+        "wie sie sind.",
+        when=lambda got, unit_case, near, units, **_: unit_case and not near and got in units,
+    ),
+) + Mistakes(
+    Mistake(
+        "strict",
+        "{full}, and that still fits (<=, not <): {want!r}.",
+        "{full}, und das passt noch (<=, nicht <): {want!r}.",
+        when=lambda got, boundary, strict, **_: boundary and got == strict,
+    ),
+    Mistake(
+        "one_more",
+        "The answer is {want!r}. The state is {over:,} bytes more than {limit:,} bytes, {what}: "
+        "one parameter too many, so it does not fit there. Compare the exact whole numbers; "
+        "float32, rounding to GiB or n_params // gpus lose those bytes.",
+        "Die Antwort ist {want!r}. Der Zustand ist {over:,} Bytes größer als {limit:,} Bytes, "
+        "{what}: ein Parameter zu viel, also passt er dort nicht. Vergleiche die genauen ganzen "
+        "Zahlen; float32, Runden auf GiB oder n_params // gpus verlieren diese Bytes.",
+        when=lambda got, near, **_: near,
+    ),
+    head=(
+        "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of {memory:,} "
+        "bytes you return {got!r}.",
+        "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit {memory:,} "
+        "Bytes gibst du {got!r} zurück.",
+    ),
+)
 
 
-def _rule(state, memory, gpus, fits=lambda need, have: need <= have):
-    """The simplest way to train a state of `state` bytes on `gpus` GPUs of `memory` bytes."""
-    if fits(state, memory):
-        return "single" if gpus == 1 else "ddp"
-    if fits(state, gpus * memory):  # FSDP: each GPU holds state / gpus
-        return "fsdp"
-    return "none"
-
-
-class _Plan:
-    """One question: n_params at bpp bytes on gpus GPUs of memory bytes, the answer, and what the
-    slips would answer: `<` for `<=` (strict) and GB for GiB either way round (units). `near`: a
-    few bytes over a limit, where a rounded state (float32, GiB, floor division) goes wrong."""
-
-    def __init__(self, n_params: int, bpp: int, memory: int, gpus: int):
-        self.n_params, self.bpp, self.memory, self.gpus = int(n_params), bpp, memory, gpus
-        state = self.state = self.n_params * bpp
-        self.want = _rule(state, memory, gpus)
-        self.strict = _rule(state, memory, gpus, lambda need, have: need < have)
-        self.units = {_rule(state * f, memory, gpus) for f in (GIB / 1e9, 1e9 / GIB)}
-        self.boundary = self.strict != self.want  # exactly full: only `<` gets it wrong
-        self.unit_case = not self.boundary and self.units != {self.want}
-        self.regular = not self.boundary and not self.unit_case
-        over = min(abs(state - memory), abs(state - gpus * memory))
-        self.near = not self.boundary and over <= bpp * gpus
-
-    def values(self) -> dict[str, Any]:
-        """What the messages show and the conditions of WHICH read."""
-        one = self.want == "fsdp" or self.gpus == 1  # over one GPU's memory, or over all of them
-        limit = self.memory if one else self.gpus * self.memory
-        share_gib = self.state / self.gpus / GIB
-        full = FULL_STATE if self.state == self.memory else FULL_SHARE
-        full = text(*full, share=self.state // self.gpus)
-        return dict(
-            n=self.n_params,
-            bpp=self.bpp,
-            gpus=self.gpus,
-            state=self.state,
-            memory=self.memory,
-            share=self.state // self.gpus,
-            state_gib=self.state / GIB,
-            share_gib=share_gib,
-            mem_gib=self.memory / GIB,
-            gb=self.state / 1e9,
-            mem_gb=self.memory / 1e9,
-            pct=(GIB / 1e9 - 1) * 100,
-            split="" if self.gpus == 1 else text(*SPLIT, share_gib=share_gib),
-            full=full,
-            over=self.state - limit,
-            limit=limit,
-            what=text(*ONE_GPU) if one else text(*ALL_GPUS, gpus=self.gpus),
-            want=self.want,
-            strict=self.strict,
-            units=self.units,
-            boundary=self.boundary,
-            regular=self.regular,
-            unit_case=self.unit_case,
-            near=self.near,
-        )
-
-
-def _q5_plans(rng):
+def _q5_questions(rng):
     """Every seed: each answer, the lesson's models, states exactly as large as one GPU and as
     all of them (they fit) and one parameter more (they don't), states within the 7 % between GB
     and GiB on both sides of both limits, one GPU, and 18 bytes per parameter once."""
@@ -976,18 +948,18 @@ def _q5_plans(rng):
 
     def sized(ratio, gpus, bpp=LESSON_BYTES):  # a state of ratio × one GPU's memory
         m = memory()
-        return _Plan(round(ratio * m / bpp), bpp, m, gpus)
+        return _question(round(ratio * m / bpp), bpp, m, gpus)
 
     def several():
         return rng.choice([2, 4, 8])
 
     h100 = DEVICE_MEMORY["H100"]
-    plans = [
-        _Plan(1_500_000_000, 16, h100, 8),  # ddp
-        _Plan(7_000_000_000, 16, h100, 8),  # fsdp
-        _Plan(70_000_000_000, 16, h100, 8),  # none
-        _Plan(70_000_000_000, 16, h100, 64),  # fsdp
-        _Plan(7_000_000_000, 16, h100, 1),  # none
+    questions = [
+        _question(1_500_000_000, 16, h100, 8),  # ddp
+        _question(7_000_000_000, 16, h100, 8),  # fsdp
+        _question(70_000_000_000, 16, h100, 8),  # none
+        _question(70_000_000_000, 16, h100, 64),  # fsdp
+        _question(7_000_000_000, 16, h100, 1),  # none
         sized(rng.uniform(0.2, 0.85), 1),
         sized(rng.uniform(0.2, 0.85), several()),
         sized(2 * rng.uniform(0.6, 0.85), 2),
@@ -995,52 +967,44 @@ def _q5_plans(rng):
         sized(rng.uniform(1.09, 1.11), 1, bpp=18),  # with 16 bytes it would fit
     ]
     g = rng.choice([4, 8, 16])
-    plans.append(sized(g * rng.uniform(0.3, 0.85), g))
+    questions.append(sized(g * rng.uniform(0.3, 0.85), g))
     g = several()
-    plans.append(sized(g * rng.uniform(1.15, 3), g))
+    questions.append(sized(g * rng.uniform(1.15, 3), g))
     for gpus in (1, several()):  # exactly one GPU full, then one parameter more
         m = memory()
-        plans += [_Plan(m // 16, 16, m, gpus), _Plan(m // 16 + 1, 16, m, gpus)]
+        questions += [_question(m // 16, 16, m, gpus), _question(m // 16 + 1, 16, m, gpus)]
     g, m = rng.choice([2, 4, 8, 16]), memory()  # every GPU exactly full, then one more
-    plans += [_Plan(g * m // 16, 16, m, g), _Plan(g * m // 16 + 1, 16, m, g)]
+    questions += [_question(g * m // 16, 16, m, g), _question(g * m // 16 + 1, 16, m, g)]
     g = rng.choice([4, 8])
     for gpus, limit in ((1, 1), (several(), 1), (g, g)):  # just below, just above the limit
-        plans += [
+        questions += [
             sized(limit * rng.uniform(0.94, 0.965), gpus),
             sized(limit * rng.uniform(1.03, 1.06), gpus),
         ]
-    return plans
+    return questions
 
 
-def _answer(got: Any) -> str:
+def _choice(got: Any) -> str:
     """One of the four strings, else the Wrong that names them."""
     if isinstance(got, str) and got in CHOICES:
         return got
-    raise WHICH.wrong("not_an_answer", got=got, kind=type(got).__name__)
+    raise ANSWER.wrong("not_an_answer", got=got, kind=type(got).__name__)
 
 
-def _first_slip(keys: tuple[str, ...], failures: list[tuple[str, dict]]) -> Wrong | None:
-    """The Wrong for the first of `keys` that one of `failures` (answer, values) shows."""
-    for key in keys:
-        for got, case in failures:
-            if WHICH.by_key[key].fits(got, case):
-                return WHICH.wrong(key, got=got, **case)
-    return None
-
-
-def _q5_verdict(results: list[tuple[_Plan, str]]) -> None:
-    """Raise the slip the wrong answers show: a fixed 16 bytes if every question far from a limit
-    shows it, else the first slip one of them shows, else the first near a limit."""
-    wrong = [(got, p.values()) for p, got in results if got != p.want]
-    if not wrong:
-        return
-    far = [(got, case) for got, case in wrong if case["regular"]]
-    fixed = WHICH.by_key["fixed_bytes"]
-    if far and all(fixed.fits(got, case) for got, case in far):
-        raise WHICH.wrong("fixed_bytes", got=far[0][0], **far[0][1])
-    if far:
-        raise _first_slip(FAR_SLIPS, far) or WHICH.wrong("wrong", got=far[0][0], **far[0][1])
-    raise _first_slip(NEAR_SLIPS, wrong) or WHICH.wrong("wrong", got=wrong[0][0], **wrong[0][1])
+def _q5_verdict(answers: list[tuple[str, dict[str, Any]]]) -> None:
+    """The slip the wrong answers show: a fixed 16 bytes if every question far from a limit shows
+    it, else the first slip one of those shows, else the first one near a limit shows."""
+    wrong = [(got, q) for got, q in answers if got != q["want"]]
+    far = [(got, q) for got, q in wrong if q["regular"]]
+    if far and all(ANSWER.by_key["fixed_bytes"].fits(got, q) for got, q in far):
+        raise ANSWER.wrong("fixed_bytes", got=far[0][0], **far[0][1])
+    slips, failures = (FAR, far) if far else (NEAR, wrong)
+    for slip in slips:
+        for got, q in failures:
+            if slip.fits(got, q):
+                raise slips.wrong(slip.key, got=got, **q)
+    if failures:
+        raise ANSWER.wrong("wrong", got=failures[0][0], **failures[0][1])
 
 
 @lab.exercise(
@@ -1056,8 +1020,8 @@ def _q5_verdict(results: list[tuple[_Plan, str]]) -> None:
     ),
 )
 def q5(choose, rng):
-    plans = _q5_plans(rng)
-    _q5_verdict([(p, _answer(call(choose, p.n_params, p.bpp, p.memory, p.gpus))) for p in plans])
+    ask = lambda q: _choice(call(choose, q["n"], q["bpp"], q["memory"], q["gpus"]))  # noqa: E731
+    _q5_verdict([(ask(q), q) for q in _q5_questions(rng)])
     sizes = {b: b * 1e9 * LESSON_BYTES / GIB for b in (1.5, 7, 70)}  # GiB of training state
     return text(
         "Correct! The lesson's models on H100s of {h:.0f} GiB: {b1:.1f}B parameters need "
@@ -1149,37 +1113,28 @@ class _Timed:
     """One of the check's functions, warmed up; it notes how long each call takes (it waits for
     the result, so a learner's timer needs no sync)."""
 
-    def __init__(self, fn):
-        self.fn, self.times = fn, []
-        jax.block_until_ready(fn())  # compiled before the learner times it
+    def __init__(self, fn, *args):
+        self.fn, self.args, self.times = fn, args, []
+        jax.block_until_ready(fn(*args))  # compiled before the learner times it
 
     def __call__(self):
         start = time.perf_counter()
-        out = jax.block_until_ready(self.fn())
+        out = jax.block_until_ready(self.fn(*self.args))
         self.times.append(time.perf_counter() - start)
         return out
 
 
-def _allreduce(mesh, floats: int) -> _Timed:
-    """An all-reduce of `floats` float32 per device over the 8 devices of `mesh`."""
-    grads = jax.device_put(jnp.ones((8, floats), jnp.float32), NamedSharding(mesh, P("data")))
-    summed = jax.jit(
+@functools.cache
+def _psum():
+    """The all-reduce of a gradient over the 8 devices of the mesh, compiled once per size."""
+    return jax.jit(
         jax.shard_map(
-            lambda g: jax.lax.psum(g, "data"), mesh=mesh, in_specs=P("data"), out_specs=P()
+            lambda g: jax.lax.psum(g, "data"), in_specs=P("data"), out_specs=P(), mesh=_mesh()
         )
     )
-    return _Timed(lambda: summed(grads))
 
 
-def _step(device, n: int) -> _Timed:
-    """The computation of a step on one device: an n × n matmul and its activation."""
-    a = jax.device_put(jnp.full((n, n), 0.01, jnp.float32), device)
-    layer = jax.jit(lambda a: jnp.tanh(a @ a))
-    return _Timed(lambda: layer(a))
-
-
-def _sized(value) -> bool:
-    return isinstance(value, tuple | list | dict | str)
+_layer = jax.jit(lambda a: jnp.tanh(a @ a))  # a step's computation: a matmul and its activation
 
 
 def _plausible(seconds: float, times: list[float]) -> bool:
@@ -1215,16 +1170,18 @@ def _seconds(got, fn: _Timed, other: _Timed, what: str) -> float:
     ),
 )
 def q6(comm_or_compute, rng):
-    devices = _mesh_devices()
-    mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,), devices=devices)
+    mesh = _mesh()
     # a large gradient with little computation, then a small one with much: both verdicts
     rounds = ((2**21, rng.choice([96, 128])), (2 ** rng.randint(6, 8), rng.choice([896, 1024])))
     measured = []
     for floats, n in rounds:
-        allreduce, step = _allreduce(mesh, floats), _step(devices[0], n)
+        grads = jax.device_put(jnp.ones((8, floats), jnp.float32), NamedSharding(mesh, P("data")))
+        square = jax.device_put(jnp.full((n, n), 0.01, jnp.float32), mesh.devices.flat[0])
+        allreduce, step = _Timed(_psum(), grads), _Timed(_layer, square)
         got = call(comm_or_compute, allreduce, step)
         if not (isinstance(got, tuple | list) and len(got) == 3):
-            size = text(" of {n} items", " mit {n} Elementen", n=len(got)) if _sized(got) else ""
+            sized = isinstance(got, tuple | list | dict | str)
+            size = text(" of {n} items", " mit {n} Elementen", n=len(got)) if sized else ""
             raise TIMES.wrong("not_a_triple", kind=type(got).__name__, size=size)
         a = _seconds(got[0], allreduce, step, "allreduce")
         s = _seconds(got[1], step, allreduce, "step")
