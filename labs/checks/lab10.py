@@ -8,7 +8,11 @@ token would not, batches of one and more, memory in GiB); q3 reads time to first
 time per output token from a trace of absolute clock readings (two tokens only on one input);
 q4 finds the batch at which decoding stops being memory-bound on a roofline (1-, 2- and 4-byte
 weights, the ridge's fraction below and above one half); q5 measures decode throughput on a
-simulated server with a virtual clock, whose prefill is slow and whose batch is one and more.
+simulated server with a virtual clock, whose prefill is slow and whose batch is one and more;
+q6 is a measurement: a tiny decoder on this device decodes with and without a KV cache, the check
+times every call itself (until the device has finished it) and notes whether the learner synced
+before reading the clock, and the faster one and the speedup must follow from the learner's own
+tokens per second.
 
 Each exercise's mistakes are one table (`labs.kit.mistakes`): a case is the exercise's inputs and
 the right answer, `want`; a slip says what it gives for a case.  Every message of a table opens
@@ -18,11 +22,14 @@ with the same sentence about the case, its head.
 from __future__ import annotations
 
 import math
+import time
 from types import SimpleNamespace
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, as_pair, call, close
+from labs.kit.measured import SLACK_MS
 from utils.i18n import text
 from utils.sim.asyncsim import VirtualClock, virtual_time
+from utils.timing.sync import synchronizer
 
 lab = Lab("10")
 
@@ -555,4 +562,346 @@ def q5(decode_tokens_per_s, rng):
         "Correct! Decode throughput grows with the batch while a step takes about as long.",
         "Richtig! Der Decode-Durchsatz wächst mit dem Batch, solange ein Schritt etwa gleich lange "
         "dauert.",
+    )
+
+
+# --- q6: decoding with and without a KV cache, timed on this device ------------------------------
+
+PROMPT_TOKENS = 128
+NEW_TOKENS = 8
+SLACK_S = SLACK_MS / 1e3  # a learner's timer also sees the call around the work
+ROUGHLY = 0.1  # "by how much": the ratio of the learner's two rates, within 10 %
+
+
+def _tiny_model(seed: int, device: str):
+    """A two-layer decoder with a 64-wide residual stream: big enough that recomputing keys and
+    values for a 128-token context costs real time on a CPU, small enough for seconds per check."""
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+
+    class Block(torch.nn.Module):
+        def __init__(self, width: int, heads: int):
+            super().__init__()
+            self.heads = heads
+            self.norm1, self.norm2 = torch.nn.LayerNorm(width), torch.nn.LayerNorm(width)
+            self.qkv, self.out = torch.nn.Linear(width, 3 * width), torch.nn.Linear(width, width)
+            self.up, self.down = (
+                torch.nn.Linear(width, 4 * width),
+                torch.nn.Linear(4 * width, width),
+            )
+
+        def forward(self, x, cache):
+            t, width = x.shape
+            qkv = self.qkv(self.norm1(x)).view(t, 3, self.heads, width // self.heads)
+            q, k, v = qkv.permute(1, 2, 0, 3)
+            if cache is not None:  # en: earlier tokens' keys and values | de: die der früheren
+                k, v = torch.cat([cache[0], k], 1), torch.cat([cache[1], v], 1)
+            attended = F.scaled_dot_product_attention(q, k, v, is_causal=t > 1)
+            x = x + self.out(attended.transpose(0, 1).reshape(t, width))
+            return x + self.down(F.gelu(self.up(self.norm2(x)))), (k, v)
+
+    class Decoder(torch.nn.Module):
+        def __init__(self, vocab=96, width=64, heads=4, layers=2):
+            super().__init__()
+            self.embed = torch.nn.Embedding(vocab, width)
+            self.position = torch.nn.Embedding(PROMPT_TOKENS + NEW_TOKENS, width)
+            self.blocks = torch.nn.ModuleList(Block(width, heads) for _ in range(layers))
+            self.head = torch.nn.Linear(width, vocab)
+
+        def forward(self, ids, caches=None):
+            """The next token's logits and every layer's keys and values so far."""
+            start = 0 if caches is None else caches[0][0].shape[1]
+            at = torch.arange(start, start + len(ids), device=ids.device)
+            x = self.embed(ids) + self.position(at)
+            kept = []
+            for i, block in enumerate(self.blocks):
+                x, kv = block(x, None if caches is None else caches[i])
+                kept.append(kv)
+            return self.head(x[-1]), kept
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Decoder().eval()
+        prompt = torch.randint(0, 96, (PROMPT_TOKENS,))
+    return model.to(device), prompt.to(device)
+
+
+def _decoders(seed: int) -> dict:
+    """Two ways to decode NEW_TOKENS greedy tokens after the same prompt, on this device: from the
+    prompt's KV cache (made once, here), or recomputing the whole context at every step."""
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model, prompt = _tiny_model(seed, device)
+    with torch.inference_mode():
+        prefilled = model(prompt)
+
+    @torch.inference_mode()
+    def with_cache():
+        logits, caches = prefilled
+        new = []
+        for _ in range(NEW_TOKENS):
+            new.append(logits.argmax().reshape(1))
+            logits, caches = model(new[-1], caches)
+        return torch.cat(new)
+
+    @torch.inference_mode()
+    def without_cache():
+        ids = prompt
+        for _ in range(NEW_TOKENS):
+            logits, _ = model(ids)
+            ids = torch.cat([ids, logits.argmax().reshape(1)])
+        return ids[PROMPT_TOKENS:]
+
+    return {"with_cache": with_cache, "without_cache": without_cache}, device
+
+
+class _Clocked:
+    """The decoders as the learner gets them: each call timed here from its start until the device
+    has finished it (CUDA events on a GPU, so the learner's own sync still matters), and every
+    call and every sync noted in order."""
+
+    def __init__(self, work: dict, device: str):
+        import torch
+
+        self.cuda = device == "cuda"
+        self._torch = torch
+        self.order: list[str] = []
+        self._spans: dict[str, list] = {name: [] for name in work}
+        for fn in work.values():  # en: warmed up here: no call is slow for being the first
+            fn()  # de: hier aufgewärmt: kein Aufruf ist langsam, weil er der erste ist
+        wait = synchronizer("cuda" if self.cuda else "cpu")
+        wait(None)
+        self.callables = {name: self._clocked(name, fn) for name, fn in work.items()}
+
+        def sync(result=None):
+            self.order.append("sync")
+            wait(result)
+
+        self.sync = sync
+
+    def _clocked(self, name: str, fn):
+        def run():
+            if self.cuda:
+                # en: nothing queued before counts | de: nichts zuvor Eingereihte zählt mit
+                self._torch.cuda.synchronize()
+                start = self._torch.cuda.Event(enable_timing=True)
+                start.record()
+            else:
+                start = time.perf_counter()
+            out = fn()
+            if self.cuda:
+                end = self._torch.cuda.Event(enable_timing=True)
+                end.record()
+                self._spans[name].append((start, end))
+            else:
+                self._spans[name].append(time.perf_counter() - start)
+            self.order.append(name)
+            return out
+
+        return run
+
+    def seconds(self) -> dict[str, list[float]]:
+        """Each call's seconds from its start until the device had finished it."""
+        if self.cuda:
+            self._torch.cuda.synchronize()
+            return {
+                name: [start.elapsed_time(end) / 1e3 for start, end in spans]
+                for name, spans in self._spans.items()
+            }
+        return {name: list(spans) for name, spans in self._spans.items()}
+
+    def unsynced(self) -> str | None:
+        """A decoder whose last call was followed by no sync before another decoder ran or the
+        function returned: a clock read then stops while a GPU is still working."""
+        for name in self._spans:
+            if name not in self.order:
+                continue
+            last = len(self.order) - 1 - self.order[::-1].index(name)
+            if "sync" not in self.order[last + 1 :][:1]:
+                return name
+        return None
+
+
+def _rate_span(seconds: list[float]) -> tuple[float, float]:
+    """The tokens/s a call's time can give: from the slowest call to the fastest (0.95 of it)."""
+    return NEW_TOKENS / (max(seconds) + SLACK_S), NEW_TOKENS / (0.95 * min(seconds))
+
+
+def _in(value: float, low: float, high: float) -> bool:
+    return low <= value <= high
+
+
+DECODE_TIMING = (
+    Mistakes(
+        Mistake(
+            "type",
+            "Return three things (tokens_per_s, faster, speedup): tokens_per_s a dict with the "
+            "tokens per second of with_cache and without_cache, faster one of those two names, "
+            "speedup a number; not {kind}.",
+            "Gib drei Dinge zurück (tokens_per_s, faster, speedup): tokens_per_s ein Dict mit den "
+            "Tokens pro Sekunde von with_cache und without_cache, faster einer dieser beiden "
+            "Namen, speedup eine Zahl; nicht {kind}.",
+        ),
+        Mistake(
+            "too_few",
+            "You called {name} {n} times: time at least 3 calls of each, a single call is mostly "
+            "noise.",
+            "Du hast {name} {n}-mal aufgerufen: Miss mindestens 3 Aufrufe von jedem, ein "
+            "einzelner Aufruf ist vor allem Rauschen.",
+        ),
+        Mistake(
+            "no_sync",
+            "After your calls of {name} comes no sync(tokens): on a GPU {name}() returns as soon "
+            "as its work is queued, and a clock read then stops before the device has finished. "
+            "Call sync on the result before you read the clock.",
+            "Nach deinen Aufrufen von {name} kommt kein sync(tokens): Auf einer GPU kehrt {name}() "
+            "zurück, sobald die Arbeit eingereiht ist, und eine Uhr, die du dann abliest, hält an, "
+            "bevor das Gerät fertig ist. Ruf sync mit dem Ergebnis auf, bevor du die Uhr abliest.",
+        ),
+    )
+    + Mistakes(
+        Mistake(
+            "per_token_time",
+            "That is the time per token: tokens per second is tokens ÷ seconds.",
+            "Das ist die Zeit pro Token: Tokens pro Sekunde sind Tokens ÷ Sekunden.",
+            when=lambda got, low, high, **_: (
+                got > 0 and (_in(1 / got, low, high) or _in(1e3 / got, low, high))
+            ),
+        ),
+        Mistake(
+            "per_millisecond",
+            "That is tokens per millisecond: the rate is asked per second.",
+            "Das sind Tokens pro Millisekunde: Gefragt ist die Rate pro Sekunde.",
+            when=lambda got, low, high, **_: _in(got * 1e3, low, high),
+        ),
+        Mistake(
+            "undercounted",
+            "That is far below what your calls ran at: count every token the timed calls made "
+            "({tokens} per call) and divide by the seconds they took.",
+            "Das liegt weit unter dem, womit deine Aufrufe liefen: Zähl alle Tokens, die die "
+            "gemessenen Aufrufe erzeugt haben ({tokens} pro Aufruf), und teile durch die Sekunden, "
+            "die sie gebraucht haben.",
+            when=lambda got, low, tokens, n, **_: low / (1.5 * max(n, tokens)) <= got < low,
+        ),
+        Mistake(
+            "not_measured",
+            "Time the calls themselves here, on this device, and report tokens per second.",
+            "Miss die Aufrufe selbst, hier auf diesem Gerät, und gib Tokens pro Sekunde an.",
+        ),
+        head=(
+            "Your rate for {name} is {got:.3g} tokens/s, but its {n} calls of {tokens} tokens ran "
+            "at {low:.3g} to {high:.3g} tokens/s here.",
+            "Deine Rate für {name} ist {got:.3g} Tokens/s, aber seine {n} Aufrufe zu je {tokens} "
+            "Tokens liefen hier mit {low:.3g} bis {high:.3g} Tokens/s.",
+        ),
+    )
+    + Mistakes(
+        Mistake(
+            "verdict",
+            "Your own numbers ({shown}) point to {want} as the faster, your answer is {got!r}.",
+            "Deine eigenen Zahlen ({shown}) sprechen für {want} als den schnelleren, deine "
+            "Antwort ist {got!r}.",
+        ),
+        Mistake(
+            "speedup_inverted",
+            "Your speedup {got:.3g} is the slower rate over the faster: divide the faster by the "
+            "slower, {want:.3g} by your numbers.",
+            "Dein Faktor {got:.3g} ist die langsamere Rate durch die schnellere: Teile die "
+            "schnellere durch die langsamere, nach deinen Zahlen {want:.3g}.",
+        ),
+        Mistake(
+            "speedup",
+            "By your own numbers ({shown}) the faster one is {want:.3g} times as fast, your "
+            "speedup is {got:.3g}.",
+            "Nach deinen eigenen Zahlen ({shown}) ist der schnellere {want:.3g}-mal so schnell, "
+            "dein Faktor ist {got:.3g}.",
+        ),
+    )
+)
+
+
+def _shown(rates: dict[str, float]) -> str:
+    return ", ".join(
+        text("{name}: {rate:.3g} tokens/s", "{name}: {rate:.3g} Tokens/s", name=n, rate=v)
+        for n, v in rates.items()
+    )
+
+
+def _verified_rates(clocked: _Clocked, reported) -> dict[str, float]:
+    """The learner's tokens per second, each within what the calls timed here allow."""
+    seconds = clocked.seconds()
+    if not isinstance(reported, dict) or set(reported) != set(seconds):
+        raise DECODE_TIMING.wrong("type", kind=type(reported).__name__)
+    for name, spans in seconds.items():
+        if len(spans) < 3:
+            raise DECODE_TIMING.wrong("too_few", name=name, n=len(spans))
+    unsynced = clocked.unsynced()
+    if unsynced is not None:
+        raise DECODE_TIMING.wrong("no_sync", name=unsynced)
+    rates = {}
+    for name, spans in seconds.items():
+        got = as_number(reported[name], (f"tokens_per_s[{name!r}]", f"tokens_per_s[{name!r}]"))
+        low, high = _rate_span(spans)
+        if not _in(got, low, high):
+            case = dict(name=name, low=low, high=high, n=len(spans), tokens=NEW_TOKENS)
+            raise DECODE_TIMING.wrong_for(got, case, "not_measured")
+        rates[name] = got
+    return rates
+
+
+@lab.exercise(
+    "time_decoding",
+    points=2,
+    hint=(
+        "Call each decoder once untimed, then time several calls, each ending with sync on its "
+        "tokens before you read the clock. A rate counts what was made in the time it took; "
+        "the faster decoder and how many times as fast it is follow from your own two rates.",
+        "Ruf jeden Decoder einmal ohne Uhr auf und miss dann mehrere Aufrufe, jeden mit sync auf "
+        "seinen Tokens, bevor du die Uhr abliest. Eine Rate zählt, was in der gebrauchten Zeit "
+        "entstanden ist; der schnellere Decoder und um wie viel er schneller ist, folgen aus "
+        "deinen eigenen beiden Raten.",
+    ),
+)
+def q6(time_decoding, rng):
+    work, device = _decoders(rng.randrange(10**6))
+    clocked = _Clocked(work, device)
+    got = call(time_decoding, clocked.callables, clocked.sync)
+    if not isinstance(got, tuple | list) or len(got) != 3:
+        raise DECODE_TIMING.wrong("type", kind=type(got).__name__)
+    reported, faster, speedup = got
+    rates = _verified_rates(clocked, reported)
+    want = max(rates, key=rates.get)
+    if faster != want:
+        raise DECODE_TIMING.wrong("verdict", shown=_shown(rates), want=want, got=faster)
+    ratio = max(rates.values()) / min(rates.values())
+    speedup = as_number(speedup, ("the speedup", "der Faktor"))
+    if not close(speedup, ratio, ROUGHLY):
+        key = "speedup_inverted" if close(speedup, 1 / ratio, ROUGHLY) else "speedup"
+        raise DECODE_TIMING.wrong(key, shown=_shown(rates), want=ratio, got=speedup)
+    if want == "with_cache" and ratio >= 1.5:
+        return text(
+            "Correct! Here decoding with the cache makes {fast:.3g} tokens/s, recomputing the "
+            "{prompt}-token context {slow:.3g} tokens/s: the cache is {ratio:.1f}× as fast. "
+            "Without a cache every step redoes the keys and values of the whole context, so the "
+            "gap grows with its length.",
+            "Richtig! Hier erzeugt Decoding mit Cache {fast:.3g} Tokens/s, das Neuberechnen des "
+            "Kontexts aus {prompt} Tokens {slow:.3g} Tokens/s: Der Cache ist {ratio:.1f}-mal so "
+            "schnell. Ohne Cache berechnet jeder Schritt Keys und Values des ganzen Kontexts neu, "
+            "der Abstand wächst also mit seiner Länge.",
+            fast=rates["with_cache"],
+            slow=rates["without_cache"],
+            prompt=PROMPT_TOKENS,
+            ratio=ratio,
+        )
+    return text(
+        "Correct! Here the two differ by only {ratio:.2f}× ({shown}): a model this small keeps "
+        "a fast device busy launching tiny kernels, not computing, so the work the cache saves "
+        "was nearly free. With a real model's width the cache wins clearly (lesson 10).",
+        "Richtig! Hier liegen die beiden nur {ratio:.2f}-fach auseinander ({shown}): Ein so "
+        "kleines Modell beschäftigt ein schnelles Gerät mit dem Starten winziger Kernels, nicht "
+        "mit Rechnen, die Arbeit, die der Cache spart, war also fast umsonst. Bei der Breite "
+        "eines echten Modells gewinnt der Cache deutlich (Lektion 10).",
+        ratio=ratio,
+        shown=_shown(rates),
     )

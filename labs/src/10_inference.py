@@ -26,24 +26,27 @@
 # ---
 
 # %% [markdown] lang="en"
-# Five exercises on lesson 10: the KV cache's bytes per token from a model's config; the longest
+# Six exercises on lesson 10: the KV cache's bytes per token from a model's config; the longest
 # context that fits beside the weights; time to first token and time per token from a trace; the
-# batch at which decoding stops waiting for memory; and a throughput measurement that leaves the
-# prefill out. Each check tries your code on fresh random inputs; the classic slips (values instead
-# of bytes, K and V counted once, heads instead of KV heads, GB instead of GiB, tokens/s with the
-# prefill, one sequence's rate instead of the batch's) get their own messages.
+# batch at which decoding stops waiting for memory; a throughput measurement that leaves the
+# prefill out; and decoding with and without a KV cache, timed on your own device. Each check
+# tries your code on fresh random inputs; the classic slips (values instead of bytes, K and V
+# counted once, heads instead of KV heads, GB instead of GiB, tokens/s with the prefill, one
+# sequence's rate instead of the batch's, a clock stopped before the device is done) get their own
+# messages.
 #
 # Replace each `____` by your code and run the cell. `qN.hint()` and `qN.solution()` help; the last
 # cell shows your score. Run the setup cell and the two cells below it first.
 
 # %% [markdown] lang="de"
-# Fünf Aufgaben zu Lektion 10: die Bytes pro Token im KV-Cache aus der Config eines Modells; der
+# Sechs Aufgaben zu Lektion 10: die Bytes pro Token im KV-Cache aus der Config eines Modells; der
 # längste Kontext, der neben den Gewichten Platz hat; die Zeit bis zum ersten Token und pro Token
-# aus einem Trace; die Batchgröße, ab der Decoding nicht mehr auf den Speicher wartet; und eine
-# Durchsatzmessung, die den Prefill auslässt. Jede Prüfung probiert deinen Code mit frischen
-# Zufallseingaben aus; die klassischen Fehler (Werte statt Bytes, K und V nur einmal gezählt, Heads
-# statt KV-Heads, GB statt GiB, Tokens/s mit Prefill, die Rate einer Sequenz statt die des
-# Batches) bekommen eigene Meldungen.
+# aus einem Trace; die Batchgröße, ab der Decoding nicht mehr auf den Speicher wartet; eine
+# Durchsatzmessung, die den Prefill auslässt; und Decoding mit und ohne KV-Cache, gemessen auf
+# deinem eigenen Gerät. Jede Prüfung probiert deinen Code mit frischen Zufallseingaben aus; die
+# klassischen Fehler (Werte statt Bytes, K und V nur einmal gezählt, Heads statt KV-Heads, GB
+# statt GiB, Tokens/s mit Prefill, die Rate einer Sequenz statt die des Batches, eine Uhr, die
+# anhält, bevor das Gerät fertig ist) bekommen eigene Meldungen.
 #
 # Ersetze jedes `____` durch deinen Code und führ die Zelle aus. `qN.hint()` und `qN.solution()`
 # helfen; die letzte Zelle zeigt deine Punkte. Führ zuerst die Setup-Zelle und die beiden Zellen
@@ -74,7 +77,7 @@ say(
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab10 import lab, q1, q2, q3, q4, q5
+from labs.checks.lab10 import lab, q1, q2, q3, q4, q5, q6
 
 lab.ready()
 
@@ -267,16 +270,79 @@ q5.check(decode_tokens_per_s)
 # q5.solution()
 
 # %% [markdown] lang="en"
+# ## 6. With and without a KV cache, timed on your device
+#
+# Exercise 5's server ran on a virtual clock; this one runs on yours. `decode` holds two functions
+# that continue the same 128-token prompt by 8 greedy tokens with a tiny two-layer model on this
+# notebook's device: `decode["with_cache"]()` starts from the prompt's keys and values, kept once,
+# and computes only the new token at each step; `decode["without_cache"]()` runs the whole context
+# through the model at every step. Each returns its 8 new tokens as a tensor, as soon as the work
+# is queued: on a GPU that is before it is done, and `sync(tokens)` waits for it (the course's
+# synchroniser from lesson 01; on a CPU it returns at once). Write `time_decoding(decode, sync)`:
+# return `(tokens_per_s, faster, speedup)`, with `tokens_per_s` a dict of the tokens per second
+# each function decodes here, `faster` the name of the faster one and `speedup` how many times as
+# fast it is, all from your own numbers. Guess the speedup before you run it: how much of the work
+# at step t does the cache save?
+
+# %% [markdown] lang="de"
+# ## 6. Mit und ohne KV-Cache, auf deinem Gerät gemessen
+#
+# Der Server aus Aufgabe 5 lief auf einer virtuellen Uhr, dieser läuft auf deiner. `decode` enthält
+# zwei Funktionen, die denselben Prompt aus 128 Tokens mit einem winzigen Modell aus zwei
+# Schichten auf dem Gerät dieses Notebooks um 8 Tokens fortsetzen, jeweils das wahrscheinlichste:
+# `decode["with_cache"]()` beginnt bei den Keys und Values des Prompts, einmal gespeichert, und
+# berechnet in jedem Schritt nur das neue Token; `decode["without_cache"]()` schickt in jedem
+# Schritt den ganzen Kontext durch das Modell. Jede gibt ihre 8 neuen Tokens als Tensor zurück,
+# sobald die Arbeit eingereiht ist: Auf einer GPU ist sie dann noch nicht fertig, und
+# `sync(tokens)` wartet auf sie (die Synchronisation des Kurses aus Lektion 01; auf einer CPU kehrt
+# sie sofort zurück). Schreib `time_decoding(decode, sync)`: Gib `(tokens_per_s, faster, speedup)`
+# zurück, `tokens_per_s` ein Dict mit den Tokens pro Sekunde, die jede Funktion hier decodiert,
+# `faster` der Name der schnelleren und `speedup`, wie viel Mal so schnell sie ist, alles aus
+# deinen eigenen Zahlen. Schätz den Faktor, bevor du die Zelle ausführst: Wie viel der Arbeit in
+# Schritt t spart der Cache?
+
+
+# %%
+import statistics
+import time
+
+
+def time_decoding(decode, sync):
+    ### BEGIN SOLUTION
+    # STARTER: return ____, ____, ____
+    tokens_per_s = {}
+    for name, run in decode.items():
+        sync(run())  # en: the first call warms up | de: der erste Aufruf wärmt auf
+        rates = []
+        for _ in range(5):
+            start = time.perf_counter()
+            tokens = run()
+            sync(tokens)  # en: stop the clock when the device is done | de: erst wenn es fertig ist
+            rates.append(len(tokens) / (time.perf_counter() - start))
+        tokens_per_s[name] = statistics.median(rates)
+    faster = max(tokens_per_s, key=tokens_per_s.get)
+    speedup = max(tokens_per_s.values()) / min(tokens_per_s.values())
+    return tokens_per_s, faster, speedup
+    ### END SOLUTION
+
+
+q6.check(time_decoding)
+
+# %%
+# q6.hint()
+# q6.solution()
+
+# %% [markdown] lang="en"
 # ## Your score
 #
-# **Next:** back to lesson 10: measure the KV cache of a real model, and see on your hardware where
-# batching stops helping.
+# **Next:** back to lesson 10: measure the KV cache of a real model, with and without the cache
+# at longer contexts, and see on your hardware where batching stops helping.
 
 # %% [markdown] lang="de"
 # ## Deine Punkte
 #
-# **Weiter:** Zurück zu Lektion 10: Miss den KV-Cache eines echten Modells und sieh auf deiner
-# Hardware, wo Batching nicht mehr hilft.
+# **Weiter:** Zurück zu Lektion 10: Miss den KV-Cache eines echten Modells, mit und ohne Cache
+# bei längeren Kontexten, und sieh auf deiner Hardware, wo Batching nicht mehr hilft.
 
 # %%
 lab.score()

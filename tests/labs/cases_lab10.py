@@ -4,6 +4,7 @@ Collected by tests/labs/test_labs.py."""
 from __future__ import annotations
 
 import math
+import statistics
 import time
 
 import numpy as np
@@ -242,6 +243,77 @@ def throughput_raises(model, steps):  # decodes before the prefill
     return tokens / (time.perf_counter() - begin)
 
 
+# --- q6: decoding with and without a KV cache, timed on this device -------------------------------
+
+
+def decoding(reduce=statistics.median, calls=5, sync_each=True, rate=None, pick=max, ratio=None):
+    """An answer that times each decoder `calls` times after a warm-up call and reports
+    `reduce` of the per-call rates (or `rate(tokens, seconds)`), `pick` of the two as the
+    faster one, and `ratio(rates)` as the speedup."""
+    rate = rate or (lambda tokens, seconds: tokens / seconds)
+
+    def answer(decode, sync):
+        tokens_per_s = {}
+        for name, run in decode.items():
+            sync(run())
+            rates = []
+            for _ in range(calls):
+                start = time.perf_counter()
+                tokens = run()
+                if sync_each:
+                    sync(tokens)
+                rates.append(rate(len(tokens), time.perf_counter() - start))
+            tokens_per_s[name] = reduce(rates)
+        faster = pick(tokens_per_s, key=tokens_per_s.get)
+        values = tokens_per_s.values()
+        speedup = ratio(tokens_per_s) if ratio else max(values) / min(values)
+        return tokens_per_s, faster, speedup
+
+    return answer
+
+
+def decoding_loop(decode, sync):
+    """Ten calls in one go, one sync at the end, the tokens of all of them over the time."""
+    tokens_per_s = {}
+    for name, run in decode.items():
+        sync(run())
+        start = time.perf_counter()
+        made = [run() for _ in range(10)]
+        sync(made[-1])
+        tokens_per_s[name] = sum(t.numel() for t in made) / (time.perf_counter() - start)
+    slow, fast = sorted(tokens_per_s.values())
+    return tokens_per_s, max(tokens_per_s, key=tokens_per_s.get), round(fast / slow, 1)
+
+
+def decoding_total(decode, sync):
+    """One call's tokens over the time of five calls."""
+    tokens_per_s = {}
+    for name, run in decode.items():
+        sync(run())
+        start = time.perf_counter()
+        for _ in range(5):
+            tokens = run()
+            sync(tokens)
+        tokens_per_s[name] = len(tokens) / (time.perf_counter() - start)
+    slow, fast = sorted(tokens_per_s.values())
+    return tokens_per_s, max(tokens_per_s, key=tokens_per_s.get), fast / slow
+
+
+def decoding_typed(decode, sync):
+    _, faster, speedup = decoding()(decode, sync)
+    return {"with_cache": 1e6, "without_cache": 1e5}, faster, speedup
+
+
+def decoding_pair(decode, sync):
+    tokens_per_s, faster, _ = decoding()(decode, sync)
+    return tokens_per_s, faster
+
+
+def decoding_raises(decode, sync):
+    tokens = decode["with_cache"]()
+    return tokens.shape[1] / 0.01
+
+
 CASES = {
     (LAB, "kv_bytes"): Case(
         right=[kv_bytes, kv_bytes_numpy],
@@ -306,5 +378,26 @@ CASES = {
         raising=throughput_raises,
         raising_line="tokens = sum(len(model.decode()) for _ in range(steps))",
         timing=True,
+    ),
+    # a measurement on this device: the checks time every call themselves
+    (LAB, "time_decoding"): Case(
+        right=[decoding(), decoding_loop, decoding(reduce=max)],
+        wrong=[
+            (decoding(sync_each=False), "no_sync"),
+            (decoding_typed, "not_measured"),
+            (decoding(rate=lambda tokens, seconds: 1 / seconds), "undercounted"),
+            (decoding(rate=lambda tokens, seconds: seconds / tokens), "per_token_time"),
+            (decoding(rate=lambda tokens, seconds: tokens / seconds / 1e3), "per_millisecond"),
+            (decoding_total, "undercounted"),
+            (decoding(pick=min), "verdict"),
+            (decoding(ratio=lambda r: min(r.values()) / max(r.values())), "speedup_inverted"),
+            (decoding(ratio=lambda r: max(r.values()) - min(r.values())), "speedup"),
+            (decoding(calls=1), "too_few"),
+            (decoding_pair, "type"),
+        ],
+        raising=decoding_raises,
+        raising_line="return tokens.shape[1] / 0.01",
+        timing=True,
+        rounds_under_load=1,
     ),
 }
