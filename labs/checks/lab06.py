@@ -4,9 +4,10 @@ q1 quantizes non-square weights with absmax per output channel (a row with an ou
 all-equal row and values exactly half a step apart on every seed) and names rounding before
 scaling, a per-tensor scale and the scale from the wrong axis; q2 quantizes shifted data to b bits
 with a zero-point (4 and 8 bits, a constant offset far from 0) and names a forgotten zero-point and
-the range 0 … 2^b; q3 quantizes per block (a block with an outlier on every seed) and names a
-per-tensor or per-row scale; q4 compares the 16 NF4 levels with their definition and names evenly
-spaced levels and a missing zero; q5 counts the bytes of an int4 model with its scales (a partial
+the range 0 … 2^b; q3 quantizes per block (a block with an outlier, and a size the blocks don't
+divide, on every seed) and names a per-tensor or per-row scale, a shorter last block left
+unquantized and a function that fails when the blocks don't divide; q4 compares the 16 NF4
+levels with their definition and names evenly spaced levels and a missing zero; q5 counts the bytes of an int4 model with its scales (a partial
 last block and odd parameter counts) and names free scales, bits for bytes and one byte per weight;
 q6 picks the smallest block that fits a budget of bits per weight (torch and numpy weights in fp16
 and fp32, budgets exactly on a boundary, shuffled candidates, a budget nothing fits) and names the
@@ -292,12 +293,24 @@ def q2(zeropoint_quantize, rng):
 # --- q3 ------------------------------------------------------------------------------------------
 
 
-def _round_trip(w, bits, view):
-    """w quantized to `bits` with one absmax scale per row of `w.reshape(view)`, and back."""
+def _round_trip(w, bits, block):
+    """w flattened and cut into blocks of `block` consecutive values (the last one shorter when
+    `block` does not divide w.numel()), each quantized to `bits` with its own absmax scale, and
+    back in w's shape."""
     qmax = 2 ** (bits - 1) - 1
-    blocks = w.reshape(view)
-    scale = blocks.abs().amax(dim=1, keepdim=True) / qmax
-    return (torch.round(blocks / scale).clamp(-qmax, qmax) * scale).reshape(w.shape)
+    parts = []
+    for part in w.flatten().split(block):
+        scale = part.abs().max() / qmax
+        parts.append(torch.round(part / scale).clamp(-qmax, qmax) * scale)
+    return torch.cat(parts).reshape(w.shape)
+
+
+def _tail_left(w, bits, block):
+    """The whole blocks quantized, the shorter last one left as it was."""
+    whole = w.numel() // block * block
+    flat = w.flatten()
+    head = _round_trip(flat[:whole], bits, block)
+    return torch.cat([head, flat[whole:]]).reshape(w.shape)
 
 
 PER_BLOCK = Mistakes(
@@ -307,22 +320,60 @@ PER_BLOCK = Mistakes(
         "now sets everybody's step.",
         "Du hast eine Skala für den ganzen Tensor genommen; gefragt war eine pro Block aus "
         "{block}: Jetzt gibt der Ausreißer allen die Schrittweite vor.",
-        when=lambda got, w, block, bits: _same(got, _round_trip(w, bits, (1, -1))),
+        when=lambda got, w, block, bits: _same(got, _round_trip(w, bits, w.numel())),
     ),
     Mistake(
         "per_row",
-        "You used one scale per row; blocks of {block} consecutive values were asked "
-        "(reshape(-1, block)).",
+        "You used one scale per row; blocks of {block} consecutive values were asked.",
         "Du hast eine Skala pro Zeile genommen; gefragt waren Blöcke aus {block} "
-        "aufeinanderfolgenden Werten (reshape(-1, block)).",
-        when=lambda got, w, block, bits: _same(got, _round_trip(w, bits, (w.shape[0], -1))),
+        "aufeinanderfolgenden Werten.",
+        when=lambda got, w, block, bits: _same(got, _round_trip(w, bits, w.shape[-1])),
+    ),
+    Mistake(
+        "tail_unquantized",
+        "Your whole blocks are right, but the last {tail} of the {n} values are returned as they "
+        "were: {n} is not a multiple of {block}, so the last block is shorter, and it is "
+        "quantized too, with its own scale.",
+        "Deine ganzen Blöcke stimmen, aber die letzten {tail} der {n} Werte gibst du unverändert "
+        "zurück: {n} ist kein Vielfaches von {block}, also ist der letzte Block kürzer, und "
+        "auch er wird quantisiert, mit seiner eigenen Skala.",
+        when=lambda got, w, block, bits: (
+            w.numel() % block > 0 and _same(got, _tail_left(w, bits, block))
+        ),
     ),
     Mistake(
         "wrong",
-        "For block {block}, {bits} bits the result differs from the per-block round trip.",
-        "Bei Block {block} und {bits} Bit weicht das Ergebnis vom Hin und Zurück pro Block ab.",
+        "For block {block}, {bits} bits and w of shape {shape} the result differs from the "
+        "per-block round trip.",
+        "Bei Block {block}, {bits} Bit und w der Form {shape} weicht das Ergebnis vom Hin und "
+        "Zurück pro Block ab.",
+    ),
+    Mistake(
+        "not_divisible",
+        "Your function works when the blocks divide w, but fails for w of shape {shape} in "
+        "blocks of {block}: its {n} values are not a multiple of {block}. The last block is then "
+        "shorter ({tail} values) and gets its own scale from the values it holds.",
+        "Deine Funktion klappt, wenn die Blöcke w genau aufteilen, scheitert aber an w der Form "
+        "{shape} in Blöcken aus {block}: Seine {n} Werte sind kein Vielfaches von {block}. Der "
+        "letzte Block ist dann kürzer ({tail} Werte) und bekommt seine eigene Skala aus den "
+        "Werten, die er enthält.",
     ),
 )
+
+
+def _per_block_inputs(g, rng):
+    """(w, block, bits) for q3: two shapes the blocks divide and one they don't (its last block
+    holds at least 3 values, so that quantizing it always changes it), an outlier in each."""
+    block = rng.choice((16, 32, 64))
+    while True:
+        rows, cols = rng.randint(3, 7), rng.randint(block + 1, 4 * block)
+        if (rows * cols) % block >= 3:
+            break
+    inputs = [(8, 128, 16, 4), (8, 128, 64, 4), (rows, cols, block, rng.choice((4, 8)))]
+    for rows, cols, block, bits in inputs:
+        w = torch.randn(rows, cols, generator=g)
+        w[2, 3] = 12.0  # en: an outlier in one block | de: ein Ausreißer in einem Block
+        yield w, block, bits
 
 
 @lab.exercise(
@@ -330,23 +381,33 @@ PER_BLOCK = Mistakes(
     points=2,
     hint=(
         "A block is a run of consecutive values in memory. Give each block its own scale, as "
-        "q1 did for rows, and hand back a tensor of w's shape.",
+        "q1 did for rows, and hand back a tensor of w's shape. The last block may be shorter: "
+        "zeros added to fill it change no absmax.",
         "Ein Block ist eine Folge aufeinanderfolgender Werte im Speicher. Gib jedem Block seine "
-        "eigene Skala, wie q1 jeder Zeile, und gib einen Tensor in der Form von w zurück.",
+        "eigene Skala, wie q1 jeder Zeile, und gib einen Tensor in der Form von w zurück. Der "
+        "letzte Block darf kürzer sein: Nullen, mit denen du ihn auffüllst, ändern kein Absmax.",
     ),
 )
 def q3(blockwise_roundtrip, rng):
     g = torch.Generator().manual_seed(rng.randrange(10**6))
-    for block, bits in ((16, 4), (64, 4), (32, 8)):
-        w = torch.randn(8, 128, generator=g)
-        w[2, 3] = 12.0  # en: an outlier in one block | de: ein Ausreißer in einem Block
-        got = call(blockwise_roundtrip, w.clone(), block, bits)
+    for w, block, bits in _per_block_inputs(g, rng):
+        n, tail, shape = w.numel(), w.numel() % block, " × ".join(map(str, w.shape))
+        case = dict(w=w, block=block, bits=bits)
+        try:
+            got = call(blockwise_roundtrip, w.clone(), block, bits)
+        except LearnerError:
+            if not tail:
+                raise  # explained as an error in the learner's code
+            # It handled the shapes the blocks divide, so it assumes they always do.
+            raise PER_BLOCK.wrong("not_divisible", shape=shape, **case, n=n, tail=tail) from None
         got = _tensor(got, ("The result", "Das Ergebnis"))
-        if not _same(got, _round_trip(w, bits, (-1, block))):
-            PER_BLOCK.diagnose([(got, dict(w=w, block=block, bits=bits))])
+        if not _same(got, _round_trip(w, bits, block)):
+            PER_BLOCK.diagnose([(got, case)], shape=shape, n=n, tail=tail)
     return text(
-        "Correct! The outlier only coarsens its own block.",
-        "Richtig! Der Ausreißer vergröbert nur seinen eigenen Block.",
+        "Correct! The outlier only coarsens its own block, and the shorter last block has its "
+        "own scale.",
+        "Richtig! Der Ausreißer vergröbert nur seinen eigenen Block, und der kürzere letzte "
+        "Block hat seine eigene Skala.",
     )
 
 

@@ -128,15 +128,18 @@ q2.check(zeropoint_quantize)
 # ## 3. Per-block quantization
 #
 # Flatten `w`, cut it into blocks of `block` consecutive values, and quantize each block with its
-# own absmax scale to `bits` bits (levels −(2^(b−1) − 1) … 2^(b−1) − 1). Return the dequantized
-# tensor in `w`'s shape.
+# own absmax scale to `bits` bits (levels −(2^(b−1) − 1) … 2^(b−1) − 1). When `block` does not
+# divide the number of values, the last block is shorter and gets its own scale from the values it
+# holds. Return the dequantized tensor in `w`'s shape.
 
 # %% [markdown] lang="de"
 # ## 3. Quantisierung pro Block
 #
 # Mach `w` flach, schneide es in Blöcke aus `block` aufeinanderfolgenden Werten und quantisiere
 # jeden Block mit seiner eigenen Absmax-Skala auf `bits` Bit (Stufen −(2^(b−1) − 1) …
-# 2^(b−1) − 1). Gib den entquantisierten Tensor in der Form von `w` zurück.
+# 2^(b−1) − 1). Teilt `block` die Zahl der Werte nicht, ist der letzte Block kürzer und bekommt
+# seine eigene Skala aus den Werten, die er enthält. Gib den entquantisierten Tensor in der Form
+# von `w` zurück.
 
 
 # %%
@@ -147,9 +150,14 @@ def blockwise_roundtrip(w, block, bits):
     ### BEGIN SOLUTION
     # STARTER: return ____
     qmax = 2 ** (bits - 1) - 1
-    blocks = w.reshape(-1, block)
+    flat = w.flatten()
+    # en: zeros fill the last block: they change no absmax
+    # de: Nullen füllen den letzten Block auf: Sie ändern kein Absmax
+    padded = torch.nn.functional.pad(flat, (0, -flat.numel() % block))
+    blocks = padded.reshape(-1, block)
     scale = blocks.abs().amax(dim=1, keepdim=True) / qmax
-    return (torch.round(blocks / scale).clamp(-qmax, qmax) * scale).reshape(w.shape)
+    q = torch.round(blocks / scale).clamp(-qmax, qmax) * scale
+    return q.flatten()[: flat.numel()].reshape(w.shape)
     ### END SOLUTION
 
 

@@ -109,11 +109,13 @@ def zp_raises(x, bits):
 
 
 # q3: per block
-def block_right(w, block, bits):
+def block_right(w, block, bits):  # the solution: zeros fill the last block
     qmax = 2 ** (bits - 1) - 1
-    b = w.reshape(-1, block)
+    flat = w.flatten()
+    b = torch.nn.functional.pad(flat, (0, -flat.numel() % block)).reshape(-1, block)
     s = b.abs().amax(dim=1, keepdim=True) / qmax
-    return (torch.round(b / s).clamp(-qmax, qmax) * s).reshape(w.shape)
+    q = torch.round(b / s).clamp(-qmax, qmax) * s
+    return q.flatten()[: flat.numel()].reshape(w.shape)
 
 
 def block_right_loop(w, block, bits):
@@ -124,6 +126,32 @@ def block_right_loop(w, block, bits):
         s = chunk.abs().max() / qmax
         flat[i : i + block] = torch.round(chunk / s) * s
     return flat.view_as(w)
+
+
+def block_right_split(w, block, bits):  # torch.split leaves the last chunk shorter
+    qmax = 2 ** (bits - 1) - 1
+    parts = [
+        torch.round(c / (c.abs().max() / qmax)) * (c.abs().max() / qmax)
+        for c in w.view(-1).split(block)
+    ]
+    return torch.cat(parts).view(w.shape)
+
+
+def block_assumes_divisible(w, block, bits):  # right whenever block divides w.numel()
+    qmax = 2 ** (bits - 1) - 1
+    b = w.reshape(-1, block)
+    s = b.abs().amax(dim=1, keepdim=True) / qmax
+    return (torch.round(b / s).clamp(-qmax, qmax) * s).reshape(w.shape)
+
+
+def block_tail_left(w, block, bits):  # whole blocks quantized, the shorter rest copied
+    qmax = 2 ** (bits - 1) - 1
+    flat = w.flatten()
+    whole = flat.numel() // block * block
+    b = flat[:whole].reshape(-1, block)
+    s = b.abs().amax(dim=1, keepdim=True) / qmax
+    q = torch.round(b / s).clamp(-qmax, qmax) * s
+    return torch.cat([q.flatten(), flat[whole:]]).reshape(w.shape)
 
 
 def block_per_tensor(w, block, bits):
@@ -308,8 +336,13 @@ CASES = {
         raising_line="return x.quantize(bits)",
     ),
     (LAB, "per_block"): Case(
-        right=[block_right, block_right_loop],
-        wrong=[(block_per_tensor, "per_tensor"), (block_per_row, "per_row")],
+        right=[block_right, block_right_loop, block_right_split],
+        wrong=[
+            (block_per_tensor, "per_tensor"),
+            (block_per_row, "per_row"),
+            (block_assumes_divisible, "not_divisible"),
+            (block_tail_left, "tail_unquantized"),
+        ],
         raising=block_raises,
         raising_line="return w.reshape(block, -1, 3)",
     ),
