@@ -15,17 +15,7 @@ from typing import Any
 
 import torch
 
-from labs.kit import (
-    Lab,
-    LearnerError,
-    Mistake,
-    Mistakes,
-    Wrong,
-    allclose,
-    as_number,
-    call,
-    close,
-)
+from labs.kit import Lab, LearnerError, Mistake, Mistakes, Wrong, allclose, as_number, call, close
 from utils.i18n import text
 from utils.platform import placement
 from utils.sim.asyncsim import virtual_time
@@ -666,9 +656,10 @@ FIT_MISTAKES = Mistakes(
 )
 
 
-def _fit_inputs(rng) -> list[tuple[int, int, tuple[int, ...], torch.dtype]]:
-    """Every dtype, multi-dimensional shapes (so a sum of the sizes is not their product), a model
-    larger than the budget, and a free memory that is an exact multiple of a sample."""
+def _fit_cases(rng) -> list[dict[str, Any]]:
+    """The inputs, with per, free and want: every dtype, multi-dimensional shapes (so a sum of the
+    sizes is not their product), a model larger than the budget, and a free memory that is an
+    exact multiple of a sample."""
     cases = []
     dtypes = [*rng.sample(DTYPES, len(DTYPES)), rng.choice(DTYPES), rng.choice(DTYPES)]
     for i, dtype in enumerate(dtypes):
@@ -685,23 +676,10 @@ def _fit_inputs(rng) -> list[tuple[int, int, tuple[int, ...], torch.dtype]]:
             model_bytes = budget_gib * GIB - k * per_sample
         else:
             model_bytes = int(rng.uniform(0.05, 0.9) * budget_gib * GIB)
-        cases.append((budget_gib, model_bytes, shape, dtype))
+        free = budget_gib * GIB - model_bytes
+        case = dict(budget_gib=budget_gib, model_bytes=model_bytes, sample_shape=shape, dtype=dtype)
+        cases.append(dict(case, per=per_sample, free=free, want=max(0, free // per_sample)))
     return cases
-
-
-def _fit_case(budget_gib, model_bytes, sample_shape, dtype) -> dict[str, Any]:
-    """The inputs as the table reads them, with the bytes per sample, the free bytes and want."""
-    per = math.prod(sample_shape) * dtype.itemsize
-    free = budget_gib * GIB - model_bytes
-    return dict(
-        budget_gib=budget_gib,
-        model_bytes=model_bytes,
-        sample_shape=sample_shape,
-        dtype=dtype,
-        per=per,
-        free=free,
-        want=max(0, free // per),
-    )
 
 
 @lab.exercise(
@@ -718,10 +696,10 @@ def _fit_case(budget_gib, model_bytes, sample_shape, dtype) -> dict[str, Any]:
 )
 def q4(samples_that_fit, rng):
     failures = []
-    for inputs in _fit_inputs(rng):
+    for case in _fit_cases(rng):
+        inputs = (case["budget_gib"], case["model_bytes"], case["sample_shape"], case["dtype"])
         answer = call(samples_that_fit, *inputs)
         got = as_number(answer, ("the number of samples", "die Zahl der Beispiele"), returned=True)
-        case = _fit_case(*inputs)
         if not close(got, case["want"], rel_tol=0, abs_tol=1e-9):
             failures.append((got, case))
     FIT_MISTAKES.diagnose(failures)

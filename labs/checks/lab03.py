@@ -422,6 +422,9 @@ def _stalling(rng, dtype):
 
 
 def _running(values):
+    """The total of a running sum in the values' own 16-bit format, rounded after every term."""
+    if values.dtype == torch.float16:  # numpy's accumulate rounds to float16 after every add
+        return float(np.add.accumulate(values.numpy())[-1])
     total = torch.zeros((), dtype=values.dtype)
     for v in values:
         total = total + v
