@@ -39,6 +39,7 @@ import nbformat
 from tools import slides  # the fingerprint and the widget filter
 from tools.build import lesson_rows
 from utils.course import LANGUAGES, LEVELS, ROOT, course_map, location
+from utils.course import lessons as course_lessons
 
 EXECUTED = ROOT / "build/executed"
 STAGING = ROOT / "build/site-src"
@@ -59,6 +60,9 @@ WORDS = {
         "failed": "**This page shows no outputs**: the notebook failed to execute when this "
         "site was built. Open it in Colab or Kaggle to run it.",
         "start": "Jupyter notebooks on GPU and TPU hardware, in English and German.",
+        "overview": "Overview",
+        "contents": "On this page",
+        "search": "Search",
     },
     "de": {
         "title": "GPU & TPU in der Praxis",
@@ -70,6 +74,9 @@ WORDS = {
         "failed": "**Diese Seite zeigt keine Ausgaben**: Das Notebook ließ sich beim Bauen der "
         "Website nicht ausführen. Öffne es in Colab oder Kaggle, um es selbst auszuführen.",
         "start": "Jupyter-Notebooks auf GPU- und TPU-Hardware, auf Englisch und Deutsch.",
+        "overview": "Übersicht",
+        "contents": "Auf dieser Seite",
+        "search": "Suchen",
     },
 }
 
@@ -80,11 +87,25 @@ extensions = ["myst_nb"]
 nb_execution_mode = "off"  # tools/site.py executed every notebook once, into build/executed
 nb_output_stderr = "show"
 myst_enable_extensions = ["dollarmath"]
-html_theme = "alabaster"
-html_theme_options = {"page_width": "1200px", "sidebar_width": "240px"}
+# Jupyter Book's look: the lessons on the left, the page's sections on the right, a menu on a
+# phone.  Its fonts and icons ship inside the package: nothing is fetched from the internet.
+# Sphinx translates a theme's words into one language per site; this site has two, so the
+# sidebar, the section list, the search field and the footer are the course's own templates,
+# in the page's language, and the previous/next links (which would cross from one language into
+# the other) are off.
+html_theme = "sphinx_book_theme"
+html_theme_options = {
+    "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
+    "secondary_sidebar_items": ["course-toc.html"],
+    "footer_content_items": ["course-footer.html"],
+    "use_download_button": False,  # the sources are not copied into the site
+    "show_prev_next": False,
+    "navbar_persistent": [],  # the search field is the sidebar's, in the page's language
+}
+html_sidebars = {"**": ["course-title.html", "course-search.html", "course-nav.html"]}
 html_title = "GPU & TPU in Practice · GPU & TPU in der Praxis"
 html_show_sphinx = False
-html_show_copyright = False  # the footer is the course's own, in the page's language (layout)
+html_show_copyright = False  # the footer is the course's own, in the page's language
 html_static_path = ["_static"]
 html_css_files = ["course.css"]
 templates_path = ["_templates"]
@@ -95,35 +116,70 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 suppress_warnings = ["myst.xref_missing", "myst.header", "misc.highlighting_failure", "toc.not_included"]
 '''
 
-LAYOUT = """{% extends "!layout.html" %}
-{% block document %}
-{%- set parts = pagename.split('/') -%}
+# The page's language: its folder (en/, de/); the start page above both reads as English.
+LANG = """{%- set lang = pagename.split('/')[0] %}
+{%- set lang = lang if lang in ('en', 'de') else 'en' %}"""
+
+TEMPLATES = {
+    # The switch to the same page in the other language, in the bar above the article.
+    "lang-switch.html": """{%- set parts = pagename.split('/') -%}
 {%- if parts[0] in ('en', 'de') %}
-<div class="lang-switch">
   {%- set other = 'de' if parts[0] == 'en' else 'en' %}
-  <a href="{{ pathto(other ~ '/' ~ (parts[1:] | join('/'))) }}" hreflang="{{ other }}">
-    {{- 'Deutsch' if other == 'de' else 'English' -}}</a>
-</div>
+<a class="lang-switch" href="{{ pathto(other ~ '/' ~ (parts[1:] | join('/'))) }}"
+   hreflang="{{ other }}">{{ 'Deutsch' if other == 'de' else 'English' }}</a>
 {%- endif %}
-{{ super() }}
-{% endblock %}
-{% block footer %}
-<div class="footer">
-{%- set lang = pagename.split('/')[0] %}
-{{ (FOOTER_DE if lang == 'de' else FOOTER_EN) | e }}
-</div>
-{% endblock %}
-"""
+""",
+    "course-title.html": LANG
+    + """
+<h1 class="logo"><a href="{{ pathto(lang ~ '/index') }}">{{ WORDS[lang].title | e }}</a></h1>
+""",
+    "course-search.html": LANG
+    + """
+<form class="bd-search course-search" action="{{ pathto('search') }}" method="get">
+  <i class="fa-solid fa-magnifying-glass"></i>
+  <input type="search" class="form-control" name="q" placeholder="{{ WORDS[lang].search }}"
+         aria-label="{{ WORDS[lang].search }}">
+</form>
+""",
+    # The lessons of the page's language only: a table of contents would list both languages.
+    "course-nav.html": LANG
+    + """
+<nav class="bd-links bd-docs-nav course-nav" aria-label="{{ WORDS[lang].overview }}">
+<ul class="nav bd-sidenav">
+  <li class="toctree-l1{% if pagename == lang ~ '/index' %} current active{% endif %}">
+    <a class="reference internal" href="{{ pathto(lang ~ '/index') }}">
+      {{- WORDS[lang].overview }}</a></li>
+  {%- for stem, title in NAV[lang] %}
+  <li class="toctree-l1{% if pagename == lang ~ '/' ~ stem %} current active{% endif %}">
+    <a class="reference internal" href="{{ pathto(lang ~ '/' ~ stem) }}">{{ title | e }}</a></li>
+  {%- endfor %}
+</ul>
+</nav>
+""",
+    "course-toc.html": LANG
+    + """
+{%- set page_toc = generate_toc_html() %}
+{%- if page_toc | length >= 1 %}
+<div class="page-toc tocsection onthispage">
+  <i class="fa-solid fa-list"></i> {{ WORDS[lang].contents }}</div>
+<nav class="page-toc">{{ page_toc }}</nav>
+{%- endif %}
+""",
+    "course-footer.html": LANG
+    + """
+<div class="footer">{{ WORDS[lang].footer | e }}</div>
+""",
+}
 
-# The sidebar's title (alabaster's about.html) in the page's language.
-ABOUT = """{%- set lang = pagename.split('/')[0] %}
-<h1 class="logo"><a href="{{ pathto((lang if lang in ('en', 'de') else 'en') ~ '/index') }}">
-  {{- (TITLE_DE if lang == 'de' else TITLE_EN) | e -}}</a></h1>
-"""
-
-CSS = """.lang-switch { float: right; font-weight: bold; padding: 0.2em 0.6em;
+CSS = """.lang-switch { font-weight: bold; padding: 0.2em 0.6em; margin-right: 0.5em;
   border: 1px solid #bbb; border-radius: 4px; }
-div.body { max-width: none; }
+.header-article-items__end { display: flex; align-items: center; }
+h1.logo { font-size: 1.3em; margin: 0.5em 0 0.8em; }
+form.course-search { display: flex; align-items: center; gap: 0.5em; margin-bottom: 1em; }
+/* A long German word in a title breaks instead of running off a phone's screen. */
+article h1 { overflow-wrap: anywhere; hyphens: auto; }
+@media (max-width: 600px) { article h1 { font-size: 2rem; } }
+article table { font-size: 0.9em; }
 /* Long output lines wrap instead of being cut off at the page's edge. */
 div.cell_output pre, div.output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 div.course-failed { border: 2px solid #c00; background: #fee; padding: 0.6em 1em;
@@ -274,16 +330,24 @@ def stage(stems: list[str], langs, executed: Path, staging: Path) -> None:
     (staging / "_templates").mkdir(parents=True)
     (staging / "_static").mkdir()
     now = time.localtime()
-    context = {
-        "FOOTER_EN": WORDS["en"]["footer"].format(date=time.strftime("%Y-%m-%d", now)),
-        "FOOTER_DE": WORDS["de"]["footer"].format(date=f"{now.tm_mday}.{now.tm_mon}.{now.tm_year}"),
-        "TITLE_EN": WORDS["en"]["title"],
-        "TITLE_DE": WORDS["de"]["title"],
+    dates = {
+        "en": time.strftime("%Y-%m-%d", now),
+        "de": f"{now.tm_mday}.{now.tm_mon}.{now.tm_year}",
     }
+    words = {
+        lang: {**WORDS[lang], "footer": WORDS[lang]["footer"].format(date=dates[lang])}
+        for lang in LANGUAGES
+    }
+    titles = {lesson.stem: lesson.title for lesson in course_lessons(ROOT)}
+    nav = {
+        lang: [(stem, f"{stem[:2]} · {titles[stem][lang]}") for stem in stems if lang in langs]
+        for lang in LANGUAGES
+    }
+    context = {"WORDS": words, "NAV": nav}
     (staging / "conf.py").write_text(CONF + f"html_context = {context!r}\n")
-    (staging / "_templates/layout.html").write_text(LAYOUT)
+    for name, template in TEMPLATES.items():
+        (staging / "_templates" / name).write_text(template)
     (staging / "_static/course.css").write_text(CSS)
-    (staging / "_templates/about.html").write_text(ABOUT)
     top = start_page(stems, langs)
     (staging / "index.md").write_text("\n".join(top))
     for lang in langs:

@@ -20,29 +20,28 @@ pytest.importorskip("myst_nb")
 
 LESSON = "00_what_hardware"
 REMOTE_SCRIPT = re.compile(r'<script[^>]+src="(https?:)?//[^"]*"', re.I)
+REMOTE_LINK = re.compile(r'<link[^>]+href="(https?:)?//[^"]*"', re.I)  # stylesheets, fonts
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp("site")
-    command = [
-        sys.executable,
-        "-m",
-        "tools.site",
-        "--lessons",
-        "00",
-        "--out",
-        str(work / "site"),
-        "--executed",
-        str(work / "executed"),
-    ]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    # Run again: the executed copies are current, so nothing executes twice.
-    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0 and "executing" not in again.stdout, again.stdout
-    assert f"current: executed/de/{LESSON}.ipynb" in again.stdout
-    return work / "site"
+def site(once) -> Path:
+    def make(work: Path) -> None:
+        command = [sys.executable, "-m", "tools.site", "--lessons", "00"]
+        command += ["--out", str(work / "site"), "--executed", str(work / "executed")]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+    return once("site", make) / "site"
+
+
+def test_a_second_run_executes_nothing(site, capsys):
+    """The executed copies are current: the step that executes finds them and runs no kernel."""
+    executed = site.parent / "executed"
+    failed = site_tool.execute_all([LESSON], LANGUAGES, executed, force=False, timeout=60)
+    said = capsys.readouterr().out
+    assert failed == [] and "executing" not in said, said
+    for lang in LANGUAGES:
+        assert f"current: executed/{lang}/{LESSON}.ipynb" in said
 
 
 def page(site: Path, lang: str, name: str = LESSON) -> str:
@@ -85,6 +84,11 @@ def test_footer_and_sidebar_in_the_page_language(site):
     assert "GPU &amp; TPU in Practice" in english.split('class="footer"')[1]
     logo = german.split('class="logo"')[1].split("</h1>")[0]
     assert "in der Praxis" in logo and "in Practice" not in logo
+    # The lessons of the page's language only, and the theme's words in it.
+    nav = german.split("course-nav")[1].split("</nav>")[0]
+    assert "Welche Hardware habe ich?" in nav and "What hardware" not in nav
+    assert 'placeholder="Suchen"' in german and 'placeholder="Search"' in english
+    assert "Auf dieser Seite" in german and "On this page" in english
 
 
 def test_long_output_lines_wrap(site):
@@ -97,6 +101,7 @@ def test_pages_load_no_script_from_the_internet(site):
         for name in (LESSON, "index"):
             html = page(site, lang, name)
             assert not REMOTE_SCRIPT.search(html), REMOTE_SCRIPT.search(html).group(0)
+            assert not REMOTE_LINK.search(html), REMOTE_LINK.search(html).group(0)
             assert "widget-view+json" not in html
             assert not re.search(r'<img[^>]+src="(https?:)?//', html)  # badges: text links
 
