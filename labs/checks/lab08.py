@@ -633,19 +633,6 @@ def _mse_grads(params, x, y):
     return {"w": x.T @ error, "b": error.sum(axis=0)}
 
 
-def _shapes(grads: Any) -> Any:
-    """A dict's shapes by key (None where a value is no array), or the type of anything else."""
-    if not isinstance(grads, dict):
-        return type(grads).__name__
-    shapes = {}
-    for k, v in grads.items():
-        try:
-            shapes[k] = tuple(to_numpy(v).shape)
-        except Exception:
-            shapes[k] = None
-    return shapes
-
-
 def _watched_loss():
     """The model's loss, as the learner gets it, and what it notes: for x and y, on how many
     devices each arrived and how many rows each device held (inside shard_map over "data" an
@@ -709,7 +696,10 @@ def _dp_round(dp_grads, params, x, y):
     got = _arrays(answer, want)
     if got is None:
         shapes = {k: want[k].shape for k in sorted(want)}
-        raise GRADIENTS.wrong("structure", keys=sorted(want), shapes=shapes, yours=_shapes(answer))
+        yours = (
+            jax.tree.map(np.shape, answer) if isinstance(answer, dict) else type(answer).__name__
+        )
+        raise GRADIENTS.wrong("structure", keys=sorted(want), shapes=shapes, yours=yours)
     if not all(allclose(got[k], want[k], **TOL) for k in want):
         one_shard = _mse_grads(params, x[:per_device], y[:per_device])
         raise GRADIENTS.wrong_for(got, dict(want=want, one_shard=one_shard), "wrong_gradients")
@@ -823,12 +813,10 @@ ANSWER = Mistakes(
         "wrong",
         "For n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} bytes "
         "({mem_gib:,.0f} GiB) and gpus = {gpus} you return {got!r}; the answer is {want!r}. "
-        "The state is {state:,} bytes ({state_gib:,.2f} GiB), {share_gib:,.2f} GiB per GPU "
-        "when split {gpus} ways.",
+        "The state is {state:,} bytes, {state_gib:,.2f} GiB{split}.",
         "Für n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} Bytes "
         "({mem_gib:,.0f} GiB) und gpus = {gpus} gibst du {got!r} zurück; die Antwort ist "
-        "{want!r}. Der Zustand ist {state:,} Bytes groß ({state_gib:,.2f} GiB), "
-        "{share_gib:,.2f} GiB pro GPU, wenn er in {gpus} Teile aufgeteilt wird.",
+        "{want!r}. Der Zustand ist {state:,} Bytes groß, {state_gib:,.2f} GiB{split}.",
     ),
 )
 FAR = Mistakes(
@@ -1022,26 +1010,17 @@ def _q5_verdict(answers: list[tuple[str, dict[str, Any]]]) -> None:
 def q5(choose, rng):
     ask = lambda q: _choice(call(choose, q["n"], q["bpp"], q["memory"], q["gpus"]))  # noqa: E731
     _q5_verdict([(ask(q), q) for q in _q5_questions(rng)])
-    sizes = {b: b * 1e9 * LESSON_BYTES / GIB for b in (1.5, 7, 70)}  # GiB of training state
+    gib = [b * 1e9 * LESSON_BYTES / GIB for b in (1.5, 7, 70)]  # their training state
     return text(
-        "Correct! The lesson's models on H100s of {h:.0f} GiB: {b1:.1f}B parameters need "
-        "{a:,.0f} GiB, DDP on 8; {b2:.0f}B need {b:,.0f} GiB, FSDP with {c:,.0f} GiB per GPU on "
-        "8; {b3:.0f}B need {d:,.0f} GiB, {e:,.0f} GiB per GPU on 8 (no), {f:,.1f} GiB on 64 "
-        "(FSDP).",
-        "Richtig! Die Modelle der Lektion auf H100 mit {h:.0f} GiB: {b1:.1f} Mrd. Parameter "
-        "brauchen {a:,.0f} GiB, DDP auf 8; {b2:.0f} Mrd. brauchen {b:,.0f} GiB, FSDP mit "
-        "{c:,.0f} GiB pro GPU auf 8; {b3:.0f} Mrd. brauchen {d:,.0f} GiB, {e:,.0f} GiB pro GPU "
-        "auf 8 (nein), {f:,.1f} GiB auf 64 (FSDP).",
-        h=DEVICE_MEMORY["H100"] / GIB,
-        b1=1.5,
-        b2=7,
-        b3=70,
-        a=sizes[1.5],
-        b=sizes[7],
-        c=sizes[7] / 8,
-        d=sizes[70],
-        e=sizes[70] / 8,
-        f=sizes[70] / 64,
+        "Correct! The lesson's models on H100s of {h:.0f} GiB: {b:.1f}B parameters need "
+        "{s15:,.0f} GiB, DDP on 8; 7B need {s7:,.0f} GiB, FSDP with {p7:,.0f} GiB per GPU on 8; "
+        "70B need {s70:,.0f} GiB, {p70:,.0f} GiB per GPU on 8 (no), {q70:,.1f} GiB on 64 (FSDP).",
+        "Richtig! Die Modelle der Lektion auf H100 mit {h:.0f} GiB: {b:.1f} Mrd. Parameter "
+        "brauchen {s15:,.0f} GiB, DDP auf 8; 7 Mrd. brauchen {s7:,.0f} GiB, FSDP mit {p7:,.0f} "
+        "GiB pro GPU auf 8; 70 Mrd. brauchen {s70:,.0f} GiB, {p70:,.0f} GiB pro GPU auf 8 "
+        "(nein), {q70:,.1f} GiB auf 64 (FSDP).",
+        **dict(h=DEVICE_MEMORY["H100"] / GIB, b=1.5, s15=gib[0], s7=gib[1], p7=gib[1] / 8),
+        **dict(s70=gib[2], p70=gib[2] / 8, q70=gib[2] / 64),
     )
 
 
