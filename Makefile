@@ -138,7 +138,9 @@ test-compat:
 	$(THREADS) .venv-py313/bin/python -m pytest -n 2 -m "not alone" tests
 	$(THREADS) .venv-py313/bin/python -m pytest -m alone tests
 
-PY313 ?= $(shell command -v python3.13 || echo $$HOME/.pyenv/versions/3.13.0/bin/python3.13)
+# A python3.13 that runs: a pyenv shim exists even where pyenv has not selected 3.13, and fails.
+PY313 ?= $(shell python3.13 -c "import sys; print(sys.executable)" 2>/dev/null \
+    || echo $$HOME/.pyenv/versions/3.13.0/bin/python3.13)
 
 clean:
 	rm -rf .venv .venv-colab .venv-py313 .pytest_cache .ruff_cache
