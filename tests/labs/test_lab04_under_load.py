@@ -1,0 +1,70 @@
+"""Lab 04 q1 judges a timer by the work its stretch held, so its verdicts must not change when
+every core is busy: the solution passes every try, and each wrong timer whose verdict weighs work
+(the closest of them, two runs timed as one) is rejected every time, with its own feedback.
+
+Busy means one `yes` process per core beside the test, started and killed here; the test needs
+the machine to itself (make test runs it after the parallel run), so that the load is the one it
+starts. The tries are as many as fit in about two minutes on two busy cores."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("jax")
+pytest.importorskip("torch")
+
+import tests.labs.cases_lab04 as cases  # noqa: E402
+from labs.kit import PASSED, WRONG  # noqa: E402
+from tests.labs import test_labs as labs  # noqa: E402 -- its helpers; its tests are not collected here
+
+SOLUTION_TRIES = 60
+WRONG_TRIES = 4
+# The wrong timers whose verdict weighs amounts of work (the rest are told by the order of the
+# clock reads, which load can't change).
+WEIGHED = [
+    (cases.no_sync, "no_sync"),
+    (cases.first_call, "compile_includes_run"),
+    (cases.ten_runs_undivided, "run_too_long"),
+    (cases.warm_up_timed_too, "run_too_long"),
+    (cases.divided_by_too_many, "runs_miscounted"),
+]
+
+
+@pytest.fixture
+def busy_cores() -> Iterator[int]:
+    """A `yes` process on every core while the test runs."""
+    count = os.cpu_count() or 2
+    hogs = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(count)]
+    try:
+        time.sleep(0.5)  # both running before the first try
+        assert all(hog.poll() is None for hog in hogs)
+        yield count
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def test_the_weighed_wrong_answers_are_cases_of_the_lab():
+    wrong = cases.CASES[cases.LAB, "compile_and_run"].wrong
+    assert all(pair in wrong for pair in WEIGHED)
+
+
+@pytest.mark.alone
+def test_compile_and_run_verdicts_hold_with_every_core_busy(busy_cores):
+    ex = labs.exercise(cases.LAB, "compile_and_run")
+    rejected = []
+    for seed in range(SOLUTION_TRIES):
+        result = ex.evaluate(cases.aot, seed=seed)
+        if result.status != PASSED:
+            rejected.append((seed, result))
+    assert not rejected, f"the solution was rejected in {len(rejected)} of {SOLUTION_TRIES} tries"
+    for answer, key in WEIGHED:
+        for seed in range(WRONG_TRIES):
+            result = ex.evaluate(answer, seed=seed)
+            assert (result.status, result.key) == (WRONG, key), (seed, answer.__name__, result)
