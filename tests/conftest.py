@@ -2,6 +2,12 @@
 test starts (the grader's, the setup cell's) runs the course's kernel checks (tests/nbval_holes.py:
 failed magics show as errors, German notebooks must print German numbers)."""
 
+import fcntl
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
 from tests.nbval_holes import install_startup
@@ -36,3 +42,31 @@ def english():
     i18n.set_language("en")
     yield
     i18n.set_language(before)
+
+
+def made_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
+    """A folder that `make` fills once per run: the worker that comes first makes it, the other
+    waits and reads it (a module-scoped fixture would be made again by every worker that runs
+    one of the module's tests).  Tests only read it."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        folder = tmp_path_factory.mktemp(name)
+        make(folder)
+        return folder
+    shared = tmp_path_factory.getbasetemp().parent  # this run's folder, shared by the workers
+    folder, done = shared / name, shared / f"{name}.done"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            if folder.exists():
+                shutil.rmtree(folder)  # a make that failed before
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def once(tmp_path_factory) -> Callable[[str, Callable[[Path], None]], Path]:
+    """`once(name, make)`: see made_once."""
+    return lambda name, make: made_once(tmp_path_factory, name, make)

@@ -76,45 +76,55 @@ def test_exercises_are_named_q1_q2_in_order_and_bound_in_one_short_cell(stem):
     assert bound >= {"lab", *labels}
 
 
-@pytest.mark.parametrize("stem, name", sorted(CASES))
-def test_right_answers_pass_on_fresh_random_inputs(stem, name):
+def german_feedback(ex: Exercise, answer, seed: int, english) -> None:
+    """The same wrong answer in German: the same key, a message of its own, German numbers."""
+    i18n.set_language("de")
+    try:
+        german = ex.evaluate(answer, seed=seed)
+    finally:
+        i18n.set_language("en")
+    assert german.key == english.key and german.message and german.message != english.message
+    english_number = re.search(ENGLISH_NUMBER, german.message)
+    assert not english_number, f"English number in German: {english_number[0]!r}"
+
+
+EVERY_SEED = range(50)
+TIMED = sorted(k for k, case in CASES.items() if case.timing)  # also tested under load
+UNTIMED = sorted(k for k, case in CASES.items() if not case.timing)
+
+
+@pytest.mark.parametrize("stem, name", TIMED)
+def test_timed_answers_pass_and_wrong_ones_get_their_feedback_in_both_languages(stem, name):
+    """A few seeds: each seed times real work (the under-load test runs them again)."""
     ex = exercise(stem, name)
     for answer in CASES[stem, name].right:
         for seed in (*SEEDS, None):
             result = ex.evaluate(answer, seed=seed)
             assert result.status == PASSED, (seed, result)
-
-
-@pytest.mark.parametrize("stem, name", sorted(CASES))
-def test_wrong_answers_get_their_feedback_in_both_languages(stem, name):
-    ex = exercise(stem, name)
     for answer, key in CASES[stem, name].wrong:
         for seed in SEEDS:
             result = ex.evaluate(answer, seed=seed)
             assert (result.status, result.key) == (WRONG, key), (seed, result)
-            i18n.set_language("de")
-            german = ex.evaluate(answer, seed=seed)
-            i18n.set_language("en")
-            assert german.key == key and german.message and german.message != result.message
-            english_number = re.search(ENGLISH_NUMBER, german.message)
-            assert not english_number, f"English number in German: {english_number[0]!r}"
-
-
-EVERY_SEED = range(50)
-UNTIMED = sorted(k for k, case in CASES.items() if not case.timing)  # timed: tested under load
+            german_feedback(ex, answer, seed, result)
 
 
 @pytest.mark.parametrize("stem, name", UNTIMED)
 def test_every_seed_rejects_each_wrong_answer_and_passes_each_right_one(stem, name):
-    """The draws reach every boundary on every seed: no answer is right by luck of the draw."""
+    """The draws reach every boundary on every seed: no answer is right by luck of the draw.
+    Right answers also pass on fresh random inputs (no seed); on the first seeds each wrong
+    answer gets its feedback in German too."""
     ex = exercise(stem, name)
-    for seed in EVERY_SEED:
+    for seed in (*EVERY_SEED, None):
         for answer in CASES[stem, name].right:
             result = ex.evaluate(answer, seed=seed)
             assert result.status == PASSED, (seed, answer.__name__, result)
+        if seed is None:
+            continue
         for answer, key in CASES[stem, name].wrong:
             result = ex.evaluate(answer, seed=seed)
             assert (result.status, result.key) == (WRONG, key), (seed, answer.__name__, result)
+            if seed in SEEDS:
+                german_feedback(ex, answer, seed, result)
 
 
 @pytest.mark.parametrize("stem, name", sorted(CASES))
