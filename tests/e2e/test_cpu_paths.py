@@ -12,6 +12,7 @@ plain path; the forced-on run is skipped rather than attempted (an illegal instr
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -27,11 +28,24 @@ from utils.models import merging
 
 HELPERS = Path(__file__).parent / "cpu_paths"
 
-bnb = pytest.importorskip("bitsandbytes", reason="bitsandbytes is not installed")
-pytest.importorskip("peft", reason="peft is not installed")
+# Looked up, not imported: importing bitsandbytes and peft takes seconds, and every worker of the
+# suite collects this file; the one that runs its tests imports them (libraries, below).
+for _name in ("bitsandbytes", "peft"):
+    if importlib.util.find_spec(_name) is None:
+        pytest.skip(f"{_name} is not installed", allow_module_level=True)
 
-# the CPU's own answer, read in this process, where nothing forces it
-HAS_AVX512BF16 = bool(bnb.functional.has_avx512bf16())
+
+@pytest.fixture(scope="module", autouse=True)
+def libraries() -> None:
+    import bitsandbytes  # noqa: F401
+    import peft  # noqa: F401
+
+
+def has_avx512bf16() -> bool:
+    """The CPU's own answer, read in this process, where nothing forces it."""
+    import bitsandbytes as bnb
+
+    return bool(bnb.functional.has_avx512bf16())
 
 
 def _run(forced_off: bool) -> dict:
@@ -65,7 +79,7 @@ def path_result(request) -> dict:
     """One model load per path: bitsandbytes' AVX512-BF16 path as the CPU offers it, then off."""
     if request.param == "forced-off":
         return _run(forced_off=True)
-    if not HAS_AVX512BF16:
+    if not has_avx512bf16():
         pytest.skip(
             "this CPU has no AVX512-BF16: bitsandbytes' repacking path can't run here (forcing "
             "it would be an illegal instruction); the forced-off run is this CPU's own path"
