@@ -13,11 +13,14 @@ import pytest
 from tests.nbval_holes import install_startup
 from utils import i18n
 
-# The files whose tests take longest (a minute or more each on two busy cores: fresh processes,
-# kernels, every core spun), in the order they start: `make test` runs the suite on two workers,
-# and a long test that starts last keeps one worker busy while the other has nothing left.
-FIRST = (
+# The files whose tests take longest (minutes each on two busy cores: fresh processes, kernels,
+# model loads, every core spun), longest first.  `make test` runs the suite on two workers with
+# --dist worksteal, which hands the first half of the collection to one worker and the second half
+# to the other, and steals from the end of a queue: a long file must start a half, or it ends one
+# worker's run alone while the other has nothing left.  So they are dealt to the two halves in turn.
+LONGEST = (
     "test_resume.py",
+    "test_kaggle_dataset.py",
     "test_labs_under_load.py",
     "test_lesson07_resume.py",
     "test_cpu_paths.py",
@@ -30,10 +33,18 @@ def pytest_configure(config):
     install_startup()
 
 
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected: the halves as xdist sees them
 def pytest_collection_modifyitems(items):
-    """The longest files first (see FIRST); the order within a file stays as it is."""
-    rank = {name: n for n, name in enumerate(FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))
+    """Each half of the collection starts with its share of the longest files (see LONGEST); the
+    order within a file stays as it is."""
+    rank = {name: n for n, name in enumerate(LONGEST)}
+    long = [item for item in items if item.path.name in rank]
+    rest = [item for item in items if item.path.name not in rank]
+    long.sort(key=lambda item: rank[item.path.name])  # stable: a file's order stays
+    first = [item for item in long if rank[item.path.name] % 2 == 0]
+    second = [item for item in long if rank[item.path.name] % 2 == 1]
+    cut = max(0, min(len(rest), len(items) // 2 - len(first)))
+    items[:] = first + rest[:cut] + second + rest[cut:]
 
 
 @pytest.fixture(autouse=True)
