@@ -73,12 +73,6 @@ def _arrays(got: Any, like: list | dict) -> list | dict | None:
     return arrays
 
 
-def _raise_first(table: Mistakes, got: Any, case: dict[str, Any]) -> None:
-    """Raise the first mistake of `table` that `got` shows for `case`, if one does."""
-    if found := table.explaining(got, case):
-        raise table.wrong(found[0], got=got, **case)
-
-
 # --- q1: the bytes of a ring all-reduce ----------------------------------------------------------
 # Filled with size (the bytes to reduce), n (the devices), want (the bytes each device sends).
 RING = Mistakes(
@@ -706,7 +700,8 @@ def _dp_round(dp_grads, params, x, y):
     for name in ("x", "y"):
         devices, rows = seen.get(name, (0, 0))
         case = dict(name=name, n=n, per_device=per_device, devices=devices, rows=rows)
-        _raise_first(LAYOUT, None, dict(case, noted=name in seen))
+        if found := LAYOUT.explaining(None, dict(case, noted=name in seen)):
+            raise LAYOUT.wrong(found[0], **case)
 
 
 # --- q5: which parallelism? ----------------------------------------------------------------------
