@@ -4,7 +4,7 @@ every core is busy: the solution passes every try, and each wrong timer whose ve
 
 Busy means one `yes` process per core beside the test, started and killed here; the test needs
 the machine to itself (make test runs it after the parallel run), so that the load is the one it
-starts. The tries are as many as fit in about two minutes on two busy cores."""
+starts. The tries are kept to what fits in a few minutes on two busy cores."""
 
 from __future__ import annotations
 
