@@ -765,9 +765,7 @@ DECODE_TIMING = (
             "per_token_time",
             "That is the time per token: tokens per second is tokens ÷ seconds.",
             "Das ist die Zeit pro Token: Tokens pro Sekunde sind Tokens ÷ Sekunden.",
-            when=lambda got, low, high, **_: (
-                got > 0 and (_in(1 / got, low, high) or _in(1e3 / got, low, high))
-            ),
+            when=lambda got, low, high, **_: got > 0 and _in(1 / got, low, high),
         ),
         Mistake(
             "per_millisecond",
