@@ -272,7 +272,7 @@ q5.check(decode_tokens_per_s)
 # %% [markdown] lang="en"
 # ## 6. With and without a KV cache, timed on your device
 #
-# Exercise 5's server ran on a virtual clock; this one runs on yours. `decode` holds two functions
+# Exercise 5's server ran on a virtual clock; this measurement runs on yours. `decode` holds two functions
 # that continue the same 128-token prompt by 8 greedy tokens with a tiny two-layer model on this
 # notebook's device: `decode["with_cache"]()` starts from the prompt's keys and values, kept once,
 # and computes only the new token at each step; `decode["without_cache"]()` runs the whole context
@@ -287,9 +287,10 @@ q5.check(decode_tokens_per_s)
 # %% [markdown] lang="de"
 # ## 6. Mit und ohne KV-Cache, auf deinem Gerät gemessen
 #
-# Der Server aus Aufgabe 5 lief auf einer virtuellen Uhr, dieser läuft auf deiner. `decode` enthält
-# zwei Funktionen, die denselben Prompt aus 128 Tokens mit einem winzigen Modell aus zwei
-# Schichten auf dem Gerät dieses Notebooks um 8 Tokens fortsetzen, jeweils das wahrscheinlichste:
+# Der Server aus Aufgabe 5 lief auf einer virtuellen Uhr, diese Messung läuft auf deiner. `decode`
+# enthält zwei Funktionen, die denselben Prompt aus 128 Tokens um 8 Tokens fortsetzen (greedy,
+# also jeweils mit dem wahrscheinlichsten), mit einem winzigen Modell aus zwei Schichten auf dem
+# Gerät dieses Notebooks:
 # `decode["with_cache"]()` beginnt bei den Keys und Values des Prompts, einmal gespeichert, und
 # berechnet in jedem Schritt nur das neue Token; `decode["without_cache"]()` schickt in jedem
 # Schritt den ganzen Kontext durch das Modell. Jede gibt ihre 8 neuen Tokens als Tensor zurück,
@@ -297,7 +298,7 @@ q5.check(decode_tokens_per_s)
 # `sync(tokens)` wartet auf sie (die Synchronisation des Kurses aus Lektion 01; auf einer CPU kehrt
 # sie sofort zurück). Schreib `time_decoding(decode, sync)`: Gib `(tokens_per_s, faster, speedup)`
 # zurück, `tokens_per_s` ein Dict mit den Tokens pro Sekunde, die jede Funktion hier decodiert,
-# `faster` der Name der schnelleren und `speedup`, wie viel Mal so schnell sie ist, alles aus
+# `faster` der Name der schnelleren und `speedup` der Faktor, um den sie schneller ist, alles aus
 # deinen eigenen Zahlen. Schätz den Faktor, bevor du die Zelle ausführst: Wie viel der Arbeit in
 # Schritt t spart der Cache?
 
