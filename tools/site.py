@@ -121,6 +121,11 @@ LANG = """{%- set lang = pagename.split('/')[0] %}
 {%- set lang = lang if lang in ('en', 'de') else 'en' %}"""
 
 TEMPLATES = {
+    # The page's language on its <html> tag (Sphinx has one `language` per site): German words are
+    # hyphenated as German and read aloud as German.
+    "layout.html": """{%- extends "!layout.html" %}
+{%- set language = pagename.split('/')[0] if pagename.split('/')[0] in ('en', 'de') else 'en' %}
+""",
     # The switch to the same page in the other language, in the bar above the article.
     "lang-switch.html": """{%- set parts = pagename.split('/') -%}
 {%- if parts[0] in ('en', 'de') %}

@@ -89,6 +89,7 @@ def test_footer_and_sidebar_in_the_page_language(site):
     assert "Welche Hardware habe ich?" in nav and "What hardware" not in nav
     assert 'placeholder="Suchen"' in german and 'placeholder="Search"' in english
     assert "Auf dieser Seite" in german and "On this page" in english
+    assert '<html lang="de"' in german and '<html lang="en"' in english
 
 
 def test_long_output_lines_wrap(site):
