@@ -178,10 +178,16 @@ def test_an_fp8_cache_holds_one_byte_per_number():
 def test_peak_rise_sees_a_tensor_held_during_the_call():
     if not exact_peaks():
         pytest.skip("the peak cannot be reset here (no /proc)")
-    import torch
-
     from utils.memory import peakmem
 
+    # In a process of its own: another test's threads freeing memory in this worker would move
+    # the resident size under the measurement.
+    code = (
+        "import json, sys, torch\n"
+        "from utils.memory import peakmem\n"
+        "size = json.loads(sys.argv[1])\n"
+        "print(peakmem.peak_rise(lambda: torch.ones(size, dtype=torch.uint8).fill_(2)))\n"
+    )
     size = 64 * 2**20
-    rise = peakmem.peak_rise(lambda: torch.ones(size, dtype=torch.uint8).fill_(2))
+    rise = peakmem.in_clean_process(code, size)
     assert size * 0.9 < rise < size * 3
