@@ -8,11 +8,6 @@ starts. The tries are kept to what fits in a few minutes on two busy cores."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import time
-from collections.abc import Iterator
-
 import pytest
 
 pytest.importorskip("jax")
@@ -33,21 +28,6 @@ WEIGHED = [
     (cases.warm_up_timed_too, "run_too_long"),
     (cases.divided_by_too_many, "runs_miscounted"),
 ]
-
-
-@pytest.fixture
-def busy_cores() -> Iterator[int]:
-    """A `yes` process on every core while the test runs."""
-    count = os.cpu_count() or 2
-    hogs = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(count)]
-    try:
-        time.sleep(0.5)  # both running before the first try
-        assert all(hog.poll() is None for hog in hogs)
-        yield count
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
 
 
 def test_the_weighed_wrong_answers_are_cases_of_the_lab():

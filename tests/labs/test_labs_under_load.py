@@ -4,10 +4,6 @@ on a virtual clock, and what real work is timed is judged with bounds calibrated
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-from collections.abc import Iterator
-
 import pytest
 
 pytest.importorskip("torch")
@@ -17,26 +13,6 @@ from tests.labs import test_labs as labs  # noqa: E402 -- its helpers; its tests
 
 TIMED = sorted(key for key, case in labs.CASES.items() if case.timing)
 ROUNDS = 3
-
-
-def _spin() -> None:
-    while True:
-        pass
-
-
-@pytest.fixture
-def busy_cores() -> Iterator[int]:
-    """Every core of this machine busy with a spinning process while the test runs."""
-    count = os.cpu_count() or 2
-    hogs = [multiprocessing.get_context("spawn").Process(target=_spin) for _ in range(count)]
-    for hog in hogs:
-        hog.start()
-    try:
-        yield count
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.join()
 
 
 def test_some_exercises_are_timed():
