@@ -1,26 +1,18 @@
 """Checks of lab 06, quantization.
 
-q1 quantizes non-square weights with absmax per output channel (a row with an outlier, an
-all-equal row and values exactly half a step apart on every seed) and names rounding before
-scaling, a per-tensor scale and the scale from the wrong axis; q2 quantizes shifted data to b bits
-with a zero-point (4 and 8 bits, a constant offset far from 0) and names a forgotten zero-point and
-the range 0 … 2^b; q3 quantizes per block (a block with an outlier, and a size the blocks don't
-divide, on every seed) and names a per-tensor or per-row scale, a shorter last block left
-unquantized and a function that fails when the blocks don't divide; q4 compares the 16 NF4
-levels with their definition and names evenly spaced levels and a missing zero; q5 counts the bytes of an int4 model with its scales (a partial
-last block and odd parameter counts) and names free scales, bits for bytes and one byte per weight;
-q6 picks the smallest block that fits a budget of bits per weight (torch and numpy weights in fp16
-and fp32, budgets exactly on a boundary, shuffled candidates, a budget nothing fits) and names the
-scale in bytes, a forgotten scale, `<` for `<=`, the largest block, a list taken as sorted, one
-scale dtype for all, and a missing None; q7 times a linear layer with float32 and with int8
-weights on this device (callables the check times too) and names the faster by those numbers.
-
-Each exercise's mistakes are a table (`Mistakes`) next to it: the key, the answer or the sign
-that gives the mistake away, and the message in both languages.
+Every draw reaches the boundaries: q1 quantizes non-square weights with a row holding an outlier,
+an all-equal row and a tiny one; q2 quantizes data far from 0 and data lopsided around it, to 4
+and 8 bits; q3 quantizes per block with an outlier and a size the blocks don't divide; q4 compares
+the 16 NF4 levels with their definition; q5 counts an int4 model's bytes with a partial last block
+and odd counts; q6 picks the smallest block within a budget of bits per weight (torch and numpy
+weights in fp16 and fp32, budgets exactly on a boundary, shuffled candidates, a budget nothing
+fits); q7 times a linear layer with float32 and with int8 weights on this device and names the
+faster by those numbers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import textwrap
@@ -46,18 +38,14 @@ NOT_A_TUPLE = Mistakes(
 )
 
 
-def _tensor(value, what):
+def _tensor(value, what, convert=False):
+    """`value` as a float tensor; with `convert`, a list or an array is taken too."""
+    if convert:
+        with contextlib.suppress(TypeError, ValueError, RuntimeError):
+            value = torch.as_tensor(value)
     if not isinstance(value, torch.Tensor):
         raise NOT_A_TENSOR.wrong("type", what=text(*what), kind=type(value).__name__)
     return value.detach().float()
-
-
-def _as_tensor(value):
-    """A tensor from a list or an array; anything else as it is, for `_tensor` to reject."""
-    try:
-        return torch.as_tensor(value)
-    except (TypeError, ValueError, RuntimeError):
-        return value
 
 
 def _parts(result, names):
@@ -72,24 +60,12 @@ def _same(got, want, atol=1e-5):
 
 # --- q1 ------------------------------------------------------------------------------------------
 
-
-def _weights(rng_seed):
-    g = torch.Generator().manual_seed(rng_seed)
-    rows, cols = 24, 40  # en: non-square: a wrong axis shows | de: nicht quadratisch
-    w = torch.randn(rows, cols, generator=g) * 0.05
-    w[3, 5] = 1.7  # en: an outlier in one row | de: ein Ausreißer in einer Zeile
-    w[7] = 0.25  # all equal
-    w[11] = torch.linspace(-1e-3, 1e-3, cols)  # en: a tiny row | de: eine winzige Zeile
-    return w
-
-
 # The slips of q are found on the weights w, the learner's scale (one per row) and the right q.
 ABSMAX = Mistakes(
     Mistake(
         "per_tensor",
-        "You used one scale for the whole tensor; one per output channel (row) was asked.",
-        "Du hast eine Skala für den ganzen Tensor genommen; gefragt war eine pro Ausgabekanal "
-        "(Zeile).",
+        "You use one scale for the whole tensor; one per output channel (row) is asked.",
+        "Du nimmst eine Skala für den ganzen Tensor; gefragt ist eine pro Ausgabekanal (Zeile).",
     ),
     Mistake(
         "wrong_axis",
@@ -112,10 +88,8 @@ ABSMAX = Mistakes(
     ),
     Mistake(
         "rounding",
-        "Some values are off by one level: round to the nearest level (torch.round), don't "
-        "truncate.",
-        "Einige Werte liegen eine Stufe daneben: Runde auf die nächste Stufe (torch.round), "
-        "schneide nicht ab.",
+        "Some values are one level off: round to the nearest level (torch.round), don't truncate.",
+        "Einige Werte liegen eine Stufe daneben: Runde (torch.round), statt abzuschneiden.",
         when=lambda got, w, scale, want: got.shape == w.shape and (got - want).abs().max() <= 1,
     ),
     Mistake(
@@ -151,7 +125,11 @@ ABSMAX = Mistakes(
     ),
 )
 def q1(absmax_int8, rng):
-    w = _weights(rng.randrange(10**6))
+    g = torch.Generator().manual_seed(rng.randrange(10**6))
+    w = torch.randn(24, 40, generator=g) * 0.05  # non-square: a scale on the wrong axis shows
+    w[3, 5] = 1.7  # an outlier in one row
+    w[7] = 0.25  # a row all equal
+    w[11] = torch.linspace(-1e-3, 1e-3, 40)  # a tiny row
     q, scale = _parts(call(absmax_int8, w.clone()), ("q", "scale"))
     dtype = q.dtype if isinstance(q, torch.Tensor) else None
     q, scale = _tensor(q, ("q", "q")), _tensor(scale, ("scale", "scale"))
@@ -160,8 +138,7 @@ def q1(absmax_int8, rng):
         raise ABSMAX.wrong("per_tensor")
     if scale.numel() == w.shape[1]:
         raise ABSMAX.wrong("wrong_axis", n=scale.numel())
-    # en: the values are compared first; a right scale in the wrong shape is named below
-    # de: erst die Werte; eine richtige Skala in falscher Form wird unten benannt
+    # the values first: a right scale in the wrong shape is named below
     if scale.numel() != w.shape[0] or not torch.allclose(scale.reshape(-1, 1), want_scale):
         raise ABSMAX.wrong("scale")
     want = torch.round(w / want_scale).clamp(-127, 127)
@@ -192,12 +169,11 @@ ZEROPOINT = Mistakes(
     ),
     Mistake(
         "symmetric",
-        "That is a symmetric quantizer: its step is set by max|x| = {top:.3g}, and its levels "
-        "below {low:.3g} stay unused, since x runs from {low:.3g} to {high:.3g}. Spread the "
-        "range min … max over all levels.",
-        "Das ist ein symmetrischer Quantisierer: Seine Schrittweite setzt max|x| = {top:.3g}, "
-        "und seine Stufen unter {low:.3g} bleiben ungenutzt, denn x reicht von {low:.3g} bis "
-        "{high:.3g}. Verteile den Bereich min … max auf alle Stufen.",
+        "A symmetric quantizer: max|x| = {top:.3g} sets its step, and as x runs from {low:.3g} "
+        "to {high:.3g}, its levels below {low:.3g} stay unused. Spread min … max over all levels.",
+        "Ein symmetrischer Quantisierer: max|x| = {top:.3g} setzt die Schrittweite, und da x von "
+        "{low:.3g} bis {high:.3g} reicht, bleiben die Stufen unter {low:.3g} ungenutzt. Verteile "
+        "min … max auf alle Stufen.",
     ),
     Mistake(
         "zero_fraction",
@@ -208,10 +184,10 @@ ZEROPOINT = Mistakes(
     ),
     Mistake(
         "no_zero_point",
-        "Without the zero-point (or with it left out of q) the values far from 0 don't fit: "
-        "shift every q by the level where x = 0 lands.",
-        "Ohne Nullpunkt (oder mit einem, der in q fehlt) passen die Werte fern von 0 nicht: "
-        "Verschiebe jedes q um die Stufe, auf der x = 0 landet.",
+        "Without the zero-point in q the values far from 0 don't fit: shift every q by the "
+        "level where x = 0 lands.",
+        "Ohne Nullpunkt in q passen die Werte fern von 0 nicht: Verschiebe jedes q um die Stufe, "
+        "auf der x = 0 landet.",
     ),
     Mistake(
         "scale",
@@ -244,19 +220,17 @@ def _zeropoint_inputs(g):
     "zeropoint",
     points=2,
     hint=(
-        "The smallest x goes to the lowest level, the largest to the highest, and all levels "
-        "in between are used. The zero-point is the level where x = 0 lands: it must be a "
-        "level itself.",
-        "Das kleinste x kommt auf die unterste Stufe, das größte auf die oberste, und alle "
-        "Stufen dazwischen werden genutzt. Der Nullpunkt ist die Stufe, auf der x = 0 landet: "
-        "Er muss selbst eine Stufe sein.",
+        "The smallest x goes to the lowest level, the largest to the highest. The zero-point is "
+        "the level where x = 0 lands: it must be a level itself.",
+        "Das kleinste x kommt auf die unterste Stufe, das größte auf die oberste. Der Nullpunkt "
+        "ist die Stufe, auf der x = 0 landet: Er muss selbst eine Stufe sein.",
     ),
 )
 def q2(zeropoint_quantize, rng):
     g = torch.Generator().manual_seed(rng.randrange(10**6))
     for bits, x in _zeropoint_inputs(g):
         q, scale, zero = _parts(call(zeropoint_quantize, x.clone(), bits), ("q", "scale", "zero"))
-        q = _tensor(_as_tensor(q), ("q", "q"))
+        q = _tensor(q, ("q", "q"), convert=True)
         scale, zero = as_number(scale, ("scale", "scale")), as_number(zero, ("zero", "zero"))
         levels, low, high = 2**bits - 1, x.min().item(), x.max().item()
         top = max(-low, high)
@@ -276,8 +250,7 @@ def q2(zeropoint_quantize, rng):
             raise ZEROPOINT.wrong(
                 "scale", bits=bits, low=low, high=high, want=want_scale, got=scale
             )
-        # en: scale checked against the reference: q is compared with what that scale gives
-        # de: scale ist geprüft: q wird mit dem verglichen, was diese Skala ergibt
+        # the scale is right: q is compared with what the learner's own scale gives
         want = torch.clamp(torch.round(x / scale) + want_zero, 0, levels)
         if q.shape != x.shape or not torch.equal(q, want) or zero != want_zero:
             n = int((q != want).sum()) if q.shape == x.shape else x.numel()
@@ -294,9 +267,8 @@ def q2(zeropoint_quantize, rng):
 
 
 def _round_trip(w, bits, block):
-    """w flattened and cut into blocks of `block` consecutive values (the last one shorter when
-    `block` does not divide w.numel()), each quantized to `bits` with its own absmax scale, and
-    back in w's shape."""
+    """w cut into blocks of `block` consecutive values (the last one shorter where `block` does
+    not divide w.numel()), each quantized to `bits` with its own absmax scale, and back."""
     qmax = 2 ** (bits - 1) - 1
     parts = []
     for part in w.flatten().split(block):
@@ -307,10 +279,8 @@ def _round_trip(w, bits, block):
 
 def _tail_left(w, bits, block):
     """The whole blocks quantized, the shorter last one left as it was."""
-    whole = w.numel() // block * block
-    flat = w.flatten()
-    head = _round_trip(flat[:whole], bits, block)
-    return torch.cat([head, flat[whole:]]).reshape(w.shape)
+    flat, whole = w.flatten(), w.numel() // block * block
+    return torch.cat([_round_trip(flat[:whole], bits, block), flat[whole:]]).reshape(w.shape)
 
 
 PER_BLOCK = Mistakes(
@@ -331,12 +301,11 @@ PER_BLOCK = Mistakes(
     ),
     Mistake(
         "tail_unquantized",
-        "Your whole blocks are right, but the last {tail} of the {n} values are returned as they "
-        "were: {n} is not a multiple of {block}, so the last block is shorter, and it is "
-        "quantized too, with its own scale.",
-        "Deine ganzen Blöcke stimmen, aber die letzten {tail} der {n} Werte gibst du unverändert "
-        "zurück: {n} ist kein Vielfaches von {block}, also ist der letzte Block kürzer, und "
-        "auch er wird quantisiert, mit seiner eigenen Skala.",
+        "Your whole blocks are right, but the last {tail} values come back unquantized: {n} is "
+        "not a multiple of {block}, and the shorter last block is quantized too, with its own scale.",
+        "Deine ganzen Blöcke stimmen, aber die letzten {tail} Werte bleiben unverändert: {n} ist "
+        "kein Vielfaches von {block}, und auch der kürzere letzte Block wird quantisiert, mit "
+        "seiner eigenen Skala.",
         when=lambda got, w, block, bits: (
             w.numel() % block > 0 and _same(got, _tail_left(w, bits, block))
         ),
@@ -350,13 +319,11 @@ PER_BLOCK = Mistakes(
     ),
     Mistake(
         "not_divisible",
-        "Your function works when the blocks divide w, but fails for w of shape {shape} in "
-        "blocks of {block}: its {n} values are not a multiple of {block}. The last block is then "
-        "shorter ({tail} values) and gets its own scale from the values it holds.",
-        "Deine Funktion klappt, wenn die Blöcke w genau aufteilen, scheitert aber an w der Form "
-        "{shape} in Blöcken aus {block}: Seine {n} Werte sind kein Vielfaches von {block}. Der "
-        "letzte Block ist dann kürzer ({tail} Werte) und bekommt seine eigene Skala aus den "
-        "Werten, die er enthält.",
+        "Your function fails for w of shape {shape} in blocks of {block}: its {n} values are not "
+        "a multiple of {block}, so the last block is shorter ({tail} values), with its own scale.",
+        "Deine Funktion scheitert an w der Form {shape} in Blöcken aus {block}: Seine {n} Werte "
+        "sind kein Vielfaches von {block}, also ist der letzte Block kürzer ({tail} Werte), mit "
+        "seiner eigenen Skala.",
     ),
 )
 
@@ -426,15 +393,13 @@ NF4 = Mistakes(
     Mistake(
         "evenly_spaced",
         "Evenly spaced levels are int4's; NF4 puts them at the normal distribution's quantiles.",
-        "Gleichmäßige Stufen sind die von int4; NF4 setzt sie an die Quantile der "
-        "Normalverteilung.",
+        "Gleichmäßige Stufen hat int4; NF4 setzt sie an die Quantile der Normalverteilung.",
         when=lambda got: _same(got.reshape(-1), torch.linspace(-1, 1, 16).double(), atol=1e-4),
     ),
     Mistake(
         "no_zero",
         "NF4 has an exact 0 (a zero weight stays zero): 8 positive, 7 negative levels and 0.",
-        "NF4 hat eine exakte 0 (ein Nullgewicht bleibt null): 8 positive, 7 negative Stufen und "
-        "die 0.",
+        "NF4 hat eine exakte 0 (Nullgewichte bleiben null): 8 positive, 7 negative Stufen und 0.",
         when=lambda got: got.numel() == 16 and not (got == 0).any(),
     ),
     Mistake(
@@ -456,7 +421,7 @@ NF4 = Mistakes(
     ),
 )
 def q4(nf4_levels, rng):
-    got = _tensor(_as_tensor(call(nf4_levels)), ("The result", "Das Ergebnis")).double()
+    got = _tensor(call(nf4_levels), ("The result", "Das Ergebnis"), convert=True).double()
     if not _same(got.reshape(-1), _nf4(), atol=1e-6):
         NF4.diagnose([(got, {})], n=got.numel())
     return text(
@@ -478,7 +443,6 @@ _BYTES_FOR = (
     "Für n_params={n:,}, block={block}, scale_bytes={scale_bytes} sind es {want:,} Bytes, du "
     "gibst {got:,} zurück",
 )
-
 
 INT4_BYTES = Mistakes(
     Mistake(
@@ -534,10 +498,9 @@ def q5(int4_bytes, rng):
     ]
     failures = []
     for n, block, scale_bytes in inputs:
+        answer = call(int4_bytes, n, block, scale_bytes)
+        got = as_number(answer, ("the bytes", "die Bytes"), returned=True)
         case = dict(n=n, block=block, scale_bytes=scale_bytes)
-        got = as_number(
-            call(int4_bytes, n, block, scale_bytes), ("the bytes", "die Bytes"), returned=True
-        )
         if not close(got, _int4_bytes(**case)):
             failures.append((got, case))
     if failures:
@@ -553,14 +516,13 @@ def q5(int4_bytes, rng):
 CODE_BITS = 4
 
 
-def _smallest_fit(blocks, budget, bits, fits=operator.le):
-    """The smallest block whose codes and `bits`-bit scale `fit` the budget, or None."""
-    fitting = [b for b in blocks if fits(CODE_BITS + bits / b, budget)]
-    return min(fitting) if fitting else None
+def _fitting(blocks, budget, bits, fits=operator.le):
+    """The blocks, in the list's order, whose codes and `bits`-bit scale fit the budget."""
+    return [b for b in blocks if fits(CODE_BITS + bits / b, budget)]
 
 
-def _fitting(blocks, budget, bits):
-    return [b for b in blocks if CODE_BITS + bits / b <= budget]
+def _smallest_fit(blocks, budget, bits):
+    return min(_fitting(blocks, budget, bits), default=None)
 
 
 def _block_inputs(rng):
@@ -610,9 +572,15 @@ def _block_inputs(rng):
     ]
 
 
-def _answers(slip):
-    """The mistake whose answer is `slip(blocks, budget, bits)` (None where nothing fits)."""
-    return lambda got, blocks, budget, bits: got == slip(blocks, budget, bits)
+def _answers(pick=min, scale_bits=lambda bits: bits, fits=operator.le):
+    """A slip's `when`: the answer is `pick` of the blocks that `fits` puts within the budget
+    with a scale of `scale_bits(bits)` bits, or None where none does."""
+
+    def when(got, blocks, budget, bits):
+        fitting = _fitting(blocks, budget, scale_bits(bits), fits)
+        return got == (pick(fitting) if fitting else None)
+
+    return when
 
 
 _BLOCK_FOR = (
@@ -622,7 +590,6 @@ _BLOCK_FOR = (
     "{want}, du gibst {got} zurück",
 )
 
-
 # Filled with the first input the answer is wrong on, its `want`, and `bpw`: the bits per weight
 # of block `want`.
 CHOOSE_BLOCK = Mistakes(
@@ -631,7 +598,7 @@ CHOOSE_BLOCK = Mistakes(
         "w.itemsize is in bytes: a {bits}-bit scale costs {bits} bits per block, not {bytes}.",
         "w.itemsize ist in Bytes: Eine {bits}-Bit-Skala kostet {bits} Bit pro Block, nicht "
         "{bytes}.",
-        when=_answers(lambda blocks, budget, bits: _smallest_fit(blocks, budget, bits / 8)),
+        when=_answers(scale_bits=lambda bits: bits / 8),
     ),
     Mistake(
         "no_overhead",
@@ -639,37 +606,26 @@ CHOOSE_BLOCK = Mistakes(
         "costs 4 + {bits}/b bits per weight.",
         "Du hast die Skala weggelassen: Jeder Block speichert auch eine {bits}-Bit-Skala, ein "
         "Block aus b kostet also 4 + {bits}/b Bit pro Gewicht.",
-        when=_answers(lambda blocks, budget, bits: min(blocks) if budget >= CODE_BITS else None),
+        when=_answers(scale_bits=lambda bits: 0),
     ),
     Mistake(
         "strict",
-        "block {want} needs exactly {bpw:g} bits per weight, which is the budget: exactly on the "
-        "budget fits (<=, not <).",
-        "Block {want} braucht genau {bpw:g} Bit pro Gewicht, also genau das Budget: Genau auf "
-        "dem Budget passt (<=, nicht <).",
-        when=_answers(
-            lambda blocks, budget, bits: _smallest_fit(blocks, budget, bits, operator.lt)
-        ),
+        "block {want} needs exactly {bpw:g} bits per weight, the budget itself: that fits (<=, not <).",
+        "Block {want} braucht genau {bpw:g} Bit pro Gewicht, genau das Budget: Das passt (<=, "
+        "nicht <).",
+        when=_answers(fits=operator.lt),
     ),
     Mistake(
         "largest",
-        "that is the largest block that fits; the smallest one that fits was asked (its error is "
-        "the lowest).",
-        "Das ist der größte passende Block; gefragt war der kleinste passende (sein Fehler ist am "
-        "kleinsten).",
-        when=_answers(
-            lambda blocks, budget, bits: max(_fitting(blocks, budget, bits), default=None)
-        ),
+        "that is the largest block that fits; the smallest, with the lowest error, was asked.",
+        "Das ist der größte passende Block; gefragt war der kleinste, mit dem kleinsten Fehler.",
+        when=_answers(pick=max),
     ),
     Mistake(
         "sorted",
-        "that is the first block in the list that fits, but the list is not sorted: take the "
-        "smallest that fits (min).",
-        "Das ist der erste passende Block der Liste, aber die Liste ist nicht sortiert: Nimm den "
-        "kleinsten passenden (min).",
-        when=_answers(
-            lambda blocks, budget, bits: next(iter(_fitting(blocks, budget, bits)), None)
-        ),
+        "that is the first fitting block, but the list is not sorted: take the smallest (min).",
+        "Das ist der erste passende Block, aber die Liste ist unsortiert: Nimm den kleinsten (min).",
+        when=_answers(pick=lambda fitting: fitting[0]),
     ),
     Mistake(
         "scale_dtype",
@@ -694,12 +650,6 @@ CHOOSE_BLOCK = Mistakes(
 )
 
 
-def _block_result(value):
-    if value is None:
-        return None
-    return as_number(value, ("the block size (or None)", "die Blockgröße (oder None)"))
-
-
 @lab.exercise(
     "choose_block",
     points=2,
@@ -715,18 +665,20 @@ def q6(choose_block, rng):
     answers = []
     for w_fit, case in fit_inputs:
         got = call(choose_block, w_fit, list(case["blocks"]), case["budget"])
-        answers.append((_block_result(got), case))
+        if got is not None:
+            got = as_number(got, ("the block size (or None)", "die Blockgröße (oder None)"))
+        answers.append((got, case))
     wrong = [(got, case) for got, case in answers if got != _smallest_fit(**case)]
     if wrong:
         # A slip is named when it gives the learner's answer on all three inputs, right or wrong,
-        # so all three go to the diagnosis, the first wrong one first (the message shows it).
-        # Their answers differ on every seed: on the fp32 boundary at the largest block (`<`
-        # gives None, bytes the block max/8, a forgotten scale the smallest block, a fixed fp16
-        # scale max/2), or between the boundaries (largest: max; sorted: the middle block the
-        # list starts with), or on the fp16 boundary (a fixed fp32 scale: the next larger block).
-        got, case = wrong[0]
+        # the first wrong one first (the message shows it). Their answers differ on every seed:
+        # on the fp32 boundary at the largest block (`<` gives None, bytes the block max/8, a
+        # forgotten scale the smallest block, a fixed fp16 scale max/2), between the boundaries
+        # (largest: max; sorted: the middle block the list starts with), or on the fp16 boundary
+        # (a fixed fp32 scale: the next larger block).
+        case = wrong[0][1]
         want = _smallest_fit(**case)
-        every = [wrong[0], *(answer for answer in answers if answer[1] is not case)]
+        every = [wrong[0], *(answer for answer in answers if answer is not wrong[0])]
         bpw = CODE_BITS + case["bits"] / want
         CHOOSE_BLOCK.diagnose(every, want=want, bpw=bpw, bytes=case["bits"] // 8)
     try:
@@ -741,17 +693,13 @@ def q6(choose_block, rng):
                 "Richtig! Der kleinste passende Block kauft den kleinsten Fehler: Bei 4,5 Bit ist "
                 "das Block 64 mit fp32-Skalen, Block 32 mit fp16-Skalen.",
             )
-        got = _shown(got)
+        try:
+            got = as_number(got)
+        except Wrong:
+            got = textwrap.shorten(repr(got), 40, placeholder=" ...")
     largest = max(no_fit["blocks"])
     cheapest = CODE_BITS + no_fit["bits"] / largest
     raise CHOOSE_BLOCK.wrong("no_fit", **no_fit, largest=largest, cheapest=cheapest, got=got)
-
-
-def _shown(value):
-    try:
-        return as_number(value)
-    except Wrong:
-        return textwrap.shorten(repr(value), 40, placeholder=" ...")
 
 
 # --- q7: what int8 weights cost in time here -----------------------------------------------------
