@@ -1,18 +1,12 @@
-"""Checks of lab 09, costs and alternatives.
+"""Checks of lab 09, costs and alternatives: the price of a training run, the monthly output tokens
+at which a GPU rented around the clock costs as much as an API, self-hosted $ per million tokens,
+and the cheapest platform that fits a scenario.
 
-q1 prices a training run from FLOPs, peak, MFU and $ per hour (MFU below one on most inputs and
-exactly one on one, so "peak instead of achieved FLOP/s" fails on every seed; hours vs seconds
-and MFU as a percent get their own keys); q2 finds the monthly output tokens at which a GPU
-rented around the clock costs as much as an API (input prices below output prices and several
-input-to-output ratios on every seed, so swapped prices and forgotten input tokens show); q3
-turns an hourly price and a measured throughput into $ per million tokens at a utilization
-(utilizations from 5 % to 100 % on every seed); q4 chooses the cheapest platform that fits a
-scenario's memory, hours and budget (each constraint decides at least one input on every seed,
-and every limit is met exactly by one input, so > for >= fails on every seed).
-
-Each exercise's mistakes are one table (`labs.kit.mistakes`): a case is the exercise's inputs and
-the right answer, `want`; a slip says what it gives for a case, in terms of these.  Every message
-of a table opens with the same sentence about the case, its head.
+The inputs make each slip fail on every seed: q1's MFU is below one and exactly one once (peak
+for achieved FLOP/s); q2's input prices lie below the output prices, at several input-to-output
+ratios (swapped prices, forgotten input tokens); q3's utilization runs from 5 % to 100 %; in q4
+each limit decides at least one input and is met exactly by one (> for >=).  A case is the
+exercise's inputs and the right answer, `want`; every message of a table opens with its head.
 """
 
 from __future__ import annotations
@@ -28,12 +22,10 @@ _HOURS_PER_MONTH = 730
 
 
 # --- q1: the cost of a training run --------------------------------------------------------------
-
 RUN_COST_MISTAKES = Mistakes(
     Mistake(
         "peak",
-        "You divided by the peak: a run reaches only MFU × peak, so it takes longer and costs "
-        "more.",
+        "You divided by the peak: a run reaches only MFU × peak, takes longer and costs more.",
         "Du hast durch die Spitzenleistung geteilt: Ein Lauf erreicht nur MFU × Spitze, dauert "
         "also länger und kostet mehr.",
         gives=lambda want, mfu, **_: want * mfu,
@@ -71,8 +63,7 @@ RUN_COST_MISTAKES = Mistakes(
     ),
     Mistake(
         "wrong",
-        "Follow the units: FLOPs over the FLOP/s the run reaches give seconds; the price is per "
-        "hour.",
+        "Follow the units: FLOPs over the FLOP/s the run reaches are seconds; the price is hourly.",
         "Folge den Einheiten: FLOPs durch die FLOP/s, die der Lauf erreicht, ergeben Sekunden; "
         "der Preis gilt pro Stunde.",
     ),
@@ -104,9 +95,8 @@ def q1(run_cost, rng):
     rng.shuffle(inputs)
     failures = []
     for flops, peak, mfu, price in inputs:
-        got = as_number(
-            call(run_cost, flops, peak, mfu, price), ("the cost", "der Betrag"), returned=True
-        )
+        answer = call(run_cost, flops, peak, mfu, price)
+        got = as_number(answer, ("the cost", "der Betrag"), returned=True)
         want = flops / (peak * 1e12 * mfu) / 3600 * price
         if not close(got, want):
             failures.append((got, dict(flops=flops, peak=peak, mfu=mfu, price=price, want=want)))
@@ -118,8 +108,6 @@ def q1(run_cost, rng):
 
 
 # --- q2: break-even tokens per month -------------------------------------------------------------
-
-
 def _break_even(price, inp, out, ratio):
     return price * _HOURS_PER_MONTH / ((ratio * inp + out) / 1e6)
 
@@ -200,7 +188,6 @@ def q2(break_even_tokens, rng):
 
 
 # --- q3: self-hosted $ per million tokens --------------------------------------------------------
-
 SELF_HOSTED_MISTAKES = Mistakes(
     Mistake(
         "utilization_ignored",
@@ -271,14 +258,11 @@ def q3(cost_per_million, rng):
 
 
 # --- q4: choose a platform -----------------------------------------------------------------------
-
-
 def _options(rng):
     free = {"name": "free tier", "memory_gb": 16, "usd_per_hour": 0.0, "max_hours": 30}
     names = ["T4", "L4", "A100", "H100"]
     memory = [16, 24, 80, 80]
-    # en: whole quarters: hours × price is exact, so a budget can equal a cost
-    # de: Viertel-Dollar: Stunden × Preis ist exakt, ein Budget kann also genau den Kosten gleichen
+    # whole quarters: hours × price is exact, so a budget can equal a cost
     price = sorted(q / 4 for q in rng.sample(range(1, 25), len(names)))
     rented = [
         {"name": n, "memory_gb": m, "usd_per_hour": p, "max_hours": None}
@@ -287,47 +271,37 @@ def _options(rng):
     return [*reversed(rented), free]  # dearest first: "the first that fits" is not the cheapest
 
 
-LIMITS = ("memory", "hours", "budget")
+def _meets(option, gb, hours, budget, strict=()):
+    """Which limits `option` meets, by name; those in `strict` compared with > instead of >=."""
+    at_least = {
+        k: operator.gt if k in strict else operator.ge for k in ("memory", "hours", "budget")
+    }
+    cap = option["max_hours"]
+    return {
+        "memory": at_least["memory"](option["memory_gb"], gb),
+        "hours": cap is None or at_least["hours"](cap, hours),
+        "budget": at_least["budget"](budget, option["usd_per_hour"] * hours),
+    }
 
 
 def _choose(options, gb, hours, budget, strict=()):
-    """The cheapest option's name, or None; `strict` names the limits compared with > / <."""
-    at_least = {k: operator.gt if k in strict else operator.ge for k in LIMITS}
-    fits = [
-        o
-        for o in options
-        if at_least["memory"](o["memory_gb"], gb)
-        and (o["max_hours"] is None or at_least["hours"](o["max_hours"], hours))
-        and at_least["budget"](budget, o["usd_per_hour"] * hours)
-    ]
+    """The name of the cheapest option that meets every limit, or None."""
+    fits = [o for o in options if all(_meets(o, gb, hours, budget, strict).values())]
     return min(fits, key=lambda o: o["usd_per_hour"])["name"] if fits else None
 
 
-def _chose(limit):
+def _breaks(limit):
     """A predicate for the table: the learner's choice breaks `limit`."""
-
-    def when(got, by, gb, hours, budget, **_):
-        option = by.get(got) if isinstance(got, str) else None
-        if option is None:
-            return False
-        cap = option["max_hours"]
-        broken = {
-            "memory": option["memory_gb"] < gb,
-            "hours": cap is not None and hours > cap,
-            "budget": option["usd_per_hour"] * hours > budget,
-        }
-        return broken[limit]
-
-    return when
+    return lambda got, by, gb, hours, budget, **_: (
+        got in by and not _meets(by[got], gb, hours, budget)[limit]
+    )
 
 
 def _strict(limit):
-    """A predicate: the learner's choice is what `limit` compared strictly gives."""
-
-    def when(got, by, gb, hours, budget, want, **_):
-        return got != want and got == _choose(list(by.values()), gb, hours, budget, (limit,))
-
-    return when
+    """A predicate: the learner's choice is what `limit` compared with > instead of >= gives."""
+    return lambda got, by, gb, hours, budget, want, **_: (
+        got != want and got == _choose(list(by.values()), gb, hours, budget, (limit,))
+    )
 
 
 # In the order of the constraints: a failure reports the most basic one it breaks.
@@ -336,20 +310,20 @@ CHOOSE_PLATFORM_MISTAKES = Mistakes(
         "too_small",
         "Your choice has too little memory for the model.",
         "Deine Wahl hat zu wenig Speicher für das Modell.",
-        when=_chose("memory"),
+        when=_breaks("memory"),
     ),
     Mistake(
         "hour_cap",
         "Your choice does not give that many hours (a free tier's weekly hours are capped).",
         "Deine Wahl gibt nicht so viele Stunden her (die Wochenstunden eines Gratisangebots sind "
         "begrenzt).",
-        when=_chose("hours"),
+        when=_breaks("hours"),
     ),
     Mistake(
         "over_budget",
         "Your choice costs more than the budget.",
         "Deine Wahl kostet mehr als das Budget.",
-        when=_chose("budget"),
+        when=_breaks("budget"),
     ),
     Mistake(
         "strict_memory",
@@ -385,8 +359,8 @@ CHOOSE_PLATFORM_MISTAKES = Mistakes(
     ),
     head=(
         "For {gb} GB, {hours} hours and a budget of ${budget:,.2f} your function chose {got!r}: ",
-        "Für {gb} GB, {hours} Stunden und ein Budget von {budget:,.2f} $ hat deine Funktion "
-        "{got!r} gewählt: ",
+        "Für {gb} GB, {hours} Stunden und ein Budget von {budget:,.2f} $ wählt deine Funktion "
+        "{got!r}: ",
     ),
 ) + Mistakes(
     Mistake(
@@ -423,13 +397,13 @@ def q4(choose_platform, rng):
     by = {o["name"]: o for o in options}
     a100 = by["A100"]["usd_per_hour"]
     cases = [
-        (12, rng.randint(2, 25), 100.0),  # en: the free tier fits | de: das Gratisangebot passt
-        (16, rng.randint(2, 29), 1e4),  # en: exactly the free tier's memory | de: genau 16 GB
-        (12, 30, 1e4),  # en: exactly the free tier's hours | de: genau dessen Stunden
-        (12, rng.randint(40, 80), 1e4),  # en: more hours than it gives | de: mehr Stunden
-        (20, 10, 1e4),  # en: too big for 16 GB | de: zu groß für 16 GB
-        (40, 20, a100 * 20),  # en: the A100 costs exactly the budget | de: genau das Budget
-        (40, 20, a100 * 20 - 0.25),  # en: nothing fits | de: nichts passt
+        (12, rng.randint(2, 25), 100.0),  # the free tier fits
+        (16, rng.randint(2, 29), 1e4),  # exactly the free tier's memory
+        (12, 30, 1e4),  # exactly the free tier's hours
+        (12, rng.randint(40, 80), 1e4),  # more hours than it gives
+        (20, 10, 1e4),  # too big for 16 GB
+        (40, 20, a100 * 20),  # the A100 costs exactly the budget
+        (40, 20, a100 * 20 - 0.25),  # nothing fits
     ]
     rng.shuffle(cases)
     failures = []
