@@ -1,14 +1,12 @@
 """Checks of lab 07, LoRA fine-tuning.
 
-Every draw reaches the boundaries: q1 builds two LoRALinear layers around a non-square
-nn.Linear with a bias, one whose α/r is a whole number and one whose is not (so `alpha // r`
-fails on every seed), and checks A's start against kaiming_uniform_'s bound. q2 counts three
-models, one whose tied weight trains, one whose tied weight is frozen and one untied. q3 puts
-LoRA into a nested model and runs it as its forward pass does: with every B non-zero the output
-must equal the reference's with the same A and B, and every adapter must receive a gradient, so
-adapters stored where the forward pass never calls them fail. q4 merges a float32 weight with a
-fractional α/r and a bfloat16 one with a whole α/r, and wants a tensor of W's shape and dtype.
-q5 draws budgets just over, exactly at and just under a rank's need.
+Every draw reaches the boundaries: q1 wraps a non-square nn.Linear with a bias twice, once with a
+fractional α/r (so `alpha // r` fails on every seed) and once with a whole one, and checks A's
+start against kaiming_uniform_'s bound. q2 counts a model whose tied weight trains, one whose tied
+weight is frozen and an untied one. q3 runs a nested model with LoRA as its forward pass does:
+with every B non-zero the output must equal the reference's with the same A and B, and every
+adapter must get a gradient. q4 merges a float32 weight with a fractional α/r and a bfloat16 one
+with a whole α/r. q5 draws budgets just over, exactly at and just under a rank's need.
 """
 
 from __future__ import annotations
@@ -65,8 +63,7 @@ SCALES = Mistakes(
     Mistake(
         "no_scale",
         "The adapter's part is not scaled: it needs alpha / r (here {alpha} / {r}) in front.",
-        "Der Anteil des Adapters ist nicht skaliert: Er braucht alpha / r (hier {alpha} / {r}) "
-        "davor.",
+        "Der Adapter-Anteil ist nicht skaliert: Er braucht alpha / r (hier {alpha} / {r}) davor.",
         when=_scaled(lambda alpha, r: 1.0),
     ),
     Mistake(
@@ -84,7 +81,7 @@ def _scale_values(alpha, r):
 
 # --- q1 ------------------------------------------------------------------------------------------
 
-LORA_LAYER = Mistakes(
+LORA_LAYER = SCALES + Mistakes(
     Mistake(
         "no_parameters",
         "The layer needs self.A and self.B as nn.Parameter.",
@@ -124,17 +121,16 @@ LORA_LAYER = Mistakes(
     Mistake(
         "a_zero",
         "A is 0 as well: with A = B = 0 neither ever gets a gradient. A starts at random.",
-        "A ist ebenfalls 0: Mit A = B = 0 bekommt keiner von beiden je einen Gradienten. A "
-        "beginnt zufällig.",
+        "A ist auch 0: Bei A = B = 0 bekommt keine der beiden je einen Gradienten; A beginnt "
+        "zufällig.",
     ),
     Mistake(
         "a_init",
-        "A's values reach {top:.3f}, but kaiming_uniform_ with a = √5 keeps them within "
-        "±1/√in = ±{bound:.3f} and close to that edge: the start the task names sets the size "
-        "of the first updates.",
+        "A's values reach {top:.3f}, but kaiming_uniform_ with a = √5 keeps them within ±1/√in "
+        "= ±{bound:.3f}, near that edge: this start sets the size of the first updates.",
         "Die Werte von A reichen bis {top:.3f}, aber kaiming_uniform_ mit a = √5 hält sie "
-        "innerhalb von ±1/√in = ±{bound:.3f} und nahe an diesem Rand: Der Start, den die Aufgabe "
-        "nennt, bestimmt die Größe der ersten Updates.",
+        "innerhalb von ±1/√in = ±{bound:.3f}, nahe an diesem Rand: Dieser Start bestimmt die "
+        "Größe der ersten Updates.",
     ),
     Mistake(
         "start_changed",
@@ -154,7 +150,6 @@ LORA_LAYER = Mistakes(
         "forward ist nicht base(x) + (alpha / r) · x Aᵀ Bᵀ.",
     ),
 )
-LAYER_SLIPS = SCALES + LORA_LAYER
 
 
 def _check_layer(LoRALinear, r, alpha, g):
@@ -178,18 +173,15 @@ def _check_layer(LoRALinear, r, alpha, g):
     x = torch.randn(3, 5, n_in, generator=g)  # en: 3-D, like (batch, tokens, features)
     with torch.no_grad():
         start, base_out = call(layer, x), base(x)
-    if not isinstance(start, torch.Tensor) or (start.shape, start.dtype) != (
-        base_out.shape,
-        base_out.dtype,
-    ):
+    wanted = (base_out.shape, base_out.dtype)
+    if not isinstance(start, torch.Tensor) or (start.shape, start.dtype) != wanted:
         raise LORA_LAYER.wrong("output_shape", want=tuple(base_out.shape), x=tuple(x.shape))
     if B.detach().abs().max() > 0:
         raise LORA_LAYER.wrong("b_random", change=float((start - base_out).abs().max()))
     top, bound = float(A.detach().abs().max()), 1 / math.sqrt(n_in)
     if top == 0:
         raise LORA_LAYER.wrong("a_zero")
-    # en: r·in ≥ 48 uniform draws: all below half the bound has odds of 2⁻⁴⁸
-    # de: r·in ≥ 48 gleichverteilte Werte: alle unter der halben Grenze mit 2⁻⁴⁸
+    # r·in ≥ 48 uniform draws: all below half the bound has odds of 2⁻⁴⁸
     if not bound / 2 <= top <= bound * (1 + 1e-5):
         raise LORA_LAYER.wrong("a_init", top=top, bound=bound)
     if not torch.allclose(start, base_out, atol=1e-6):
@@ -202,7 +194,7 @@ def _check_layer(LoRALinear, r, alpha, g):
         stale, low = x @ built_with[0].T + built_with[1], x @ A.T @ B.T
     if not torch.allclose(got, base_out + (alpha / r) * low, 1e-4, 1e-4):
         case = dict(base=base_out, stale=stale, low=low, **_scale_values(alpha, r))
-        raise LAYER_SLIPS.wrong_for(got, case, otherwise="wrong_forward")
+        raise LORA_LAYER.wrong_for(got, case, otherwise="wrong_forward")
 
 
 @lab.exercise(
@@ -260,8 +252,7 @@ class _Block(nn.Module):
 
 
 class _Tiny(nn.Module):
-    """Two blocks, an embedding (tied to the lm_head or not), a buffer: a small LM in 10 k
-    numbers."""
+    """A small LM: an embedding (tied to the lm_head or not), two blocks and a buffer."""
 
     def __init__(self, g, tied=True, vocab=23, d=12, kv=4):
         super().__init__()
@@ -344,8 +335,7 @@ COUNT_TRAINABLE = Mistakes(
 )
 def q2(count_trainable, rng):
     g = _generator(rng)
-    # en: the tied weight trains, the tied weight is frozen, no tied weight: every draw
-    # de: geteiltes Gewicht trainiert, eingefroren, kein geteiltes Gewicht: in jeder Ziehung
+    # on every draw: the tied weight trains, the tied weight is frozen, no tied weight
     drawn = [
         (True, ("layers.0", rng.choice(["layers.1.attn", "layers.1.mlp"]))),
         (True, ("embed", rng.choice(["layers.0", "layers.1.mlp"]))),
@@ -405,12 +395,11 @@ ADD_LORA = Mistakes(
     Mistake(
         "unused_adapters",
         "{n} of your adapters sit where the forward pass never calls them: with B ≠ 0 they get "
-        "no gradient. A name with dots (setattr(model, 'layers.0.attn.q_proj', ...)) makes a "
-        "new child of the model; replace the child on its own parent.",
-        "{n} deiner Adapter sitzen, wo der Vorwärtsdurchlauf sie nie aufruft: Mit B ≠ 0 "
-        "bekommen sie keinen Gradienten. Ein Name mit Punkten (setattr(model, "
-        "'layers.0.attn.q_proj', ...)) legt ein neues Kind des Modells an; ersetze das Kind an "
-        "seinem eigenen Elternmodul.",
+        "no gradient. setattr(model, 'layers.0.attn.q_proj', ...) makes a new child whose name "
+        "has dots; replace the child on its own parent.",
+        "{n} deiner Adapter sitzen, wo der Vorwärtsdurchlauf sie nie aufruft: Mit B ≠ 0 bekommen "
+        "sie keinen Gradienten. setattr(model, 'layers.0.attn.q_proj', ...) legt ein neues Kind "
+        "mit Punkten im Namen an; ersetze das Kind an seinem eigenen Elternmodul.",
     ),
     Mistake(
         "wrong_modules",
@@ -493,12 +482,11 @@ def q3(add_lora, rng):
     targets = set(rng.choice(TARGET_SETS))
     r, alpha = rng.choice(FRACTIONAL + WHOLE)
     old = [n for n, m in model.named_modules() if isinstance(m, nn.Linear)]
-    result = call(add_lora, model, set(targets), r, alpha)
-    if result is None:
+    model = call(add_lora, model, set(targets), r, alpha)
+    if model is None:
         raise ADD_LORA.wrong("no_return")
-    if not isinstance(result, nn.Module):
-        raise ADD_LORA.wrong("type", got=type(result).__name__)
-    model = result
+    if not isinstance(model, nn.Module):
+        raise ADD_LORA.wrong("type", got=type(model).__name__)
     adapters = [m for m in model.modules() if _is_adapter(m)]
     wanted = {n for n in old if n.rsplit(".", 1)[-1] in targets}
     if not adapters:
@@ -562,11 +550,11 @@ MERGE_WEIGHT = SCALES + Mistakes(
     ),
     Mistake(
         "in_place",
-        "Right values, but W was changed in place: the frozen base should stay as it was (you "
-        "may need it for another adapter). Use W + ..., not W += ....",
+        "Right values, but W was changed in place: the frozen base must stay as it was (another "
+        "adapter may need it). Use W + ..., not W += ....",
         "Richtige Werte, aber W wurde an Ort und Stelle geändert: Die eingefrorene Basis soll "
-        "bleiben, wie sie war (du brauchst sie vielleicht für einen anderen Adapter). Nimm "
-        "W + ..., nicht W += ....",
+        "bleiben, wie sie war (ein anderer Adapter braucht sie vielleicht). Nimm W + ..., nicht "
+        "W += ....",
     ),
     Mistake(
         "wrong",
@@ -624,17 +612,16 @@ def q4(merge_weight, rng):
 RANKS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
-def _largest(shapes, layers, budget, per_param=16, count=None, fits=operator.le):
-    """The largest rank whose adapters' training state fits the budget, 0 if none does.
-    `count(shapes, layers, r)` counts the parameters of rank r (by default, A and B in each
-    layer), `per_param` the bytes each needs in training."""
-    count = count or _adapter_params
-    ranks = [r for r in RANKS if fits(per_param * count(shapes, layers, r), budget)]
+def _params(shapes, layers, r, sides=lambda a, b: a + b):
+    """The adapters' parameters at rank r: A (r · in) and B (r · out) in each target layer."""
+    return layers * sum(r * sides(a, b) for a, b in shapes)
+
+
+def _largest(shapes, layers, budget, per_param=16, sides=lambda a, b: a + b, fits=operator.le):
+    """The largest rank whose adapters' training state, `per_param` bytes a parameter, fits the
+    budget; 0 if none does."""
+    ranks = [r for r in RANKS if fits(per_param * _params(shapes, layers, r, sides), budget)]
     return ranks[-1] if ranks else 0
-
-
-def _adapter_params(shapes, layers, r):
-    return layers * sum(r * (a + b) for a, b in shapes)
 
 
 # Found on the shapes, the layers and the budget; filled with `want`, the right rank.
@@ -645,7 +632,7 @@ LARGEST_RANK = Mistakes(
         "gradient and Adam's two moments too: 16 bytes.",
         "Du hast 4 Byte pro trainierbarem Parameter gezählt, nur den Wert; das Training hält "
         "auch seinen Gradienten und die zwei Momente von Adam: 16 Byte.",
-        gives=lambda shapes, layers, budget: _largest(shapes, layers, budget, per_param=4),
+        gives=lambda **case: _largest(**case, per_param=4),
     ),
     Mistake(
         "one_layer",
@@ -657,9 +644,7 @@ LARGEST_RANK = Mistakes(
         "a_only",
         "You counted only A (r · in); B adds r · out.",
         "Du hast nur A gezählt (r · in); B bringt r · out dazu.",
-        gives=lambda shapes, layers, budget: _largest(
-            shapes, layers, budget, count=lambda s, n, r: n * sum(r * a for a, _ in s)
-        ),
+        gives=lambda **case: _largest(**case, sides=lambda a, b: a),
     ),
     Mistake(
         "strict",
@@ -667,7 +652,7 @@ LARGEST_RANK = Mistakes(
         "<=, not <.",
         "Bei einem Budget von genau {budget:,} Byte passt r = {want} (genau gleich viel passt "
         "auch): Nimm <=, nicht <.",
-        gives=lambda shapes, layers, budget: _largest(shapes, layers, budget, fits=operator.lt),
+        gives=lambda **case: _largest(**case, fits=operator.lt),
     ),
     Mistake(
         "square",
@@ -675,9 +660,7 @@ LARGEST_RANK = Mistakes(
         "(in, out).",
         "Du hast jede Schicht als quadratisch behandelt (r · 2 · in); v ist hier schmaler: Nimm "
         "(in, out) jeder Schicht.",
-        gives=lambda shapes, layers, budget: _largest(
-            shapes, layers, budget, count=lambda s, n, r: n * sum(2 * r * a for a, _ in s)
-        ),
+        gives=lambda **case: _largest(**case, sides=lambda a, b: 2 * a),
     ),
     Mistake(
         "over_budget",
@@ -686,7 +669,7 @@ LARGEST_RANK = Mistakes(
         "r = {got} braucht mehr als das Budget von {budget:,} Byte: Gib den größten Rang zurück, "
         "der passt ({want}), nicht den ersten, der nicht passt.",
         gives=lambda shapes, layers, budget: next(
-            (r for r in RANKS if 16 * _adapter_params(shapes, layers, r) > budget), 0
+            (r for r in RANKS if 16 * _params(shapes, layers, r) > budget), 0
         ),
     ),
     Mistake(
@@ -715,10 +698,9 @@ def q5(largest_rank, rng):
     width = rng.choice([576, 960, 2048])
     shapes = [(width, width), (width, width // 3)]  # en: q and a narrower v | de: v schmaler
     layers = rng.choice([24, 30, 32])
-    per_r = 16 * layers * sum(a + b for a, b in shapes)
+    per_r = 16 * _params(shapes, layers, 1)  # the training state of one rank, in bytes
     r_edge = rng.choice([4, 8, 16])
-    # en: just over a rank's need first (a slight over-count shows), then exactly at it (<= vs <)
-    # de: knapp über dem Bedarf eines Rangs zuerst (leichtes Überzählen fällt auf), dann genau darauf
+    # just over a rank's need first (a slight over-count shows), then exactly at it (<= vs <)
     budgets = [per_r * r_edge * 11 // 10, per_r * r_edge, per_r * r_edge - 1]
     budgets += [per_r * 3 * r_edge // 2, per_r // 2, per_r * 300]
     for budget in budgets:
