@@ -34,16 +34,14 @@ def _targets() -> list[torch.device]:
     return [*accelerators, torch.device("meta"), torch.device("cpu")]
 
 
-# Shared by q1 and q2: `what` names the device the code was given ("the device", "x").
-PLACEMENT_MISTAKES = Mistakes(
+PLACEMENT_MISTAKES = Mistakes(  # shared by q1 and q2
     Mistake(
         "hardcoded_cuda",
-        "Your code asks for 'cuda' itself, but {what} was {target}. Use the device you are "
-        "given (or x.device), never a fixed name: the same code then runs on a CPU, a GPU, MPS "
-        "or a TPU.",
-        "Dein Code verlangt selbst 'cuda', aber {what} war {target}. Nimm das Gerät, das du "
-        "bekommst (oder x.device), nie einen festen Namen: Dann läuft derselbe Code auf einer "
-        "CPU, einer GPU, mit MPS oder auf einer TPU.",
+        "Your code asks for 'cuda' by name, but the work was meant for {target}. Use the device "
+        "you are given (or x.device): then the same code runs on CPU, GPU, MPS and TPU.",
+        "Dein Code verlangt ausdrücklich 'cuda', aber die Arbeit sollte auf {target} laufen. Nimm "
+        "das Gerät, das du bekommst (oder x.device): Dann läuft derselbe Code auf CPU, GPU, MPS "
+        "und TPU.",
     ),
 )
 
@@ -53,12 +51,10 @@ PLACEMENT_MISTAKES = Mistakes(
 FORWARD_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
     Mistake(
         "not_assigned",
-        "On {target}: you call batch.to(device) but keep using the old batch. A tensor's .to() "
-        "returns a *new* tensor and leaves the original where it was: write "
-        "batch = batch.to(device).",
-        "Auf {target}: Du rufst batch.to(device) auf, rechnest aber mit dem alten Batch weiter. "
-        ".to() eines Tensors gibt einen *neuen* Tensor zurück und lässt das Original, wo es war: "
-        "Schreib batch = batch.to(device).",
+        "On {target}: you call batch.to(device) but keep using the old batch: a tensor's .to() "
+        "returns a *new* tensor. Write batch = batch.to(device).",
+        "Auf {target}: Du rufst batch.to(device) auf, rechnest aber mit dem alten Batch weiter: "
+        ".to() eines Tensors gibt einen *neuen* Tensor zurück. Schreib batch = batch.to(device).",
     ),
     Mistake(
         "only_model",
@@ -84,10 +80,9 @@ FORWARD_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
     Mistake(
         "moved_back",
         "The output was computed on {target}: return it there. Copying it back (.cpu(), .item(), "
-        ".numpy()) costs a transfer, and the caller decides when to pay it.",
-        "Das Ergebnis wurde auf {target} berechnet: Gib es dort zurück. Es zurückzukopieren "
-        "(.cpu(), .item(), .numpy()) kostet eine Übertragung, und wann die sich lohnt, "
-        "entscheidet der Aufrufer.",
+        ".numpy()) costs a transfer, which is the caller's to decide.",
+        "Das Ergebnis wurde auf {target} berechnet: Gib es dort zurück. Zurückkopieren (.cpu(), "
+        ".item(), .numpy()) kostet eine Übertragung, und die entscheidet der Aufrufer.",
     ),
     Mistake(
         "not_a_tensor",
@@ -103,12 +98,10 @@ FORWARD_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
     ),
     Mistake(
         "moved_output",
-        "Your output is on {target}, but the model computed on {where} and only the result was "
-        "moved. Move the model and the batch first, then compute: the work is meant to run on "
-        "{target}.",
-        "Dein Ergebnis liegt auf {target}, aber das Modell rechnete auf {where}, und nur das "
-        "Ergebnis wurde verschoben. Verschieb zuerst Modell und Batch, dann rechne: Die Arbeit "
-        "soll auf {target} laufen.",
+        "Your output is on {target}, but the model computed on {where}: only the result was "
+        "moved. Move the model and the batch first, then compute.",
+        "Dein Ergebnis liegt auf {target}, aber das Modell rechnete auf {where}: Nur das Ergebnis "
+        "wurde verschoben. Verschieb zuerst Modell und Batch, dann rechne.",
     ),
     Mistake(
         "wrong_output",
@@ -116,7 +109,6 @@ FORWARD_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
         "Richtiges Gerät, falsches Ergebnis: Gib genau model(batch) zurück, sonst nichts.",
     ),
 )
-THE_DEVICE = ("the device", "das Gerät")  # what q1's code was given, for "hardcoded_cuda"
 
 
 def _model_and_batch(rng):
@@ -139,7 +131,7 @@ def _mixes(op) -> bool:
 
 
 def _forward_raised(error: Exception, watch: TorchWatch, target: torch.device):
-    """(key, values) of the mistake that made the forward pass raise, or None if none is known."""
+    """(key, values) of the mistake that made the forward pass raise, ("", {}) if none is known."""
     failing, ran = watch.failing(), watch.forwards()
     if _hardcoded(watch, target):
         return "hardcoded_cuda", {}
@@ -158,7 +150,7 @@ def _forward_raised(error: Exception, watch: TorchWatch, target: torch.device):
         and failing.name in COPY_OUT
     ):
         return "moved_back", {}
-    return None
+    return "", {}
 
 
 def _forward_output(out: Any, want: torch.Tensor, watch: TorchWatch, target: torch.device):
@@ -201,20 +193,19 @@ def q1(forward_on, rng):
         model, batch = _model_and_batch(rng)
         with torch.no_grad():
             want = model(batch)
-        given = target if rng.random() < 0.5 else str(target)
+        given = target if rng.random() < 0.5 else str(target)  # a device or its name
         watch = TorchWatch(batch)
         try:
             with watch:
                 out = call(forward_on, model, batch, given)
         except LearnerError as failure:
-            found = _forward_raised(failure.error, watch, target)
-            if found is None:
+            key, values = _forward_raised(failure.error, watch, target)
+            if not key:
                 raise failure from without_watch(failure.error)
         else:
-            found = _forward_output(out, want, watch, target)
-        key, values = found
+            key, values = _forward_output(out, want, watch, target)
         if key:
-            raise FORWARD_MISTAKES.wrong(key, target=target, what=text(*THE_DEVICE), **values)
+            raise FORWARD_MISTAKES.wrong(key, target=target, **values)
     return text(
         "Correct! Your forward pass worked on {tried}.",
         "Richtig! Dein Vorwärtsdurchlauf lief auf {tried}.",
@@ -227,19 +218,17 @@ def q1(forward_on, rng):
 SCALE_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
     Mistake(
         "weights_elsewhere",
-        "x was on {target}, but your weights were made somewhere else, so x * weights mixes "
-        "devices. torch.linspace makes its tensor on the CPU unless you pass device=x.device.",
+        "x was on {target}, but your weights were made elsewhere, so x * weights mixes devices: "
+        "torch.linspace makes its tensor on the CPU unless you pass device=x.device.",
         "x lag auf {target}, deine Gewichte entstanden aber woanders, also mischt x * weights "
-        "Geräte. torch.linspace legt seinen Tensor auf der CPU an, außer du gibst "
-        "device=x.device an.",
+        "Geräte: torch.linspace legt seinen Tensor auf der CPU an, außer mit device=x.device.",
     ),
     Mistake(
         "moved_x",
-        "You move x (on {target}) to meet the weights. Move the small weights to x instead: x "
-        "may be a big batch on a GPU, and the result belongs where x is.",
-        "Du verschiebst x (auf {target}) zu den Gewichten. Bring stattdessen die kleinen "
-        "Gewichte zu x: x kann ein großer Batch auf einer GPU sein, und das Ergebnis gehört "
-        "dorthin, wo x liegt.",
+        "You move x (on {target}) to the weights. Move the small weights to x instead: x may be "
+        "a big batch on a GPU, and the result belongs where x is.",
+        "Du verschiebst x (auf {target}) zu den Gewichten. Bring stattdessen die kleinen Gewichte "
+        "zu x: x kann ein großer Batch auf einer GPU sein, und dort gehört das Ergebnis hin.",
     ),
     Mistake(
         "shape",
@@ -248,34 +237,26 @@ SCALE_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
     ),
     Mistake(
         "in_place",
-        "Your function changes x in place (x *= ..., x.mul_(...)): the caller's batch is "
-        "overwritten. Return a new tensor, x * weights, and leave x as it was.",
-        "Deine Funktion ändert x an Ort und Stelle (x *= ..., x.mul_(...)): Der Batch des "
-        "Aufrufers wird überschrieben. Gib einen neuen Tensor zurück, x * weights, und lass x, "
-        "wie es war.",
+        "Your function changes x in place (x *= ..., x.mul_(...)), overwriting the caller's "
+        "batch. Return a new tensor, x * weights.",
+        "Deine Funktion ändert x an Ort und Stelle (x *= ..., x.mul_(...)) und überschreibt so "
+        "den Batch des Aufrufers. Gib einen neuen Tensor zurück, x * weights.",
     ),
     Mistake(
         "dtype",
         "x was {dtype}, your result is {got}: float32 weights turn a {dtype} batch into float32, "
         "twice the memory. Make the weights with dtype=x.dtype too.",
-        "x war {dtype}, dein Ergebnis ist {got}: float32-Gewichte machen aus einem "
-        "{dtype}-Batch float32, doppelt so viel Speicher. Leg die Gewichte auch mit "
-        "dtype=x.dtype an.",
+        "x war {dtype}, dein Ergebnis ist {got}: float32-Gewichte machen aus einem {dtype}-Batch "
+        "float32, doppelt so viel Speicher. Leg die Gewichte auch mit dtype=x.dtype an.",
     ),
     Mistake(
         "wrong_values",
-        "Right device and dtype, wrong numbers for x of shape {shape}: keep the weights as they "
-        "were, torch.linspace(0.5, 1.5, x.shape[-1]), one per feature (the last dimension).",
-        "Richtiges Gerät und richtiger Typ, aber falsche Zahlen für x der Form {shape}: Lass die "
-        "Gewichte, wie sie waren, torch.linspace(0.5, 1.5, x.shape[-1]), eines pro Merkmal (die "
-        "letzte Dimension).",
+        "Right device and dtype, wrong numbers for x of shape {shape}: keep the weights "
+        "torch.linspace(0.5, 1.5, x.shape[-1]), one per feature (the last dimension).",
+        "Gerät und Typ stimmen, die Zahlen für x der Form {shape} nicht: Lass die Gewichte "
+        "torch.linspace(0.5, 1.5, x.shape[-1]), eines pro Merkmal (die letzte Dimension).",
     ),
 )
-
-
-def _features(rng, where, dtype, shape):
-    torch.manual_seed(rng.randrange(2**31))
-    return torch.randn(shape).to(where, dtype)
 
 
 def _scale_inputs(rng) -> list[tuple[torch.device, torch.dtype, tuple[int, ...]]]:
@@ -337,7 +318,8 @@ def _scaled(out: Any, x: torch.Tensor, before: torch.Tensor | None, watch: Torch
 )
 def q2(scale_features, rng):
     for target, dtype, shape in _scale_inputs(rng):
-        x = _features(rng, target, dtype, shape)
+        torch.manual_seed(rng.randrange(2**31))
+        x = torch.randn(shape).to(target, dtype)
         before = x.clone() if target.type != "meta" else None
         watch = TorchWatch(x)
         try:
@@ -352,8 +334,9 @@ def q2(scale_features, rng):
             key = _scaled(out, x, before, watch)
         if key:
             got = getattr(out, "dtype", None)
-            values = dict(target=target, what="x", shape=tuple(x.shape), dtype=x.dtype, got=got)
-            raise SCALE_MISTAKES.wrong(key, **values)
+            raise SCALE_MISTAKES.wrong(
+                key, target=target, shape=tuple(x.shape), dtype=x.dtype, got=got
+            )
     return text(
         "Correct! Your weights are made where x lives, in x's dtype.",
         "Richtig! Deine Gewichte entstehen dort, wo x liegt, im dtype von x.",
@@ -383,38 +366,33 @@ BANDWIDTH_MISTAKES = Mistakes(
     ),
     Mistake(
         "not_measured",
-        "The number is right, but it does not come from timing the copies (the clock was never "
-        "read, or sync() never called). Time copy() with measure(copy, sync=sync) or with "
-        "time.perf_counter.",
-        "Die Zahl stimmt, sie kommt aber nicht aus einer Messung der Kopien (die Uhr wurde nie "
-        "gelesen oder sync() nie aufgerufen). Miss copy() mit measure(copy, sync=sync) oder mit "
-        "time.perf_counter.",
+        "The number is right but not measured: the clock was never read, or sync() never "
+        "called. Time copy() with measure(copy, sync=sync) or with time.perf_counter.",
+        "Die Zahl stimmt, ist aber nicht gemessen: Die Uhr wurde nie gelesen oder sync() nie "
+        "aufgerufen. Miss copy() mit measure(copy, sync=sync) oder mit time.perf_counter.",
     ),
     Mistake(
         "other_clock",
-        "Your timer reads none of the clocks for wall time (time.perf_counter, time.time, "
-        "time.monotonic, timeit.default_timer). time.process_time counts only the CPU's work, "
-        "not the waiting for a copy: use measure(copy, sync=sync) or time.perf_counter.",
-        "Dein Timer liest keine der Uhren für die verstrichene Zeit (time.perf_counter, "
-        "time.time, time.monotonic, timeit.default_timer). time.process_time zählt nur die "
-        "Arbeit der CPU, nicht das Warten auf eine Kopie: Nimm measure(copy, sync=sync) oder "
-        "time.perf_counter.",
+        "Your timer reads no wall clock (time.perf_counter, time.time, time.monotonic, "
+        "timeit.default_timer). time.process_time counts only the CPU's work, not the waiting "
+        "for a copy: use measure(copy, sync=sync) or time.perf_counter.",
+        "Dein Timer liest keine Uhr für die verstrichene Zeit (time.perf_counter, time.time, "
+        "time.monotonic, timeit.default_timer). time.process_time zählt nur die Arbeit der CPU, "
+        "nicht das Warten auf eine Kopie: Nimm measure(copy, sync=sync) oder time.perf_counter.",
     ),
     Mistake(
         "no_sync",
         "Your time is shorter than the copies take: copy() only starts a copy and returns at "
-        "once, so the clock must stop after sync(). Call sync() before you read the clock (or "
-        "pass it: measure(copy, sync=sync)).",
+        "once. Call sync() before you read the clock (or use measure(copy, sync=sync)).",
         "Deine Zeit ist kürzer, als die Kopien dauern: copy() startet eine Kopie nur und kehrt "
-        "sofort zurück, also darf die Uhr erst nach sync() anhalten. Ruf sync() auf, bevor du "
-        "die Uhr liest (oder übergib es: measure(copy, sync=sync)).",
+        "sofort zurück. Ruf vor dem Ablesen der Uhr sync() auf (oder: measure(copy, sync=sync)).",
     ),
     Mistake(
         "gib",
-        "That is GiB/s (2³⁰ bytes per second). Bandwidths are given in GB/s, 10⁹ bytes per "
+        "That is GiB/s (2³⁰ bytes per second); bandwidths are given in GB/s, 10⁹ bytes per "
         "second, like the PCIe figures: divide by 1e9.",
-        "Das sind GiB/s (2³⁰ Byte pro Sekunde). Bandbreiten werden in GB/s angegeben, 10⁹ Byte "
-        "pro Sekunde, wie die PCIe-Werte: Teile durch 1e9.",
+        "Das sind GiB/s (2³⁰ Byte pro Sekunde); Bandbreiten werden wie die PCIe-Werte in GB/s "
+        "angegeben, 10⁹ Byte pro Sekunde: Teile durch 1e9.",
         gives=lambda want, **_: want * 1e9 / 2**30,
         rel_tol=1e-3,
     ),
@@ -434,12 +412,11 @@ BANDWIDTH_MISTAKES = Mistakes(
     ),
     Mistake(
         "time_unit",
-        "That is a thousand (or a million) times too little: the time went into the division in "
-        "milliseconds (or microseconds). Divide the bytes by seconds; measure's median and "
-        "time.perf_counter are in seconds.",
-        "Das ist tausendmal (oder millionenmal) zu wenig: Die Zeit ging in Millisekunden (oder "
-        "Mikrosekunden) in die Division ein. Teile die Bytes durch Sekunden; der Median von "
-        "measure und time.perf_counter sind in Sekunden.",
+        "That is a thousand (or a million) times too little: you divided by ms (or µs). Divide "
+        "the bytes by seconds, as measure's median and time.perf_counter give them.",
+        "Das ist tausendmal (oder millionenmal) zu wenig: Du hast durch ms (oder µs) geteilt. "
+        "Teile die Bytes durch Sekunden, wie sie der Median von measure und time.perf_counter "
+        "liefern.",
         gives=lambda want, **_: [want / 1e3, want / 1e6],
         rel_tol=1e-3,
     ),
@@ -447,13 +424,7 @@ BANDWIDTH_MISTAKES = Mistakes(
         "inverted",
         "That is time per byte: bandwidth is bytes divided by seconds.",
         "Das ist Zeit pro Byte: Bandbreite ist Bytes geteilt durch Sekunden.",
-        gives=lambda want, nbytes, seconds, **_: [
-            1 / want,
-            seconds / nbytes,
-            seconds,
-            seconds * 1e9 / nbytes,
-            seconds * 1e3,
-        ],
+        gives=lambda want, seconds, **_: [1 / want, 1e-9 / want, seconds, seconds * 1e3],
         rel_tol=1e-3,
     ),
     Mistake(
@@ -578,18 +549,16 @@ FIT_MISTAKES = Mistakes(
     Mistake(
         "negative",
         "The model alone does not fit, so no sample does: return 0, not a negative number.",
-        "Schon das Modell passt nicht, also passt kein Beispiel: Gib 0 zurück, keine negative "
-        "Zahl.",
+        "Schon das Modell passt nicht, also kein Beispiel: Gib 0 zurück, keine negative Zahl.",
         gives=lambda free, per, **_: [free // per, free / per] if free < 0 else [],
     ),
     Mistake(
         "off_by_one",
-        "The free memory ({free:,} bytes) holds exactly {want:,} samples of {per:,} bytes, and "
-        "you return one less: a sample that fills the memory exactly still fits. free // "
-        "per_sample is exact.",
-        "Der freie Speicher ({free:,} Byte) fasst genau {want:,} Beispiele zu je {per:,} Byte, "
-        "und du gibst eines weniger zurück: Ein Beispiel, das den Speicher genau füllt, passt "
-        "noch. frei // pro_beispiel ist exakt.",
+        "The free {free:,} bytes hold exactly {want:,} samples of {per:,} bytes, you return one "
+        "less. A sample that fills the rest exactly still fits: free // per_sample is exact.",
+        "Die freien {free:,} Byte fassen genau {want:,} Beispiele zu je {per:,} Byte, du gibst "
+        "eines weniger zurück. Auch ein Beispiel, das den Rest genau füllt, passt noch: frei // "
+        "pro_beispiel ist exakt.",
         gives=lambda free, per, want, **_: [want - 1] if want >= 1 and free % per == 0 else [],
     ),
     Mistake(
@@ -608,8 +577,8 @@ FIT_MISTAKES = Mistakes(
         "gb",
         "You count the budget in GB (10⁹ bytes); it is in GiB, 2³⁰ bytes, as PyTorch and "
         "nvidia-smi count.",
-        "Du rechnest das Budget in GB (10⁹ Byte); es ist in GiB angegeben, 2³⁰ Byte, wie "
-        "PyTorch und nvidia-smi zählen.",
+        "Du rechnest das Budget in GB (10⁹ Byte); es ist in GiB, 2³⁰ Byte, wie PyTorch und "
+        "nvidia-smi zählen.",
         gives=_in_gb,
     ),
     Mistake(
@@ -718,9 +687,8 @@ FINDER_MISTAKES = Mistakes(
         "oom_not_caught",
         "Your function let a torch.OutOfMemoryError through: that ends the training run. Catch "
         "it (try: ... except torch.OutOfMemoryError:) and stop doubling.",
-        "Deine Funktion lässt einen torch.OutOfMemoryError durch: Das beendet den "
-        "Trainingslauf. Fang ihn ab (try: ... except torch.OutOfMemoryError:) und hör auf zu "
-        "verdoppeln.",
+        "Deine Funktion lässt einen torch.OutOfMemoryError durch: Das beendet den Trainingslauf. "
+        "Fang ihn ab (try: ... except torch.OutOfMemoryError:) und hör auf zu verdoppeln.",
     ),
     Mistake(
         "returns_failed",
@@ -738,20 +706,19 @@ FINDER_MISTAKES = Mistakes(
     Mistake(
         "continues_after_oom",
         "After {failed} ran out of memory your function still tries {next}. Larger sizes fail "
-        "too, and on a GPU every failure costs time and fragments the memory: stop at the first "
-        "one.",
-        "Nachdem bei {failed} der Speicher voll war, probiert deine Funktion noch {next}. "
-        "Größere Batches scheitern auch, und auf einer GPU kostet jeder Fehlschlag Zeit und "
-        "zersplittert den Speicher: Hör beim ersten auf.",
+        "too, and on a GPU each failure costs time and fragments the memory: stop at the first.",
+        "Nach vollem Speicher bei {failed} probiert deine Funktion noch {next}. Größere scheitern "
+        "auch, und auf einer GPU kostet jeder Fehlschlag Zeit und zersplittert den Speicher: Hör "
+        "beim ersten auf.",
     ),
     Mistake(
         "top_down",
-        "Your function starts at {first} and goes down: it ran out of memory {count} times. Go "
-        "up from 1 instead (1, 2, 4, ...): then the first out-of-memory error is the only one, "
-        "and on a GPU each one costs time and fragments the memory.",
-        "Deine Funktion beginnt bei {first} und geht abwärts: Der Speicher war {count}-mal voll. "
-        "Geh stattdessen von 1 aufwärts (1, 2, 4, ...): Dann ist der erste Speicherfehler der "
-        "einzige, und auf einer GPU kostet jeder Zeit und zersplittert den Speicher.",
+        "Your function starts at {first} and goes down: it ran out of memory {count} times, "
+        "each costing a GPU time and fragmenting its memory. Go up from 1 (1, 2, 4, ...): then "
+        "only the last try fails.",
+        "Deine Funktion beginnt bei {first} und geht abwärts: Der Speicher war {count}-mal voll, "
+        "und auf einer GPU kostet jedes Mal Zeit und zersplittert den Speicher. Geh von 1 "
+        "aufwärts (1, 2, 4, ...): Dann scheitert nur der letzte Versuch.",
     ),
     Mistake(
         "exceeds_limit",
@@ -779,12 +746,10 @@ FINDER_MISTAKES = Mistakes(
 ) + Mistakes(
     Mistake(
         "catches_everything",
-        "The step had a bug ({error}), not a memory problem, and your function hid it and "
-        "returned a batch size. Catch only torch.OutOfMemoryError: every other error must reach "
-        "you.",
+        "The step had a bug ({error}), not a memory problem, and your function hid it. Catch "
+        "only torch.OutOfMemoryError: every other error must reach you.",
         "Der Schritt hatte einen Fehler ({error}), kein Speicherproblem, und deine Funktion hat "
-        "ihn verschluckt und eine Batchgröße geliefert. Fang nur torch.OutOfMemoryError ab: "
-        "Jeder andere Fehler muss bei dir ankommen.",
+        "ihn verschluckt. Fang nur torch.OutOfMemoryError ab, jeder andere Fehler muss zu dir.",
     ),
     head=("With a buggy step and limit={limit}: ", "Mit fehlerhaftem step und limit={limit}: "),
 )
@@ -888,5 +853,6 @@ def q5(find_batch_size, rng):
             raise FINDER_MISTAKES.wrong("catches_everything", limit=limit, got=got, error=error)
     return text(
         "Correct! It survives running out of memory and still lets every real bug through.",
-        "Richtig! Er kommt mit vollem Speicher zurecht und lässt trotzdem jeden echten Fehler durch.",
+        "Richtig! Er kommt mit vollem Speicher zurecht und lässt trotzdem jeden echten Fehler "
+        "durch.",
     )
