@@ -15,7 +15,9 @@ Two steps:
    shows the same outputs.
 2. Render.  Sphinx with myst-nb (execution off: step 1 did it) turns the executed copies into
    build/site/{en,de}/NN_slug.html, with an index page per language holding the lesson table,
-   and a language switch on every page.  Widgets are dropped from the outputs: a static page
+   and a language switch on every page.  Each language is a Sphinx site of its own, so the
+   theme's words and the search are in its language; the start page, build/site/index.html,
+   is a third.  Widgets are dropped from the outputs: a static page
    has no kernel, and the text each `explore` prints first is their static fallback.  The setup
    cell shows only its one line of output, and the course's own checks (tag `guard`) not at all.
 
@@ -26,6 +28,7 @@ the pages need none either (badges are text links), except MathJax for formulas.
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -80,19 +83,18 @@ WORDS = {
     },
 }
 
-CONF = '''"""Sphinx settings of the course website (written by tools/site.py)."""
+CONF = '''"""Sphinx settings of one site of the course website (written by tools/site.py)."""
 
-project = "GPU & TPU in Practice"
 extensions = ["myst_nb"]
 nb_execution_mode = "off"  # tools/site.py executed every notebook once, into build/executed
 nb_output_stderr = "show"
 myst_enable_extensions = ["dollarmath"]
 # Jupyter Book's look: the lessons on the left, the page's sections on the right, a menu on a
 # phone.  Its fonts and icons ship inside the package: nothing is fetched from the internet.
-# Sphinx translates a theme's words into one language per site; this site has two, so the
-# sidebar, the section list, the search field and the footer are the course's own templates,
-# in the page's language, and the previous/next links (which would cross from one language into
-# the other) are off.
+# Each language is a site of its own (Sphinx has one `language` per site): the theme's words,
+# the search and its stemming are the page's language.  The sidebar, the section list and the
+# footer are the course's own templates, and the previous/next links are off (they would lead
+# from the index page to the lessons only).
 html_theme = "sphinx_book_theme"
 html_theme_options = {
     "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
@@ -100,12 +102,11 @@ html_theme_options = {
     "footer_content_items": ["course-footer.html"],
     "use_download_button": False,  # the sources are not copied into the site
     "show_prev_next": False,
-    "navbar_persistent": [],  # the search field is the sidebar's, in the page's language
+    "navbar_persistent": [],  # the search field is the sidebar's
 }
 html_sidebars = {"**": ["course-title.html", "course-search.html", "course-nav.html"]}
-html_title = "GPU & TPU in Practice · GPU & TPU in der Praxis"
 html_show_sphinx = False
-html_show_copyright = False  # the footer is the course's own, in the page's language
+html_show_copyright = False  # the footer is the course's own
 html_static_path = ["_static"]
 html_css_files = ["course.css"]
 templates_path = ["_templates"]
@@ -116,63 +117,48 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 suppress_warnings = ["myst.xref_missing", "myst.header", "misc.highlighting_failure", "toc.not_included"]
 '''
 
-# The page's language: its folder (en/, de/); the start page above both reads as English.
-LANG = """{%- set lang = pagename.split('/')[0] %}
-{%- set lang = lang if lang in ('en', 'de') else 'en' %}"""
-
+# Each site's html_context: W, the words of its language; NAV, its lessons (stem, title); HOME,
+# the way from its pages to its language's pages ("" in a language's site, "en/" on the start
+# page); OTHER, the other language ("" on the start page).
 TEMPLATES = {
-    # The page's language on its <html> tag (Sphinx has one `language` per site): German words are
-    # hyphenated as German and read aloud as German.
-    "layout.html": """{%- extends "!layout.html" %}
-{%- set language = pagename.split('/')[0] if pagename.split('/')[0] in ('en', 'de') else 'en' %}
-""",
-    # The switch to the same page in the other language, in the bar above the article.
-    "lang-switch.html": """{%- set parts = pagename.split('/') -%}
-{%- if parts[0] in ('en', 'de') %}
-  {%- set other = 'de' if parts[0] == 'en' else 'en' %}
-<a class="lang-switch" href="{{ pathto(other ~ '/' ~ (parts[1:] | join('/'))) }}"
-   hreflang="{{ other }}">{{ 'Deutsch' if other == 'de' else 'English' }}</a>
+    # The same page in the other language's site, in the bar above the article.
+    "lang-switch.html": """{%- if OTHER %}
+<a class="lang-switch" href="../{{ OTHER }}/{{ pagename }}.html"
+   hreflang="{{ OTHER }}">{{ 'Deutsch' if OTHER == 'de' else 'English' }}</a>
 {%- endif %}
 """,
-    "course-title.html": LANG
-    + """
-<h1 class="logo"><a href="{{ pathto(lang ~ '/index') }}">{{ WORDS[lang].title | e }}</a></h1>
+    "course-title.html": """
+<h1 class="logo"><a href="{{ HOME }}index.html">{{ W.title | e }}</a></h1>
 """,
-    "course-search.html": LANG
-    + """
-<form class="bd-search course-search" action="{{ pathto('search') }}" method="get">
+    "course-search.html": """
+<form class="bd-search course-search" action="{{ HOME }}search.html" method="get">
   <i class="fa-solid fa-magnifying-glass"></i>
-  <input type="search" class="form-control" name="q" placeholder="{{ WORDS[lang].search }}"
-         aria-label="{{ WORDS[lang].search }}">
+  <input type="search" class="form-control" name="q" placeholder="{{ W.search }}"
+         aria-label="{{ W.search }}">
 </form>
 """,
-    # The lessons of the page's language only: a table of contents would list both languages.
-    "course-nav.html": LANG
-    + """
-<nav class="bd-links bd-docs-nav course-nav" aria-label="{{ WORDS[lang].overview }}">
+    "course-nav.html": """
+<nav class="bd-links bd-docs-nav course-nav" aria-label="{{ W.overview }}">
 <ul class="nav bd-sidenav">
-  <li class="toctree-l1{% if pagename == lang ~ '/index' %} current active{% endif %}">
-    <a class="reference internal" href="{{ pathto(lang ~ '/index') }}">
-      {{- WORDS[lang].overview }}</a></li>
-  {%- for stem, title in NAV[lang] %}
-  <li class="toctree-l1{% if pagename == lang ~ '/' ~ stem %} current active{% endif %}">
-    <a class="reference internal" href="{{ pathto(lang ~ '/' ~ stem) }}">{{ title | e }}</a></li>
+  <li class="toctree-l1{% if OTHER and pagename == 'index' %} current active{% endif %}">
+    <a class="reference internal" href="{{ HOME }}index.html">{{ W.overview }}</a></li>
+  {%- for stem, title in NAV %}
+  <li class="toctree-l1{% if pagename == stem %} current active{% endif %}">
+    <a class="reference internal" href="{{ HOME }}{{ stem }}.html">{{ title | e }}</a></li>
   {%- endfor %}
 </ul>
 </nav>
 """,
-    "course-toc.html": LANG
-    + """
+    "course-toc.html": """
 {%- set page_toc = generate_toc_html() %}
 {%- if page_toc | length >= 1 %}
 <div class="page-toc tocsection onthispage">
-  <i class="fa-solid fa-list"></i> {{ WORDS[lang].contents }}</div>
+  <i class="fa-solid fa-list"></i> {{ W.contents }}</div>
 <nav class="page-toc">{{ page_toc }}</nav>
 {%- endif %}
 """,
-    "course-footer.html": LANG
-    + """
-<div class="footer">{{ WORDS[lang].footer | e }}</div>
+    "course-footer.html": """
+<div class="footer">{{ W.footer | e }}</div>
 """,
 }
 
@@ -285,7 +271,8 @@ def lesson_table(lang: str, stems: list[str]) -> list[str]:
 
 def start_page(stems: list[str], langs) -> list[str]:
     """The root page: the course in both languages and one table of every lesson of the map,
-    with its level, durations, hardware profiles and its page in each language."""
+    with its level, durations, hardware profiles and its page in each language.  A site of its
+    own: its links lead into the language sites as plain links."""
     shown = {s[:2] for s in stems}
     title = " · ".join(WORDS[lang]["title"] for lang in LANGUAGES)
     lines = [f"# {title}", ""]
@@ -306,7 +293,7 @@ def start_page(stems: list[str], langs) -> list[str]:
             )
             continue
         pages = [
-            f"[{lesson.title[lang]}]({lang}/{lesson.stem}.ipynb)"
+            f'<a href="{lang}/{lesson.stem}.html">{html.escape(lesson.title[lang])}</a>'
             if lang in langs
             else lesson.title[lang]
             for lang in LANGUAGES
@@ -316,51 +303,53 @@ def start_page(stems: list[str], langs) -> list[str]:
             f"| {entry.number} | {level} | {pages[0]} | {pages[1]} | {duration} | "
             f"{', '.join(lesson.profiles)} |"
         )
-    lines += ["", *[f"- [{WORDS[lang]['title']}]({lang}/index.md)" for lang in langs], ""]
-    return [
-        *lines,
-        "```{toctree}",
-        ":hidden:",
-        "",
-        *[f"{lang}/index" for lang in langs],
-        "```",
-        "",
-    ]
+    for lang in langs:
+        title = html.escape(WORDS[lang]["title"])
+        lines += ["", f'- <a href="{lang}/index.html">{title}</a>']
+    return [*lines, ""]
+
+
+def site_context(lang: str, stems: list[str], home: str, other: str) -> dict:
+    """What a site's templates read (see TEMPLATES): its words, lessons and links."""
+    now = time.localtime()
+    date = (
+        time.strftime("%Y-%m-%d", now)
+        if lang == "en"
+        else (f"{now.tm_mday}.{now.tm_mon}.{now.tm_year}")
+    )
+    words = {**WORDS[lang], "footer": WORDS[lang]["footer"].format(date=date)}
+    titles = {lesson.stem: lesson.title[lang] for lesson in course_lessons(ROOT)}
+    nav = [(stem, f"{stem[:2]} · {titles[stem]}") for stem in stems]
+    return {"W": words, "NAV": nav, "HOME": home, "OTHER": other}
+
+
+def write_project(folder: Path, lang: str, title: str, context: dict, pages: list[str]) -> None:
+    """A Sphinx project of one site: conf.py in its language, the templates, the style and the
+    index page; the caller adds the notebooks."""
+    (folder / "_templates").mkdir(parents=True)
+    (folder / "_static").mkdir()
+    settings = dict(project=title, html_title=title, language=lang, html_context=context)
+    (folder / "conf.py").write_text(
+        CONF + "".join(f"{name} = {value!r}\n" for name, value in settings.items())
+    )
+    for name, template in TEMPLATES.items():
+        (folder / "_templates" / name).write_text(template)
+    (folder / "_static/course.css").write_text(CSS)
+    (folder / "index.md").write_text("\n".join(pages))
 
 
 def stage(stems: list[str], langs, executed: Path, staging: Path) -> None:
-    """The Sphinx project: conf.py, templates, an index per language and the notebooks."""
+    """The Sphinx projects: one per language (its index page and its notebooks) and the start
+    page, each with its conf.py, templates and style."""
     if staging.exists():
         shutil.rmtree(staging)
-    (staging / "_templates").mkdir(parents=True)
-    (staging / "_static").mkdir()
-    now = time.localtime()
-    dates = {
-        "en": time.strftime("%Y-%m-%d", now),
-        "de": f"{now.tm_mday}.{now.tm_mon}.{now.tm_year}",
-    }
-    words = {
-        lang: {**WORDS[lang], "footer": WORDS[lang]["footer"].format(date=dates[lang])}
-        for lang in LANGUAGES
-    }
-    titles = {lesson.stem: lesson.title for lesson in course_lessons(ROOT)}
-    nav = {
-        lang: [(stem, f"{stem[:2]} · {titles[stem][lang]}") for stem in stems if lang in langs]
-        for lang in LANGUAGES
-    }
-    context = {"WORDS": words, "NAV": nav}
-    (staging / "conf.py").write_text(CONF + f"html_context = {context!r}\n")
-    for name, template in TEMPLATES.items():
-        (staging / "_templates" / name).write_text(template)
-    (staging / "_static/course.css").write_text(CSS)
-    top = start_page(stems, langs)
-    (staging / "index.md").write_text("\n".join(top))
+    home = "en" if "en" in langs else langs[0]
+    start_context = site_context(home, stems if home in langs else [], f"{home}/", "")
+    title = " · ".join(WORDS[lang]["title"] for lang in LANGUAGES)
+    write_project(staging / "start", "en", title, start_context, start_page(stems, langs))
     for lang in langs:
         folder = staging / lang
-        folder.mkdir()
-        for stem in stems:
-            nb = page_notebook(ROOT / "notebooks" / lang / f"{stem}.ipynb", executed)
-            nbformat.write(nb, folder / f"{stem}.ipynb")
+        other = next((o for o in langs if o != lang), "")
         words = WORDS[lang]
         index = [
             f"# {words['title']}",
@@ -377,25 +366,22 @@ def stage(stems: list[str], langs, executed: Path, staging: Path) -> None:
             "```",
             "",
         ]
-        (folder / "index.md").write_text("\n".join(index))
+        context = site_context(lang, stems, "", other)
+        write_project(folder, lang, words["title"], context, index)
+        for stem in stems:
+            nb = page_notebook(ROOT / "notebooks" / lang / f"{stem}.ipynb", executed)
+            nbformat.write(nb, folder / f"{stem}.ipynb")
 
 
 def render(staging: Path, out: Path) -> None:
+    """Each project of `stage` into its place: the start page into out, a language into out/en
+    or out/de."""
     if out.exists():
         shutil.rmtree(out)
-    command = [
-        sys.executable,
-        "-m",
-        "sphinx",
-        "-b",
-        "html",
-        "-q",
-        "-j",
-        "1",
-        str(staging),
-        str(out),
-    ]
-    subprocess.run(command, check=True, cwd=ROOT)
+    for project in sorted(p for p in staging.iterdir() if (p / "conf.py").exists()):
+        target = out if project.name == "start" else out / project.name
+        command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "1"]
+        subprocess.run([*command, str(project), str(target)], check=True, cwd=ROOT)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -92,8 +92,19 @@ def test_footer_and_sidebar_in_the_page_language(site):
     assert '<html lang="de"' in german and '<html lang="en"' in english
 
 
+def test_each_language_is_a_site_of_its_own(site):
+    """The theme's own words, the search page and its stemming in the page's language."""
+    german, english = page(site, "de"), page(site, "en")
+    assert 'title="Vollbildmodus"' in german and 'title="Fullscreen mode"' in english
+    for lang in LANGUAGES:
+        options = (site / lang / "_static/documentation_options.js").read_text()
+        assert f"LANGUAGE: '{lang}'" in options
+    assert '<html lang="de"' in (site / "de/search.html").read_text()
+    assert 'action="search.html"' in german  # its own language's search
+
+
 def test_long_output_lines_wrap(site):
-    css = (site / "_static/course.css").read_text()
+    css = (site / "de/_static/course.css").read_text()
     assert "pre-wrap" in css
 
 
