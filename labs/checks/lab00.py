@@ -1,15 +1,12 @@
 """Checks of lab 00 (warm-up): the device PyTorch computes on, the FLOPs of a matmul, the memory of
-a tensor and the arithmetic intensity of a matmul.
+a tensor, the arithmetic intensity of a matmul and two number formats timed on this device.
 
-q1 runs the learner's `pick_device` on this machine and then with torch pretending to be a machine
-with an NVIDIA GPU, a Mac and a machine with neither (`utils.sim.devices`).  q2-q4 are formulas: each is tried on random
-inputs that always hold the boundary cases (every dtype, int8 and bfloat16 included; distinct m, k
-and n; a size of 1; tiny and multi-GiB tensors; shapes of one to four dimensions), so that a
-factor, a unit or a mixed-up size fails on every seed.  An answer must equal the exact value up to
-float rounding (bounded on both sides); the classic slips (m·k·n, GB for GiB, bits for bytes, MiB,
-rounding, `//`) each get their own key and message, declared once in the table of mistakes next
-to their exercise.  q5 is a measurement: a float32 and a float64 matmul timed on this device, each
-call timed by the check too (labs.kit.measured), and the verdict drawn from the learner's numbers.
+q1 runs `pick_device` here and with torch pretending to be a machine with an NVIDIA GPU, a Mac and
+neither (`utils.sim.devices`).  q2-q4 are formulas, tried on inputs that always hold the boundary
+cases (every dtype, distinct m, k and n, a size of 1, tiny and multi-GiB tensors, one to four
+dimensions), so that a wrong factor, unit or size fails on every seed; an answer must equal the
+exact value up to float rounding.  q5 times a float32 and a float64 matmul, each call timed by the
+check too (labs.kit.measured), and the verdict must follow from the learner's own numbers.
 """
 
 from __future__ import annotations
@@ -19,17 +16,7 @@ import math
 
 import torch
 
-from labs.kit import (
-    UNIT_SLIPS,
-    Lab,
-    LearnerError,
-    Mistake,
-    Mistakes,
-    as_number,
-    call,
-    close,
-    explain,
-)
+from labs.kit import Lab, LearnerError, Mistake, Mistakes, as_number, call, close, explain
 from labs.kit.measured import Timed
 from utils.i18n import text
 from utils.sim.devices import pretend_accelerator
@@ -134,13 +121,6 @@ DEVICE = Mistakes(
 NOT_HERE = {"cuda": "no_cuda", "mps": "no_mps", "cpu": "missed_accelerator"}
 
 
-def _elsewhere(got, kind):
-    """The key for the device `got` picked where torch pretends to have `kind`."""
-    if got != "cpu":
-        return "no_fallback"
-    return "ignores_mps" if kind == "mps" else "ignores_cuda"
-
-
 def _real_device():
     if torch.cuda.is_available():
         return "cuda"
@@ -191,8 +171,9 @@ def q1(pick_device, rng):
             except LearnerError as failure:
                 error = explain(failure.error)
                 raise DEVICE.wrong("fails_elsewhere", machine=machine, error=error) from None
-        if got != kind:
-            raise DEVICE.wrong(_elsewhere(got, kind), got=got, kind=kind, machine=machine)
+        if got != kind:  # "ignores_cuda", "ignores_mps": the CPU where torch has an accelerator
+            key = f"ignores_{kind}" if got == "cpu" else "no_fallback"
+            raise DEVICE.wrong(key, got=got, kind=kind, machine=machine)
     return text(
         "Correct! Here PyTorch computes on '{real}', and your function would also find an NVIDIA "
         "GPU or a Mac's GPU.",
@@ -212,31 +193,28 @@ def _int32(value):
 FLOPS = Mistakes(
     Mistake(
         "mkn",
-        "You count m·k·n: one operation per multiply-add. A multiply-add is two FLOPs, a "
-        "multiply and an add, and data sheets count it that way.",
-        "Du zählst m·k·n, also eine Operation pro Multiplikation samt Addition. Das sind aber "
-        "zwei FLOPs, eine Multiplikation und eine Addition, und so zählen auch die Datenblätter.",
+        "You count m·k·n, one operation per multiply-add: that is two FLOPs, a multiply and an "
+        "add, as data sheets count it.",
+        "Du zählst m·k·n, eine Operation pro Multiplikation samt Addition: Das sind zwei FLOPs, "
+        "eine Multiplikation und eine Addition, und so zählen auch die Datenblätter.",
         gives=lambda m, k, n, **_: m * k * n,
     ),
     Mistake(
         "exact_count",
-        "m·n·(2k−1) is the exact count (each output needs k multiplies and k−1 adds), but the "
-        "convention is 2·m·k·n: the peak FLOP/s of data sheets count every multiply-add as 2. "
-        "Use it, so your FLOP/s compare with the peak.",
-        "m·n·(2k−1) ist exakt gezählt (jedes Ergebnis braucht k Multiplikationen und k−1 "
-        "Additionen), die Konvention ist aber 2·m·k·n: Die Spitzenleistung im Datenblatt zählt "
-        "jede Multiplikation samt Addition als 2 FLOPs. Nimm die Konvention, damit deine FLOP/s "
-        "mit der Spitzenleistung vergleichbar sind.",
+        "m·n·(2k−1) is the exact count, but the convention is 2·m·k·n: data sheets count every "
+        "multiply-add as 2 FLOPs, and only so do your FLOP/s compare with their peak.",
+        "m·n·(2k−1) ist exakt gezählt, die Konvention ist aber 2·m·k·n: Datenblätter zählen jede "
+        "Multiplikation samt Addition als 2 FLOPs, und nur so sind deine FLOP/s mit ihrer "
+        "Spitzenleistung vergleichbar.",
         gives=lambda m, k, n, **_: m * n * (2 * k - 1),
     ),
     Mistake(
         "inner_size",
-        "You count exactly, but over the wrong size: the sum of each output runs over k, the "
-        "size A and B share (m is the rows of A, n the columns of B). And the convention is "
-        "2·m·k·n.",
-        "Du zählst exakt, aber über die falsche Größe: Die Summe jedes Ergebnisses läuft über k, "
-        "die Größe, die A und B gemeinsam haben (m sind die Zeilen von A, n die Spalten von B). "
-        "Und die Konvention ist 2·m·k·n.",
+        "You count exactly, but over the wrong size: each output sums over k, the size A and B "
+        "share (m is the rows of A, n the columns of B). And the convention is 2·m·k·n.",
+        "Du zählst exakt, aber über die falsche Größe: Jedes Ergebnis summiert über k, die Größe, "
+        "die A und B teilen (m sind die Zeilen von A, n die Spalten von B). Und die Konvention "
+        "ist 2·m·k·n.",
         gives=lambda m, k, n, **_: [k * n * (2 * m - 1), m * k * (2 * n - 1)],
     ),
     Mistake(
@@ -387,7 +365,7 @@ MEMORY = Mistakes(
         "nvidia-smi report memory: {more:.0f}% more than a GB.",
         "Das sind GB (10⁹ Byte). Ein GiB sind 2³⁰ = {gib:,} Byte, die Einheit, in der PyTorch "
         "und nvidia-smi den Speicher angeben: {more:.0f} % mehr als ein GB.",
-        gives=lambda want, **_: want * UNIT_SLIPS["gb_not_gib"],
+        gives=lambda want, **_: want * GIB / 1e9,
     ),
     Mistake(
         "bits",
@@ -439,9 +417,9 @@ MEMORY = Mistakes(
     Mistake(
         "some_dims",
         "You multiply only some of the sizes: the number of elements is the product of all of "
-        "them, however many dimensions the shape has (math.prod(shape)).",
+        "them (math.prod(shape)).",
         "Du multiplizierst nur einen Teil der Größen: Die Anzahl der Elemente ist das Produkt "
-        "aller Größen, wie viele Dimensionen die Form auch hat (math.prod(shape)).",
+        "aller Größen (math.prod(shape)).",
         gives=lambda shape, size, **_: [e * size / GIB for e in _proper_subsets(shape)],
     ),
     Mistake(
@@ -485,11 +463,9 @@ def q3(tensor_gib, rng):
         dict(shape=s, dtype=d, size=d.itemsize, want=math.prod(s) * d.itemsize / GIB)
         for s, d in zip(shapes, dtypes, strict=True)
     ]
+    what = ("The memory", "Der Speicher")
     answers = [
-        as_number(
-            call(tensor_gib, c["shape"], c["dtype"]), ("The memory", "Der Speicher"), returned=True
-        )
-        for c in cases
+        as_number(call(tensor_gib, c["shape"], c["dtype"]), what, returned=True) for c in cases
     ]
     counted = [got * GIB / math.prod(c["shape"]) for got, c in zip(answers, cases, strict=True)]
     failures = _with_bytes_per_element(answers, cases, counted)
