@@ -1,12 +1,11 @@
 """Checks of lab 01, timing a matrix multiplication.
 
-q1 counts the FLOPs of a batched matmul (small, size-1 and very large inputs on every seed); q2
-runs the learner's timer on a simulated asynchronous device on a virtual clock, so its verdict
-depends only on what the timer does (warm-up, sync, divide by the count, seconds), never on how
-busy the machine is; q3 turns a time into TFLOP/s and % of peak; q4 finds the crossover size,
-with a lucky early win, a tie, the last size only and "never" on every seed; q5 decides compute-
-or memory-bound with intensities near the ridge point (and exactly at it) on every seed.  The
-mistakes each exercise knows are declared once, in the table of mistakes next to it.
+q1 counts the FLOPs of a batched matmul (size-1 and very large inputs on every seed); q2 runs the
+learner's timer on a simulated asynchronous device with a virtual clock, so its verdict depends
+only on what the timer does (warm-up, sync, dividing by the count, seconds), never on how busy the
+machine is; q3 turns a time into TFLOP/s and % of peak; q4 finds the crossover size (a lucky early
+win, a tie, the last size only and "never" on every seed); q5 decides compute- or memory-bound
+with intensities near the ridge point and exactly at it.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ import timeit
 from labs.kit import Lab, Mistake, Mistakes, as_number, as_pair, call, close
 from utils.i18n import text
 from utils.sim.asyncsim import NotedClock, SimulatedAccelerator, VirtualClock, virtual_time
+from utils.units import format_seconds
 
 lab = Lab("01")
 
@@ -148,88 +148,75 @@ def _total(got, per_call, repeats, events, **_):
 
 
 # A trial's case: the seconds a call takes (per_call; call_ms in ms), the calls it asks for
-# (repeats), the kernels one call launches, what the timer did (events) and its answer in ms.
+# (repeats), the kernels one call launches, what the timer did (events) and its answer (said).
 TIMER = Mistakes(
     Mistake(  # raised by name: the same answer on all three devices
         "constant",
-        "Your timer returns {ms:.3f} ms on devices whose calls take {a:.1f}, {b:.1f} and {c:.1f} "
-        "ms: it has to measure. Call fn() and sync() and read the clock around them.",
-        "Dein Timer liefert {ms:.3f} ms auf Geräten, deren Aufrufe {a:.1f}, {b:.1f} und {c:.1f} "
-        "ms dauern: Er muss messen. Ruf fn() und sync() auf und lies die Uhr davor und danach ab.",
+        "Your timer returns {said} on devices whose calls take {a:.1f}, {b:.1f} and {c:.1f} ms: "
+        "it has to measure. Call fn() and sync() and read the clock around them.",
+        "Dein Timer liefert {said} auf Geräten, deren Aufrufe {a:.1f}, {b:.1f} und {c:.1f} ms "
+        "dauern: Er muss messen. Ruf fn() und sync() auf und lies die Uhr davor und danach ab.",
     ),
+) + Mistakes(
     Mistake(
         "no_calls",
-        "Your timer never calls fn(), so it cannot measure it (it says {ms:.3f} ms, a call takes "
-        "{call_ms:.1f} ms).",
-        "Dein Timer ruft fn() nie auf und kann den Aufruf also nicht messen (er meldet "
-        "{ms:.3f} ms, ein Aufruf dauert {call_ms:.1f} ms).",
+        "It never calls fn(), so it cannot measure it.",
+        "Er ruft fn() nie auf und kann den Aufruf also nicht messen.",
         when=lambda got, events, **_: "fn" not in events,
     ),
     Mistake(
         "internals",
-        "Your timer says {ms:.3f} ms, a call takes {call_ms:.1f} ms: that is a setting of the "
-        "device, not a measurement. Time the calls with the clock.",
-        "Dein Timer meldet {ms:.3f} ms, ein Aufruf dauert {call_ms:.1f} ms: Das ist eine "
-        "Einstellung des Geräts, keine Messung. Miss die Aufrufe mit der Uhr.",
+        "That is a setting of the device, not a measurement: time the calls with the clock.",
+        "Das ist eine Einstellung des Geräts, keine Messung: Miss die Aufrufe mit der Uhr.",
         when=lambda got, per_call, kernels, **_: close(got, per_call / kernels, rel_tol=0.01),
     ),
     Mistake(
         "milliseconds",
-        "Your timer says {ms:.1f}, a call takes {call_ms:.1f} ms: that is milliseconds. Return "
-        "seconds.",
-        "Dein Timer meldet {ms:.1f}, ein Aufruf dauert {call_ms:.1f} ms: Das sind Millisekunden. "
-        "Gib Sekunden zurück.",
+        "That is milliseconds: return seconds.",
+        "Das sind Millisekunden: Gib Sekunden zurück.",
         gives=lambda per_call, **_: per_call * 1e3,
         rel_tol=_TOLERANCE,
     ),
     Mistake(
         "microseconds",
-        "Your timer says {ms:.0f}, a call takes {call_ms:.1f} ms: that is microseconds. Return "
-        "seconds.",
-        "Dein Timer meldet {ms:.0f}, ein Aufruf dauert {call_ms:.1f} ms: Das sind Mikrosekunden. "
-        "Gib Sekunden zurück.",
+        "That is microseconds: return seconds.",
+        "Das sind Mikrosekunden: Gib Sekunden zurück.",
         gives=lambda per_call, **_: per_call * 1e6,
         rel_tol=_TOLERANCE,
     ),
     Mistake(
         "sync_before",
-        "Your timer says {ms:.3f} ms, but each call takes {call_ms:.1f} ms: you sync before the "
-        "clock starts, but not after the timed calls. Call sync() again before you read the "
-        "clock.",
-        "Dein Timer meldet {ms:.3f} ms, jeder Aufruf dauert aber {call_ms:.1f} ms: Du "
-        "synchronisierst, bevor die Uhr startet, aber nicht nach den gemessenen Aufrufen. Ruf "
-        "sync() noch einmal auf, bevor du die Uhr abliest.",
+        "You sync before the clock starts, but not after the timed calls: call sync() again "
+        "before you read the clock.",
+        "Du synchronisierst, bevor die Uhr startet, aber nicht nach den gemessenen Aufrufen: "
+        "Ruf sync() noch einmal auf, bevor du die Uhr abliest.",
         when=lambda got, per_call, events, **_: got < per_call / 2 and _synced_before_only(events),
     ),
     Mistake(
         "no_sync",
-        "Your timer says {ms:.3f} ms, but each call takes {call_ms:.1f} ms: it stops the clock "
-        "while the work is still queued. Call sync() before you read the clock.",
-        "Dein Timer meldet {ms:.3f} ms, jeder Aufruf dauert aber {call_ms:.1f} ms: Er hält die "
-        "Uhr an, während die Arbeit noch in der Warteschlange steht. Ruf sync() auf, bevor du die "
-        "Uhr abliest.",
+        "It stops the clock while the work is still queued: call sync() before you read the clock.",
+        "Er hält die Uhr an, während die Arbeit noch in der Warteschlange steht: Ruf sync() auf, "
+        "bevor du die Uhr abliest.",
         when=lambda got, per_call, **_: got < per_call / 2,
     ),
     Mistake(
         "first_call",
-        "Your timer says {ms:.1f} ms instead of {call_ms:.1f} ms because it includes the first "
-        "call, which compiles. Call fn() once and sync() before you start the clock.",
-        "Dein Timer meldet {ms:.1f} ms statt {call_ms:.1f} ms, weil er den ersten Aufruf "
-        "mitmisst, der kompiliert. Ruf fn() und sync() einmal auf, bevor du die Uhr startest.",
+        "It includes the first call, which compiles: call fn() and sync() once before you start "
+        "the clock.",
+        "Er misst den ersten Aufruf mit, der kompiliert: Ruf fn() und sync() einmal auf, bevor "
+        "du die Uhr startest.",
         when=lambda got, per_call, events, **_: got > per_call and _compile_timed(events),
     ),
     Mistake(
         "not_per_call",
-        "Your timer says {ms:.1f} ms for {repeats} calls of {call_ms:.1f} ms each: divide the "
-        "time of the loop by the number of calls.",
-        "Dein Timer meldet {ms:.1f} ms für {repeats} Aufrufe von je {call_ms:.1f} ms: Teile die "
-        "Zeit der Schleife durch die Zahl der Aufrufe.",
+        "That is the time of all {repeats} calls: divide it by the number of calls.",
+        "Das ist die Zeit aller {repeats} Aufrufe: Teile sie durch die Zahl der Aufrufe.",
         when=_total,
     ),
-    Mistake(
-        "wrong",
-        "Your timer says {ms:.3f} ms; each call takes {call_ms:.3f} ms.",
-        "Dein Timer meldet {ms:.3f} ms; jeder Aufruf dauert {call_ms:.3f} ms.",
+    Mistake("wrong", "", ""),
+    head=(
+        "Your timer returns {said} per call, but a call takes {call_ms:.3g} ms.",
+        "Dein Timer liefert {said} pro Aufruf, ein Aufruf dauert aber {call_ms:.3g} ms.",
     ),
 )
 
@@ -258,7 +245,7 @@ def _time_one(timer, per_call, repeats, compile_seconds, kernels):
         answer = call(timer, fn, sync, repeats)
     got = as_number(answer, ("the time per call", "die Zeit pro Aufruf"))
     trial = dict(per_call=per_call, repeats=repeats, kernels=kernels, events=events)
-    return got, {**trial, "ms": got * 1e3, "call_ms": per_call * 1e3}
+    return got, {**trial, "said": format_seconds(got), "call_ms": per_call * 1e3}
 
 
 @lab.exercise(
@@ -608,18 +595,22 @@ BOUND = Mistakes(
 )
 
 
-def _bound_key(labels, failures):
-    """The mistake behind the `failures`, from the `labels` the answer gave, by intensity."""
+def _bound_key(ordered, failures):
+    """The mistake behind the `failures`, from the (multiple, case) answers `ordered` by
+    intensity; for "threshold" also the multiples of the ridge point where the answer switches."""
+    labels = [case["got"] for _, case in ordered]
     if len(failures) == len(labels):
-        return "inverted"
+        return "inverted", {}
     if set(labels) == {"memory"}:
-        return "ignores_bandwidth"
+        return "ignores_bandwidth", {}
     if set(labels) == {"compute"}:
-        return "constant"
+        return "constant", {}
     if [f["intensity"] == f["ridge"] for f in failures] == [True]:
-        return "at_ridge"
+        return "at_ridge", {}
     switch = labels.index("compute")
-    return "threshold" if set(labels[switch:]) == {"compute"} else "wrong"
+    if set(labels[switch:]) != {"compute"}:
+        return "wrong", {}
+    return "threshold", dict(low=ordered[switch - 1][0], high=ordered[switch][0])
 
 
 @lab.exercise(
@@ -651,12 +642,7 @@ def q5(bound, rng):
         answers.append((multiple, dict(intensity=intensity, ridge=ridge, got=str(got), want=want)))
     failures = [case for _, case in answers if case["got"] != case["want"]]
     if failures:
-        ordered = sorted(answers, key=lambda answer: answer[0])
-        labels = [case["got"] for _, case in ordered]
-        key, between = _bound_key(labels, failures), {}
-        if key == "threshold":  # the multiples of the ridge point where the answer switches
-            switch = labels.index("compute")
-            between = dict(low=ordered[switch - 1][0], high=ordered[switch][0])
+        key, between = _bound_key(sorted(answers, key=lambda answer: answer[0]), failures)
         raise BOUND.wrong(key, **failures[0], **between)
     return text(
         "Correct! An elementwise add (1/12 FLOP per byte) is memory-bound on every chip.",
