@@ -28,6 +28,12 @@ DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8]
 ITEMSIZES = (1, 2, 4, 8)  # the bytes per element a dtype can take
 
 
+def _dtypes(rng, count):
+    """`count` dtypes: each of DTYPES once (int8 and bfloat16 on every seed), then random ones."""
+    every = rng.sample(DTYPES, len(DTYPES))
+    return every + [rng.choice(DTYPES) for _ in range(count - len(every))]
+
+
 # --- q1: the device -----------------------------------------------------------------------------
 
 MACHINES = {
@@ -458,10 +464,9 @@ def _shapes(rng):
 )
 def q3(tensor_gib, rng):
     shapes = _shapes(rng)
-    dtypes = rng.sample(DTYPES, len(DTYPES)) + [rng.choice(DTYPES) for _ in shapes[len(DTYPES) :]]
     cases = [
         dict(shape=s, dtype=d, size=d.itemsize, want=math.prod(s) * d.itemsize / GIB)
-        for s, d in zip(shapes, dtypes, strict=True)
+        for s, d in zip(shapes, _dtypes(rng, len(shapes)), strict=True)
     ]
     what = ("The memory", "Der Speicher")
     answers = [
@@ -581,10 +586,9 @@ INTENSITY = Mistakes(
 )
 def q4(matmul_intensity, rng):
     sizes = _matmul_sizes(rng, high=8192)
-    dtypes = rng.sample(DTYPES, len(DTYPES)) + [rng.choice(DTYPES) for _ in sizes[len(DTYPES) :]]
     cases = [
         dict(m=m, k=k, n=n, dtype=d, size=d.itemsize, want=_intensity(m, k, n, d.itemsize))
-        for (m, k, n), d in zip(sizes, dtypes, strict=True)
+        for (m, k, n), d in zip(sizes, _dtypes(rng, len(sizes)), strict=True)
     ]
     what = ("The intensity", "Die Intensität")
     answers = [
