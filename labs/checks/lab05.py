@@ -345,10 +345,10 @@ CHECKPOINT_MISTAKES = Mistakes(
     ),
     Mistake(
         "torch_save",
-        "Your save_checkpoint does not call torch.save(...), so the check cannot simulate a "
-        "disconnect during the write. Write the file with torch.save.",
-        "Dein save_checkpoint ruft torch.save(...) nicht auf, deshalb kann die Prüfung keinen "
-        "Abbruch während des Schreibens nachstellen. Schreib die Datei mit torch.save.",
+        "Your save_checkpoint never calls torch.save(...), so the check cannot cut a save off "
+        "halfway: write the file with torch.save.",
+        "Dein save_checkpoint ruft torch.save(...) nie auf, also kann die Prüfung kein halb "
+        "abgebrochenes Speichern nachstellen: Schreib die Datei mit torch.save.",
     ),
     Mistake(
         "atomic",
