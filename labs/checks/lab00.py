@@ -36,91 +36,94 @@ def _dtypes(rng, count):
 
 # --- q1: the device -----------------------------------------------------------------------------
 
-MACHINES = {
-    "cuda": ("an NVIDIA GPU", "einer NVIDIA-GPU"),
-    "mps": ("an Apple GPU", "einer Apple-GPU"),
-    "cpu": ("no accelerator", "ohne Beschleuniger"),
+MACHINES = {  # "on a machine ..."
+    "cuda": ("with an NVIDIA GPU", "mit einer NVIDIA-GPU"),
+    "mps": ("with an Apple GPU", "mit einer Apple-GPU"),
+    "cpu": ("without an accelerator", "ohne Beschleuniger"),
 }
 
-DEVICE = Mistakes(
-    # what is no device at all
-    Mistake(
-        "no_return",
-        "Your function returns None: does every path end in `return ...`? (On a machine without "
-        "an accelerator, torch.accelerator.current_accelerator() is None too: fall back to 'cpu'.)",
-        "Deine Funktion gibt None zurück: Endet jeder Weg mit `return ...`? (Auf einer Maschine "
-        "ohne Beschleuniger ist auch torch.accelerator.current_accelerator() None: Weiche dann "
-        "auf 'cpu' aus.)",
-    ),
-    Mistake(
-        "not_a_device",
-        "Return a device name such as 'cpu' (or a torch.device), not {kind}.",
-        "Gib einen Gerätenamen wie 'cpu' zurück (oder ein torch.device), nicht {kind}.",
-    ),
-    Mistake(
-        "unknown_device",
-        "PyTorch has no device called {name}. NVIDIA GPUs are 'cuda', Apple GPUs 'mps', "
-        "everything else runs on 'cpu' (all lower case).",
-        "PyTorch kennt kein Gerät namens {name}. NVIDIA-GPUs heißen 'cuda', Apple-GPUs 'mps', "
-        "alles andere läuft auf 'cpu' (alles kleingeschrieben).",
-    ),
-    # wrong on this machine
-    Mistake(
-        "no_cuda",
-        "This machine has no CUDA GPU (torch.cuda.is_available() is False): tensors sent to "
-        "'cuda' would fail here. PyTorch computes on '{real}'.",
-        "Diese Maschine hat keine CUDA-GPU (torch.cuda.is_available() ist False): Tensoren auf "
-        "'cuda' würden hier scheitern. PyTorch rechnet hier auf '{real}'.",
-    ),
-    Mistake(
-        "no_mps",
-        "'mps' is the GPU of a Mac, and this machine has none. PyTorch computes on '{real}'.",
-        "'mps' ist die GPU eines Macs, und diese Maschine hat keine. PyTorch rechnet hier auf "
-        "'{real}'.",
-    ),
-    Mistake(
-        "missed_accelerator",
-        "This machine has an accelerator that PyTorch can use ('{real}'), but your function picks "
-        "the CPU.",
-        "Diese Maschine hat einen Beschleuniger, den PyTorch nutzen kann ('{real}'), aber deine "
-        "Funktion wählt die CPU.",
-    ),
-    Mistake(
-        "wrong_device",
-        "PyTorch computes on '{real}' here, not on '{got}'.",
-        "PyTorch rechnet hier auf '{real}', nicht auf '{got}'.",
-    ),
-    # right here, wrong on a machine torch pretends to be
-    Mistake(
-        "fails_elsewhere",
-        "On a machine with {machine} your function fails. Only ask torch whether a device is "
-        "available; don't create tensors in pick_device.\n{error}",
-        "Auf einer Maschine mit {machine} scheitert deine Funktion. Frag torch nur, ob ein Gerät "
-        "verfügbar ist; leg in pick_device keine Tensoren an.\n{error}",
-    ),
-    Mistake(
-        "ignores_mps",
-        "Right on this machine, but on a Mac with an Apple GPU your function would pick the CPU: "
-        "ask torch.backends.mps.is_available() too (or torch.accelerator, which knows both).",
-        "Auf dieser Maschine richtig, aber auf einem Mac mit Apple-GPU würde deine Funktion die "
-        "CPU wählen: Frag auch torch.backends.mps.is_available() (oder torch.accelerator, das "
-        "beide kennt).",
-    ),
-    Mistake(
-        "ignores_cuda",
-        "Right on this machine, but on a machine with {machine} your function would still pick "
-        "'cpu'. Don't write the answer down: ask torch (torch.cuda.is_available()).",
-        "Auf dieser Maschine richtig, aber auf einer Maschine mit {machine} würde deine Funktion "
-        "trotzdem 'cpu' wählen. Schreib die Antwort nicht fest in den Code: Frag torch "
-        "(torch.cuda.is_available()).",
-    ),
-    Mistake(
-        "no_fallback",
-        "On a machine with {machine} your function picks '{got}' instead of '{kind}': ask torch "
-        "which devices are available, and fall back to 'cpu'.",
-        "Auf einer Maschine mit {machine} wählt deine Funktion '{got}' statt '{kind}': Frag "
-        "torch, welche Geräte verfügbar sind, und weiche auf 'cpu' aus.",
-    ),
+DEVICE = (
+    Mistakes(  # no device at all
+        Mistake(
+            "no_return",
+            "Your function returns None: does every path end in `return ...`? (On a machine "
+            "without an accelerator, torch.accelerator.current_accelerator() is None too: fall "
+            "back to 'cpu'.)",
+            "Deine Funktion gibt None zurück: Endet jeder Weg mit `return ...`? (Auf einer "
+            "Maschine ohne Beschleuniger ist auch torch.accelerator.current_accelerator() None: "
+            "Weiche dann auf 'cpu' aus.)",
+        ),
+        Mistake(
+            "not_a_device",
+            "Return a device name such as 'cpu' (or a torch.device), not {kind}.",
+            "Gib einen Gerätenamen wie 'cpu' zurück (oder ein torch.device), nicht {kind}.",
+        ),
+        Mistake(
+            "unknown_device",
+            "PyTorch has no device called {name}. NVIDIA GPUs are 'cuda', Apple GPUs 'mps', "
+            "everything else runs on 'cpu' (all lower case).",
+            "PyTorch kennt kein Gerät namens {name}. NVIDIA-GPUs heißen 'cuda', Apple-GPUs 'mps', "
+            "alles andere läuft auf 'cpu' (alles kleingeschrieben).",
+        ),
+    )
+    + Mistakes(
+        Mistake(
+            "no_cuda",
+            "This machine has no CUDA GPU (torch.cuda.is_available() is False): tensors sent to "
+            "'cuda' would fail here.",
+            "Diese Maschine hat keine CUDA-GPU (torch.cuda.is_available() ist False): Tensoren "
+            "auf 'cuda' würden hier scheitern.",
+        ),
+        Mistake(
+            "no_mps",
+            "'mps' is the GPU of a Mac, and this machine has none.",
+            "'mps' ist die GPU eines Macs, und diese Maschine hat keine.",
+        ),
+        Mistake(
+            "missed_accelerator",
+            "This machine has an accelerator that PyTorch can use.",
+            "Diese Maschine hat einen Beschleuniger, den PyTorch nutzen kann.",
+        ),
+        Mistake("wrong_device", "", ""),
+        head=(
+            "PyTorch computes on '{real}' here, not on '{got}'.",
+            "PyTorch rechnet hier auf '{real}', nicht auf '{got}'.",
+        ),
+    )
+    + Mistakes(  # right here, wrong on a machine torch pretends to be
+        Mistake(
+            "fails_elsewhere",
+            "your function fails there. Only ask torch whether a device is available; don't "
+            "create tensors in pick_device.\n{error}",
+            "Dort scheitert deine Funktion. Frag torch nur, ob ein Gerät verfügbar ist; leg in "
+            "pick_device keine Tensoren an.\n{error}",
+        ),
+        Mistake(
+            "ignores_mps",
+            "your function would pick the CPU. Ask torch.backends.mps.is_available() too (or "
+            "torch.accelerator, which knows both).",
+            "Dort würde deine Funktion die CPU wählen. Frag auch torch.backends.mps.is_available() "
+            "(oder torch.accelerator, das beide kennt).",
+        ),
+        Mistake(
+            "ignores_cuda",
+            "your function would still pick 'cpu'. Don't write the answer down: ask torch "
+            "(torch.cuda.is_available()).",
+            "Dort würde deine Funktion trotzdem 'cpu' wählen. Schreib die Antwort nicht fest in "
+            "den Code: Frag torch (torch.cuda.is_available()).",
+        ),
+        Mistake(
+            "no_fallback",
+            "your function picks '{got}' instead of '{kind}'. Ask torch which devices are "
+            "available, and fall back to 'cpu'.",
+            "Dort wählt deine Funktion '{got}' statt '{kind}'. Frag torch, welche Geräte "
+            "verfügbar sind, und weiche auf 'cpu' aus.",
+        ),
+        head=(
+            "Right on this machine, but not on a machine {machine}:",
+            "Auf dieser Maschine richtig, aber nicht auf einer Maschine {machine}:",
+        ),
+    )
 )
 
 # The key for a device this machine does not compute on (any other name: "wrong_device").
