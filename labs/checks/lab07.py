@@ -545,8 +545,7 @@ MERGE_WEIGHT = SCALES + Mistakes(
     Mistake(
         "delta_only",
         "You returned only the adapter's update: the merged weight holds W too.",
-        "Du hast nur das Update des Adapters zurückgegeben: Das eingerechnete Gewicht enthält "
-        "auch W.",
+        "Du gibst nur das Update des Adapters zurück: Das eingerechnete Gewicht enthält auch W.",
     ),
     Mistake(
         "in_place",
@@ -591,8 +590,7 @@ def q4(merge_weight, rng):
             raise MERGE_WEIGHT.wrong("type", shape=tuple(W.shape), dtype=dtype, got=shown)
         got, delta = got.detach().float(), B.float() @ A.float()
         want = W.float() + (alpha / r) * delta
-        # en: bfloat16 keeps 8 bits: a rounding of the largest value, not of each
-        # de: bfloat16 hat 8 Bit: eine Rundung des größten Werts, nicht jedes einzelnen
+        # bfloat16 keeps 8 bits: allow a rounding of the largest value, not of each one
         atol = 1e-4 if dtype == torch.float32 else 2**-6 * float(want.abs().max())
         if not torch.allclose(got, want, rtol=1e-4, atol=atol):
             if torch.allclose(got, (alpha / r) * delta, rtol=1e-4, atol=atol):
