@@ -3,14 +3,10 @@ simulated rank by rank in one process, the shape of one shard of an array on a J
 data-parallel gradient on a mesh of 8 devices, which parallelism (one GPU, DDP, FSDP or none) a
 model's training state allows, and whether an all-reduce or a step's computation takes longer.
 
-Each exercise's mistakes are a table (`Mistakes`) before it: key, the wrong value or the
-condition it shows in, and the message in both languages; the check says what it tests.
-
-q2 checks the mechanism as well as the numbers: the model factory notes the seed each rank built
-its model with and the batch each forward pass saw. q4's loss function notes how x and y arrive
-on the devices. q5 asks on every seed for states exactly as large as one GPU and as all of them,
-one parameter more, within the 7 % between GB and GiB of both limits, one GPU, and the lesson's
-models; each slip is named from the questions it gets wrong.
+q2 and q4 check the mechanism as well as the numbers: q2's model factory notes the seed and the
+batch of each rank's model, q4's loss function how x and y arrive on the devices.  q5 asks on every
+seed for states exactly as large as one GPU and as all of them, one parameter more, within the 7 %
+between GB and GiB of both limits, one GPU, and the lesson's models.
 """
 
 from __future__ import annotations
@@ -73,65 +69,67 @@ def _arrays(got: Any, like: list | dict) -> list | dict | None:
     return arrays
 
 
+def _all_close(got, want, atol: float, times: float = 1) -> bool:
+    """Each array of `got` close to `times` its counterpart in `want` (both lists, or dicts)."""
+    keys = want if isinstance(want, dict) else range(len(want))
+    return all(allclose(got[k], times * want[k], rtol=1e-4, atol=atol) for k in keys)
+
+
 # --- q1: the bytes of a ring all-reduce ----------------------------------------------------------
 # Filled with size (the bytes to reduce), n (the devices), want (the bytes each device sends).
 RING = Mistakes(
     Mistake(
         "one_phase",
-        "For {size:,} bytes on {n} devices you return {got:,.0f}: half of it, one phase. An "
-        "all-reduce is a reduce-scatter and then an all-gather, each (N−1)/N · size.",
-        "Für {size:,} Bytes auf {n} Geräten gibst du {got:,.0f} zurück: die Hälfte, eine Phase. "
-        "Ein All-Reduce ist ein Reduce-Scatter und danach ein All-Gather, jedes (N−1)/N · size.",
+        "That is half, one phase: an all-reduce is a reduce-scatter and then an all-gather, each "
+        "(N−1)/N · size.",
+        "Das ist die Hälfte, eine Phase: Ein All-Reduce ist ein Reduce-Scatter und danach ein "
+        "All-Gather, jedes (N−1)/N · size.",
         gives=lambda size, n, **_: (n - 1) / n * size,
     ),
     Mistake(
         "bits",
-        "For {size:,} bytes on {n} devices you return {got:,.0f}: 8 times too many. That is "
-        "bits; return bytes.",
-        "Für {size:,} Bytes auf {n} Geräten gibst du {got:,.0f} zurück: 8-mal zu viel. Das sind "
-        "Bits; gib Bytes zurück.",
+        "That is 8 times too many, bits: return bytes.",
+        "Das ist 8-mal zu viel, Bits: Gib Bytes zurück.",
         gives=lambda want, **_: 8 * want,
     ),
     Mistake(
         "naive",
-        "You return (N−1) · size = {got:,.0f}: every device sending its whole array to every "
-        "other. The ring sends chunks of size/N: 2·(N−1)/N · size = {want:,.0f} for {n} "
-        "devices.",
-        "Du gibst (N−1) · size = {got:,.0f} zurück: Jedes Gerät schickt sein ganzes Array an "
-        "jedes andere. Der Ring schickt Stücke von size/N: 2·(N−1)/N · size = {want:,.0f} für "
-        "{n} Geräte.",
+        "That is (N−1) · size, every device sending its whole array to every other. The ring "
+        "sends chunks of size/N: 2·(N−1)/N · size = {want:,.0f}.",
+        "Das ist (N−1) · size: Jedes Gerät schickt sein ganzes Array an jedes andere. Der Ring "
+        "schickt Stücke von size/N: 2·(N−1)/N · size = {want:,.0f}.",
         gives=lambda size, n, **_: (n - 1) * size,
     ),
     Mistake(
         "one_device",
-        "With one device there is nothing to exchange: 0 bytes, not {got:,.0f}.",
-        "Mit einem Gerät gibt es nichts auszutauschen: 0 Bytes, nicht {got:,.0f}.",
+        "With one device there is nothing to exchange: 0 bytes.",
+        "Mit einem Gerät gibt es nichts auszutauschen: 0 Bytes.",
         when=lambda got, n, **_: n == 1,
     ),
     Mistake(
         "int_division",
-        "For {n} devices you return {got:,.0f}: 2·(N−1)//N is 1 for every N ≥ 2, so integer "
-        "division drops the fraction before it multiplies the size. Divide with /, or multiply "
-        "first.",
-        "Für {n} Geräte gibst du {got:,.0f} zurück: 2·(N−1)//N ist 1 für jedes N ≥ 2, die "
-        "Ganzzahldivision wirft also den Bruch weg, bevor er die Größe multipliziert. Teile "
-        "mit / oder multipliziere zuerst.",
+        "2·(N−1)//N is 1 for every N ≥ 2: integer division drops the fraction before it "
+        "multiplies the size. Divide with /, or multiply first.",
+        "2·(N−1)//N ist 1 für jedes N ≥ 2: Die Ganzzahldivision wirft den Bruch weg, bevor er "
+        "die Größe multipliziert. Teile mit / oder multipliziere zuerst.",
         gives=lambda size, n, **_: 2 * (n - 1) // n * size,
     ),
     Mistake(
         "no_fraction",
-        "You return 2 · size = {got:,.0f} for {n} devices: the limit for many devices. Each "
-        "device sends N−1 chunks of size/N per phase: {want:,.0f}.",
-        "Du gibst 2 · size = {got:,.0f} für {n} Geräte zurück: die Grenze für viele Geräte. "
-        "Jedes Gerät sendet pro Phase N−1 Stücke von size/N: {want:,.0f}.",
+        "That is 2 · size, the limit for many devices. Each device sends N−1 chunks of size/N "
+        "per phase: {want:,.0f}.",
+        "Das ist 2 · size, die Grenze für viele Geräte. Jedes Gerät sendet pro Phase N−1 Stücke "
+        "von size/N: {want:,.0f}.",
         gives=lambda size, **_: 2 * size,
     ),
     Mistake(
         "wrong",
-        "For {size:,} bytes on {n} devices a ring all-reduce sends {want:,.0f} bytes per "
-        "device; you return {got:,.0f}.",
-        "Für {size:,} Bytes auf {n} Geräten sendet ein Ring-All-Reduce {want:,.0f} Bytes pro "
-        "Gerät; du gibst {got:,.0f} zurück.",
+        "A ring all-reduce sends {want:,.0f} bytes per device.",
+        "Ein Ring-All-Reduce sendet {want:,.0f} Bytes pro Gerät.",
+    ),
+    head=(
+        "For size = {size:,} bytes and N = {n} you return {got:,.0f}.",
+        "Für size = {size:,} Bytes und N = {n} gibst du {got:,.0f} zurück.",
     ),
 )
 
@@ -181,43 +179,38 @@ DDP = Mistakes(
     ),
     Mistake(
         "seed_per_rank",
-        "Your ranks built their models with different seeds, {seeds}: they start from "
-        "different weights, and averaging their gradients means nothing. DDP needs the same "
-        "initial weights on every rank (it even broadcasts rank 0's at the start): "
-        "make_model(0) on each.",
-        "Deine Ränge haben ihre Modelle mit verschiedenen Seeds gebaut, {seeds}: Sie starten "
-        "mit verschiedenen Gewichten, und ihre Gradienten zu mitteln ergibt nichts. DDP braucht "
-        "auf jedem Rang dieselben Anfangsgewichte (es sendet sogar die von Rang 0 am Anfang an "
-        "alle): make_model(0) auf jedem.",
+        "Your ranks built their models with different seeds, {seeds}: from different weights, "
+        "their gradients cannot be averaged. DDP starts every rank from the same weights (it "
+        "broadcasts rank 0's): make_model(0) on each.",
+        "Deine Ränge haben ihre Modelle mit verschiedenen Seeds gebaut, {seeds}: Bei "
+        "verschiedenen Gewichten lassen sich ihre Gradienten nicht mitteln. DDP startet jeden "
+        "Rang mit denselben Gewichten (es sendet die von Rang 0 an alle): make_model(0) auf jedem.",
     ),
     Mistake(
         "summed",
         "Your gradients are {world} times too large: you summed the ranks' gradients. Each "
-        "rank's loss is already a mean over its rows; DDP averages the gradients (the "
-        "all-reduce sums, then divides by the world size {world}).",
+        "rank's loss is already a mean over its rows; DDP averages (the all-reduce sums, then "
+        "divides by the {world} ranks).",
         "Deine Gradienten sind {world}-mal zu groß: Du hast die Gradienten der Ränge summiert. "
-        "Der Verlust jedes Rangs ist schon ein Mittelwert über seine Zeilen; DDP mittelt die "
-        "Gradienten (das All-Reduce summiert, dann wird durch die Zahl der Ränge {world} "
-        "geteilt).",
-        when=lambda got, want, world, **_: _all_close(got, [world * w for w in want]),
+        "Der Verlust jedes Rangs ist schon ein Mittelwert über seine Zeilen; DDP mittelt (das "
+        "All-Reduce summiert, dann teilt es durch die {world} Ränge).",
+        when=lambda got, want, world, **_: _all_close(got, want, 1e-6, world),
     ),
     Mistake(
         "wrong_gradients",
-        "Your averaged gradients differ from the full-batch gradient of the {batch} rows. Each "
-        "of the {world} ranks computes mse_loss on its {rows} rows; the mean of their gradients "
-        "equals the full-batch one.",
+        "Your averaged gradients differ from the full-batch gradient of the {batch} rows, the "
+        "mean of the {world} ranks' gradients, each from mse_loss on its {rows} rows.",
         "Deine gemittelten Gradienten weichen vom Gradienten des ganzen Batches mit {batch} "
-        "Zeilen ab. Jeder der {world} Ränge rechnet mse_loss auf seinen {rows} Zeilen; der "
-        "Mittelwert ihrer Gradienten ist gleich dem des ganzen Batches.",
+        "Zeilen ab, dem Mittelwert der Gradienten der {world} Ränge, jeder aus mse_loss auf "
+        "seinen {rows} Zeilen.",
     ),
     Mistake(
         "not_split",
-        "Right numbers, but the ranks did not split the batch: {world} ranks should build "
-        "{world} models and each see {rows} of the {batch} rows; yours built {models} and saw "
-        "batches of {seen}.",
-        "Richtige Zahlen, aber die Ränge haben den Batch nicht aufgeteilt: {world} Ränge sollten "
-        "{world} Modelle bauen und je {rows} der {batch} Zeilen sehen; deine haben {models} "
-        "gebaut und Batches von {seen} gesehen.",
+        "Right numbers, but the batch was not split: {world} ranks should build {world} models, "
+        "each seeing {rows} of the {batch} rows; yours built {models} and saw batches of {seen}.",
+        "Richtige Zahlen, aber der Batch wurde nicht aufgeteilt: {world} Ränge sollten {world} "
+        "Modelle bauen, die je {rows} der {batch} Zeilen sehen; deine haben {models} gebaut und "
+        "Batches von {seen} gesehen.",
     ),
 )
 
@@ -240,10 +233,6 @@ class _Factory:
         return model
 
 
-def _all_close(got, want) -> bool:
-    return all(allclose(g, w, rtol=1e-4, atol=1e-6) for g, w in zip(got, want, strict=True))
-
-
 @lab.exercise(
     "ddp_step",
     points=3,
@@ -260,7 +249,24 @@ def _all_close(got, want) -> bool:
 def q2(ddp_gradients, rng):
     # every seed: one row per rank (the smallest split), then several, on 2, 3 or 4 ranks
     for world, rows in ((rng.choice([2, 3, 4]), 1), (rng.choice([2, 3, 4]), rng.randint(2, 5))):
-        v = _ddp_round(ddp_gradients, rng, world, rows)
+        shape = rng.randint(3, 6), rng.randint(4, 8), rng.randint(1, 3)
+        generator = torch.Generator().manual_seed(rng.randrange(2**31))
+        x = torch.randn(world * rows, shape[0], generator=generator)
+        y = torch.randn(world * rows, shape[2], generator=generator)
+        reference = _Factory(*shape)(0)
+        torch.nn.functional.mse_loss(reference(x), y).backward()
+        want = [p.grad for p in reference.parameters()]
+        factory = _Factory(*shape)
+        got = _arrays(call(ddp_gradients, factory, x, y, world), want)
+        v = dict(world=world, batch=world * rows, rows=rows, n=len(want))
+        if got is None:
+            raise DDP.wrong("structure", **v)
+        if len(set(factory.seeds)) > 1:
+            raise DDP.wrong("seed_per_rank", seeds=sorted(set(factory.seeds)))
+        if not _all_close(got, want, 1e-6):
+            raise DDP.wrong_for(got, dict(want=want, **v), otherwise="wrong_gradients")
+        if len(factory.seeds) != world or sorted(factory.batches) != [rows] * world:
+            raise DDP.wrong("not_split", models=len(factory.seeds), seen=factory.batches, **v)
     return text(
         "Correct! {world} ranks, {rows} rows each, the same initial weights: the mean of their "
         "gradients is the full-batch gradient. That is what DDP's all-reduce computes.",
@@ -269,29 +275,6 @@ def q2(ddp_gradients, rng):
         "von DDP.",
         **v,
     )
-
-
-def _ddp_round(ddp_gradients, rng, world, rows):
-    """The learner's gradients for `world` ranks of `rows` rows each against the full batch's."""
-    shape = rng.randint(3, 6), rng.randint(4, 8), rng.randint(1, 3)
-    generator = torch.Generator().manual_seed(rng.randrange(2**31))
-    x = torch.randn(world * rows, shape[0], generator=generator)
-    y = torch.randn(world * rows, shape[2], generator=generator)
-    reference = _Factory(*shape)(0)
-    torch.nn.functional.mse_loss(reference(x), y).backward()
-    want = [p.grad for p in reference.parameters()]
-    factory = _Factory(*shape)
-    got = _arrays(call(ddp_gradients, factory, x, y, world), want)
-    v = dict(world=world, batch=world * rows, rows=rows, n=len(want))
-    if got is None:
-        raise DDP.wrong("structure", **v)
-    if len(set(factory.seeds)) > 1:
-        raise DDP.wrong("seed_per_rank", seeds=sorted(set(factory.seeds)))
-    if not _all_close(got, want):
-        raise DDP.wrong_for(got, dict(want=want, **v), otherwise="wrong_gradients")
-    if len(factory.seeds) != world or sorted(factory.batches) != [rows] * world:
-        raise DDP.wrong("not_split", models=len(factory.seeds), seen=factory.batches, **v)
-    return v
 
 
 # --- q3: the shape of one shard ------------------------------------------------------------------
@@ -329,26 +312,23 @@ _block = _dividing(lambda size, axes, mesh, i: size // math.prod(mesh[a] for a i
 SHARD = Mistakes(
     Mistake(
         "not_a_shape",
-        "Return the shape as a tuple of whole numbers, such as {want}; you returned {shown} "
-        "({kind}).",
-        "Gib die Form als Tupel ganzer Zahlen zurück, etwa {want}; du hast {shown} ({kind}) "
-        "zurückgegeben.",
+        "Return the shape as a tuple of whole numbers, such as {want}, not {shown} ({kind}).",
+        "Gib die Form als Tupel ganzer Zahlen zurück, etwa {want}, nicht {shown} ({kind}).",
     ),
     Mistake(
         "dims",
-        "For shape {shape} and spec {spec} you returned {k} dimension(s), but a block has as "
-        "many dimensions as the array. Dimensions the spec does not mention (it may be "
-        "shorter) stay whole.",
-        "Für die Form {shape} und Spec {spec} hast du {k} Dimension(en) zurückgegeben, ein "
-        "Block hat aber so viele Dimensionen wie das Array. Dimensionen, die die Spec nicht "
-        "erwähnt (sie darf kürzer sein), bleiben ganz.",
+        "For shape {shape} and spec {spec} you returned {k} dimension(s), but a block has as many "
+        "as the array. Dimensions the spec does not mention (it may be shorter) stay whole.",
+        "Für die Form {shape} und Spec {spec} hast du {k} Dimension(en) zurückgegeben, ein Block "
+        "hat aber so viele wie das Array. Dimensionen, die die Spec nicht erwähnt (sie darf "
+        "kürzer sein), bleiben ganz.",
     ),
     Mistake(
         "not_integers",
-        "Shapes are whole numbers, but you returned {floats}: use // instead of / (the sizes "
-        "here always divide evenly).",
-        "Formen sind ganze Zahlen, du hast aber {floats} zurückgegeben: Nimm // statt / (die "
-        "Größen hier gehen immer glatt auf).",
+        "Shapes are whole numbers, not {floats}: use // instead of / (the sizes here divide "
+        "evenly).",
+        "Formen sind ganze Zahlen, nicht {floats}: Nimm // statt / (die Größen hier gehen glatt "
+        "auf).",
     ),
 ) + Mistakes(
     Mistake(
@@ -364,8 +344,7 @@ SHARD = Mistakes(
         "you divided by all 8 devices. A dimension is split only over the mesh axes its own "
         "spec entry names (mesh_shape[name]); the other axes hold copies.",
         "Du hast durch alle 8 Geräte geteilt. Eine Dimension wird nur über die Mesh-Achsen "
-        "aufgeteilt, die ihr eigener Spec-Eintrag nennt (mesh_shape[name]); die anderen Achsen "
-        "halten Kopien.",
+        "aufgeteilt, die ihr Spec-Eintrag nennt (mesh_shape[name]); die anderen halten Kopien.",
         gives=_dividing(lambda size, axes, mesh, i: size // 8),
     ),
     Mistake(
@@ -373,8 +352,7 @@ SHARD = Mistakes(
         "a spec entry can be a tuple of axes, such as ('data', 'model'): the dimension is then "
         "split over all of them, the product of their sizes. You used only the first.",
         "Ein Spec-Eintrag kann ein Tupel von Achsen sein, etwa ('data', 'model'): Die Dimension "
-        "wird dann über alle aufgeteilt, das Produkt ihrer Größen. Du hast nur die erste "
-        "genommen.",
+        "wird dann über alle aufgeteilt, das Produkt ihrer Größen. Du hast nur die erste genommen.",
         gives=_dividing(lambda size, axes, mesh, i: size // mesh[axes[0]]),
     ),
     Mistake(
@@ -389,8 +367,8 @@ SHARD = Mistakes(
     ),
     Mistake(
         "added_sizes",
-        "a dimension split over a tuple of axes is split into the product of their sizes, not "
-        "the sum.",
+        "a dimension split over a tuple of axes is cut into the product of their sizes, not the "
+        "sum.",
         "Eine Dimension, die über ein Tupel von Achsen aufgeteilt wird, zerfällt in so viele "
         "Teile, wie das Produkt ihrer Größen angibt, nicht die Summe.",
         gives=_dividing(lambda size, axes, mesh, i: size // sum(mesh[a] for a in axes)),
@@ -398,8 +376,7 @@ SHARD = Mistakes(
     Mistake(
         "multiplied",
         "your block is bigger than the array: divide by the axis size, don't multiply.",
-        "Dein Block ist größer als das Array: Teile durch die Achsengröße, statt zu "
-        "multiplizieren.",
+        "Dein Block ist größer als das Array: Teile durch die Achsengröße, multipliziere nicht.",
         gives=_dividing(lambda size, axes, mesh, i: size * math.prod(mesh[a] for a in axes)),
     ),
     Mistake(
@@ -417,7 +394,7 @@ SHARD = Mistakes(
 def _q3_layouts(rng):
     """Seven layouts each time: both axes, one axis, tuples of axes (on a 2-D and a 3-D mesh), a
     spec shorter than the array, a 1-D mesh, and the smallest blocks (each split dimension exactly
-    as large as its axes). Yields (shape, spec, mesh shape)."""
+    as large as its axes). Yields (shape, spec, mesh: axis name → size)."""
     two = rng.choice([(4, 2), (2, 4)])
     d, m = MESHES[two]
     layouts = [
@@ -430,32 +407,30 @@ def _q3_layouts(rng):
         (two, 2, (m, d), True),
     ]
     for mesh_shape, ndim, spec, smallest in layouts:
-        sizes = dict(zip(MESHES[mesh_shape], mesh_shape, strict=True))
-        entries = list(spec) + [None] * (ndim - len(spec))
-        shape = tuple(
-            math.prod(sizes[a] for a in _axes(e)) * _factor(rng, e, smallest) for e in entries
-        )
-        yield shape, spec, mesh_shape
+        mesh = dict(zip(MESHES[mesh_shape], mesh_shape, strict=True))
+        shape = []
+        for entry in list(spec) + [None] * (ndim - len(spec)):
+            axes = _axes(entry)
+            # blocks' worth: 1 at the smallest; at least 3 for a tuple of axes, so that adding
+            # the axes' sizes instead of multiplying them always shows
+            if smallest and axes:
+                blocks = 1
+            elif len(axes) > 1:
+                blocks = rng.randint(3, 6)
+            else:
+                blocks = rng.randint(1, 6) * rng.choice([1, 2, 3])
+            shape.append(math.prod(mesh[a] for a in axes) * blocks)
+        yield tuple(shape), spec, mesh
 
 
-def _factor(rng, entry, smallest):
-    """How many blocks' worth a dimension holds: 1 at the smallest; at least 3 for a tuple of
-    axes, so that adding the sizes instead of multiplying them always shows."""
-    if smallest and _axes(entry):
-        return 1
-    if len(_axes(entry)) > 1:
-        return rng.randint(3, 6)
-    return rng.randint(1, 6) * rng.choice([1, 2, 3])
-
-
-def _jax_block(shape, spec, mesh_shape, want) -> tuple[int, ...] | None:
+def _jax_block(shape, spec, mesh, want) -> tuple[int, ...] | None:
     """JAX's block on 8 real (or simulated) devices, which must be `want`; None in a kernel
     with fewer devices."""
     try:
-        mesh = _mesh(mesh_shape, MESHES[mesh_shape])
+        devices = _mesh(tuple(mesh.values()), tuple(mesh))
     except Wrong:
         return None
-    block = tuple(NamedSharding(mesh, P(*spec)).shard_shape(shape))
+    block = tuple(NamedSharding(devices, P(*spec)).shard_shape(shape))
     if block != want:  # a bug in the check, not the learner's
         raise AssertionError(f"lab 08 q3: expected {want}, JAX says {block}")
     return block
@@ -490,11 +465,10 @@ def _whole_numbers(got, shape, spec, want) -> tuple[int, ...]:
 )
 def q3(shard_shape, rng):
     failures, confirmed = [], []
-    for shape, spec, mesh_shape in _q3_layouts(rng):
-        mesh = dict(zip(MESHES[mesh_shape], mesh_shape, strict=True))
+    for shape, spec, mesh in _q3_layouts(rng):
         want = _block(shape, spec, mesh)
         got = _whole_numbers(call(shard_shape, shape, spec, dict(mesh)), shape, spec, want)
-        confirmed.append((shape, _jax_block(shape, spec, mesh_shape, want)))
+        confirmed.append((shape, _jax_block(shape, spec, mesh, want)))
         if got != want:
             failures.append((got, dict(shape=shape, spec=spec, mesh=mesh, want=want)))
     SHARD.diagnose(failures)
@@ -514,28 +488,26 @@ def q3(shard_shape, rng):
 
 
 # --- q4: a data-parallel gradient ----------------------------------------------------------------
-TOL = {"rtol": 1e-4, "atol": 1e-5}
-
 # Filled with keys and shapes (of params) and yours (what came back); the slips found by value
 # read want (the gradients) and one_shard (those of the first device's rows alone).
 GRADIENTS = Mistakes(
     Mistake(
         "structure",
-        "Return the gradients as jax.grad(loss_fn) does: a dict with the keys of params, "
-        "{keys}, each gradient in the shape of its parameter, {shapes}; you returned {yours}.",
-        "Gib die Gradienten so zurück, wie jax.grad(loss_fn) es tut: als dict mit den "
-        "Schlüsseln von params, {keys}, jeden Gradienten in der Form seines Parameters, "
-        "{shapes}; du hast {yours} zurückgegeben.",
+        "Return the gradients as jax.grad(loss_fn) does: a dict with the keys of params, {keys}, "
+        "each in the shape of its parameter, {shapes}; you returned {yours}.",
+        "Gib die Gradienten so zurück wie jax.grad(loss_fn): ein dict mit den Schlüsseln von "
+        "params, {keys}, jeden in der Form seines Parameters, {shapes}; du hast {yours} "
+        "zurückgegeben.",
     ),
     Mistake(
         "summed",
-        "Your gradients are 8 times too large: they were summed over the 8 devices instead of "
-        "averaged. (Inside shard_map, jax.grad of a replicated parameter already sums over the "
-        "devices.) jax.jit with shardings gets the mean right by itself.",
-        "Deine Gradienten sind 8-mal zu groß: Sie wurden über die 8 Geräte summiert statt "
-        "gemittelt. (In shard_map summiert jax.grad eines replizierten Parameters schon über "
-        "die Geräte.) jax.jit mit Shardings bildet den Mittelwert von selbst richtig.",
-        when=lambda got, want, **_: all(allclose(got[k], 8 * want[k], **TOL) for k in want),
+        "Your gradients are 8 times too large: summed over the 8 devices, not averaged. (Inside "
+        "shard_map, jax.grad of a replicated parameter already sums over the devices.) jax.jit "
+        "with shardings gets the mean right by itself.",
+        "Deine Gradienten sind 8-mal zu groß: über die 8 Geräte summiert statt gemittelt. (In "
+        "shard_map summiert jax.grad eines replizierten Parameters schon über die Geräte.) "
+        "jax.jit mit Shardings bildet den Mittelwert von selbst.",
+        when=lambda got, want, **_: _all_close(got, want, 1e-5, 8),
     ),
     Mistake(
         "one_shard",
@@ -543,9 +515,7 @@ GRADIENTS = Mistakes(
         "the mean loss needs every example: let jit combine the shards.",
         "Deine Gradienten gehören nur zum Anteil eines Geräts am Batch. Der Gradient des "
         "mittleren Verlusts braucht jedes Beispiel: Lass jit die Teile zusammenführen.",
-        when=lambda got, one_shard, **_: all(
-            allclose(got[k], one_shard[k], **TOL) for k in one_shard
-        ),
+        when=lambda got, one_shard, **_: _all_close(got, one_shard, 1e-5),
     ),
     Mistake(
         "wrong_gradients",
@@ -562,28 +532,28 @@ GRADIENTS = Mistakes(
 LAYOUT = Mistakes(
     Mistake(
         "loss_not_called",
-        "Right numbers, but not from loss_fn: compute the gradient of the loss_fn you are "
-        "given, jax.grad(loss_fn), so the check can see how x arrives there.",
-        "Richtige Zahlen, aber nicht aus loss_fn: Rechne den Gradienten des übergebenen "
-        "loss_fn, jax.grad(loss_fn), damit die Prüfung sieht, wie x dort ankommt.",
+        "Right numbers, but not from loss_fn: compute jax.grad of the loss_fn you are given, so "
+        "the check can see how x arrives there.",
+        "Richtige Zahlen, aber nicht aus loss_fn: Rechne jax.grad des übergebenen loss_fn, damit "
+        "die Prüfung sieht, wie x dort ankommt.",
         when=lambda got, noted, **_: not noted,
     ),
     Mistake(
         "one_device",
-        "Right gradients, but all on one device: {name} arrived in loss_fn on a single device. "
-        "Put x and y split over the mesh, NamedSharding(mesh, P('data')), and params "
-        "replicated, NamedSharding(mesh, P()).",
-        "Richtige Gradienten, aber alle auf einem Gerät: {name} kam auf einem einzigen Gerät "
-        "in loss_fn an. Leg x und y über das Mesh verteilt ab, "
-        "NamedSharding(mesh, P('data')), und params repliziert, NamedSharding(mesh, P()).",
+        "Right gradients, but {name} arrived in loss_fn on a single device. Put x and y split "
+        "over the mesh, NamedSharding(mesh, P('data')), and params replicated, "
+        "NamedSharding(mesh, P()).",
+        "Richtige Gradienten, aber {name} kam auf einem einzigen Gerät in loss_fn an. Leg x und y "
+        "über das Mesh verteilt ab, NamedSharding(mesh, P('data')), und params repliziert, "
+        "NamedSharding(mesh, P()).",
         when=lambda got, devices, **_: devices == 1,
     ),
     Mistake(
         "batch_replicated",
-        "Right gradients, but every device got all {n} rows of {name}: it was copied to the 8 "
-        "devices, not split. Split its first dimension: P('data').",
-        "Richtige Gradienten, aber jedes Gerät bekam alle {n} Zeilen von {name}: Es wurde auf "
-        "die 8 Geräte kopiert, nicht aufgeteilt. Teile seine erste Dimension: P('data').",
+        "Right gradients, but every device got all {n} rows of {name}: copied to the 8 devices, "
+        "not split. Split its first dimension: P('data').",
+        "Richtige Gradienten, aber jedes Gerät bekam alle {n} Zeilen von {name}: auf die 8 Geräte "
+        "kopiert, nicht aufgeteilt. Teile seine erste Dimension: P('data').",
         when=lambda got, rows, n, **_: rows == n,
     ),
     Mistake(
@@ -606,13 +576,8 @@ def _q4_inputs(rng, batch):
     """params (w, b), x and y as float32 JAX arrays, drawn by numpy: no compilation per draw."""
     features, outputs = rng.choice(Q4_SHAPES)
     draw = np.random.default_rng(rng.randrange(2**31)).standard_normal
-    arrays = (
-        draw((features, outputs)),
-        draw(outputs),
-        draw((batch, features)),
-        draw((batch, outputs)),
-    )
-    w, b, x, y = (jnp.asarray(a, jnp.float32) for a in arrays)
+    shapes = (features, outputs), outputs, (batch, features), (batch, outputs)
+    w, b, x, y = (jnp.asarray(draw(shape), jnp.float32) for shape in shapes)
     return {"w": w, "b": b}, x, y
 
 
@@ -634,10 +599,10 @@ def _watched_loss():
     seen: dict[str, tuple[int, int]] = {}
 
     def note(name, shape, local, sharding):
-        blocks = (
-            (8, shape[0]) if local else (len(sharding.device_set), sharding.shard_shape(shape)[0])
-        )
-        seen[name] = blocks
+        if local:
+            seen[name] = (8, shape[0])
+        else:
+            seen[name] = (len(sharding.device_set), sharding.shard_shape(shape)[0])
 
     def loss_fn(params, x, y):
         try:
@@ -669,7 +634,25 @@ def _watched_loss():
 def q4(dp_grads, rng):
     # every seed: one row per device (the smallest batch), then several
     for batch in (8, 8 * rng.choice(Q4_ROWS)):
-        _dp_round(dp_grads, *_q4_inputs(rng, batch))
+        params, x, y = _q4_inputs(rng, batch)
+        loss_fn, seen = _watched_loss()
+        with jax.default_matmul_precision("float32"):  # a TPU's default would round to bf16
+            answer = call(dp_grads, loss_fn, params, x, y, _mesh())
+        want = _mse_grads(params, x, y)
+        got = _arrays(answer, want)
+        if got is None:
+            shapes = {k: want[k].shape for k in sorted(want)}
+            kind = type(answer).__name__
+            yours = jax.tree.map(np.shape, answer) if isinstance(answer, dict) else kind
+            raise GRADIENTS.wrong("structure", keys=sorted(want), shapes=shapes, yours=yours)
+        if not _all_close(got, want, 1e-5):
+            one_shard = _mse_grads(params, x[: batch // 8], y[: batch // 8])
+            raise GRADIENTS.wrong_for(got, dict(want=want, one_shard=one_shard), "wrong_gradients")
+        for name in ("x", "y"):  # how x and y arrived in loss_fn
+            devices, rows = seen.get(name, (0, 0))
+            case = dict(name=name, n=batch, per_device=batch // 8, devices=devices, rows=rows)
+            if found := LAYOUT.explaining(None, dict(case, noted=name in seen)):
+                raise LAYOUT.wrong(found[0], **case)
     return text(
         "Correct! x and y arrived in loss_fn split over the 8 devices, {rows} of the {n} rows "
         "each, and the gradient equals the single-device one.",
@@ -678,30 +661,6 @@ def q4(dp_grads, rng):
         rows=batch // 8,
         n=batch,
     )
-
-
-def _dp_round(dp_grads, params, x, y):
-    """The learner's gradients on the mesh against the single-device ones, then the layout of x
-    and y as loss_fn saw them."""
-    (loss_fn, seen), n, per_device = _watched_loss(), x.shape[0], x.shape[0] // 8
-    with jax.default_matmul_precision("float32"):  # a TPU's default would round to bf16
-        answer = call(dp_grads, loss_fn, params, x, y, _mesh())
-    want = _mse_grads(params, x, y)
-    got = _arrays(answer, want)
-    if got is None:
-        shapes = {k: want[k].shape for k in sorted(want)}
-        yours = (
-            jax.tree.map(np.shape, answer) if isinstance(answer, dict) else type(answer).__name__
-        )
-        raise GRADIENTS.wrong("structure", keys=sorted(want), shapes=shapes, yours=yours)
-    if not all(allclose(got[k], want[k], **TOL) for k in want):
-        one_shard = _mse_grads(params, x[:per_device], y[:per_device])
-        raise GRADIENTS.wrong_for(got, dict(want=want, one_shard=one_shard), "wrong_gradients")
-    for name in ("x", "y"):
-        devices, rows = seen.get(name, (0, 0))
-        case = dict(name=name, n=n, per_device=per_device, devices=devices, rows=rows)
-        if found := LAYOUT.explaining(None, dict(case, noted=name in seen)):
-            raise LAYOUT.wrong(found[0], **case)
 
 
 # --- q5: which parallelism? ----------------------------------------------------------------------
@@ -741,8 +700,7 @@ def _question(n_params, bpp, memory, gpus) -> dict[str, Any]:
     """One question, as the messages and the slips' conditions read it: its arguments, the
     answer (want), what `<` for `<=` answers (strict) and GB for GiB either way round (units);
     boundary: exactly full, where only `<` goes wrong; unit_case: where GB for GiB does; near: a
-    few bytes over a limit, where a rounded state (float32, GiB, floor division) goes wrong;
-    regular: neither boundary nor unit_case."""
+    few bytes over a limit, where a rounded state (float32, GiB, floor division) goes wrong."""
     n = int(n_params)
     state = n * bpp
     want, strict = _rule(state, memory, gpus), _rule(state, memory, gpus, operator.lt)
@@ -762,10 +720,8 @@ def _question(n_params, bpp, memory, gpus) -> dict[str, Any]:
         units=units,
         boundary=boundary,
         unit_case=unit_case,
-        regular=not boundary and not unit_case,
         near=not boundary and min(abs(state - memory), abs(state - gpus * memory)) <= bpp * gpus,
         state=state,
-        share=state // gpus,
         state_gib=state / GIB,
         share_gib=state / gpus / GIB,
         mem_gib=memory / GIB,
@@ -785,21 +741,20 @@ def _question(n_params, bpp, memory, gpus) -> dict[str, Any]:
 ANSWER = Mistakes(
     Mistake(
         "not_an_answer",
-        "You returned {got!r} ({kind}). Return one of the four strings 'single', 'ddp', 'fsdp' "
-        "or 'none', written exactly so: lowercase, without spaces; 'none' is a string too, not "
-        "None.",
-        "Du hast {got!r} ({kind}) zurückgegeben. Gib einen der vier Strings 'single', 'ddp', "
-        "'fsdp' oder 'none' zurück, genau so geschrieben: klein und ohne Leerzeichen; auch "
-        "'none' ist ein String, nicht None.",
+        "You returned {got!r} ({kind}). Return one of the strings 'single', 'ddp', 'fsdp' or "
+        "'none', exactly so (lowercase, no spaces; 'none' is a string, not None).",
+        "Du hast {got!r} ({kind}) zurückgegeben. Gib einen der Strings 'single', 'ddp', 'fsdp' "
+        "oder 'none' zurück, genau so (klein, ohne Leerzeichen; 'none' ist ein String, nicht "
+        "None).",
     ),
     Mistake(
         "fixed_bytes",
-        "For {n:,} parameters at {bpp} bytes each you return {got!r}: the answer for 16 bytes "
-        "per parameter. Use the bytes_per_param you are given: here the state is "
-        "{state_gib:,.1f} GiB and a GPU has {mem_gib:,.0f} GiB: {want!r}.",
-        "Für {n:,} Parameter mit je {bpp} Bytes gibst du {got!r} zurück: die Antwort für 16 "
-        "Bytes pro Parameter. Nimm das übergebene bytes_per_param: Hier ist der Zustand "
-        "{state_gib:,.1f} GiB groß, und eine GPU hat {mem_gib:,.0f} GiB: {want!r}.",
+        "For {n:,} parameters at {bpp} bytes each you return {got!r}, the answer for 16 bytes per "
+        "parameter. Use the bytes_per_param you are given: {state_gib:,.1f} GiB of state, "
+        "{mem_gib:,.0f} GiB per GPU: {want!r}.",
+        "Für {n:,} Parameter mit je {bpp} Bytes gibst du {got!r} zurück, die Antwort für 16 Bytes "
+        "pro Parameter. Nimm das übergebene bytes_per_param: {state_gib:,.1f} GiB Zustand, "
+        "{mem_gib:,.0f} GiB pro GPU: {want!r}.",
         when=lambda got, n, bpp, memory, gpus, **_: (
             bpp != LESSON_BYTES and got == _rule(n * LESSON_BYTES, memory, gpus)
         ),
@@ -817,23 +772,18 @@ ANSWER = Mistakes(
 FAR = Mistakes(
     Mistake(
         "one_gpu",
-        "With one GPU there is nothing to copy and nothing to split, yet you return {got!r} for "
-        "gpus = 1. One GPU of {mem_gib:,.0f} GiB either holds the {state_gib:,.1f} GiB of "
-        "training state or it does not: {want!r}.",
-        "Mit einer GPU gibt es nichts zu kopieren und nichts aufzuteilen, trotzdem gibst du "
-        "{got!r} für gpus = 1 zurück. Eine GPU mit {mem_gib:,.0f} GiB fasst die "
-        "{state_gib:,.1f} GiB Trainingszustand, oder sie fasst sie nicht: {want!r}.",
+        "With one GPU there is nothing to copy and nothing to split: it holds the state or it "
+        "does not, {want!r}.",
+        "Mit einer GPU gibt es nichts zu kopieren und nichts aufzuteilen: Sie fasst den Zustand "
+        "oder nicht, {want!r}.",
         when=lambda got, gpus, **_: gpus == 1 and got in ("ddp", "fsdp"),
     ),
     Mistake(
         "several_gpus",
-        "You return 'single' for {gpus} GPUs, but 'single' is for one GPU only. {n:,} "
-        "parameters need {state_gib:,.1f} GiB, each GPU has {mem_gib:,.0f} GiB: {want!r}.",
-        "Du gibst 'single' für {gpus} GPUs zurück, aber 'single' gilt nur für eine GPU. {n:,} "
-        "Parameter brauchen {state_gib:,.1f} GiB, jede GPU hat {mem_gib:,.0f} GiB: {want!r}.",
+        "'single' is for one GPU only: {want!r}.",
+        "'single' gilt nur für eine GPU: {want!r}.",
         when=lambda got, gpus, **_: gpus > 1 and got == "single",
     ),
-) + Mistakes(
     Mistake(
         "ddp_too_big",
         "DDP keeps the whole state on every GPU, and even split {gpus} ways it is "
@@ -875,9 +825,9 @@ FAR = Mistakes(
         when=lambda got, want, **_: got == "fsdp" and want == "none",
     ),
     head=(
-        "For {n:,} parameters ({state_gib:,.1f} GiB of training state) on {gpus} GPUs of "
+        "For {n:,} parameters ({state_gib:,.1f} GiB of training state) on {gpus} GPU(s) of "
         "{mem_gib:,.0f} GiB you return {got!r}.",
-        "Für {n:,} Parameter ({state_gib:,.1f} GiB Trainingszustand) auf {gpus} GPUs mit "
+        "Für {n:,} Parameter ({state_gib:,.1f} GiB Trainingszustand) auf {gpus} GPU(s) mit "
         "{mem_gib:,.0f} GiB gibst du {got!r} zurück.",
     ),
 )
@@ -885,14 +835,13 @@ NEAR = Mistakes(
     Mistake(
         "gb_gib",
         "For {n:,} parameters × {bpp} bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} on "
-        "{gpus} GPU(s) of {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB you return {got!r}; the answer "
-        "is {want!r}. That is a GB/GiB slip: 1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes, {pct:.1f}% "
-        "more. Both numbers come in bytes: compare them as they are.",
+        "{gpus} GPU(s) of {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB you return {got!r}; the answer is "
+        "{want!r}. That is a GB/GiB slip: 1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes, {pct:.1f}% more. "
+        "Both numbers come in bytes: compare them as they are.",
         "Für {n:,} Parameter × {bpp} Bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} auf "
         "{gpus} GPU(s) mit {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB gibst du {got!r} zurück; die "
-        "Antwort ist {want!r}. Das ist eine Verwechslung von GB und GiB: 1 GB = 10⁹ Bytes, "
-        "1 GiB = 2³⁰ Bytes, {pct:.1f} % mehr. Beide Zahlen kommen in Bytes: Vergleiche sie so, "
-        "wie sie sind.",
+        "Antwort ist {want!r}. Das ist eine Verwechslung von GB und GiB: 1 GB = 10⁹ Bytes, 1 GiB "
+        "= 2³⁰ Bytes, {pct:.1f} % mehr. Beide Zahlen kommen in Bytes: Vergleiche sie direkt.",
         when=lambda got, unit_case, near, units, **_: unit_case and not near and got in units,
     ),
 ) + Mistakes(
@@ -904,12 +853,12 @@ NEAR = Mistakes(
     ),
     Mistake(
         "one_more",
-        "The answer is {want!r}. The state is {over:,} bytes more than {limit:,} bytes, {what}: "
-        "one parameter too many, so it does not fit there. Compare the exact whole numbers; "
-        "float32, rounding to GiB or n_params // gpus lose those bytes.",
-        "Die Antwort ist {want!r}. Der Zustand ist {over:,} Bytes größer als {limit:,} Bytes, "
-        "{what}: ein Parameter zu viel, also passt er dort nicht. Vergleiche die genauen ganzen "
-        "Zahlen; float32, Runden auf GiB oder n_params // gpus verlieren diese Bytes.",
+        "The answer is {want!r}: the state is {over:,} bytes more than {limit:,} bytes, {what}, "
+        "one parameter too many to fit. Compare the exact whole numbers; float32, rounding to GiB "
+        "or n_params // gpus lose those bytes.",
+        "Die Antwort ist {want!r}: Der Zustand ist {over:,} Bytes größer als {limit:,} Bytes, "
+        "{what}, ein Parameter zu viel, um zu passen. Vergleiche die genauen ganzen Zahlen; "
+        "float32, Runden auf GiB oder n_params // gpus verlieren diese Bytes.",
         when=lambda got, near, **_: near,
     ),
     head=(
@@ -937,12 +886,9 @@ def _q5_questions(rng):
         return rng.choice([2, 4, 8])
 
     h100 = DEVICE_MEMORY["H100"]
-    questions = [
-        _question(1_500_000_000, 16, h100, 8),  # ddp
-        _question(7_000_000_000, 16, h100, 8),  # fsdp
-        _question(70_000_000_000, 16, h100, 8),  # none
-        _question(70_000_000_000, 16, h100, 64),  # fsdp
-        _question(7_000_000_000, 16, h100, 1),  # none
+    lesson = (1.5e9, 8), (7e9, 8), (70e9, 8), (70e9, 64), (7e9, 1)  # ddp, fsdp, none, fsdp, none
+    questions = [_question(n, LESSON_BYTES, h100, gpus) for n, gpus in lesson]
+    questions += [
         sized(rng.uniform(0.2, 0.85), 1),
         sized(rng.uniform(0.2, 0.85), several()),
         sized(2 * rng.uniform(0.6, 0.85), 2),
@@ -967,18 +913,11 @@ def _q5_questions(rng):
     return questions
 
 
-def _choice(got: Any) -> str:
-    """One of the four strings, else the Wrong that names them."""
-    if isinstance(got, str) and got in CHOICES:
-        return got
-    raise ANSWER.wrong("not_an_answer", got=got, kind=type(got).__name__)
-
-
 def _q5_verdict(answers: list[tuple[str, dict[str, Any]]]) -> None:
     """The slip the wrong answers show: a fixed 16 bytes if every question far from a limit shows
     it, else the first slip one of those shows, else the first one near a limit shows."""
     wrong = [(got, q) for got, q in answers if got != q["want"]]
-    far = [(got, q) for got, q in wrong if q["regular"]]
+    far = [(got, q) for got, q in wrong if not q["boundary"] and not q["unit_case"]]
     if far and all(ANSWER.by_key["fixed_bytes"].fits(got, q) for got, q in far):
         raise ANSWER.wrong("fixed_bytes", got=far[0][0], **far[0][1])
     slips, failures = (FAR, far) if far else (NEAR, wrong)
@@ -1003,8 +942,13 @@ def _q5_verdict(answers: list[tuple[str, dict[str, Any]]]) -> None:
     ),
 )
 def q5(choose, rng):
-    ask = lambda q: _choice(call(choose, q["n"], q["bpp"], q["memory"], q["gpus"]))  # noqa: E731
-    _q5_verdict([(ask(q), q) for q in _q5_questions(rng)])
+    answers = []
+    for q in _q5_questions(rng):
+        got = call(choose, q["n"], q["bpp"], q["memory"], q["gpus"])
+        if not (isinstance(got, str) and got in CHOICES):
+            raise ANSWER.wrong("not_an_answer", got=got, kind=type(got).__name__)
+        answers.append((got, q))
+    _q5_verdict(answers)
     gib = [b * 1e9 * LESSON_BYTES / GIB for b in (1.5, 7, 70)]  # their training state
     return text(
         "Correct! The lesson's models on H100s of {h:.0f} GiB: {b:.1f}B parameters need "
@@ -1035,10 +979,10 @@ TIMES = Mistakes(
     ),
     Mistake(
         "not_measured",
-        "Your function never called {what}(): the time has to come from a measurement on this "
-        "device, for example measure({what}).median.",
+        "Your function never called {what}(): the time must come from a measurement on this "
+        "device, e.g. measure({what}).median.",
         "Deine Funktion hat {what}() nie aufgerufen: Die Zeit muss aus einer Messung auf diesem "
-        "Gerät kommen, zum Beispiel measure({what}).median.",
+        "Gerät kommen, z. B. measure({what}).median.",
     ),
     Mistake(
         "milliseconds",
@@ -1050,33 +994,30 @@ TIMES = Mistakes(
     ),
     Mistake(
         "swapped",
-        "Your time for {what}() is {got_ms:,.2f} ms, the time of the other function: the two "
-        "times are swapped. First the all-reduce, then the step.",
-        "Deine Zeit für {what}() ist {got_ms:,.2f} ms, die Zeit der anderen Funktion: Die "
-        "beiden Zeiten sind vertauscht. Zuerst das All-Reduce, dann der Schritt.",
+        "Your time for {what}() is {got_ms:,.2f} ms, the other function's: the two times are "
+        "swapped. First the all-reduce, then the step.",
+        "Deine Zeit für {what}() ist {got_ms:,.2f} ms, die der anderen Funktion: Die beiden "
+        "Zeiten sind vertauscht. Zuerst das All-Reduce, dann der Schritt.",
         when=lambda got, swapped, **_: swapped,
     ),
     Mistake(
         "off",
         "Your time for {what}() is {got_ms:,.2f} ms, but its calls took {lo_ms:,.2f} to "
         "{hi_ms:,.2f} ms here (median {median_ms:,.2f} ms). Time several calls after a warm-up "
-        "and return the time of one, in seconds.",
-        "Deine Zeit für {what}() ist {got_ms:,.2f} ms, seine Aufrufe haben hier aber "
-        "{lo_ms:,.2f} bis {hi_ms:,.2f} ms gedauert (Median {median_ms:,.2f} ms). Miss mehrere "
-        "Aufrufe nach dem Aufwärmen und gib die Zeit eines einzigen zurück, in Sekunden.",
+        "and return one call's time in seconds.",
+        "Deine Zeit für {what}() ist {got_ms:,.2f} ms, seine Aufrufe haben hier aber {lo_ms:,.2f} "
+        "bis {hi_ms:,.2f} ms gedauert (Median {median_ms:,.2f} ms). Miss mehrere Aufrufe nach dem "
+        "Aufwärmen und gib die Zeit eines Aufrufs in Sekunden zurück.",
     ),
     Mistake(
         "not_a_verdict",
-        "The third item should be 'communication' or 'compute', written exactly so; you "
-        "returned {got!r}.",
-        "Das dritte Element sollte 'communication' oder 'compute' sein, genau so geschrieben; "
-        "du hast {got!r} zurückgegeben.",
+        "The third item should be exactly 'communication' or 'compute', not {got!r}.",
+        "Das dritte Element sollte genau 'communication' oder 'compute' sein, nicht {got!r}.",
     ),
     Mistake(
         "verdict",
-        "Your times are right, but your verdict {got!r} does not follow from them: the "
-        "all-reduce takes {a_ms:,.2f} ms and the step {s_ms:,.2f} ms, so {want!r} takes "
-        "longer.",
+        "Your times are right, but your verdict {got!r} does not follow from them: the all-reduce "
+        "takes {a_ms:,.2f} ms and the step {s_ms:,.2f} ms, so {want!r} takes longer.",
         "Deine Zeiten stimmen, aber dein Urteil {got!r} folgt nicht aus ihnen: Das All-Reduce "
         "dauert {a_ms:,.2f} ms und der Schritt {s_ms:,.2f} ms, also dauert {want!r} länger.",
     ),
@@ -1169,8 +1110,7 @@ def q6(comm_or_compute, rng):
         "Correct! Here the all-reduce of {mb:.0f} MB took {ms:.1f} ms. Where it takes longer than "
         "the step, more devices make each step slower, not faster.",
         "Richtig! Hier hat das All-Reduce von {mb:.0f} MB {ms:.1f} ms gedauert. Wo es länger "
-        "dauert als der Schritt, macht jedes weitere Gerät den Schritt langsamer, nicht "
-        "schneller.",
+        "dauert als der Schritt, macht jedes weitere Gerät den Schritt langsamer, nicht schneller.",
         mb=8 * rounds[0][0] * 4 / 1e6,
         ms=measured[0] * 1e3,
     )
