@@ -772,12 +772,15 @@ ANSWER = Mistakes(
 FAR = Mistakes(
     Mistake(
         "one_gpu",
-        "With one GPU there is nothing to copy and nothing to split: it holds the state or it "
-        "does not, {want!r}.",
-        "Mit einer GPU gibt es nichts zu kopieren und nichts aufzuteilen: Sie fasst den Zustand "
-        "oder nicht, {want!r}.",
+        "With one GPU there is nothing to copy and nothing to split, yet you return {got!r} for "
+        "gpus = 1. One GPU of {mem_gib:,.0f} GiB holds the {state_gib:,.1f} GiB of training state "
+        "or it does not: {want!r}.",
+        "Mit einer GPU gibt es nichts zu kopieren und nichts aufzuteilen, trotzdem gibst du "
+        "{got!r} für gpus = 1 zurück. Eine GPU mit {mem_gib:,.0f} GiB fasst die {state_gib:,.1f} "
+        "GiB Trainingszustand oder nicht: {want!r}.",
         when=lambda got, gpus, **_: gpus == 1 and got in ("ddp", "fsdp"),
     ),
+) + Mistakes(
     Mistake(
         "several_gpus",
         "'single' is for one GPU only: {want!r}.",
@@ -825,9 +828,9 @@ FAR = Mistakes(
         when=lambda got, want, **_: got == "fsdp" and want == "none",
     ),
     head=(
-        "For {n:,} parameters ({state_gib:,.1f} GiB of training state) on {gpus} GPU(s) of "
+        "For {n:,} parameters ({state_gib:,.1f} GiB of training state) on {gpus} GPUs of "
         "{mem_gib:,.0f} GiB you return {got!r}.",
-        "Für {n:,} Parameter ({state_gib:,.1f} GiB Trainingszustand) auf {gpus} GPU(s) mit "
+        "Für {n:,} Parameter ({state_gib:,.1f} GiB Trainingszustand) auf {gpus} GPUs mit "
         "{mem_gib:,.0f} GiB gibst du {got!r} zurück.",
     ),
 )
