@@ -155,7 +155,7 @@ def q1(ring_allreduce_bytes, rng):
         got = as_number(got, ("the byte count", "die Anzahl der Bytes"), returned=True)
         want = 2 * (n - 1) / n * size
         if not close(got, want, abs_tol=2 * (n - 1)):
-            RING.diagnose([(got, dict(size=size, n=n, want=want))])
+            raise RING.wrong_for(got, dict(size=size, n=n, want=want))
     return text(
         "Correct! On 8 devices each sends {f:.2f}× the gradients' size, on many almost 2×: the "
         "cost per device hardly grows with the number of devices.",
@@ -902,11 +902,10 @@ def _q5_questions(rng):
     questions.append(sized(g * rng.uniform(0.3, 0.85), g))
     g = several()
     questions.append(sized(g * rng.uniform(1.15, 3), g))
-    for gpus in (1, several()):  # exactly one GPU full, then one parameter more
+    g = rng.choice([2, 4, 8, 16])
+    for gpus, limit in ((1, 1), (several(), 1), (g, g)):  # exactly full, then one parameter more
         m = memory()
-        questions += [_question(m // 16, 16, m, gpus), _question(m // 16 + 1, 16, m, gpus)]
-    g, m = rng.choice([2, 4, 8, 16]), memory()  # every GPU exactly full, then one more
-    questions += [_question(g * m // 16, 16, m, g), _question(g * m // 16 + 1, 16, m, g)]
+        questions += [_question(n, 16, m, gpus) for n in (limit * m // 16, limit * m // 16 + 1)]
     g = rng.choice([4, 8])
     for gpus, limit in ((1, 1), (several(), 1), (g, g)):  # just below, just above the limit
         questions += [
