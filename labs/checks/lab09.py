@@ -315,8 +315,7 @@ CHOOSE_PLATFORM_MISTAKES = Mistakes(
     Mistake(
         "hour_cap",
         "Your choice does not give that many hours (a free tier's weekly hours are capped).",
-        "Deine Wahl gibt nicht so viele Stunden her (die Wochenstunden eines Gratisangebots sind "
-        "begrenzt).",
+        "Deine Wahl gibt nicht so viele Stunden her (Gratisangebote begrenzen die Wochenstunden).",
         when=_breaks("hours"),
     ),
     Mistake(
