@@ -490,11 +490,10 @@ def _bandwidth_key(got: float, case: dict[str, Any]) -> str:
     points=2,
     hint=(
         "copy() only starts a copy: the clock may stop only once sync() has waited for it. The "
-        "first copy is slower than the rest. Bandwidth is an amount per time; mind the units of "
-        "both.",
+        "first copy is slower than the rest. Bandwidth is an amount per time: mind both units.",
         "copy() startet eine Kopie nur: Die Uhr darf erst anhalten, wenn sync() auf sie gewartet "
-        "hat. Die erste Kopie ist langsamer als die übrigen. Bandbreite ist eine Menge pro Zeit; "
-        "achte auf die Einheiten von beiden.",
+        "hat. Die erste Kopie ist langsamer als die übrigen. Bandbreite ist Menge pro Zeit: "
+        "Achte auf beide Einheiten.",
     ),
 )
 def q3(copy_gbs, rng):
@@ -655,12 +654,10 @@ def _fit_cases(rng) -> list[dict[str, Any]]:
     "fit",
     points=2,
     hint=(
-        "Two questions: how many bytes are left once the model is in, and how many bytes one "
-        "sample takes (its shape and its dtype tell). Only whole samples fit, and never fewer "
-        "than none.",
-        "Zwei Fragen: Wie viele Bytes bleiben, wenn das Modell drin ist, und wie viele Bytes "
-        "belegt ein Beispiel (seine Form und sein dtype sagen es)? Es passen nur ganze "
-        "Beispiele, und nie weniger als keins.",
+        "Two questions: how many bytes are left once the model is in, and how many one sample "
+        "takes (its shape and dtype tell)? Only whole samples fit, and never fewer than none.",
+        "Zwei Fragen: Wie viele Bytes bleiben, wenn das Modell drin ist, und wie viele belegt ein "
+        "Beispiel (Form und dtype sagen es)? Es passen nur ganze Beispiele, nie weniger als keins.",
     ),
 )
 def q4(samples_that_fit, rng):
@@ -776,22 +773,20 @@ def _finder_inputs(rng) -> list[tuple[int, int]]:
     ]
 
 
-def _bugs() -> list[tuple[Exception, int]]:
-    """Errors that are bugs, not memory problems, and the smallest batch size that raises them."""
-    return [
-        (RuntimeError("mat1 and mat2 shapes cannot be multiplied (64x100 and 128x10)"), 1),
-        (RuntimeError("The size of tensor a (4) must match the size of tensor b (3)"), 4),
-        (ValueError("Expected input batch_size (8) to match target batch_size (4)."), 1),
-    ]
+def _buggy_steps() -> list[tuple[Exception, Any]]:
+    """Steps with a bug, not a memory problem: each raises its error from a batch size on."""
 
-
-def _buggy_step(bug: Exception, from_size: int):
-    def step(batch_size):
+    def step(bug: Exception, from_size: int, batch_size: int) -> float:
         if batch_size >= from_size:
             raise bug
         return 0.0
 
-    return step
+    bugs = [
+        (RuntimeError("mat1 and mat2 shapes cannot be multiplied (64x100 and 128x10)"), 1),
+        (RuntimeError("The size of tensor a (4) must match the size of tensor b (3)"), 4),
+        (ValueError("Expected input batch_size (8) to match target batch_size (4)."), 1),
+    ]
+    return [(bug, partial(step, bug, from_size)) for bug, from_size in bugs]
 
 
 def _finder_mistake(answer: Any, tried: list[int], limit: int, cap: int) -> Wrong | None:
@@ -842,9 +837,9 @@ def q5(find_batch_size, rng):
         if wrong := _finder_mistake(answer, tried, limit, cap):
             raise wrong
     limit = 2 ** rng.randint(5, 12)
-    for bug, from_size in _bugs():
+    for bug, step in _buggy_steps():
         try:
-            got = call(find_batch_size, _buggy_step(bug, from_size), limit)
+            got = call(find_batch_size, step, limit)
         except LearnerError as failure:
             if failure.error is not bug:
                 raise
