@@ -163,18 +163,14 @@ SCALING_MISTAKES = Mistakes(
     ),
     Mistake(
         "not_unscaled",
-        "Your gradients are still multiplied by {scale:.0f}: divide by the scale (before any "
-        "clipping).",
-        "Deine Gradienten sind noch mit {scale:.0f} multipliziert: Teile durch die Skala (vor "
-        "jedem Clipping).",
+        "Your gradients are still multiplied by {scale:.0f}: divide by the scale.",
+        "Deine Gradienten sind noch mit {scale:.0f} multipliziert: Teile durch die Skala.",
         when=lambda got, want, scale, **_: torch.allclose(got, want * scale, rtol=1e-3),
     ),
     Mistake(
         "wrong",
-        "Your result differs from the unscaled fp16 gradient, e.g. {first:.3e} instead of "
-        "{first_want:.3e}.",
-        "Dein Ergebnis weicht vom zurückskalierten fp16-Gradienten ab, z. B. {first:.3e} statt "
-        "{first_want:.3e}.",
+        "Not the unscaled fp16 gradient: e.g. {first:.3e} instead of {first_want:.3e}.",
+        "Nicht der zurückskalierte fp16-Gradient: z. B. {first:.3e} statt {first_want:.3e}.",
     ),
 )
 
@@ -332,9 +328,6 @@ AUTOCAST_MISTAKES = Mistakes(  # in this order: the first slip an answer shows i
 )
 
 
-_CAPABILITIES = [(6, 1), (7, 0), (7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (12, 0)]
-
-
 @lab.exercise(
     "autocast_dtype",
     points=1,
@@ -347,7 +340,8 @@ _CAPABILITIES = [(6, 1), (7, 0), (7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0)
 )
 def q5(autocast_dtype, rng):
     # every capability the course names, the boundary 8.0 and the two-digit ones included
-    cases = [("cpu", None)] + [("cuda", cc) for cc in _CAPABILITIES]
+    capabilities = [(6, 1), (7, 0), (7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (12, 0)]
+    cases = [("cpu", None)] + [("cuda", cc) for cc in capabilities]
     rng.shuffle(cases)
     slips, failing = set(), []
     for device, cc in cases:
@@ -381,7 +375,6 @@ def _round_to(x: float, dtype: torch.dtype) -> float:
 
 
 def _holds(x: float, dtype: torch.dtype) -> bool:
-    """True if dtype holds x exactly."""
     return math.isfinite(x) and _round_to(x, dtype) == x
 
 
@@ -464,18 +457,16 @@ SUM_MISTAKES = Mistakes(
         "running_16bit",
         "A running total in {dt} rounds every small term away: each is below half the gap "
         "between the total and its neighbour. Accumulate in float32, round once at the end.",
-        "Eine laufende Summe in {dt} rundet jeden kleinen Term weg: Jeder liegt unter der "
-        "halben Lücke zwischen der Summe und ihrem Nachbarn. Summiere in float32 und runde "
-        "einmal am Ende.",
+        "Eine laufende Summe in {dt} rundet jeden kleinen Term weg: Jeder liegt unter der halben "
+        "Lücke zwischen Summe und Nachbarn. Summiere in float32, runde einmal am Ende.",
         when=lambda got, values, tol, **_: abs(got - _running(values)) <= tol,
     ),
     Mistake(
         "sorted",
         "Sorting small to large helps only a little: in {dt} the small terms' own subtotal "
         "stalls once each term is below half its gap. Accumulate in float32.",
-        "Von klein nach groß sortieren hilft nur wenig: In {dt} bleibt schon die Teilsumme "
-        "der kleinen Terme stehen, sobald jeder unter ihrer halben Lücke liegt. Summiere in "
-        "float32.",
+        "Von klein nach groß sortieren hilft wenig: In {dt} bleibt schon die Teilsumme der "
+        "kleinen Terme stehen, sobald jeder unter ihrer halben Lücke liegt. Summiere in float32.",
         when=lambda got, values, tol, **_: abs(got - _running(values.sort().values)) <= tol,
     ),
     Mistake(
@@ -543,8 +534,7 @@ def q6(careful_sum, rng):
         "Correct! A wide accumulator and one rounding at the end keep the small terms. torch.sum "
         "on a whole 16-bit tensor does the same inside: it accumulates in float32.",
         "Richtig! Ein breiter Akkumulator und eine Rundung am Ende behalten die kleinen Terme. "
-        "torch.sum auf einem ganzen 16-Bit-Tensor macht es intern genauso: Es summiert in "
-        "float32.",
+        "torch.sum auf einem ganzen 16-Bit-Tensor macht es intern genauso: Es summiert in float32.",
     )
 
 
@@ -576,10 +566,7 @@ def _gradients(gen, norm, bias_norm=None):
 
 
 def _same_grads(got, want, rtol):
-    diff = math.sqrt(
-        sum(float(((a - b.double()) ** 2).sum()) for a, b in zip(got, want, strict=True))
-    )
-    return diff <= rtol * _norm(want)
+    return _norm([a - b.double() for a, b in zip(got, want, strict=True)]) <= rtol * _norm(want)
 
 
 def _gives(*slips):
@@ -603,34 +590,30 @@ CLIP_MISTAKES = Mistakes(
     ),
     Mistake(
         "skip_finite",
-        "You skipped a step whose gradients are all finite (the largest scaled one is {top:.4g}: "
-        "too large for fp16, fine in fp32). Skip only on inf or nan.",
-        "Du hast einen Schritt übersprungen, dessen Gradienten alle endlich sind (der größte "
-        "skalierte ist {top:.4g}: zu groß für fp16, in fp32 kein Problem). Überspring nur bei "
-        "inf oder nan.",
+        "You skipped a step whose gradients are all finite (the largest scaled one, {top:.4g}, "
+        "is too large for fp16, not for fp32). Skip only on inf or nan.",
+        "Du hast einen Schritt mit lauter endlichen Gradienten übersprungen (der größte skalierte, "
+        "{top:.4g}, ist zu groß für fp16, nicht für fp32). Überspring nur bei inf oder nan.",
     ),
     Mistake(
         "no_skip",
         "A gradient holds inf: the scale was too large, this step's gradients are useless. "
         "Return skip=True (GradScaler skips optimizer.step and halves the scale).",
-        "Ein Gradient enthält inf: Die Skala war zu groß, die Gradienten dieses Schritts sind "
-        "unbrauchbar. Gib skip=True zurück (GradScaler lässt optimizer.step aus und halbiert "
-        "die Skala).",
+        "Ein Gradient enthält inf: Die Skala war zu groß, die Gradienten des Schritts taugen "
+        "nichts. Gib skip=True zurück (GradScaler lässt optimizer.step aus, halbiert die Skala).",
     ),
     Mistake(
         "nan_not_skipped",
         "You skip on inf but not on nan: test with torch.isfinite (nan is not inf).",
-        "Du überspringst bei inf, aber nicht bei nan: Prüfe mit torch.isfinite (nan ist nicht "
-        "inf).",
+        "Du überspringst bei inf, nicht bei nan: Prüfe mit torch.isfinite (nan ist nicht inf).",
     ),
 ) + Mistakes(
     Mistake(
         "clip_first",
-        "You clipped before unscaling: max_norm was compared with a norm {scale:.0f} times "
-        "too large, so the clipping cut far too hard. Divide by the scale first, then clip.",
-        "Du hast vor dem Entskalieren geclippt: max_norm wurde mit einer {scale:.0f}-mal zu "
-        "großen Norm verglichen, das Clipping hat also viel zu stark gekürzt. Teile zuerst "
-        "durch die Skala, dann clippe.",
+        "You clipped before unscaling, against a norm {scale:.0f} times too large, so you cut "
+        "far too hard. Divide by the scale first, then clip.",
+        "Du hast vor dem Entskalieren geclippt, also gegen eine {scale:.0f}-mal zu große Norm, "
+        "und viel zu stark gekürzt. Teile zuerst durch die Skala, dann clippe.",
         when=_gives(lambda g, s, m: _unscaled(_clip(g, m), s)),
     ),
     Mistake(
@@ -644,18 +627,15 @@ CLIP_MISTAKES = Mistakes(
     Mistake(
         "unscaled_twice",
         "You divided by the scale twice: the gradients come scaled once, by {scale:.0f}.",
-        "Du hast zweimal durch die Skala geteilt: Die Gradienten sind einmal skaliert, mit "
-        "{scale:.0f}.",
+        "Du hast zweimal durch die Skala geteilt: Skaliert sind sie nur einmal, mit {scale:.0f}.",
         when=_gives(lambda g, s, m: _clip(_unscaled(_unscaled(g, s), s), m)),
     ),
     Mistake(
         "no_clip",
         "You unscaled but did not clip: the norm is above max_norm {max_norm:g}. "
-        "(clip_grad_norm_ clips the .grad of parameters; given plain tensors it does "
-        "nothing.)",
+        "(clip_grad_norm_ clips the .grad of parameters; given plain tensors it does nothing.)",
         "Du hast entskaliert, aber nicht geclippt: Die Norm liegt über max_norm {max_norm:g}. "
-        "(clip_grad_norm_ clippt das .grad von Parametern; mit bloßen Tensoren tut es "
-        "nichts.)",
+        "(clip_grad_norm_ clippt das .grad von Parametern; bei bloßen Tensoren tut es nichts.)",
         when=_gives(lambda g, s, m: _unscaled(g, s)),
     ),
     Mistake(
@@ -738,9 +718,8 @@ def _clip_inputs(rng):
     "unscale_and_clip",
     points=2,
     hint=(
-        "max_norm is meant for the true gradients, not the scaled ones: what has to happen "
-        "first? clip_grad_norm_ looks at all tensors together, and a step with inf or nan is "
-        "not taken at all.",
+        "max_norm is meant for the true gradients, not the scaled ones: what comes first? "
+        "clip_grad_norm_ looks at all tensors together, and a step with inf or nan is skipped.",
         "max_norm gilt für die echten Gradienten, nicht für die skalierten: Was muss also zuerst "
         "passieren? clip_grad_norm_ betrachtet alle Tensoren zusammen, und ein Schritt mit inf "
         "oder nan wird gar nicht ausgeführt.",
@@ -776,9 +755,8 @@ def q7(unscale_and_clip, rng):
     return text(
         "Correct! Unscale, then clip the global norm, and skip a step with inf or nan: what "
         "scaler.unscale_(optimizer) + clip_grad_norm_ + scaler.step do.",
-        "Richtig! Erst entskalieren, dann die globale Norm clippen und einen Schritt mit inf "
-        "oder nan überspringen: Das machen scaler.unscale_(optimizer) + clip_grad_norm_ + "
-        "scaler.step.",
+        "Richtig! Erst entskalieren, dann die globale Norm clippen und einen Schritt mit inf oder "
+        "nan überspringen: Das machen scaler.unscale_(optimizer) + clip_grad_norm_ + scaler.step.",
     )
 
 
