@@ -704,9 +704,9 @@ FINDER_MISTAKES = Mistakes(
         "continues_after_oom",
         "After {failed} ran out of memory your function still tries {next}. Larger sizes fail "
         "too, and on a GPU each failure costs time and fragments the memory: stop at the first.",
-        "Nach vollem Speicher bei {failed} probiert deine Funktion noch {next}. Größere scheitern "
-        "auch, und auf einer GPU kostet jeder Fehlschlag Zeit und zersplittert den Speicher: Hör "
-        "beim ersten auf.",
+        "Obwohl der Speicher bei {failed} voll war, probiert deine Funktion noch {next}. Größere "
+        "scheitern auch, und auf einer GPU kostet jeder Fehlschlag Zeit und zersplittert den "
+        "Speicher: Hör beim ersten auf.",
     ),
     Mistake(
         "top_down",
@@ -746,7 +746,7 @@ FINDER_MISTAKES = Mistakes(
         "The step had a bug ({error}), not a memory problem, and your function hid it. Catch "
         "only torch.OutOfMemoryError: every other error must reach you.",
         "Der Schritt hatte einen Fehler ({error}), kein Speicherproblem, und deine Funktion hat "
-        "ihn verschluckt. Fang nur torch.OutOfMemoryError ab, jeder andere Fehler muss zu dir.",
+        "ihn verschluckt. Fang nur torch.OutOfMemoryError ab und lass jeden anderen Fehler durch.",
     ),
     head=("With a buggy step and limit={limit}: ", "Mit fehlerhaftem step und limit={limit}: "),
 )

@@ -605,7 +605,7 @@ CLIP_MISTAKES = Mistakes(
     Mistake(
         "nan_not_skipped",
         "You skip on inf but not on nan: test with torch.isfinite (nan is not inf).",
-        "Du überspringst bei inf, nicht bei nan: Prüfe mit torch.isfinite (nan ist nicht inf).",
+        "Du überspringst bei inf, aber nicht bei nan: Prüfe mit torch.isfinite (nan ist kein inf).",
     ),
 ) + Mistakes(
     Mistake(
