@@ -13,4 +13,6 @@ class Case:
     raising: Any  # an answer that raises on the way
     raising_line: str  # the learner's line the explanation must show
     timing: bool = False  # the check times the answer: its verdicts are also tested under load
-    rounds_under_load: int = 3  # fewer where each check times real work (seconds per round)
+    # Rounds of tests/labs/test_labs_under_load.py: fewer where each check times real work
+    # (seconds a round), none where a test of its own runs it under load alone.
+    rounds_under_load: int = 3
