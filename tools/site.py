@@ -124,7 +124,7 @@ TEMPLATES = {
     # The same page in the other language's site, in the bar above the article.
     "lang-switch.html": """{%- if OTHER %}
 <a class="lang-switch" href="../{{ OTHER }}/{{ pagename }}.html"
-   hreflang="{{ OTHER }}">{{ 'Deutsch' if OTHER == 'de' else 'English' }}</a>
+   hreflang="{{ OTHER }}">{{ W.other }}</a>
 {%- endif %}
 """,
     "course-title.html": """

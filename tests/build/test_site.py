@@ -61,6 +61,8 @@ def test_language_switch_on_every_page(site):
     assert f'href="../de/{LESSON}.html"' in page(site, "en")
     assert f'href="../en/{LESSON}.html"' in page(site, "de")
     assert 'href="../de/index.html"' in page(site, "en", "index")
+    assert 'hreflang="de">Deutsch</a>' in page(site, "en")
+    assert 'hreflang="en">English</a>' in page(site, "de")
 
 
 def test_lesson_table_on_the_index_pages(site):
