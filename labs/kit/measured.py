@@ -26,9 +26,11 @@ from utils.i18n import text
 SLACK_MS = 0.3  # a learner's timer also sees the call around the work: microseconds
 
 
-def _in_span(ms: float, low: float, high: float) -> bool:
-    """A time per call lies between the fastest and the slowest call (a sum of 3 does not)."""
-    return 0.95 * low <= ms <= high + SLACK_MS
+def _in_span(ms: float, low: float, high: float, wall: float = 0.0) -> bool:
+    """A time per call lies between the fastest and the slowest call (a sum of 3 does not), or
+    up to the wall time per call: a loop's clock also runs between the calls, for milliseconds
+    when another process has the core."""
+    return 0.95 * low <= ms <= max(high, wall) + SLACK_MS
 
 
 MEASURED = (
@@ -136,8 +138,8 @@ class Timed:
             if len(seconds) < self.least:
                 raise MEASURED.wrong("too_few", name=name, n=len(seconds), least=self.least)
             low, high, total = 1e3 * min(seconds), 1e3 * max(seconds), 1e3 * sum(seconds)
-            if not _in_span(got, low, high):
-                span = 1e3 * (self.spans[name][1] - self.spans[name][0])
+            span = 1e3 * (self.spans[name][1] - self.spans[name][0])
+            if not _in_span(got, low, high, wall=span / max(len(seconds) - 1, 1)):
                 case = dict(name=name, low=low, high=high, total=total, span=span, n=len(seconds))
                 raise MEASURED.wrong_for(got, case, otherwise="not_measured")
             ms[name] = got

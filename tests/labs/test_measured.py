@@ -28,9 +28,21 @@ def _times(run, calls: int, pause: float = 0.0) -> list[float]:
     return times
 
 
-def _verdict(report, pause: float) -> str:
+def _loop(run, calls: int, pause: float = 0.0) -> list[float]:
+    """Milliseconds per call of a loop around `calls` calls that another process interrupts once,
+    for `pause` seconds, between two of them."""
+    run()  # warm-up
+    start = time.perf_counter()
+    for i in range(calls):
+        run()
+        if i == calls // 2:
+            time.sleep(pause)
+    return [1e3 * (time.perf_counter() - start) / calls]
+
+
+def _verdict(report, pause: float, timer=_times) -> str:
     timed = Timed({"a": _work})
-    times = _times(timed.callables["a"], 5, pause)
+    times = timer(timed.callables["a"], 5, pause)
     try:
         timed.verify({"a": report(times)})
     except Wrong as wrong:
@@ -50,3 +62,8 @@ def _verdict(report, pause: float) -> str:
 )
 def test_a_time_is_judged_by_the_calls_timed_here(report, pause, key):
     assert _verdict(report, pause) == key
+
+
+def test_a_loop_interrupted_between_two_calls_gives_a_time_per_call():
+    # 5 calls of 2 ms and a pause of 20 ms: 6 ms per call, more than the slowest call
+    assert _verdict(lambda times: times[0], 0.02, timer=_loop) == "ok"
