@@ -10,7 +10,6 @@ with intensities near the ridge point and exactly at it.
 
 from __future__ import annotations
 
-import math
 import timeit
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, as_pair, call, close
@@ -339,6 +338,23 @@ ACHIEVED = Mistakes(
         gives=lambda want, **_: (want[1], want[0]),
     ),
     Mistake(
+        "rounded",
+        "Your numbers are rounded: return them as computed, a reader rounds them when they are "
+        "shown.",
+        "Deine Zahlen sind gerundet: Gib sie so zurück, wie sie berechnet sind; gerundet wird erst "
+        "bei der Anzeige.",
+        gives=lambda want, **_: [
+            pair
+            for digits in (0, 1, 2, 3)
+            for pair in (
+                (round(want[0], digits), round(want[1], digits)),
+                (want[0], round(want[1], digits)),
+                (round(want[0], digits), want[1]),
+                (want[0], int(want[1])),
+            )
+        ],
+    ),
+    Mistake(
         "wrong",
         "Expected ({want[0]:.4g} TFLOP/s, {want[1]:.4g}%), got ({got[0]:.4g}, {got[1]:.4g}).",
         "Erwartet ({want[0]:.4g} TFLOP/s, {want[1]:.4g} %), erhalten ({got[0]:.4g}, {got[1]:.4g}).",
@@ -398,6 +414,11 @@ _SERIES = ("lucky", "streak", "tie", "last", "first", "never")
 # the accelerator is faster), at (the position of the answer among the sizes, None if it is none
 # of them) and lost (the first size from there on where the accelerator loses).
 CROSSOVER = Mistakes(
+    Mistake(  # raised by name: a list, an array of several sizes, a text, a truth value
+        "not_a_size",
+        "Return one size from the list (an int) or None, not {got}.",
+        "Gib eine Größe aus der Liste zurück (ein int) oder None, nicht {got}.",
+    ),
     Mistake(
         "index",
         "You returned the position in the list ({got}); return the size itself ({want}).",
@@ -505,10 +526,11 @@ def q4(crossover, rng):
     for kind in _SERIES:
         sizes, cpu, acc, want = _series(rng, kind)
         got = call(crossover, list(sizes), list(cpu), list(acc))
-        if hasattr(got, "item") and not isinstance(got, int):  # a numpy or torch integer
-            # one value is read as a number; several (an array of sizes) are shown as given
-            got = got.item() if math.prod(getattr(got, "shape", ())) == 1 else repr(got)
-        if got == want and (want is None or not isinstance(got, bool)):
+        if hasattr(got, "item") and getattr(got, "shape", None) == ():  # numpy or torch scalar
+            got = got.item()
+        if got is not None and (isinstance(got, bool) or not isinstance(got, int | float)):
+            raise CROSSOVER.wrong("not_a_size", got=repr(got))  # an array is never repaired
+        if got == want:
             continue
         shown = got if isinstance(got, int) else repr(got)
         CROSSOVER.diagnose([(got, _crossover_case(got, sizes, cpu, acc, want))], got=shown)
@@ -532,6 +554,7 @@ _BANDS = (
     (1 / 7, 0.48),
     (0.52, 0.95),
     (0.95, 0.999),
+    (1.0001, 1.001),  # just above it: 25 < 25.02, but not 25 < 25.02 // 1 (integer division)
     (1.001, 1.05),
     (1.05, 1.9),
     (2.1, 7.5),
@@ -573,6 +596,13 @@ BOUND = Mistakes(
         "Rechengebunden ist eine Operation erst darüber (>, nicht >=).",
     ),
     Mistake(
+        "floor",
+        "Integer division (//) cuts off the fraction: an intensity just above the ridge point "
+        "becomes equal to it. Divide with /.",
+        "Die ganzzahlige Division (//) schneidet die Nachkommastellen ab: Eine Intensität knapp "
+        "über dem Knickpunkt wird ihm gleich. Teile mit /.",
+    ),
+    Mistake(
         "threshold",
         "Your function switches from 'memory' to 'compute' between {low:.3g}× and {high:.3g}× "
         "the ridge point, not at it. Is a factor off, e.g. 2 (bytes counted twice) or 8 (bits)?",
@@ -602,6 +632,8 @@ def _bound_key(ordered, failures):
         return "ignores_bandwidth", {}
     if set(labels) == {"compute"}:
         return "constant", {}
+    if all(case["got"] == case["floored"] for _, case in ordered):
+        return "floor", {}
     if [f["intensity"] == f["ridge"] for f in failures] == [True]:
         return "at_ridge", {}
     switch = labels.index("compute")
@@ -636,7 +668,9 @@ def q5(bound, rng):
         if not (isinstance(got, str) and got in LABELS):
             raise BOUND.wrong("not_a_label", intensity=intensity, ridge=ridge, got=repr(got))
         want = "compute" if intensity > ridge else "memory"
-        answers.append((multiple, dict(intensity=intensity, ridge=ridge, got=str(got), want=want)))
+        floored = "compute" if flops // nbytes > peak // bandwidth else "memory"
+        case = dict(intensity=intensity, ridge=ridge, got=str(got), want=want, floored=floored)
+        answers.append((multiple, case))
     failures = [case for _, case in answers if case["got"] != case["want"]]
     if failures:
         key, between = _bound_key(sorted(answers, key=lambda answer: answer[0]), failures)

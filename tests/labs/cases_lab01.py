@@ -3,6 +3,7 @@ Collected by tests/labs/test_labs.py."""
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from time import perf_counter
@@ -199,6 +200,38 @@ def crossover_never_none(sizes, cpu, acc):  # "the largest size" when the accele
     return crossover_right(sizes, cpu, acc) or sizes[-1]
 
 
+def crossover_from_the_end(sizes, cpu, acc):  # walks back from the largest size while it wins
+    found = None
+    for size, c, a in reversed(list(zip(sizes, cpu, acc, strict=True))):
+        if not a < c:
+            break
+        found = size
+    return found
+
+
+def crossover_numpy_size(sizes, cpu, acc):  # a numpy integer from an array of the sizes
+    wins = np.asarray(acc) < np.asarray(cpu)
+    return next((np.asarray(sizes)[i] for i in range(len(sizes)) if wins[i:].all()), None)
+
+
+def crossover_all_wins(sizes, cpu, acc):  # every size where it wins, as an array
+    return np.asarray(sizes)[np.asarray(acc) < np.asarray(cpu)]
+
+
+def crossover_in_a_list(sizes, cpu, acc):  # the right size, in an array of one
+    right = crossover_right(sizes, cpu, acc)
+    return np.array([right]) if right is not None else None
+
+
+def crossover_cpu_wins(sizes, cpu, acc):  # the comparison the wrong way round
+    wins = [c < a for c, a in zip(cpu, acc, strict=True)]
+    return next((s for i, s in enumerate(sizes) if all(wins[i:])), None)
+
+
+def crossover_zero_for_never(sizes, cpu, acc):  # 0 instead of None
+    return crossover_right(sizes, cpu, acc) or 0
+
+
 # q5: compute- or memory-bound
 def bound_right(flops, nbytes, peak, bandwidth):
     return "compute" if flops / nbytes > peak / bandwidth else "memory"
@@ -223,6 +256,8 @@ CASES = {
             lambda b, m, k, n: 2 * b * m * k * n,
             lambda b, m, k, n: float(b) * 2 * m * k * n,
             lambda b, m, k, n: torch.tensor(2 * b * m * k * n),
+            lambda b, m, k, n: 2 * math.prod((b, m, k, n)),
+            lambda b, m, k, n: 2 * np.prod([b, m, k, n], dtype=np.int64),
         ],
         wrong=[
             (lambda b, m, k, n: 2 * m * k * n, "no_batch"),
@@ -234,6 +269,9 @@ CASES = {
                 "overflow",
             ),
             (lambda b, m, k, n: 2 * b * (m + k + n), "wrong"),
+            (lambda b, m, k, n: 2 * b * b * m * k * n, "wrong"),  # the batch counted twice
+            (lambda b, m, k, n: 2 * b * m * k * n + b * m * n, "wrong"),  # adds a bias
+            (lambda b, m, k, n: 2 * b * m * m * n, "wrong"),  # m for k: square in the head
         ],
         raising=lambda b, m, k, n: 2 * b * m * k * n / (b - b),
         raising_line="raising=lambda b, m, k, n: 2 * b * m * k * n / (b - b)",
@@ -292,12 +330,25 @@ CASES = {
             (lambda n, s, peak: (200 * n**3 / s / 1e12 / peak, 2 * n**3 / s / 1e12), "swapped"),
             (lambda n, s, peak: 2 * n**3 / s / 1e12, "not_a_pair"),
             (lambda n, s, peak: {"tflops": 2 * n**3 / s / 1e12}, "not_a_pair"),
+            (
+                lambda n, s, peak: (
+                    round(2 * n**3 / s / 1e12, 1),
+                    round(200 * n**3 / s / 1e12 / peak, 1),
+                ),
+                "rounded",
+            ),
+            (
+                lambda n, s, peak: (2 * n**3 / s / 1e12, int(200 * n**3 / s / 1e12 / peak)),
+                "rounded",
+            ),
+            (lambda n, s, peak: (2 * n**3 / s / 2**40, 200 * n**3 / s / 2**40 / peak), "wrong"),
+            (lambda n, s, peak: (2 * n**3 / s / 1e12, 2 * n**3 / s / peak), "wrong"),
         ],
         raising=lambda n, s, peak: (2 * n**3 / s / 1e12, 100 * 2 * n**3 / s / 1e12 / peak.value),
         raising_line="peak.value",
     ),
     (LAB, "crossover"): Case(
-        right=[crossover_right, crossover_numpy],
+        right=[crossover_right, crossover_numpy, crossover_from_the_end, crossover_numpy_size],
         wrong=[
             (crossover_first_win, "first_win"),
             (crossover_index, "index"),
@@ -307,12 +358,22 @@ CASES = {
             (crossover_misses_last, "misses_last"),
             (crossover_skips_first, "skips_first"),
             (crossover_two_in_a_row, "first_win"),
+            (crossover_all_wins, "not_a_size"),
+            (crossover_in_a_list, "not_a_size"),
+            (lambda sizes, cpu, acc: str(crossover_right(sizes, cpu, acc)), "not_a_size"),
+            (crossover_cpu_wins, "wrong"),
+            (crossover_zero_for_never, "never"),
         ],
         raising=crossover_raising,
         raising_line="return sizes[wins.index(True) + 99]",
     ),
     (LAB, "bound"): Case(
-        right=[bound_right, bound_torch, bound_times],
+        right=[
+            bound_right,
+            bound_torch,
+            bound_times,
+            lambda f, b, p, bw: "memory" if b / f >= bw / p else "compute",  # bytes per FLOP
+        ],
         wrong=[
             (lambda f, b, p, bw: "memory" if f / b > p / bw else "compute", "inverted"),
             (lambda f, b, p, bw: "compute" if f / b > p else "memory", "ignores_bandwidth"),
@@ -323,6 +384,12 @@ CASES = {
             (lambda f, b, p, bw: "compute" if f / (2 * b) > p / bw else "memory", "threshold"),
             (lambda f, b, p, bw: "compute" if f / b > 8 * p / bw else "memory", "threshold"),
             (lambda f, b, p, bw: "compute" if 2 * f / b > p / bw else "memory", "threshold"),
+            (lambda f, b, p, bw: "compute" if f // b > p // bw else "memory", "floor"),
+            (lambda f, b, p, bw: "Compute" if f / b > p / bw else "Memory", "not_a_label"),
+            (
+                lambda f, b, p, bw: "compute-bound" if f / b > p / bw else "memory-bound",
+                "not_a_label",
+            ),
         ],
         raising=lambda f, b, p, bw: "compute" if f / b > p / bw.ridge else "memory",
         raising_line="bw.ridge",
