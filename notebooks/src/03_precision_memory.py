@@ -526,7 +526,7 @@ for table, low in ((on_cpu, "bfloat16"), (on_cuda, str(amp_dtype)[6:])):
 # hundred MiB. `utils.memory.fit` adds all of that up; here are the rules of thumb, computed.
 #
 # **Predict first:** how many bytes per parameter does full training with AdamW hold under
-# mixed precision, before activations? Write it into `my_amp_bytes`, then run the cell.
+# mixed precision, before activations? Write it into `my_amp_bytes`, then run the cells below.
 
 # %% [markdown] lang="de"
 # ## 4. Speicher: Bytes pro Parameter
@@ -542,10 +542,13 @@ for table, low in ((on_cpu, "bfloat16"), (on_cuda, str(amp_dtype)[6:])):
 # MiB dazu. `utils.memory.fit` zählt das alles zusammen; hier die Faustregeln, ausgerechnet.
 #
 # **Erst schätzen:** Wie viele Bytes pro Parameter hält volles Training mit AdamW in Mixed
-# Precision, vor den Aktivierungen? Trag die Zahl in `my_amp_bytes` ein, dann führ die Zelle aus.
+# Precision, vor den Aktivierungen? Trag die Zahl in `my_amp_bytes` ein, dann führ die Zellen
+# darunter aus.
 
 # %%
 my_amp_bytes = None  # en: your prediction, bytes per parameter | de: deine Vorhersage, Bytes/Param.
+
+# %%
 seven_b = 7_000_000_000
 rules = {
     "fp32 AdamW": fit.fit(seven_b, "float32", "full"),
@@ -664,12 +667,13 @@ assert (
 # Tokens. Wie viele MiB ist ihre Spitze? Trag die Zahl in `my_peak_mib` ein.
 
 # %%
+my_peak_mib = None  # en: your prediction in MiB | de: deine Vorhersage in MiB
+
+# %%
 from transformers import AutoConfig
 
 from utils.memory import peakmem
 from utils.models.loading import smollm2_location
-
-my_peak_mib = None  # en: your prediction in MiB | de: deine Vorhersage in MiB
 
 QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
 

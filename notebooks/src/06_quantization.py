@@ -475,6 +475,8 @@ if HAS_BNB:
 
 # %%
 my_scale_bits = None  # en: your prediction, bits per weight | de: deine Vorhersage, Bit pro Gewicht
+
+# %%
 single = 32 / 64
 double = 8 / 64 + 32 / (64 * 256)
 say(
@@ -535,6 +537,7 @@ reveal(my_scale_bits, double, unit=text("bits per weight", "Bit pro Gewicht"))
 my_int8_mib = None  # en: your prediction in MiB | de: deine Vorhersage in MiB
 
 
+# %%
 class DequantLinear(torch.nn.Module):
     # en: A linear layer that stores quantized weights and dequantizes them on every call.
     # de: Eine lineare Schicht, die quantisierte Gewichte speichert und bei jedem Aufruf

@@ -553,6 +553,8 @@ say(
 
 # %%
 my_tokens_s = None  # en: your prediction in tokens/s | de: deine Vorhersage in Tokens/s
+
+# %%
 effective_gbs = tps1 * model_bytes / 1e9
 say(
     "your device read the weights at an effective {e:,.1f} GB/s at batch 1",
@@ -798,6 +800,8 @@ for u in (0.05, 0.2, 0.5, 1.0):
 
 # %%
 my_million_tokens = None  # en: your prediction in millions | de: deine Vorhersage in Millionen
+
+# %%
 # en: QLoRA on a 7B model, batch 1 × 512 tokens, from lesson 03's calculator (weights, adapters,
 # en: activations, CUDA context), held against a T4
 # de: QLoRA an einem 7B-Modell, Batch 1 × 512 Tokens, mit dem Rechner aus Lektion 03 (Gewichte,
