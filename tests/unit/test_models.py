@@ -93,3 +93,4 @@ def test_missing_gguf_is_named_not_a_transformers_traceback(tmp_path, monkeypatc
     assert "pip install --no-deps gguf" in message
     assert "Add Input" in message  # on Kaggle: the wheels dataset
     assert ("noch einmal" in message) == (lang == "de")
+    assert caught.value._render_traceback_() == [message]  # a notebook shows it alone

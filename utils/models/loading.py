@@ -35,7 +35,12 @@ MINILM_HUB = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 class ModelNotAvailable(RuntimeError):
-    """Neither the hub nor a packaged copy can give the model: the message says what to do."""
+    """Neither the hub nor a packaged copy can give the model: the message says what to do.
+    In a notebook IPython shows the message alone (`_render_traceback_`), not a traceback through
+    the course's loader, and "Run all" still stops there."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [str(self)]
 
 
 def cache_folder() -> Path:
