@@ -441,6 +441,12 @@ BANDWIDTH_MISTAKES = Mistakes(
         "Deine Zeit enthält die erste (kalte) Kopie, die für Speicheranlegen und Treiberstart "
         "zahlt: Wärm erst auf (measure tut das), dann miss.",
     ),
+    Mistake(  # raised by name: a measured number, rounded or cut off (//) before it is returned
+        "rounded",
+        "Your number is rounded ({got:.4g}): return it as measured, it is rounded when shown.",
+        "Deine Zahl ist gerundet ({got:.4g}): Gib sie so zurück, wie sie gemessen ist; gerundet "
+        "wird erst bei der Anzeige.",
+    ),
     Mistake(
         "wrong",
         "Your function returns {got:.4g}, expected {want:.4g} GB/s.",
@@ -512,11 +518,13 @@ def q3(copy_gbs, rng):
         got = as_number(answer, ("the bandwidth", "die Bandbreite"), returned=True)
         want = nbytes / seconds / 1e9
         measured = clock.reads > 0 and link.syncs > 0
-        if not (measured and close(got, want, rel_tol=1e-3)):
+        rounded = got != want and got in {*(round(want, d) for d in range(3)), math.floor(want)}
+        if rounded or not (measured and close(got, want, rel_tol=1e-3)):
             case = dict(
                 nbytes=nbytes, seconds=seconds, us=seconds * 1e6, want=want, link=link, clock=clock
             )
-            raise BANDWIDTH_MISTAKES.wrong(_bandwidth_key(got, case), got=got, **case)
+            key = "rounded" if rounded and measured else _bandwidth_key(got, case)
+            raise BANDWIDTH_MISTAKES.wrong(key, got=got, **case)
     return text(
         "Correct! Below, your function measures real copies on this machine.",
         "Richtig! Unten misst deine Funktion echte Kopien auf dieser Maschine.",
@@ -626,13 +634,14 @@ FIT_MISTAKES = Mistakes(
 
 def _fit_cases(rng) -> list[dict[str, Any]]:
     """The inputs, with per, free and want: every dtype, multi-dimensional shapes (so a sum of the
-    sizes is not their product), a model larger than the budget, and a free memory that is an
-    exact multiple of a sample."""
+    sizes is not their product), a model larger than the budget, a free memory that is an
+    exact multiple of a sample, and one that holds a few samples and more than half of another
+    (rounding to the nearest whole number rounds up there)."""
     cases = []
     dtypes = [*rng.sample(DTYPES, len(DTYPES)), rng.choice(DTYPES), rng.choice(DTYPES)]
     for i, dtype in enumerate(dtypes):
         budget_gib = rng.choice([4, 8, 15, 16, 24, 40, 80])
-        ndim = 2 if i == 4 else rng.choice([2, 2, 3])  # a sample well below the budget
+        ndim = 2 if i in (4, 5) else rng.choice([2, 2, 3])  # a sample well below the budget
         shape = tuple(rng.randint(3, 2048 if ndim == 2 else 512) for _ in range(ndim))
         if i == 0:
             shape = (rng.randint(2, 4096),)  # a flat sample too
@@ -642,6 +651,11 @@ def _fit_cases(rng) -> list[dict[str, Any]]:
         elif i == 4:  # the free memory holds a whole number of samples exactly
             k = rng.randint(1, int(0.9 * budget_gib * GIB) // per_sample)
             model_bytes = budget_gib * GIB - k * per_sample
+        elif i == 5:  # a few samples and 55–95 % of another
+            k = rng.randint(1, min(1000, int(0.9 * budget_gib * GIB) // per_sample - 1))
+            model_bytes = (
+                budget_gib * GIB - k * per_sample - int(rng.uniform(0.55, 0.95) * per_sample)
+            )
         else:
             model_bytes = int(rng.uniform(0.05, 0.9) * budget_gib * GIB)
         free = budget_gib * GIB - model_bytes

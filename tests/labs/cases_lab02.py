@@ -459,6 +459,14 @@ CASES = {
             ),
             (bandwidth_process_time, "other_clock"),
             (bandwidth_internals, "not_measured"),
+            (
+                lambda copy, sync, nbytes: round(nbytes / measure(copy, sync=sync).median / 1e9, 1),
+                "rounded",
+            ),
+            (
+                lambda copy, sync, nbytes: nbytes // measure(copy, sync=sync).median // 1e9,
+                "rounded",  # floor division: whole GB/s
+            ),
             (lambda copy, sync, nbytes: 12.5, "no_copy"),
             (lambda copy, sync, nbytes: measure(copy, sync=sync), "not_a_number"),
         ],
@@ -472,6 +480,8 @@ CASES = {
             lambda b, m, shape, dtype: max(
                 0, math.floor(free_bytes(b, m) / per_sample(shape, dtype))
             ),
+            lambda b, m, shape, dtype: max(0, (b * 1024**3 - m) // per_sample(shape, dtype)),
+            lambda b, m, shape, dtype: max(0, int(free_bytes(b, m) / per_sample(shape, dtype))),
             lambda b, m, shape, dtype: torch.clamp(
                 torch.tensor(free_bytes(b, m))
                 // (torch.Size(shape).numel() * torch.tensor([], dtype=dtype).element_size()),
@@ -515,6 +525,20 @@ CASES = {
                 "bits",
             ),
             (lambda b, m, shape, dtype: f"{free_bytes(b, m) // 1} bytes", "not_a_number"),
+            (  # to the nearest whole sample: up when more than half of one is left
+                lambda b, m, shape, dtype: max(
+                    0, round(free_bytes(b, m) / per_sample(shape, dtype))
+                ),
+                "rounded_up",
+            ),
+            (  # the first size of the shape taken for the whole sample
+                lambda b, m, shape, dtype: max(0, free_bytes(b, m) // (shape[0] * dtype.itemsize)),
+                "wrong",
+            ),
+            (  # the model's bytes taken as GiB
+                lambda b, m, shape, dtype: max(0, (b - m) * 2**30 // per_sample(shape, dtype)),
+                "wrong",
+            ),
         ],
         raising=lambda b, m, shape, dtype: (
             free_bytes(b, m) // (math.prod(shape) * dtype.element_size())
