@@ -11,6 +11,7 @@ exercise's inputs and the right answer, `want`; every message of a table opens w
 
 from __future__ import annotations
 
+import math
 import operator
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, call, close
@@ -54,6 +55,37 @@ RUN_COST_MISTAKES = Mistakes(
         "The peak is in TFLOP/s: multiply it by 10¹² to get FLOP/s.",
         "Die Spitze ist in TFLOP/s angegeben: Multipliziere sie mit 10¹², um FLOP/s zu erhalten.",
         gives=lambda want, **_: [want * 1e12, want / 1e12],
+    ),
+    Mistake(
+        "minutes",
+        "You divided the seconds by 60: that gives minutes, and the price is per hour (3,600 "
+        "seconds).",
+        "Du hast die Sekunden durch 60 geteilt: Das ergibt Minuten, der Preis gilt aber pro "
+        "Stunde (3.600 Sekunden).",
+        gives=lambda want, **_: want * 60,
+    ),
+    Mistake(
+        "giga",
+        "That is 1,000 times too much: a TFLOP/s is 10¹² FLOP/s, not 10⁹.",
+        "Das ist 1.000-mal zu viel: Ein TFLOP/s sind 10¹² FLOP/s, nicht 10⁹.",
+        gives=lambda want, **_: want * 1000,
+    ),
+    Mistake(
+        "no_price",
+        "That is the run's duration in hours: multiply it by the price per hour.",
+        "Das ist die Dauer des Laufs in Stunden: Multipliziere sie mit dem Stundenpreis.",
+        gives=lambda want, price, **_: want / price,
+    ),
+    Mistake(
+        "started_hours",
+        "You rounded the hours up to whole ones. The exercise asks what the run itself costs: its "
+        "hours as they are, a started hour counted in part (the big clouds bill by the second).",
+        "Du hast die Stunden auf ganze aufgerundet. Gefragt ist, was der Lauf selbst kostet: seine "
+        "Stunden, wie sie sind, eine angefangene Stunde anteilig (die großen Clouds rechnen "
+        "sekundengenau ab).",
+        gives=lambda flops, peak, mfu, price, **_: (
+            math.ceil(flops / (peak * 1e12 * mfu) / 3600) * price
+        ),
     ),
     Mistake(
         "percent",
@@ -115,8 +147,11 @@ def _break_even(price, inp, out, ratio):
 BREAK_EVEN_MISTAKES = Mistakes(
     Mistake(
         "swapped",
-        "You swapped the input and the output price.",
-        "Du hast Eingabe- und Ausgabepreis vertauscht.",
+        "You swapped the input and the output price (or put input_per_output on the output "
+        "price): each output token brings input_per_output input tokens, at the input price.",
+        "Du hast Eingabe- und Ausgabepreis vertauscht (oder input_per_output mit dem Ausgabepreis "
+        "multipliziert): Jedes Ausgabe-Token bringt input_per_output Eingabe-Tokens mit, zum "
+        "Eingabepreis.",
         gives=lambda price, inp, out, ratio, **_: _break_even(price, out, inp, ratio),
     ),
     Mistake(
@@ -132,6 +167,22 @@ BREAK_EVEN_MISTAKES = Mistakes(
         "A month of renting is 730 hours (not 730 seconds, not 730 × 3,600).",
         "Ein Monat Miete sind 730 Stunden (nicht 730 Sekunden, nicht 730 × 3.600).",
         gives=lambda want, **_: [want / 3600, want * 3600],
+    ),
+    Mistake(
+        "month_hours",
+        "A month here is 730 hours (365 × 24 ÷ 12), as lesson 09 counts it, not 30 or 31 days "
+        "of 24 hours.",
+        "Ein Monat hat hier 730 Stunden (365 × 24 ÷ 12), wie Lektion 09 rechnet, nicht 30 oder "
+        "31 Tage zu 24 Stunden.",
+        gives=lambda want, **_: [want * hours / _HOURS_PER_MONTH for hours in (720, 744)],
+    ),
+    Mistake(
+        "all_tokens",
+        "That counts the input tokens too: the question asks for the output tokens a month, "
+        "and each brings input_per_output input tokens along.",
+        "Da sind die Eingabe-Tokens mitgezählt: Gefragt sind die Ausgabe-Tokens im Monat, und "
+        "jedes bringt input_per_output Eingabe-Tokens mit.",
+        gives=lambda want, ratio, **_: want * (1 + ratio),
     ),
     Mistake(
         "per_million",
@@ -209,6 +260,27 @@ SELF_HOSTED_MISTAKES = Mistakes(
         "Tokens per second × 3,600 are the tokens per hour you pay $/h for.",
         "Tokens pro Sekunde × 3.600 sind die Tokens pro Stunde, für die du $/h bezahlst.",
         gives=lambda want, **_: [want * 3600, want / 3600],
+    ),
+    Mistake(
+        "percent",
+        "The utilization is a fraction (0.4), not a percent (40).",
+        "Die Auslastung ist ein Anteil (0,4), kein Prozentwert (40).",
+        gives=lambda want, **_: want / 100,
+    ),
+    Mistake(
+        "per_minute",
+        "You took tokens per second × 60, the tokens of a minute; you pay per hour, 3,600 seconds.",
+        "Du hast Tokens pro Sekunde × 60 genommen, die Tokens einer Minute; du bezahlst aber pro "
+        "Stunde, also 3.600 Sekunden.",
+        gives=lambda want, **_: want * 60,
+    ),
+    Mistake(
+        "month_over_hour",
+        "That is 730 times too much: a month's price over the tokens of one hour. Take the price "
+        "and the tokens of the same time.",
+        "Das ist 730-mal zu viel: der Preis eines Monats durch die Tokens einer Stunde. Nimm Preis "
+        "und Tokens für dieselbe Zeit.",
+        gives=lambda want, **_: want * _HOURS_PER_MONTH,
     ),
     Mistake(
         "per_million",
@@ -342,6 +414,15 @@ CHOOSE_PLATFORM_MISTAKES = Mistakes(
         "An option that costs exactly the budget is within it: it fits.",
         "Eine Möglichkeit, die genau das Budget kostet, bleibt im Rahmen: Sie passt.",
         when=_strict("budget"),
+    ),
+    Mistake(
+        "unlimited",
+        "{want!r} fits: max_hours None means no limit on the hours, not zero hours.",
+        "{want!r} passt: max_hours None heißt, dass die Stunden nicht begrenzt sind, nicht null "
+        "Stunden.",
+        when=lambda got, by, want, **_: (
+            got is None and want in by and by[want]["max_hours"] is None
+        ),
     ),
     Mistake(
         "none_fits",

@@ -3,6 +3,8 @@ Collected by tests/labs/test_labs.py."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tests.labs.labcase import Case
@@ -42,6 +44,28 @@ def run_cost_tera(flops, peak_tflops, mfu, usd_per_hour):  # TFLOP/s taken as FL
 
 def run_cost_percent(flops, peak_tflops, mfu, usd_per_hour):  # MFU turned into a percent
     return flops / (peak_tflops * 1e12 * mfu * 100) / 3600 * usd_per_hour
+
+
+def run_cost_minutes(flops, peak_tflops, mfu, usd_per_hour):  # seconds / 60 as hours
+    return flops / (peak_tflops * 1e12 * mfu) / 60 * usd_per_hour
+
+
+def run_cost_giga(flops, peak_tflops, mfu, usd_per_hour):  # TFLOP/s × 10⁹
+    return flops / (peak_tflops * 1e9 * mfu) / 3600 * usd_per_hour
+
+
+def run_cost_hours_only(flops, peak_tflops, mfu, usd_per_hour):  # the hours, not the dollars
+    return flops / (peak_tflops * 1e12 * mfu) / 3600
+
+
+def run_cost_started_hours(flops, peak_tflops, mfu, usd_per_hour):  # billed per started hour
+    return math.ceil(flops / (peak_tflops * 1e12 * mfu) / 3600) * usd_per_hour
+
+
+def run_cost_per_second_price(flops, peak_tflops, mfu, usd_per_hour):  # the lesson's way round
+    dollars_per_second = usd_per_hour / 3600
+    achieved = peak_tflops * mfu * 1e12
+    return dollars_per_second * flops / achieved
 
 
 def run_cost_list(flops, peak_tflops, mfu, usd_per_hour):
@@ -93,6 +117,29 @@ def break_even_per_million(usd_per_hour, input_price, output_price, input_per_ou
     return usd_per_hour * 730 / (input_per_output * input_price + output_price)
 
 
+def break_even_720_hours(usd_per_hour, input_price, output_price, input_per_output):
+    return usd_per_hour * 24 * 30 / ((input_per_output * input_price + output_price) / 1e6)
+
+
+def break_even_ratio_on_output(usd_per_hour, input_price, output_price, input_per_output):
+    return usd_per_hour * 730 / ((input_price + input_per_output * output_price) / 1e6)
+
+
+def break_even_all_tokens(usd_per_hour, input_price, output_price, input_per_output):
+    out = break_even(usd_per_hour, input_price, output_price, input_per_output)
+    return out * (1 + input_per_output)  # input and output tokens together
+
+
+def break_even_mean_price(usd_per_hour, input_price, output_price, input_per_output):
+    return usd_per_hour * 730 / ((input_price + output_price) / 2 / 1e6)
+
+
+def break_even_cost_per_token(usd_per_hour, input_price, output_price, input_per_output):
+    """Per token, from the API's bill for a million output tokens."""
+    bill = input_per_output * input_price + output_price  # one million output tokens
+    return usd_per_hour * 730 / bill * 1_000_000
+
+
 def break_even_as_text(usd_per_hour, input_price, output_price, input_per_output):
     return f"{break_even(usd_per_hour, input_price, output_price, input_per_output):.0f} tokens"
 
@@ -131,6 +178,24 @@ def per_million_per_second(usd_per_hour, tokens_per_s, utilization):
 
 def per_million_per_token(usd_per_hour, tokens_per_s, utilization):
     return usd_per_hour / (tokens_per_s * 3600 * utilization)
+
+
+def per_million_percent(usd_per_hour, tokens_per_s, utilization):  # 0.4 read as 0.4 %
+    return usd_per_hour / (tokens_per_s * 3600 * utilization * 100) * 1e6
+
+
+def per_million_per_minute(usd_per_hour, tokens_per_s, utilization):
+    return usd_per_hour / (tokens_per_s * 60 * utilization) * 1e6
+
+
+def per_million_month_over_hour(usd_per_hour, tokens_per_s, utilization):
+    month = usd_per_hour * 730  # a month's price over one hour's tokens
+    return month / (tokens_per_s * 3600 * utilization) * 1e6
+
+
+def per_million_dollars_per_second(usd_per_hour, tokens_per_s, utilization):
+    per_second = usd_per_hour / 3600
+    return per_second / (tokens_per_s * utilization) * 1_000_000
 
 
 def per_million_one_element(usd_per_hour, tokens_per_s, utilization):
@@ -222,6 +287,33 @@ def choose_by_rate(options, memory_gb, hours, budget):
     return min(fits, key=lambda o: o["usd_per_hour"])["name"] if fits else None
 
 
+def choose_dearest(options, memory_gb, hours, budget):  # max for min
+    fits = [o for o in options if choose([o], memory_gb, hours, budget)]
+    return max(fits, key=lambda o: o["usd_per_hour"])["name"] if fits else None
+
+
+def choose_hourly_budget(options, memory_gb, hours, budget):  # the budget per hour
+    fits = [o for o in options if choose([dict(o, usd_per_hour=0)], memory_gb, hours, budget)]
+    fits = [o for o in fits if o["usd_per_hour"] <= budget]
+    return min(fits, key=lambda o: o["usd_per_hour"])["name"] if fits else None
+
+
+def choose_cap_as_zero(options, memory_gb, hours, budget):  # None read as no hours at all
+    capped = [dict(o, max_hours=o["max_hours"] or 0) for o in options]
+    fits = [o for o in capped if o["max_hours"] >= hours and choose([o], memory_gb, 0, budget)]
+    fits = [o for o in fits if o["usd_per_hour"] * hours <= budget]
+    return min(fits, key=lambda o: o["usd_per_hour"])["name"] if fits else None
+
+
+def choose_the_string_none(options, memory_gb, hours, budget):
+    return choose(options, memory_gb, hours, budget) or "None"
+
+
+def choose_by_total(options, memory_gb, hours, budget):  # the cheapest run, via next()
+    ranked = sorted(options, key=lambda o: o["usd_per_hour"] * hours)
+    return next((o["name"] for o in ranked if choose([o], memory_gb, hours, budget)), None)
+
+
 def choose_always_none(options, memory_gb, hours, budget):
     return None
 
@@ -236,8 +328,17 @@ def choose_raises(options, memory_gb, hours, budget):
 
 CASES = {
     (LAB, "run_cost"): Case(
-        right=[run_cost_hours, run_cost_numpy, run_cost_like_the_lesson],
+        right=[
+            run_cost_hours,
+            run_cost_numpy,
+            run_cost_like_the_lesson,
+            run_cost_per_second_price,
+        ],
         wrong=[
+            (run_cost_minutes, "minutes"),
+            (run_cost_giga, "giga"),
+            (run_cost_hours_only, "no_price"),
+            (run_cost_started_hours, "started_hours"),
             (run_cost_peak, "peak"),
             (run_cost_mfu_times, "mfu_times"),
             (run_cost_seconds, "per_second"),
@@ -251,8 +352,17 @@ CASES = {
         raising_line='return hours * usd_per_hour["on_demand"]',
     ),
     (LAB, "break_even"): Case(
-        right=[break_even, break_even_per_token, break_even_like_the_lesson],
+        right=[
+            break_even,
+            break_even_per_token,
+            break_even_like_the_lesson,
+            break_even_cost_per_token,
+        ],
         wrong=[
+            (break_even_720_hours, "month_hours"),
+            (break_even_ratio_on_output, "swapped"),
+            (break_even_all_tokens, "all_tokens"),
+            (break_even_mean_price, "wrong"),
             (break_even_swapped, "swapped"),
             (break_even_output_only, "output_only"),
             (break_even_seconds, "per_second"),
@@ -263,8 +373,16 @@ CASES = {
         raising_line="return usd_per_hour * 730 / (per_token - per_token)",
     ),
     (LAB, "self_hosted"): Case(
-        right=[per_million, per_million_monthly, per_million_like_the_lesson],
+        right=[
+            per_million,
+            per_million_monthly,
+            per_million_like_the_lesson,
+            per_million_dollars_per_second,
+        ],
         wrong=[
+            (per_million_percent, "percent"),
+            (per_million_per_minute, "per_minute"),
+            (per_million_month_over_hour, "month_over_hour"),
             (per_million_no_utilization, "utilization_ignored"),
             (per_million_times_utilization, "utilization_times"),
             (per_million_per_second, "per_second"),
@@ -275,8 +393,12 @@ CASES = {
         raising_line="return usd_per_hour / (tokens_per_s * 3600 * utilization) * 1e6 + utilization.mean()",
     ),
     (LAB, "choose_platform"): Case(
-        right=[choose, choose_sorted, choose_by_rate],
+        right=[choose, choose_sorted, choose_by_rate, choose_by_total],
         wrong=[
+            (choose_dearest, "not_cheapest"),
+            (choose_hourly_budget, "over_budget"),
+            (choose_cap_as_zero, "unlimited"),
+            (choose_the_string_none, "type"),
             (choose_ignoring_memory, "too_small"),
             (choose_ignoring_hours, "hour_cap"),
             (choose_ignoring_budget, "over_budget"),
