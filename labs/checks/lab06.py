@@ -35,6 +35,13 @@ NOT_A_TENSOR = Mistakes(
 )
 NOT_A_TUPLE = Mistakes(
     Mistake("type", "Return a tuple ({names}).", "Gib ein Tupel ({names}) zurück."),
+    Mistake(
+        "order",
+        "Your first value has the shape {first} and your second {second}: return (q, scale), "
+        "q first, in w's shape, then the scale, one per row.",
+        "Dein erster Wert hat die Form {first}, dein zweiter {second}: Gib (q, scale) zurück, "
+        "zuerst q in der Form von w, dann die Skala, eine pro Zeile.",
+    ),
 )
 
 
@@ -76,6 +83,16 @@ ABSMAX = Mistakes(
         "scale",
         "The scale is not max|w| / 127 per row.",
         "Die Skala ist nicht max|w| / 127 pro Zeile.",
+    ),
+    Mistake(
+        "dequantized",
+        "Your q holds the dequantized values, q · scale: return the int8 levels themselves, "
+        "the scale separately.",
+        "Dein q enthält die entquantisierten Werte, q · scale: Gib die int8-Stufen selbst "
+        "zurück und die Skala getrennt davon.",
+        when=lambda got, w, scale, want: (
+            got.shape == w.shape and torch.allclose(got, want * scale, atol=1e-6)
+        ),
     ),
     Mistake(
         "round_first",
@@ -131,6 +148,9 @@ def q1(absmax_int8, rng):
     w[7] = 0.25  # a row all equal
     w[11] = torch.linspace(-1e-3, 1e-3, 40)  # a tiny row
     q, scale = _parts(call(absmax_int8, w.clone()), ("q", "scale"))
+    shapes = [tuple(getattr(v, "shape", ())) for v in (q, scale)]
+    if shapes[1] == tuple(w.shape) and shapes[0] != tuple(w.shape):
+        raise NOT_A_TUPLE.wrong("order", first=shapes[0], second=shapes[1])
     dtype = q.dtype if isinstance(q, torch.Tensor) else None
     q, scale = _tensor(q, ("q", "q")), _tensor(scale, ("scale", "scale"))
     want_scale = w.abs().amax(dim=1, keepdim=True) / 127
@@ -204,13 +224,45 @@ ZEROPOINT = Mistakes(
         "{zero:g}, erwartet {want_zero:g}).",
     ),
     Mistake("range", "q must stay in 0 … {levels}.", "q muss in 0 … {levels} bleiben."),
+    Mistake(
+        "signed",
+        "q is torch.int8, whose values end at 127: the levels 0 … {levels} of {bits} bits wrap "
+        "around to negative numbers. Store them as torch.uint8.",
+        "q ist torch.int8, dessen Werte bei 127 enden: Die Stufen 0 … {levels} von {bits} Bit "
+        "laufen über ins Negative. Speichere sie als torch.uint8.",
+    ),
+    Mistake(
+        "zero_sign",
+        "Your zero-point {zero:g} has the wrong sign: x = min must land on level 0, so the "
+        "zero-point is round(−min / scale) = {want_zero:g}.",
+        "Dein Nullpunkt {zero:g} hat das falsche Vorzeichen: x = min muss auf Stufe 0 landen, "
+        "also ist der Nullpunkt round(−min / scale) = {want_zero:g}.",
+    ),
+    Mistake(
+        "zero_truncated",
+        "−min / scale is {exact:.4g} here, and your zero-point {zero:g} cuts it off: round it "
+        "to the nearest level, {want_zero:g} (round, not int).",
+        "−min / scale ist hier {exact:.4g}, und dein Nullpunkt {zero:g} schneidet das ab: Runde "
+        "auf die nächste Stufe, {want_zero:g} (round, nicht int).",
+    ),
+    Mistake(
+        "shifted_rounding",
+        "You rounded (x − min) / scale and took a zero-point rounded on its own: the two "
+        "roundings add up, and {n:,} of {total:,} values land one level off. Round x / scale, "
+        "then add the zero-point.",
+        "Du hast (x − min) / scale gerundet und einen getrennt gerundeten Nullpunkt genommen: "
+        "Die beiden Rundungen addieren sich, und {n:,} von {total:,} Werten landen eine Stufe "
+        "daneben. Runde x / scale, dann addiere den Nullpunkt.",
+    ),
 )
 
 
 def _zeropoint_inputs(g):
     """Per bit width: data far from 0, and data around 0 but lopsided; the ends exact."""
     for bits in (4, 8):
-        for low, high in ((2.0, 7.0), (-1.0, 6.0)):
+        # −low / scale: −6 exactly for 4 bits; 2.67 (4 bits) and 45.4 (8 bits), one of them
+        # with a fraction over one half, so that int() and round() differ
+        for low, high in ((2.0, 7.0), (-1.3, 6.0)):
             x = low + (high - low) * torch.rand(500, generator=g)
             x[0], x[1] = low, high
             yield bits, x
@@ -230,33 +282,43 @@ def q2(zeropoint_quantize, rng):
     g = torch.Generator().manual_seed(rng.randrange(10**6))
     for bits, x in _zeropoint_inputs(g):
         q, scale, zero = _parts(call(zeropoint_quantize, x.clone(), bits), ("q", "scale", "zero"))
+        dtype = getattr(q, "dtype", None)
         q = _tensor(q, ("q", "q"), convert=True)
         scale, zero = as_number(scale, ("scale", "scale")), as_number(zero, ("zero", "zero"))
         levels, low, high = 2**bits - 1, x.min().item(), x.max().item()
         top = max(-low, high)
+        if dtype == torch.int8 and q.min() < 0:
+            raise ZEROPOINT.wrong("signed", bits=bits, levels=levels)
         if close(scale, (high - low) / 2**bits, 1e-4) or q.max() >= 2**bits:
             raise ZEROPOINT.wrong("range_16", bits=bits, levels=levels, top=2**bits)
         if any(close(scale, top / n, 1e-4) for n in (2 ** (bits - 1) - 1, 2 ** (bits - 1))):
             raise ZEROPOINT.wrong("symmetric", top=top, low=low, high=high)
         if zero != round(zero):
             raise ZEROPOINT.wrong("zero_fraction", zero=zero)
-        want_scale = (high - low) / levels
-        want_zero = round(-low / want_scale)
+        # the reference, computed as the solution computes it, in x's float32
+        ref_scale = (x.max() - x.min()) / levels
+        exact = float(-x.min() / ref_scale)
+        want_zero = round(exact)
         if zero == 0 or torch.equal(q, torch.clamp(torch.round(x / scale), 0, levels)):
             raise ZEROPOINT.wrong("no_zero_point")
         if q.min() < 0 or q.max() > levels:
             raise ZEROPOINT.wrong("range", levels=levels)
-        if not close(scale, want_scale, 1e-5):
+        if not close(scale, float(ref_scale), 1e-5):
             raise ZEROPOINT.wrong(
-                "scale", bits=bits, low=low, high=high, want=want_scale, got=scale
+                "scale", bits=bits, low=low, high=high, want=float(ref_scale), got=scale
             )
-        # the scale is right: q is compared with what the learner's own scale gives
-        want = torch.clamp(torch.round(x / scale) + want_zero, 0, levels)
+        zeros = dict(zero=zero, want_zero=want_zero)
+        if zero != want_zero and zero == -want_zero:
+            raise ZEROPOINT.wrong("zero_sign", **zeros)
+        if zero != want_zero and zero == math.trunc(exact):
+            raise ZEROPOINT.wrong("zero_truncated", exact=exact, **zeros)
+        want = torch.clamp(torch.round(x / ref_scale) + want_zero, 0, levels)
         if q.shape != x.shape or not torch.equal(q, want) or zero != want_zero:
             n = int((q != want).sum()) if q.shape == x.shape else x.numel()
-            raise ZEROPOINT.wrong(
-                "wrong", bits=bits, n=n, total=x.numel(), zero=zero, want_zero=want_zero
-            )
+            shifted = torch.clamp(torch.round((x - x.min()) / ref_scale), 0, levels)
+            if zero == want_zero and torch.equal(q, shifted):
+                raise ZEROPOINT.wrong("shifted_rounding", n=n, total=x.numel())
+            raise ZEROPOINT.wrong("wrong", bits=bits, n=n, total=x.numel(), **zeros)
     return text(
         "Correct! The zero-point moves the range onto all levels.",
         "Richtig! Der Nullpunkt legt den Bereich auf alle Stufen.",
@@ -266,15 +328,25 @@ def q2(zeropoint_quantize, rng):
 # --- q3 ------------------------------------------------------------------------------------------
 
 
-def _round_trip(w, bits, block):
+def _round_trip(w, bits, block, qmax=None, back=True):
     """w cut into blocks of `block` consecutive values (the last one shorter where `block` does
-    not divide w.numel()), each quantized to `bits` with its own absmax scale, and back."""
-    qmax = 2 ** (bits - 1) - 1
+    not divide w.numel()), each quantized to `bits` with its own absmax scale, and back (with
+    `back`; else the integer levels). `qmax` other than 2^(bits−1) − 1 is a slip's."""
+    qmax = 2 ** (bits - 1) - 1 if qmax is None else qmax
     parts = []
     for part in w.flatten().split(block):
         scale = part.abs().max() / qmax
-        parts.append(torch.round(part / scale).clamp(-qmax, qmax) * scale)
+        level = torch.round(part / scale).clamp(-qmax, qmax)
+        parts.append(level * scale if back else level)
     return torch.cat(parts).reshape(w.shape)
+
+
+def _other_qmax(got, w, block, bits):
+    """The top level the answer used where it is not 2^(bits−1) − 1, else None."""
+    for qmax in (2**bits - 1, 2 ** (bits - 1)):
+        if _same(got, _round_trip(w, bits, block, qmax)):
+            return qmax
+    return None
 
 
 def _tail_left(w, bits, block):
@@ -309,6 +381,33 @@ PER_BLOCK = Mistakes(
         when=lambda got, w, block, bits: (
             w.numel() % block > 0 and _same(got, _tail_left(w, bits, block))
         ),
+    ),
+    Mistake(
+        "shape",
+        "Your values are right, but in the shape {got_shape}: return them in w's shape, {shape}.",
+        "Deine Werte stimmen, aber in der Form {got_shape}: Gib sie in der Form von w zurück, "
+        "{shape}.",
+        when=lambda got, w, block, bits: (
+            got.shape != w.shape
+            and got.numel() == w.numel()
+            and _same(got.reshape(w.shape), _round_trip(w, bits, block))
+        ),
+    ),
+    Mistake(
+        "levels_only",
+        "You returned the integer levels; the round trip multiplies them by their block's scale "
+        "again (the dequantized tensor).",
+        "Du gibst die ganzzahligen Stufen zurück; das Hin und Zurück multipliziert sie wieder mit "
+        "der Skala ihres Blocks (der entquantisierte Tensor).",
+        when=lambda got, w, block, bits: _same(got, _round_trip(w, bits, block, back=False)),
+    ),
+    Mistake(
+        "qmax",
+        "With {bits} bits the symmetric levels run from −{qmax} to {qmax}, so the scale is "
+        "absmax / {qmax}; yours divides by {theirs}.",
+        "Mit {bits} Bit reichen die symmetrischen Stufen von −{qmax} bis {qmax}, die Skala ist "
+        "also absmax / {qmax}; deine teilt durch {theirs}.",
+        when=lambda got, w, block, bits: _other_qmax(got, w, block, bits) is not None,
     ),
     Mistake(
         "wrong",
@@ -369,7 +468,15 @@ def q3(blockwise_roundtrip, rng):
             raise PER_BLOCK.wrong("not_divisible", shape=shape, **case, n=n, tail=tail) from None
         got = _tensor(got, ("The result", "Das Ergebnis"))
         if not _same(got, _round_trip(w, bits, block)):
-            PER_BLOCK.diagnose([(got, case)], shape=shape, n=n, tail=tail)
+            PER_BLOCK.diagnose(
+                [(got, case)],
+                shape=shape,
+                n=n,
+                tail=tail,
+                got_shape=" × ".join(map(str, got.shape)),
+                qmax=2 ** (bits - 1) - 1,
+                theirs=_other_qmax(got, w, block, bits),
+            )
     return text(
         "Correct! The outlier only coarsens its own block, and the shorter last block has its "
         "own scale.",
@@ -381,12 +488,13 @@ def q3(blockwise_roundtrip, rng):
 # --- q4 ------------------------------------------------------------------------------------------
 
 
-def _nf4(offset=0.9677083):
+def _nf4(offset=0.9677083, positive=9, negative=8, normalized=True):
+    """The 16 NF4 levels; other counts per side or no division by the largest are slips'."""
     normal = torch.distributions.Normal(0.0, 1.0)
-    pos = normal.icdf(torch.linspace(offset, 0.5, 9, dtype=torch.float64)[:-1])
-    neg = -normal.icdf(torch.linspace(offset, 0.5, 8, dtype=torch.float64)[:-1])
+    pos = normal.icdf(torch.linspace(offset, 0.5, positive, dtype=torch.float64)[:-1])
+    neg = -normal.icdf(torch.linspace(offset, 0.5, negative, dtype=torch.float64)[:-1])
     levels = torch.cat([neg, torch.zeros(1, dtype=torch.float64), pos]).sort().values
-    return levels / levels.abs().max()
+    return levels / levels.abs().max() if normalized else levels
 
 
 NF4 = Mistakes(
@@ -403,9 +511,37 @@ NF4 = Mistakes(
         when=lambda got: got.numel() == 16 and not (got == 0).any(),
     ),
     Mistake(
+        "shape",
+        "Return the levels as one flat list or 1-D tensor of 16 values, not in the shape {shape}.",
+        "Gib die Stufen als eine flache Liste oder einen 1-D-Tensor aus 16 Werten zurück, nicht "
+        "in der Form {shape}.",
+    ),
+    Mistake(
+        "not_normalized",
+        "These are the right quantiles, but not divided by the largest absolute value: the NF4 "
+        "levels end at −1 and 1.",
+        "Das sind die richtigen Quantile, aber nicht durch den größten Betrag geteilt: Die "
+        "NF4-Stufen enden bei −1 und 1.",
+        when=lambda got: _same(got.reshape(-1), _nf4(normalized=False), atol=1e-6),
+    ),
+    Mistake(
+        "unsorted",
+        "These are the 16 NF4 levels, but not sorted: sort them from −1 to 1.",
+        "Das sind die 16 NF4-Stufen, aber unsortiert: Sortiere sie von −1 bis 1.",
+        when=lambda got: got.numel() == 16 and _same(got.reshape(-1).sort().values, _nf4(), 1e-6),
+    ),
+    Mistake(
+        "mirrored",
+        "You put 8 levels below 0 and 7 above; NF4 has 8 positive and 7 negative ones (9 and 8 "
+        "points in the two linspace calls).",
+        "Du hast 8 Stufen unter 0 gelegt und 7 darüber; NF4 hat 8 positive und 7 negative (9 und "
+        "8 Punkte in den beiden linspace-Aufrufen).",
+        when=lambda got: _same(got.reshape(-1), _nf4(positive=8, negative=9), atol=1e-6),
+    ),
+    Mistake(
         "wrong",
         "These are not the 16 NF4 levels (got {n} values).",
-        "Das sind nicht die 16 NF4-Stufen ({n} Werte erhalten).",
+        "Das sind nicht die 16 NF4-Stufen (du lieferst {n} Werte).",
     ),
 )
 
@@ -422,6 +558,8 @@ NF4 = Mistakes(
 )
 def q4(nf4_levels, rng):
     got = _tensor(call(nf4_levels), ("The result", "Das Ergebnis"), convert=True).double()
+    if got.dim() != 1:
+        raise NF4.wrong("shape", shape=tuple(got.shape))
     if not _same(got.reshape(-1), _nf4(), atol=1e-6):
         NF4.diagnose([(got, {})], n=got.numel())
     return text(
@@ -440,36 +578,61 @@ def _int4_bytes(n, block, scale_bytes):
 _BYTES_FOR = (
     "For n_params={n:,}, block={block}, scale_bytes={scale_bytes} it is {want:,} bytes, you "
     "return {got:,}",
-    "Für n_params={n:,}, block={block}, scale_bytes={scale_bytes} sind es {want:,} Bytes, du "
+    "Für n_params={n:,}, block={block}, scale_bytes={scale_bytes} sind es {want:,} Byte, du "
     "gibst {got:,} zurück",
 )
+
+# Byte counts are whole numbers: a slip of one half byte or one scale in 10⁸ bytes is a slip.
+EXACT = 0.0
 
 INT4_BYTES = Mistakes(
     Mistake(
         "scales_free",
         "the scales are not free: one per block, {scale_bytes} bytes each.",
-        "Die Skalen sind nicht gratis: eine pro Block, je {scale_bytes} Bytes.",
+        "Die Skalen sind nicht gratis: eine pro Block, je {scale_bytes} Byte.",
         gives=lambda n, block, scale_bytes: [math.ceil(n / 2), n / 2],
+        rel_tol=EXACT,
     ),
     Mistake(
         "byte_per_weight",
         "int4 packs two weights into one byte.",
         "int4 packt zwei Gewichte in ein Byte.",
         gives=lambda n, block, scale_bytes: n + math.ceil(n / block) * scale_bytes,
+        rel_tol=EXACT,
+    ),
+    Mistake(
+        "half_byte",
+        "{n:,} int4 codes fill {half:,} bytes and a half: the last half byte still takes a "
+        "whole one (math.ceil).",
+        "{n:,} int4-Codes füllen {half:,} Byte und ein halbes: Das letzte halbe Byte belegt "
+        "trotzdem ein ganzes (math.ceil).",
+        gives=lambda n, block, scale_bytes: n / 2 + math.ceil(n / block) * scale_bytes,
+        rel_tol=EXACT,
     ),
     Mistake(
         "partial_block",
-        "the last, partial block needs a scale too (math.ceil).",
-        "Auch der letzte, unvollständige Block braucht eine Skala (math.ceil).",
+        "the last, partial block needs a whole scale too (math.ceil).",
+        "Auch der letzte, unvollständige Block braucht eine ganze Skala (math.ceil).",
         gives=lambda n, block, scale_bytes: [
             math.ceil(n / 2) + n // block * scale_bytes,
             n / 2 + n // block * scale_bytes,
+            math.ceil(n / 2) + n / block * scale_bytes,
         ],
+        rel_tol=EXACT,
+    ),
+    Mistake(
+        "extra_block",
+        "{n:,} is a multiple of {block}, so there are {blocks:,} blocks: n // block + 1 counts "
+        "one too many. math.ceil(n / block) is right for both cases.",
+        "{n:,} ist ein Vielfaches von {block}, es gibt also {blocks:,} Blöcke: n // block + 1 "
+        "zählt einen zu viel. math.ceil(n / block) stimmt in beiden Fällen.",
+        gives=lambda n, block, scale_bytes: math.ceil(n / 2) + (n // block + 1) * scale_bytes,
+        rel_tol=EXACT,
     ),
     Mistake(
         "bits",
         "that is in bits; bytes were asked (8 bits per byte).",
-        "Das sind Bits; gefragt waren Bytes (8 Bit pro Byte).",
+        "Das sind Bit; gefragt waren Byte (8 Bit pro Byte).",
         gives=lambda **case: 8 * _int4_bytes(**case),
         rel_tol=1e-3,
     ),
@@ -485,7 +648,7 @@ INT4_BYTES = Mistakes(
     hint=(
         "Count the packed codes in whole bytes, then the scales: how many blocks are there when "
         "the last one is not full?",
-        "Zähl die gepackten Codes in ganzen Bytes, dann die Skalen: Wie viele Blöcke gibt es, "
+        "Zähl die gepackten Codes in ganzen Byte, dann die Skalen: Wie viele Blöcke gibt es, "
         "wenn der letzte nicht voll ist?",
     ),
 )
@@ -494,17 +657,23 @@ def q5(int4_bytes, rng):
         (rng.randrange(10**6, 10**9), rng.choice([32, 64, 128]), rng.choice([2, 4])),
         (64 * rng.randrange(1, 1000) + 1, 64, 4),  # en: a partial last block | de: Rest-Block
         (2 * rng.randrange(1, 10**5) + 1, 32, 2),  # en: odd count | de: ungerade Zahl
-        (134_515_008, 64, 4),
+        (134_515_008, 64, 4),  # en: block divides n | de: Block teilt n
     ]
     failures = []
     for n, block, scale_bytes in inputs:
         answer = call(int4_bytes, n, block, scale_bytes)
         got = as_number(answer, ("the bytes", "die Bytes"), returned=True)
         case = dict(n=n, block=block, scale_bytes=scale_bytes)
-        if not close(got, _int4_bytes(**case)):
+        if got != _int4_bytes(**case):
             failures.append((got, case))
     if failures:
-        INT4_BYTES.diagnose(failures, want=_int4_bytes(**failures[0][1]))
+        first = failures[0][1]
+        INT4_BYTES.diagnose(
+            failures,
+            want=_int4_bytes(**first),
+            half=first["n"] // 2,
+            blocks=first["n"] // first["block"],
+        )
     return text(
         "Correct! At block 64 with fp32 scales that is 4.5 bits per weight.",
         "Richtig! Bei Block 64 mit fp32-Skalen sind das 4,5 Bit pro Gewicht.",
@@ -596,23 +765,24 @@ CHOOSE_BLOCK = Mistakes(
     Mistake(
         "bytes",
         "w.itemsize is in bytes: a {bits}-bit scale costs {bits} bits per block, not {bytes}.",
-        "w.itemsize ist in Bytes: Eine {bits}-Bit-Skala kostet {bits} Bit pro Block, nicht "
-        "{bytes}.",
+        "w.itemsize zählt Byte: Eine {bits}-Bit-Skala kostet {bits} Bit pro Block, nicht {bytes}.",
         when=_answers(scale_bits=lambda bits: bits / 8),
     ),
     Mistake(
         "no_overhead",
-        "you left out the scale: each block also stores one {bits}-bit scale, so a block of b "
-        "costs 4 + {bits}/b bits per weight.",
-        "Du hast die Skala weggelassen: Jeder Block speichert auch eine {bits}-Bit-Skala, ein "
-        "Block aus b kostet also 4 + {bits}/b Bit pro Gewicht.",
+        "block {got} needs {got_bpw:g} bits per weight, over the budget: each block also stores "
+        "one {bits}-bit scale, so a block of b costs 4 + {bits}/b bits per weight (in bits, as "
+        "the budget).",
+        "Block {got} braucht {got_bpw:g} Bit pro Gewicht, mehr als das Budget: Jeder Block "
+        "speichert auch eine {bits}-Bit-Skala, ein Block aus b kostet also 4 + {bits}/b Bit pro "
+        "Gewicht (in Bit, wie das Budget).",
         when=_answers(scale_bits=lambda bits: 0),
     ),
     Mistake(
         "strict",
         "block {want} needs exactly {bpw:g} bits per weight, the budget itself: that fits (<=, not <).",
-        "Block {want} braucht genau {bpw:g} Bit pro Gewicht, genau das Budget: Das passt (<=, "
-        "nicht <).",
+        "Block {want} braucht genau {bpw:g} Bit pro Gewicht, also genau das Budget: Das passt "
+        "noch (<=, nicht <).",
         when=_answers(fits=operator.lt),
     ),
     Mistake(
@@ -635,6 +805,15 @@ CHOOSE_BLOCK = Mistakes(
         "keine feste Größe für jedes w.",
         when=lambda got, blocks, budget, bits: (
             got in (_smallest_fit(blocks, budget, 16), _smallest_fit(blocks, budget, 32))
+        ),
+    ),
+    Mistake(
+        "not_a_block",
+        "{got:g} is none of the candidates: return the block size itself.",
+        "{got:g} ist keiner der Kandidaten: Gib die Blockgröße selbst zurück.",
+        # a bits per weight may equal a block (4 + 32/8 = 8): it fits then too
+        when=lambda got, blocks, budget, bits: (
+            got is not None and (got not in blocks or got in {CODE_BITS + bits / b for b in blocks})
         ),
     ),
     head=(f"{_BLOCK_FOR[0]}: ", f"{_BLOCK_FOR[1]}: "),
@@ -680,7 +859,9 @@ def q6(choose_block, rng):
         want = _smallest_fit(**case)
         every = [wrong[0], *(answer for answer in answers if answer is not wrong[0])]
         bpw = CODE_BITS + case["bits"] / want
-        CHOOSE_BLOCK.diagnose(every, want=want, bpw=bpw, bytes=case["bits"] // 8)
+        got = wrong[0][0]
+        got_bpw = CODE_BITS + case["bits"] / got if got else None
+        CHOOSE_BLOCK.diagnose(every, want=want, bpw=bpw, bytes=case["bits"] // 8, got_bpw=got_bpw)
     try:
         got = call(choose_block, w, list(no_fit["blocks"]), no_fit["budget"])
     except LearnerError as error:
@@ -688,9 +869,9 @@ def q6(choose_block, rng):
     else:
         if got is None:
             return text(
-                "Correct! The smallest block that fits buys the lowest error: at 4.5 bits that is "
+                "Correct! The smallest block that fits gives the lowest error: at 4.5 bits that is "
                 "block 64 with fp32 scales, block 32 with fp16 ones.",
-                "Richtig! Der kleinste passende Block kauft den kleinsten Fehler: Bei 4,5 Bit ist "
+                "Richtig! Der kleinste passende Block bringt den kleinsten Fehler: Bei 4,5 Bit ist "
                 "das Block 64 mit fp32-Skalen, Block 32 mit fp16-Skalen.",
             )
         try:

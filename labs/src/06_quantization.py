@@ -35,11 +35,11 @@
 
 # %% [markdown] lang="de"
 # Sieben Aufgaben zu Lektion 06: Absmax-int8 pro Kanal, Quantisierung mit Nullpunkt und b Bit,
-# Quantisierung pro Block, die 16 NF4-Stufen, die Bytes eines Modells in int4 mit seinen
+# Quantisierung pro Block, die 16 NF4-Stufen, der Speicher eines Modells in int4 mit seinen
 # Blockskalen, die Blockgröße, die in ein Budget an Bit pro Gewicht passt, und was int8-Gewichte
 # auf deinem Gerät an Zeit kosten. Jede Prüfung
 # probiert deinen Code mit frischen Zufallseingaben aus; ein typischer Fehler bekommt seine eigene
-# Meldung. Ersetze jedes `____` durch deinen Code und führe die Zelle aus; `qN.hint()` und
+# Meldung. Ersetze jedes `____` durch deinen Code und führ die Zelle aus; `qN.hint()` und
 # `qN.solution()` helfen.
 
 # %%
@@ -59,14 +59,16 @@ lab.ready()
 # %% [markdown] lang="en"
 # ## 1. Absmax int8 per channel
 #
-# `w` has shape (out, in). Return `(q, scale)`: `q` int8 with values in −127 … 127 and one
-# `scale` per output channel (row), shape (out, 1), so that `q * scale` ≈ `w`.
+# `w` has shape (out, in). Return `(q, scale)`: `q` as int8 (torch.int8) with values in
+# −127 … 127, in `w`'s shape, and one `scale` per output channel (row), shape (out, 1), so that
+# `q * scale` ≈ `w`.
 
 # %% [markdown] lang="de"
 # ## 1. Absmax-int8 pro Kanal
 #
-# `w` hat die Form (out, in). Gib `(q, scale)` zurück: `q` als int8 mit Werten in −127 … 127 und
-# eine `scale` pro Ausgabekanal (Zeile), Form (out, 1), sodass `q * scale` ≈ `w`.
+# `w` hat die Form (out, in). Gib `(q, scale)` zurück: `q` als int8 (torch.int8) mit Werten von
+# −127 bis 127, in der Form von `w`, und eine Skala `scale` pro Ausgabekanal (Zeile), Form
+# (out, 1), sodass `q * scale` ≈ `w`.
 
 
 # %%
@@ -92,15 +94,20 @@ q1.check(absmax_int8)
 # ## 2. Zero-point quantization
 #
 # Unsigned b-bit levels 0 … 2^b − 1 for a tensor `x` whose values need not be centred on 0.
-# Return `(q, scale, zero)` with `scale = (max − min) / (2^b − 1)`, an integer `zero` and
-# `x ≈ (q − zero) · scale`.
+# Return `(q, scale, zero)` with `scale = (max − min) / (2^b − 1)`, the zero-point `zero` the
+# integer nearest to −min / scale (the level where x = 0 lands), and each `q` the level nearest
+# to `x / scale + zero`, so that `x ≈ (q − zero) · scale`. `q` may be a float tensor or an
+# integer one whose dtype holds every level (torch.uint8 for 8 bits).
 
 # %% [markdown] lang="de"
 # ## 2. Quantisierung mit Nullpunkt
 #
 # Vorzeichenlose b-Bit-Stufen 0 … 2^b − 1 für einen Tensor `x`, dessen Werte nicht um 0 liegen
-# müssen. Gib `(q, scale, zero)` zurück, mit `scale = (max − min) / (2^b − 1)`, einer ganzen Zahl
-# `zero` und `x ≈ (q − zero) · scale`.
+# müssen. Gib `(q, scale, zero)` zurück, mit `scale = (max − min) / (2^b − 1)`, dem Nullpunkt
+# `zero` als der ganzen Zahl, die −min / scale am nächsten liegt (die Stufe, auf der x = 0
+# landet), und jedem `q` als der Stufe, die `x / scale + zero` am nächsten liegt, sodass
+# `x ≈ (q − zero) · scale`. `q` darf ein Float-Tensor sein oder ein Ganzzahl-Tensor, dessen dtype
+# jede Stufe fassen kann (torch.uint8 bei 8 Bit).
 
 
 # %%
@@ -135,7 +142,7 @@ q2.check(zeropoint_quantize)
 # %% [markdown] lang="de"
 # ## 3. Quantisierung pro Block
 #
-# Mach `w` flach, schneide es in Blöcke aus `block` aufeinanderfolgenden Werten und quantisiere
+# Mach `w` flach, schneide es in Blöcke aus je `block` aufeinanderfolgenden Werten und quantisiere
 # jeden Block mit seiner eigenen Absmax-Skala auf `bits` Bit (Stufen −(2^(b−1) − 1) …
 # 2^(b−1) − 1). Teilt `block` die Zahl der Werte nicht, ist der letzte Block kürzer und bekommt
 # seine eigene Skala aus den Werten, die er enthält. Gib den entquantisierten Tensor in der Form
@@ -209,14 +216,17 @@ q4.check(nf4_levels)
 # ## 5. Bytes of a model in int4
 #
 # A model has `n_params` weights, quantized to int4 in blocks of `block` weights, with one scale of
-# `scale_bytes` bytes per block (the last block may be partial). Return the bytes it takes.
+# `scale_bytes` bytes per block (the last block may be partial). Return the bytes it takes, in
+# whole bytes: two codes share a byte, and an odd count leaves half a byte that still takes a
+# whole one.
 
 # %% [markdown] lang="de"
 # ## 5. Bytes eines Modells in int4
 #
-# Ein Modell hat `n_params` Gewichte, in int4 quantisiert in Blöcken aus `block` Gewichten, mit
-# einer Skala aus `scale_bytes` Bytes pro Block (der letzte Block darf unvollständig sein). Gib die
-# Bytes zurück, die es braucht.
+# Ein Modell hat `n_params` Gewichte, in int4 quantisiert in Blöcken aus je `block` Gewichten, mit
+# einer Skala von `scale_bytes` Byte pro Block (der letzte Block darf unvollständig sein). Gib
+# zurück, wie viele Byte es belegt, in ganzen Byte: Zwei Codes teilen sich ein Byte, und bei
+# einer ungeraden Zahl bleibt ein halbes Byte übrig, das trotzdem ein ganzes belegt.
 
 
 # %%
@@ -254,7 +264,7 @@ q5.check(int4_bytes)
 # Skala. `w` (ein torch-Tensor oder ein numpy-Array, float16 oder float32) soll auf 4 Bit pro
 # Gewicht quantisiert werden, in Blöcken aus `b` aufeinanderfolgenden Gewichten: Jeder Block hält
 # `b` Codes zu 4 Bit und eine Absmax-Skala im dtype von `w` (`w.itemsize` ist die Größe eines
-# Elements in Bytes, bei torch wie bei numpy). Die Zahl der Gewichte ist ein Vielfaches jeder
+# Elements in Byte, bei torch wie bei numpy). Die Zahl der Gewichte ist ein Vielfaches jeder
 # Blockgröße. Gib den kleinsten Block aus `candidates` (in beliebiger Reihenfolge) zurück, dessen
 # Bit pro Gewicht in `budget` passen; genau auf dem Budget passt auch. Passt kein Block, gib `None`
 # zurück.
@@ -284,7 +294,7 @@ q6.check(choose_block)
 # scale per row that it turns back into float32 first, as a layer without a fused int8 kernel
 # does. Both return when the work is done. Write `int8_time(runs)`: measure both here and return
 # `(ms, verdict)`, with `ms` a dict of milliseconds per call and `verdict` the name of the faster
-# one. Then judge: on this device, does int8 buy you memory, time, or both?
+# one. Then judge: on this device, does int8 save you memory, time, or both?
 
 # %% [markdown] lang="de"
 # ## 7. Was int8-Gewichte hier an Zeit kosten
@@ -292,9 +302,9 @@ q6.check(choose_block)
 # `runs` enthält zwei Funktionen derselben linearen Schicht auf dem Gerät dieses Notebooks:
 # `runs["float32"]()` multipliziert mit float32-Gewichten, `runs["int8"]()` mit int8-Gewichten und
 # einer Skala pro Zeile, die es zuerst nach float32 zurückwandelt, wie eine Schicht ohne
-# fusionierten int8-Kernel. Beide kehren zurück, wenn die Arbeit getan ist. Schreib
+# fusionierten int8-Kernel. Beide kehren erst zurück, wenn die Arbeit erledigt ist. Schreib
 # `int8_time(runs)`: Miss beide hier und gib `(ms, verdict)` zurück, `ms` ein Dict mit den
-# Millisekunden pro Aufruf und `verdict` der Name der schnelleren. Dann urteile: Bringt dir int8
+# Millisekunden pro Aufruf und `verdict` den Namen der schnelleren. Dann urteile: Spart dir int8
 # auf diesem Gerät Speicher, Zeit oder beides?
 
 

@@ -310,9 +310,177 @@ def choose_raises(w, candidates, budget):
     return candidates.sort(key=budget)
 
 
+# q1: held-out slips
+def absmax_like_the_lesson(w):  # lesson 06's absmax_quantize(w, bits=8, dim=1)
+    qmax = 2 ** (8 - 1) - 1
+    scale = w.abs().amax(dim=1, keepdim=True).clamp(min=1e-12) / qmax
+    return torch.clamp(torch.round(w / scale), -qmax, qmax).to(torch.int8), scale
+
+
+def absmax_by_128(w):
+    scale = w.abs().amax(dim=1, keepdim=True) / 128
+    return torch.round(w / scale).clamp(-128, 127).to(torch.int8), scale
+
+
+def absmax_no_abs(w):
+    scale = w.amax(dim=1, keepdim=True) / 127
+    return torch.round(w / scale).clamp(-127, 127).to(torch.int8), scale
+
+
+def absmax_swapped(w):
+    scale = w.abs().amax(dim=1, keepdim=True) / 127
+    return scale, torch.round(w / scale).clamp(-127, 127).to(torch.int8)
+
+
+def absmax_dequantized(w):
+    scale = w.abs().amax(dim=1, keepdim=True) / 127
+    return torch.round(w / scale).clamp(-127, 127) * scale, scale
+
+
+# q2: held-out slips
+def zp_zero_sign(x, bits):
+    levels = 2**bits - 1
+    scale = (x.max() - x.min()) / levels
+    zero = torch.round(x.min() / scale)
+    return torch.clamp(torch.round(x / scale) + zero, 0, levels), scale, zero
+
+
+def zp_signed_int8(x, bits):
+    q, scale, zero = zp_right(x, bits)
+    return q.to(torch.int8), scale, zero
+
+
+def zp_truncated_zero(x, bits):
+    levels = 2**bits - 1
+    scale = (x.max() - x.min()) / levels
+    zero = int(-x.min() / scale)
+    return torch.clamp(torch.round(x / scale) + zero, 0, levels), scale, zero
+
+
+def zp_shifted_rounding(x, bits):  # rounds x − min, then subtracts a rounded zero-point
+    levels = 2**bits - 1
+    scale = (x.max() - x.min()) / levels
+    zero = torch.round(-x.min() / scale)
+    return torch.clamp(torch.round((x - x.min()) / scale), 0, levels), scale, zero
+
+
+# q3: held-out slips
+def block_like_the_lesson(w, block, bits):  # lesson 06's absmax per block, the tail padded
+    qmax = 2 ** (bits - 1) - 1
+    flat = w.flatten()
+    padded = torch.cat([flat, flat.new_zeros(-flat.numel() % block)])
+    amax = padded.reshape(-1, block).abs().amax(dim=1, keepdim=True)
+    scale = amax.clamp(min=1e-12) / qmax
+    q = torch.clamp(torch.round(padded.reshape(-1, block) / scale), -qmax, qmax)
+    return (q * scale).flatten()[: flat.numel()].reshape(w.shape)
+
+
+def block_qmax_unsigned(w, block, bits):
+    qmax = 2**bits - 1
+    return torch.cat(
+        [
+            torch.round(c / (c.abs().max() / qmax)) * (c.abs().max() / qmax)
+            for c in w.flatten().split(block)
+        ]
+    ).reshape(w.shape)
+
+
+def block_codes_only(w, block, bits):
+    qmax = 2 ** (bits - 1) - 1
+    return torch.cat(
+        [torch.round(c / (c.abs().max() / qmax)) for c in w.flatten().split(block)]
+    ).reshape(w.shape)
+
+
+def block_flat(w, block, bits):
+    return block_right(w, block, bits).flatten()
+
+
+def block_by_columns(w, block, bits):  # blocks run down the columns
+    return block_right(w.T.contiguous(), block, bits).T
+
+
+# q4: held-out slips
+def nf4_float32(offset=0.9677083):
+    normal = torch.distributions.Normal(0.0, 1.0)
+    pos = normal.icdf(torch.linspace(offset, 0.5, 9)[:-1])
+    neg = -normal.icdf(torch.linspace(offset, 0.5, 8)[:-1])
+    levels = torch.cat([neg, torch.zeros(1), pos]).sort().values
+    return levels / levels.abs().max()
+
+
+def nf4_not_normalized(offset=0.9677083):
+    normal = torch.distributions.Normal(0.0, 1.0)
+    pos = normal.icdf(torch.linspace(offset, 0.5, 9, dtype=torch.float64)[:-1])
+    neg = -normal.icdf(torch.linspace(offset, 0.5, 8, dtype=torch.float64)[:-1])
+    return torch.cat([neg, torch.zeros(1, dtype=torch.float64), pos]).sort().values
+
+
+def nf4_unsorted(offset=0.9677083):
+    normal = torch.distributions.Normal(0.0, 1.0)
+    pos = normal.icdf(torch.linspace(offset, 0.5, 9, dtype=torch.float64)[:-1])
+    neg = -normal.icdf(torch.linspace(offset, 0.5, 8, dtype=torch.float64)[:-1])
+    levels = torch.cat([pos, torch.zeros(1, dtype=torch.float64), neg])
+    return levels / levels.abs().max()
+
+
+def nf4_mirrored(offset=0.9677083):  # 8 negative levels and 7 positive ones
+    normal = torch.distributions.Normal(0.0, 1.0)
+    pos = normal.icdf(torch.linspace(offset, 0.5, 8, dtype=torch.float64)[:-1])
+    neg = -normal.icdf(torch.linspace(offset, 0.5, 9, dtype=torch.float64)[:-1])
+    levels = torch.cat([neg, torch.zeros(1, dtype=torch.float64), pos]).sort().values
+    return levels / levels.abs().max()
+
+
+def nf4_half_kept(offset=0.9677083):  # the quantile 0.5 kept: two zeros, 17 values
+    normal = torch.distributions.Normal(0.0, 1.0)
+    pos = normal.icdf(torch.linspace(offset, 0.5, 9, dtype=torch.float64))
+    neg = -normal.icdf(torch.linspace(offset, 0.5, 8, dtype=torch.float64)[:-1])
+    levels = torch.cat([neg, torch.zeros(1, dtype=torch.float64), pos]).sort().values
+    return levels / levels.abs().max()
+
+
+# q5: held-out slips
+def bytes_half_byte(n, block, s):
+    return n / 2 + math.ceil(n / block) * s
+
+
+def bytes_fractional_blocks(n, block, s):
+    return math.ceil(n / 2) + n / block * s
+
+
+def bytes_extra_block(n, block, s):
+    return math.ceil(n / 2) + (n // block + 1) * s
+
+
+def bytes_right_divmod(n, block, s):
+    blocks, rest = divmod(n, block)
+    return (n + 1) // 2 + (blocks + (rest > 0)) * s
+
+
+# q6: held-out slips
+def choose_nbytes(w, candidates, budget):  # the whole tensor's bytes as the scale
+    fitting = [b for b in candidates if 4 + 8 * w.nbytes / b <= budget]
+    return min(fitting) if fitting else None
+
+
+def choose_bytes_per_weight(w, candidates, budget):  # bytes per weight against a budget in bits
+    fitting = [b for b in candidates if 0.5 + w.itemsize / b <= budget]
+    return min(fitting) if fitting else None
+
+
+def choose_returns_bits(w, candidates, budget):
+    fitting = [4 + 8 * w.itemsize / b for b in candidates if 4 + 8 * w.itemsize / b <= budget]
+    return max(fitting) if fitting else None
+
+
+def nf4_column(offset=0.9677083):
+    return nf4_right(offset)[:, None]
+
+
 CASES = {
     (LAB, "absmax_channel"): Case(
-        right=[absmax_right, absmax_right_numpy],
+        right=[absmax_right, absmax_right_numpy, absmax_like_the_lesson],
         wrong=[
             (absmax_per_tensor, "per_tensor"),
             (absmax_wrong_axis, "wrong_axis"),
@@ -320,6 +488,10 @@ CASES = {
             (absmax_truncated, "rounding"),
             (absmax_float_q, "q_dtype"),
             (absmax_flat_scale, "scale_shape"),
+            (absmax_by_128, "scale"),
+            (absmax_no_abs, "scale"),
+            (absmax_swapped, "order"),
+            (absmax_dequantized, "dequantized"),
         ],
         raising=absmax_raises,
         raising_line="return torch.round(w / scale).to(torch.int8), scale.item()",
@@ -331,34 +503,53 @@ CASES = {
             (zp_forgot_zero, "no_zero_point"),
             (zp_symmetric, "symmetric"),
             (zp_fractional_zero, "zero_fraction"),
+            (zp_zero_sign, "zero_sign"),
+            (zp_signed_int8, "signed"),
+            (zp_truncated_zero, "zero_truncated"),
+            (zp_shifted_rounding, "shifted_rounding"),
         ],
         raising=zp_raises,
         raising_line="return x.quantize(bits)",
     ),
     (LAB, "per_block"): Case(
-        right=[block_right, block_right_loop, block_right_split],
+        right=[block_right, block_right_loop, block_right_split, block_like_the_lesson],
         wrong=[
             (block_per_tensor, "per_tensor"),
             (block_per_row, "per_row"),
             (block_assumes_divisible, "not_divisible"),
             (block_tail_left, "tail_unquantized"),
+            (block_qmax_unsigned, "qmax"),
+            (block_codes_only, "levels_only"),
+            (block_flat, "shape"),
+            (block_by_columns, "wrong"),
         ],
         raising=block_raises,
         raising_line="return w.reshape(block, -1, 3)",
     ),
     (LAB, "nf4_levels"): Case(
-        right=[nf4_right, nf4_right_scipy_style],
-        wrong=[(nf4_even, "evenly_spaced"), (nf4_no_zero, "no_zero")],
+        right=[nf4_right, nf4_right_scipy_style, nf4_float32],
+        wrong=[
+            (nf4_even, "evenly_spaced"),
+            (nf4_no_zero, "no_zero"),
+            (nf4_not_normalized, "not_normalized"),
+            (nf4_unsorted, "unsorted"),
+            (nf4_mirrored, "mirrored"),
+            (nf4_half_kept, "wrong"),
+            (nf4_column, "shape"),
+        ],
         raising=nf4_raises,
         raising_line="return torch.distributions.Normal(0.0, 1.0).icdf(offset).sort()",
     ),
     (LAB, "int4_bytes"): Case(
-        right=[bytes_right, bytes_right_bits],
+        right=[bytes_right, bytes_right_bits, bytes_right_divmod],
         wrong=[
             (bytes_scales_free, "scales_free"),
             (bytes_in_bits, "bits"),
             (bytes_one_per_weight, "byte_per_weight"),
             (bytes_floor_blocks, "partial_block"),
+            (bytes_half_byte, "half_byte"),
+            (bytes_fractional_blocks, "partial_block"),
+            (bytes_extra_block, "extra_block"),
         ],
         raising=bytes_raises,
         raising_line="return n.bit_length() / block.size",
@@ -375,6 +566,9 @@ CASES = {
             (choose_fp32_always, "scale_dtype"),
             (choose_no_fit_largest, "no_fit"),
             (choose_no_fit_raises, "no_fit"),
+            (choose_nbytes, "wrong"),
+            (choose_bytes_per_weight, "no_overhead"),
+            (choose_returns_bits, "not_a_block"),
         ],
         raising=choose_raises,
         raising_line="return candidates.sort(key=budget)",
