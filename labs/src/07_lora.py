@@ -36,9 +36,9 @@
 # Fünf Aufgaben zu Lektion 07: eine LoRA-Schicht, die Zahl der trainierbaren Parameter, LoRA in die
 # richtigen Module eines Modells einsetzen und alles andere einfrieren, das eingerechnete Gewicht
 # und der größte Rang, der in ein Speicherbudget passt. Jede Prüfung probiert deinen Code mit
-# frischen Zufallseingaben aus (kleine Schichten, also läuft sie auf jeder CPU in einer Sekunde);
-# ein typischer Fehler bekommt seine eigene Meldung. Ersetze jedes `____` durch deinen Code und
-# führe die Zelle aus; `qN.hint()` und `qN.solution()` helfen.
+# frischen Zufallseingaben aus (kleine Schichten, daher braucht sie auf jeder CPU etwa eine
+# Sekunde); ein typischer Fehler bekommt seine eigene Meldung. Ersetze jedes `____` durch deinen
+# Code und führ die Zelle aus; `qN.hint()` und `qN.solution()` helfen.
 
 # %%
 import torch
@@ -61,16 +61,17 @@ lab.ready()
 # computes `base(x) + (alpha / r) · x Aᵀ Bᵀ`. Give it two trainable parameters, `self.A` of shape
 # (r, in), initialised with `nn.init.kaiming_uniform_(self.A, a=math.sqrt(5))`, and `self.B` of
 # shape (out, r), so that the layer starts exactly as `base`. `base`'s own parameters must not
-# train. `x` may have any number of leading dimensions.
+# train; A and B must get gradients from the output. `x` may have any number of leading dimensions.
 
 # %% [markdown] lang="de"
 # ## 1. Eine LoRA-Schicht
 #
-# Vervollständige `LoRALinear`: Sie umhüllt ein eingefrorenes `nn.Linear` `base` (Gewicht der Form
-# (out, in)) und rechnet `base(x) + (alpha / r) · x Aᵀ Bᵀ`. Gib ihr zwei trainierbare Parameter,
+# Vervollständige `LoRALinear`: Sie packt ein eingefrorenes `nn.Linear` `base` (Gewicht der Form
+# (out, in)) ein und berechnet `base(x) + (alpha / r) · x Aᵀ Bᵀ`. Gib ihr zwei trainierbare Parameter,
 # `self.A` der Form (r, in), initialisiert mit `nn.init.kaiming_uniform_(self.A, a=math.sqrt(5))`,
 # und `self.B` der Form (out, r), sodass die Schicht genau wie `base` beginnt. Die eigenen Parameter
-# von `base` dürfen nicht trainieren. `x` darf beliebig viele führende Dimensionen haben.
+# von `base` dürfen nicht mittrainiert werden; A und B müssen aus der Ausgabe Gradienten bekommen.
+# `x` darf beliebig viele führende Dimensionen haben.
 
 
 # %%
@@ -111,14 +112,15 @@ q1.check(LoRALinear)
 # ## 2. Count the trainable parameters
 #
 # Return the number of parameters of `model` that training would change: the elements of every
-# parameter with `requires_grad`, each tensor once (a weight shared by two layers is one tensor).
+# parameter with `requires_grad`, each tensor once (a weight shared by two layers is one tensor),
+# as a whole number.
 
 # %% [markdown] lang="de"
 # ## 2. Trainierbare Parameter zählen
 #
 # Gib die Zahl der Parameter von `model` zurück, die das Training ändern würde: die Elemente jedes
-# Parameters mit `requires_grad`, jeden Tensor einmal (ein Gewicht, das zwei Schichten teilen, ist
-# ein Tensor).
+# Parameters mit `requires_grad`, jeden Tensor nur einmal (ein Gewicht, das zwei Schichten teilen,
+# ist ein Tensor), als ganze Zahl.
 
 
 # %%
@@ -141,7 +143,8 @@ q2.check(count_trainable)
 # Write `add_lora(model, targets, r, alpha)`: freeze **every** parameter of `model`, then replace
 # each `nn.Linear` whose own name (the last part of its path, e.g. `q_proj` in
 # `layers.0.attn.q_proj`) is in the set `targets` by `LoRA(linear, r, alpha)` (given below), in
-# place, at any depth. Return the model. Only the adapters may be trainable afterwards.
+# place (in the model you are given, not in a copy), at any depth. Return the model. Only the
+# adapters may be trainable afterwards.
 
 # %% [markdown] lang="de"
 # ## 3. LoRA in die richtigen Module
@@ -149,8 +152,8 @@ q2.check(count_trainable)
 # Schreib `add_lora(model, targets, r, alpha)`: Friere **jeden** Parameter von `model` ein und
 # ersetze dann jedes `nn.Linear`, dessen eigener Name (der letzte Teil seines Pfads, z. B. `q_proj`
 # in `layers.0.attn.q_proj`) in der Menge `targets` liegt, durch `LoRA(linear, r, alpha)` (unten
-# gegeben), an Ort und Stelle, in jeder Tiefe. Gib das Modell zurück. Danach dürfen nur die Adapter
-# trainierbar sein.
+# vorgegeben), an Ort und Stelle (im übergebenen Modell, nicht in einer Kopie), in jeder
+# Verschachtelungstiefe. Gib das Modell zurück. Danach dürfen nur die Adapter trainierbar sein.
 
 
 # %%
@@ -201,9 +204,9 @@ q3.check(add_lora)
 # ## 4. Das eingerechnete Gewicht
 #
 # Nach dem Training rechnet LoRA den Adapter in das eingefrorene Gewicht ein, damit die Inferenz
-# nichts zusätzlich kostet. Gib das eingerechnete Gewicht `W'` für `W` (out, in), `A` (r, in), `B`
-# (out, r) und `alpha` und `r` der Skala zurück, als Tensor mit Form und dtype von `W`. Ändere
-# `W` nicht an Ort und Stelle.
+# nichts zusätzlich kostet. Gib für `W` (out, in), `A` (r, in), `B` (out, r) und die Skala aus
+# `alpha` und `r` das eingerechnete Gewicht `W'` zurück, als Tensor mit Form und dtype von `W`.
+# Ändere `W` nicht an Ort und Stelle.
 
 
 # %%
@@ -226,8 +229,8 @@ q4.check(merge_weight)
 # times both on a 1024 × 1024 layer with rank 16 and 256 tokens.
 
 # %% [markdown] lang="de"
-# Jetzt entscheide, mit deinem `LoRALinear` aus q1 und deinem `merge_weight` aus q4 auf diesem
-# Gerät: Ist ein eingerechnetes `nn.Linear` schneller als Basis plus Adapter, und liefert es
+# Entscheide jetzt auf diesem Gerät, mit deinem `LoRALinear` aus q1 und deinem `merge_weight` aus
+# q4: Ist ein einzelnes eingerechnetes `nn.Linear` schneller als Basis plus Adapter, und liefert es
 # dieselbe Ausgabe? Die Zelle misst beide an einer Schicht von 1024 × 1024 mit Rang 16 und
 # 256 Tokens.
 
@@ -260,14 +263,14 @@ if all(q.result is not None and q.result.status == "passed" for q in (q1, q4)):
     if t_adapted - t_merged > max(noise, 0.05 * t_merged):
         say(
             "Decision: merge before serving; the adapter's two extra matmuls cost time here.",
-            "Entscheidung: vor dem Einsatz einrechnen; die zwei zusätzlichen Matmuls des "
+            "Entscheidung: Vor dem Einsatz einrechnen; die zwei zusätzlichen Matmuls des "
             "Adapters kosten hier Zeit.",
         )
     else:
         say(
             "Decision: no gain beyond the noise at this size here; merge anyway when one "
             "adapter serves alone, and keep it separate to switch adapters on one base.",
-            "Entscheidung: bei dieser Größe hier kein Gewinn über die Streuung hinaus; rechne "
+            "Entscheidung: Bei dieser Größe hier kein Gewinn über die Streuung hinaus; rechne "
             "trotzdem ein, wenn ein Adapter allein im Einsatz ist, und halte ihn getrennt, wenn "
             "du auf einer Basis zwischen Adaptern wechselst.",
         )

@@ -343,9 +343,153 @@ def rank_raises(shapes, layers, budget):
     return max(r for r in range(budget) if 16 * layers * r * sum(shapes) <= budget)
 
 
+# q1: held-out slips
+class LayerUsesWeight(nn.Module):  # base's weight and bias as they are, without calling base
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        base.requires_grad_(False)
+        self.base, self.scale = base, alpha / r
+        self.A = nn.Parameter(nn.init.kaiming_uniform_(torch.empty(r, base.in_features), a=5**0.5))
+        self.B = nn.Parameter(torch.zeros(base.out_features, r))
+
+    def forward(self, x):
+        out = nn.functional.linear(x, self.base.weight, self.base.bias)
+        return out + self.scale * (x @ self.A.T) @ self.B.T
+
+
+class LayerNoBias(LayerUsesWeight):
+    def forward(self, x):
+        return x @ self.base.weight.T + self.scale * (x @ self.A.T) @ self.B.T
+
+
+class LayerScalesAll(LayerUsesWeight):
+    def forward(self, x):
+        return (self.base(x) + (x @ self.A.T) @ self.B.T) * self.scale
+
+
+class LayerWeightOnlyFrozen(LayerUsesWeight):  # as the lab's LoRA class of q3 freezes
+    def __init__(self, base, r, alpha):
+        super().__init__(base, r, alpha)
+        base.bias.requires_grad_(True)
+
+
+class LayerDetached(LayerUsesWeight):
+    def forward(self, x):
+        with torch.no_grad():
+            low = (x @ self.A.T) @ self.B.T
+        return self.base(x) + self.scale * low
+
+
+# q2: held-out slips
+def count_frozen_only(model):
+    return sum(p.numel() for p in model.parameters() if not p.requires_grad)
+
+
+def count_with_grad(model):
+    return sum(p.numel() for p in model.parameters() if p.grad is not None)
+
+
+def count_first_dim(model):
+    return sum(len(p) for p in model.parameters() if p.requires_grad)
+
+
+def count_millions(model):
+    return sum(p.numel() for p in model.parameters() if p.requires_grad) / 1e6
+
+
+def count_right_filter(model):
+    return sum(map(torch.numel, filter(lambda p: p.requires_grad, model.parameters())))
+
+
+# q3: held-out slips
+def add_freeze_weights_only(model, targets, r, alpha):
+    for name, p in model.named_parameters():
+        if name.endswith("weight"):
+            p.requires_grad_(False)
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, nn.Linear) and name in targets:
+                setattr(parent, name, LoRA(child, r, alpha))
+    return model
+
+
+def add_eval_to_freeze(model, targets, r, alpha):
+    model.eval()
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, nn.Linear) and name in targets:
+                setattr(parent, name, LoRA(child, r, alpha))
+    return model
+
+
+def add_returns_in_loop(model, targets, r, alpha):
+    model.requires_grad_(False)
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, nn.Linear) and name in targets:
+                setattr(parent, name, LoRA(child, r, alpha))
+                return model
+    return model
+
+
+def add_to_a_copy(model, targets, r, alpha):
+    import copy
+
+    return add_right(copy.deepcopy(model), targets, r, alpha)
+
+
+def add_right_recursive(model, targets, r, alpha):
+    def visit(module):
+        for name, child in module.named_children():
+            if isinstance(child, nn.Linear) and name in targets:
+                setattr(module, name, LoRA(child, r, alpha))
+            else:
+                visit(child)
+
+    model.requires_grad_(False)
+    visit(model)
+    return model
+
+
+# q4: held-out slips
+def merge_right_clone(W, A, B, alpha, r):
+    merged = W.clone()
+    merged.add_(B @ A, alpha=alpha / r)
+    return merged
+
+
+def merge_transposed(W, A, B, alpha, r):
+    return (W.T + (alpha / r) * (B @ A).T).contiguous()
+
+
+def merge_subtracted(W, A, B, alpha, r):
+    return W - (alpha / r) * (B @ A)
+
+
+def merge_unchanged(W, A, B, alpha, r):
+    merged = W.clone()
+    merged + (alpha / r) * (B @ A)  # noqa: B018  (the sum is dropped)
+    return merged
+
+
+# q5: held-out slips
+def rank_uncapped(shapes, layers, budget):
+    per_rank = 16 * layers * sum(a + b for a, b in shapes)
+    r_max = budget // per_rank
+    return 0 if r_max < 1 else 2 ** int(math.log2(r_max))
+
+
+rank_bytes_12 = _rank(_full, per_param=12)
+
+
+def rank_any_integer(shapes, layers, budget):
+    per_rank = 16 * layers * sum(a + b for a, b in shapes)
+    return min(256, budget // per_rank)
+
+
 CASES = {
     (LAB, "lora_layer"): Case(
-        right=[layer_right, layer_right_einsum, layer_right_from_linear],
+        right=[layer_right, layer_right_einsum, layer_right_from_linear, LayerUsesWeight],
         wrong=[
             (layer_b_random, "b_random"),
             (layer_a_zero, "a_zero"),
@@ -359,12 +503,16 @@ CASES = {
             (layer_scale_inverted, "scale_inverted"),
             (layer_copies_base, "ignores_base"),
             (LayerNotParameters, "no_parameters"),
+            (LayerNoBias, "no_bias"),
+            (LayerScalesAll, "scale_all"),
+            (LayerWeightOnlyFrozen, "base_trainable"),
+            (LayerDetached, "no_gradient"),
         ],
         raising=LayerRaises,
         raising_line="self.A = nn.Parameter(torch.empty(base.out_features, r).kaiming_uniform_())",
     ),
     (LAB, "count_trainable"): Case(
-        right=[count_right, count_right_named, count_like_the_lesson],
+        right=[count_right, count_right_named, count_like_the_lesson, count_right_filter],
         wrong=[
             (count_all, "counted_frozen"),
             (count_tensors, "tensors"),
@@ -372,12 +520,16 @@ CASES = {
             (count_tied_twice, "tied_twice"),
             (count_per_tensor_array, "not_a_number"),
             (count_without_return, "no_return"),
+            (count_frozen_only, "frozen_only"),
+            (count_with_grad, "grad"),
+            (count_first_dim, "wrong"),
+            (count_millions, "millions"),
         ],
         raising=count_raises,
         raising_line="return sum(p.numel for p in model.parameters() if p.requires_grad)",
     ),
     (LAB, "add_lora"): Case(
-        right=[add_right, add_right_by_path],
+        right=[add_right, add_right_by_path, add_right_recursive],
         wrong=[
             (add_no_freeze, "base_trainable"),
             (add_freeze_after, "adapters_frozen"),
@@ -387,12 +539,16 @@ CASES = {
             (add_without_return, "no_return"),
             (add_name_string, "type"),
             (add_swapped_arguments, "output_wrong"),
+            (add_freeze_weights_only, "base_trainable"),
+            (add_eval_to_freeze, "base_trainable"),
+            (add_returns_in_loop, "some_missed"),
+            (add_to_a_copy, "copied"),
         ],
         raising=add_raises,
         raising_line="setattr(model, name, LoRA(model.get_submodule(name), r, alpha))",
     ),
     (LAB, "merge_weight"): Case(
-        right=[merge_right, merge_right_addmm, merge_like_the_lesson],
+        right=[merge_right, merge_right_addmm, merge_like_the_lesson, merge_right_clone],
         wrong=[
             (merge_no_scale, "no_scale"),
             (merge_scale_alpha, "scale_alpha"),
@@ -402,6 +558,9 @@ CASES = {
             (merge_integer_scale, "integer_scale"),
             (merge_numpy, "type"),
             (merge_in_float32, "type"),
+            (merge_transposed, "transposed"),
+            (merge_subtracted, "subtracted"),
+            (merge_unchanged, "unchanged"),
         ],
         raising=merge_raises,
         raising_line="return W + (alpha / r) * (A @ B)",
@@ -417,6 +576,9 @@ CASES = {
             (rank_over_budget, "over_budget"),
             (rank_without_return, "no_return"),
             (rank_as_text, "not_a_number"),
+            (rank_uncapped, "above_256"),
+            (rank_bytes_12, "bytes_12"),
+            (rank_any_integer, "any_rank"),
         ],
         raising=rank_raises,
         raising_line="return max(r for r in range(budget) if 16 * layers * r * sum(shapes) <= budget)",
