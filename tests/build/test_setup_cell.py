@@ -16,6 +16,7 @@ import ssl
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -338,3 +339,68 @@ def test_cell_never_installs_or_mounts_anything():
     for forbidden in ("pip", "drive.mount", "import jax", "import torch"):
         assert forbidden not in source, forbidden
     assert not re.search(r"^\s*[!%]", source, re.MULTILINE)  # no shell or magic lines
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_setup_cell_shows_its_line_once(tmp_path, monkeypatch, language):
+    """In a kernel, as the learner sees it: the printed line and nothing else, no `Out[1]`
+    that repeats it (a value on the cell's last line would)."""
+    from nbclient import NotebookClient
+
+    for key in [k for k in os.environ if k.startswith(("KAGGLE_", "COURSE_", "COLAB_"))]:
+        monkeypatch.delenv(key)
+    notebook = ROOT / f"notebooks/{language}/00_what_hardware.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell_source(notebook))])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    resources = {"metadata": {"path": str(notebook.parent)}}
+    NotebookClient(nb, timeout=120, resources=resources).execute()
+    outputs = nb.cells[0].outputs
+    assert [o.output_type for o in outputs] == ["stream"], outputs
+    platform = {"en": "Platform: local · ", "de": "Plattform: lokal · "}[language]
+    assert outputs[0].text.startswith(platform) and outputs[0].text.count("\n") == 1
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_an_interrupted_clone_ends_in_one_line_and_leaves_nothing(tmp_path, servers, language):
+    """The learner presses Stop while the clone waits on a server that never answers: one line
+    says what happened, no traceback, no partial copy to block the next try."""
+    from jupyter_client.manager import KernelManager
+
+    where = folder(tmp_path, "content")
+    clean = {
+        k: v for k, v in os.environ.items() if not k.startswith(("KAGGLE_", "COURSE_", "COLAB_"))
+    }
+    env = {**clean, "COURSE_REMOTE_URL": servers["silent"], "COURSE_CLONE_TIMEOUT": "300"}
+    source = cell_source(ROOT / f"notebooks/{language}/00_what_hardware.ipynb")
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(cwd=str(where), env=env)
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=120)
+        request = client.execute(source)
+        said, errors, interrupted = "", [], False
+        while True:
+            message = client.get_iopub_msg(timeout=120)
+            if message["parent_header"].get("msg_id") != request:
+                continue
+            kind, body = message["msg_type"], message["content"]
+            if kind == "stream":
+                said += body["text"]
+                if not interrupted and ("Cloning" in said or "Klone" in said):
+                    time.sleep(1)  # a learner sees the line, then presses Stop
+                    manager.interrupt_kernel()
+                    interrupted = True
+            elif kind == "error":
+                errors.append(body["traceback"])
+            elif kind == "status" and body["execution_state"] == "idle":
+                break
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    assert interrupted, said
+    [shown] = errors
+    stopped = {"en": "The clone was stopped", "de": "Der Klon wurde abgebrochen"}[language]
+    assert len(shown) == 1 and shown[0].startswith(stopped), shown
+    assert "Traceback" not in "\n".join(shown)
+    assert list(where.iterdir()) == []  # the partial copy is removed
