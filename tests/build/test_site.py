@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from tools import site as site_tool
@@ -141,3 +142,23 @@ def test_a_failing_notebook_fails_the_build(tmp_path, monkeypatch, capsys):
     assert site_tool.main(argv) == 1
     out = capsys.readouterr().out
     assert "FAILED: 2 notebook(s)" in out and f"notebooks/de/{LESSON}.ipynb" in out
+
+
+def test_a_notebook_that_raises_is_named_with_its_error(tmp_path, monkeypatch, capsys):
+    """A real kernel runs a notebook whose cell raises: the step that executes reports it with the
+    error's last line, writes no executed copy, and goes on with the next language."""
+    cell = nbformat.v4.new_code_cell("raise ValueError('the data file is missing')")
+    for lang in LANGUAGES:
+        nb = nbformat.v4.new_notebook(cells=[cell])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+        (tmp_path / "notebooks" / lang).mkdir(parents=True)
+        nbformat.write(nb, tmp_path / "notebooks" / lang / "99_broken.ipynb")
+    monkeypatch.setattr(site_tool, "ROOT", tmp_path)
+    executed = tmp_path / "executed"
+    failed = site_tool.execute_all(["99_broken"], LANGUAGES, executed, force=False, timeout=120)
+    assert [f.split(" ")[0] for f in failed] == [
+        f"notebooks/{lang}/99_broken.ipynb" for lang in LANGUAGES
+    ]
+    assert all("ValueError" in f and "the data file is missing" in f for f in failed), failed
+    assert not list(executed.glob("*/*.ipynb"))
+    assert capsys.readouterr().out.count("FAILED: ") == len(LANGUAGES)
