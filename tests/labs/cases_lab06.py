@@ -4,11 +4,12 @@ Collected by tests/labs/test_labs.py."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import torch
 
-from tests.labs.cases_lab05 import timed_cases, timed_raises
+from tests.labs.cases_lab05 import timed_answer, timed_cases, timed_raises
 from tests.labs.labcase import Case
 
 LAB = "06_quantization"
@@ -478,6 +479,28 @@ def nf4_column(offset=0.9677083):
     return nf4_right(offset)[:, None]
 
 
+# q7: held-out slips
+def int8_time_one_function(runs):  # the float32 layer timed under both names
+    ms = timed_answer(min)({"float32": runs["float32"]})[0]
+    ms = {"float32": ms["float32"], "int8": ms["float32"]}
+    return ms, "float32"
+
+
+def int8_time_dtype_name(runs):  # a name of its own, not one of the keys
+    ms, verdict = timed_answer(min)(runs)
+    return ms, {"float32": "fp32", "int8": "int8 weights"}[verdict]
+
+
+def int8_time_unsynced_sum(runs):  # the first, cold call counted with the others
+    ms = {}
+    for name, run in runs.items():
+        start = time.perf_counter()
+        for _ in range(5):
+            run()
+        ms[name] = (time.perf_counter() - start) * 1e3
+    return ms, min(ms, key=ms.get)
+
+
 CASES = {
     (LAB, "absmax_channel"): Case(
         right=[absmax_right, absmax_right_numpy, absmax_like_the_lesson],
@@ -575,3 +598,8 @@ CASES = {
     ),
     (LAB, "int8_time"): timed_cases(min, max, timed_raises),
 }
+CASES[LAB, "int8_time"].wrong += [
+    (int8_time_one_function, "too_few"),
+    (int8_time_dtype_name, "verdict"),
+    (int8_time_unsynced_sum, "total"),
+]
