@@ -33,10 +33,13 @@ lab = Lab("05")
 # --- q1: MFU -------------------------------------------------------------------------------------
 
 
-def _mfu(tps, peak, n_params, n_layers, d_model, seq_len, per_weight=6, attention=True, **_):
+def _mfu(
+    tps, peak, n_params, n_layers, d_model, seq_len, per_weight=6, attention=True, layers=True, **_
+):
     """Training FLOPs per token (`per_weight` per weight: forward 2, backward 4; attention's
-    12·L·d·T) at `tps` tokens/s, over the peak in TFLOP/s."""
-    flops = per_weight * n_params + (12 * n_layers * d_model * seq_len if attention else 0)
+    12·L·d·T, or 12·d·T without `layers`) at `tps` tokens/s, over the peak in TFLOP/s."""
+    attn = 12 * (n_layers if layers else 1) * d_model * seq_len
+    flops = per_weight * n_params + (attn if attention else 0)
     return tps * flops / (peak * 1e12)
 
 
@@ -60,9 +63,31 @@ MFU_MISTAKES = Mistakes(
         ],
     ),
     Mistake(
+        "backward_once",
+        "You counted the backward pass like the forward (2 + 2 FLOPs per weight): it costs "
+        "twice the forward, 4, so a trained token costs 6·N.",
+        "Du hast den Rückwärtsdurchlauf wie den Vorwärtsdurchlauf gezählt (2 + 2 FLOPs pro "
+        "Gewicht): Er kostet doppelt so viel, 4, also kostet ein trainiertes Token 6·N.",
+        gives=lambda **case: _mfu(**case, per_weight=4),
+    ),
+    Mistake(
+        "one_layer",
+        "You counted attention for one layer: 12·L·d·T has the number of layers L in it.",
+        "Du hast die Attention für eine Schicht gezählt: In 12·L·d·T steckt die Zahl der "
+        "Schichten L.",
+        gives=lambda **case: _mfu(**case, layers=False),
+    ),
+    Mistake(
+        "tera",
+        "A factor of 10¹² off: the peak is given in TFLOP/s, so multiply it by 10¹² for FLOP/s.",
+        "Um den Faktor 10¹² daneben: Die Spitzenleistung ist in TFLOP/s angegeben, mal 10¹² "
+        "sind es FLOP/s.",
+        gives=lambda want, **_: [want * 1e12, want / 1e12],
+    ),
+    Mistake(
         "percent",
-        "That is a percentage; return a fraction (0.25 for 25%).",
-        "Das ist ein Prozentwert; gib einen Anteil zurück (0,25 für 25 %).",
+        "That is a percentage: return a fraction (0.25 for 25%).",
+        "Das ist ein Prozentwert: Gib einen Anteil zurück (0,25 für 25 %).",
         gives=lambda want, **_: 100 * want,
     ),
     Mistake(
@@ -74,8 +99,8 @@ MFU_MISTAKES = Mistakes(
     ),
     Mistake(
         "a100",
-        "You divided by an A100's 312 TFLOP/s, as nanoGPT does; use the peak you were given.",
-        "Du hast durch die 312 TFLOP/s einer A100 geteilt, wie nanoGPT; nimm die übergebene "
+        "You divided by an A100's 312 TFLOP/s, as nanoGPT does: use the peak you were given.",
+        "Du hast durch die 312 TFLOP/s einer A100 geteilt, wie nanoGPT: Nimm die übergebene "
         "Spitzenleistung.",
         gives=lambda **case: _mfu(**dict(case, peak=312.0)),
     ),
@@ -133,16 +158,17 @@ def q1(mfu, rng):
 PHASES = ("data", "forward", "backward", "optimizer")
 
 
-def _profile_rows(rng):
-    """Rows (name, total_ms, calls): a near-tie at the top; per call, another phase wins."""
-    winner, runner = rng.sample(PHASES, 2)
+def _profile_rows(rng, winner, busy_runner):
+    """Rows (name, total_ms, calls): `winner` on top, a near-tie behind it; per call, another
+    phase wins; the most calls go to the runner-up (`busy_runner`) or to the smallest phase."""
+    runner, cheap, small = rng.sample([p for p in PHASES if p != winner], 3)
     top = rng.uniform(80, 200)
-    totals = {p: rng.uniform(5, 0.2 * top) for p in PHASES}  # the fourth is the smallest
-    totals[winner], totals[runner] = top, top * rng.uniform(0.97, 0.995)
+    totals = {winner: top, runner: top * rng.uniform(0.97, 0.995), small: rng.uniform(5, 0.2 * top)}
+    totals[cheap] = rng.uniform(0.3, 0.5) * top
     calls = {p: rng.choice((8, 16)) for p in PHASES}
-    calls[winner] = 64  # many cheap calls
-    cheap = rng.choice([p for p in PHASES if p not in (winner, runner)])
-    totals[cheap], calls[cheap] = rng.uniform(0.3, 0.5) * top, 1  # the per-call winner
+    calls[winner] = 32  # many cheap calls
+    calls[cheap] = 1  # the per-call winner
+    calls[runner if busy_runner else small] = 128  # the most calls, never the winner
     rows = [(p, totals[p], calls[p]) for p in PHASES]
     rows.append(("train_step", sum(totals.values()) * 1.02, 8))
     rows.append(("aten::mm", top * rng.uniform(1.05, 1.3), 400))
@@ -167,7 +193,7 @@ BOTTLENECK_MISTAKES = Mistakes(
         "whole_step",
         "train_step is the whole step, not one of its phases: compare data, forward, "
         "backward and optimizer only.",
-        "train_step ist der ganze Schritt, keine seiner Phasen: Vergleich nur data, forward, "
+        "train_step ist der ganze Schritt, keine seiner Phasen: Vergleiche nur data, forward, "
         "backward und optimizer.",
         when=lambda got, **_: got == "train_step",
     ),
@@ -178,10 +204,26 @@ BOTTLENECK_MISTAKES = Mistakes(
         when=lambda got, **_: got.startswith("aten::"),
     ),
     Mistake(
+        "runner_up",
+        "That phase comes second: {want!r} takes more in total. All four, data, forward, "
+        "backward and optimizer, are phases of the step.",
+        "Diese Phase kommt an zweiter Stelle: {want!r} braucht insgesamt mehr. Alle vier, "
+        "data, forward, backward und optimizer, sind Phasen des Schritts.",
+        when=lambda got, rows, want, **_: (
+            got == _phase([r for r in rows if r[0] != want], lambda total, calls: total)
+        ),
+    ),
+    Mistake(
         "per_call",
-        "You compared the time per call; the bottleneck is the largest total.",
-        "Du hast die Zeit pro Aufruf verglichen; der Engpass ist die größte Summe.",
+        "You compared the time per call; the bottleneck is the largest total time.",
+        "Du hast die Zeit pro Aufruf verglichen; der Engpass ist die größte Gesamtzeit.",
         when=lambda got, rows, **_: got == _phase(rows, lambda total, calls: total / calls),
+    ),
+    Mistake(
+        "most_calls",
+        "That is the phase with the most calls; the bottleneck is the largest total time.",
+        "Das ist die Phase mit den meisten Aufrufen; der Engpass ist die größte Gesamtzeit.",
+        when=lambda got, rows, **_: got == _phase(rows, lambda total, calls: calls),
     ),
     Mistake(
         "smallest",
@@ -191,8 +233,8 @@ BOTTLENECK_MISTAKES = Mistakes(
     ),
     Mistake(
         "wrong",
-        "That is not the phase with the largest total.",
-        "Das ist nicht die Phase mit der größten Summe.",
+        "That is not the phase with the largest total time.",
+        "Das ist nicht die Phase mit der größten Gesamtzeit.",
     ),
     head=(
         "You named {got!r}, the bottleneck is {want!r}.",
@@ -212,13 +254,15 @@ BOTTLENECK_MISTAKES = Mistakes(
     ),
 )
 def q2(bottleneck, rng):
-    for _ in range(4):
-        rows, want = _profile_rows(rng)
+    failures = []
+    for i, winner in enumerate(rng.sample(PHASES, len(PHASES))):  # each phase wins once
+        rows, want = _profile_rows(rng, winner, busy_runner=i % 2 == 0)
         got = call(bottleneck, [tuple(r) for r in rows])
         if not isinstance(got, str):
             raise BOTTLENECK_MISTAKES.wrong("type", kind=type(got).__name__)
         if got != want:
-            raise BOTTLENECK_MISTAKES.wrong_for(got, dict(rows=rows, want=want))
+            failures.append((got, dict(rows=rows, want=want)))
+    BOTTLENECK_MISTAKES.diagnose(failures)
     return text("Correct!", "Richtig!")
 
 
@@ -246,7 +290,8 @@ def _batch(data, epoch, b):
 
 
 def _train(parts, data, step, position, until):
-    """Train from (step, position) to `until`; Python's and numpy's RNGs add noise, torch's drops."""
+    """Train from (step, position) to `until`; Python's and numpy's RNGs add noise, torch's
+    drops."""
     model, opt, sched, scaler = parts
     epoch, b = position["epoch"], position["batch"]
     while step < until:
@@ -313,6 +358,15 @@ CHECKPOINT_MISTAKES = Mistakes(
         "scheduler",
         "The scheduler was not restored: the learning rate starts its schedule again.",
         "Der Scheduler wurde nicht wiederhergestellt: Die Lernrate beginnt ihren Plan von vorn.",
+    ),
+    Mistake(
+        "scheduler_stepped",
+        "After loading, the scheduler stands at step {got}, saved was step {want}: your "
+        "load_checkpoint moved it on. scheduler.step() belongs in the training loop, after the "
+        "optimizer's step.",
+        "Nach dem Laden steht der Scheduler bei Schritt {got}, gespeichert war Schritt {want}: "
+        "Dein load_checkpoint hat ihn weitergeschaltet. scheduler.step() gehört in die "
+        "Trainingsschleife, nach dem Schritt des Optimierers.",
     ),
     Mistake(
         "scaler",
@@ -416,6 +470,9 @@ def q3(checkpointing, rng):
         _train(straight, data, step, position, TOTAL)  # the run that is never interrupted
         resumed = _setup(seed + 1)  # a new session: other weights, other random numbers
         got_step, got_position = _loaded(call(load, path, *resumed))
+        now, then = resumed[2].state_dict()["last_epoch"], saved[2]["last_epoch"]
+        if now > then:
+            raise CHECKPOINT_MISTAKES.wrong("scheduler_stepped", got=now, want=then)
         for key, part, then in zip(_PARTS, resumed, saved, strict=True):
             if not _same_state(part.state_dict(), then):
                 raise CHECKPOINT_MISTAKES.wrong(key)
@@ -466,7 +523,26 @@ def _accum_want(target, max_micro):
     return next(k for k in range(1, target + 1) if target % k == 0 and target // k <= max_micro)
 
 
+def _divisor_from(target, k):
+    """The smallest divisor of target from k on."""
+    return next(j for j in range(max(1, k), target + 1) if target % j == 0)
+
+
 ACCUMULATION_MISTAKES = Mistakes(
+    Mistake(
+        "not_whole",
+        "k is a count of steps, so a whole number, not {got:.4g}.",
+        "k ist eine Anzahl von Schritten, also eine ganze Zahl, nicht {got:.4g}.",
+        when=lambda got, **_: not float(got).is_integer(),
+    ),
+    Mistake(
+        "strict",
+        'A micro-batch of exactly max_micro fits: "at most" includes it. You asked for '
+        "micro-batches smaller than max_micro.",
+        "Ein Micro-Batch aus genau max_micro Beispielen passt: „höchstens“ schließt ihn ein. Du "
+        "hast Micro-Batches kleiner als max_micro verlangt.",
+        gives=lambda target, max_micro, **_: _divisor_from(target, target // max_micro + 1),
+    ),
     Mistake(
         "not_divisor",
         "target / k is not a whole number: the micro-batches would differ in size (and the "
@@ -487,10 +563,21 @@ ACCUMULATION_MISTAKES = Mistakes(
         "Das ist die Größe des Micro-Batches; gib die Zahl der Schritte k zurück.",
         gives=lambda target, want, **_: target // want,
     ),
+    Mistake(
+        "not_smallest",
+        "With {got} steps the micro-batches are equal and fit, but fewer steps do too: "
+        "take the smallest such k.",
+        "Mit {got} Schritten sind die Micro-Batches gleich groß und passen, aber es geht auch "
+        "mit weniger Schritten: Nimm das kleinste solche k.",
+        when=lambda got, target, max_micro, want, **_: (
+            got > want and target % got == 0 and target // got <= max_micro
+        ),
+    ),
     Mistake("wrong", "That is not the smallest valid k.", "Das ist nicht das kleinste gültige k."),
     head=(
-        "For target {target} and max_micro {max_micro} you returned {got}, expected {want}.",
-        "Für target {target} und max_micro {max_micro} hast du {got} zurückgegeben, erwartet war "
+        "For target {target} and max_micro {max_micro} you returned {got:.4g}, expected {want}.",
+        "Für target {target} und max_micro {max_micro} hast du {got:.4g} zurückgegeben, erwartet "
+        "war "
         "{want}.",
     ),
 )

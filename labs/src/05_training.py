@@ -37,9 +37,9 @@
 # %% [markdown] lang="de"
 # Fünf Aufgaben zu Lektion 05: die MFU aus einem gemessenen Durchsatz, der Engpass aus einer
 # Profiler-Tabelle, ein Checkpoint, dessen fortgesetzter Lauf dem ununterbrochenen gleicht, die
-# Akkumulationsschritte für einen Batch, der nicht passt, und wohin die Zeit eines Schritts auf
-# deinem Gerät geht. Jede Prüfung probiert deinen Code mit frischen
-# Zufallseingaben aus; jeder Fehler bekommt seine eigene Meldung.
+# Akkumulationsschritte für einen Batch, der nicht in den Speicher passt, und wohin die Zeit eines
+# Schritts auf deinem Gerät geht. Jede Prüfung testet deinen Code mit neuen Zufallseingaben; jeder
+# Fehler bekommt seine eigene Meldung.
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
 # helfen; die letzte Zelle zeigt deine Punkte. Führe zuerst die Setup-Zelle und die beiden Zellen
@@ -64,17 +64,19 @@ lab.ready()
 # ## 1. MFU from a measured throughput
 #
 # A training run of a GPT with `n_params` parameters, `n_layers` layers of width `d_model` and
-# context `seq_len` reaches `tokens_per_s`. Write `mfu(...)` that returns its model FLOPs
-# utilisation as a *fraction* (0.25 for 25 %) of the device's peak `peak_tflops` (in TFLOP/s).
-# One trained token costs 6·N FLOPs for the weights plus 12·L·d·T for attention.
+# context `seq_len` reaches `tokens_per_s` tokens per second. Write `mfu(...)` that returns its
+# model FLOPs utilisation as a *fraction* (0.25 for 25 %) of the device's peak `peak_tflops` (in
+# TFLOP/s). One trained token costs 6·N FLOPs for the weights plus 12·L·d·T for attention.
 
 # %% [markdown] lang="de"
 # ## 1. MFU aus einem gemessenen Durchsatz
 #
-# Ein Trainingslauf eines GPT mit `n_params` Parametern, `n_layers` Schichten der Breite `d_model` und
-# dem Kontext `seq_len` schafft `tokens_per_s`. Schreib `mfu(...)`, das seine MFU als *Anteil*
-# (0,25 für 25 %) der Spitzenleistung `peak_tflops` des Geräts (in TFLOP/s) zurückgibt. Ein trainiertes
-# Token kostet 6·N FLOPs für die Gewichte plus 12·L·d·T für die Attention.
+# Ein Trainingslauf eines GPT mit `n_params` Parametern, `n_layers` Schichten der Breite `d_model`
+# und dem Kontext `seq_len` erreicht `tokens_per_s` Tokens pro Sekunde. Schreib `mfu(...)`, das
+# seine MFU (Model FLOPs Utilization, die Auslastung der Rechenleistung durch das Modell) als
+# *Anteil* (0,25 für 25 %) an der Spitzenleistung `peak_tflops` des Geräts (in TFLOP/s)
+# zurückgibt. Ein trainiertes Token kostet 6·N FLOPs für die Gewichte plus 12·L·d·T für die
+# Attention.
 
 
 # %%
@@ -98,15 +100,16 @@ q1.check(mfu)
 # A profiled training step gives rows `(name, total_ms, calls)`, as `prof.key_averages()` does:
 # the four phases `data`, `forward`, `backward` and `optimizer` (named with `record_function`),
 # the whole step `train_step`, and single operations like `aten::mm`. Write `bottleneck(rows)` that
-# returns the name of the phase that takes the most time in total.
+# returns the name of the phase that takes the most time in total (not per call).
 
 # %% [markdown] lang="de"
 # ## 2. Der Engpass aus einer Profiler-Tabelle
 #
-# Ein profilierter Trainingsschritt liefert Zeilen `(name, total_ms, calls)`, wie `prof.key_averages()`:
-# die vier Phasen `data`, `forward`, `backward` und `optimizer` (mit `record_function` benannt), den
-# ganzen Schritt `train_step` und einzelne Operationen wie `aten::mm`. Schreib `bottleneck(rows)`, das
-# den Namen der Phase zurückgibt, die insgesamt die meiste Zeit braucht.
+# Ein profilierter Trainingsschritt liefert Zeilen `(name, total_ms, calls)`, wie sie
+# `prof.key_averages()` ausgibt: die vier Phasen `data`, `forward`, `backward` und `optimizer` (mit
+# `record_function` benannt), den ganzen Schritt `train_step` und einzelne Operationen wie
+# `aten::mm`. Schreib `bottleneck(rows)`, das den Namen der Phase zurückgibt, die insgesamt die
+# meiste Zeit braucht (nicht pro Aufruf).
 
 
 # %%
@@ -140,12 +143,13 @@ q2.check(bottleneck)
 # ## 3. Ein Checkpoint, der denselben Lauf fortsetzt
 #
 # Schreib `save_checkpoint(path, model, optimizer, scheduler, scaler, step, position)` und
-# `load_checkpoint(path, model, optimizer, scheduler, scaler)`, das in die übergebenen Objekte lädt und
-# `(step, position)` zurückgibt. `position` ist die Position in den Daten, z. B.
+# `load_checkpoint(path, model, optimizer, scheduler, scaler)`, das in die übergebenen Objekte lädt
+# und `(step, position)` zurückgibt. `position` ist die Position in den Daten, z. B.
 # `{"epoch": 1, "batch": 3}`. Die Prüfung trainiert ein kleines Modell mit Dropout, unterbricht es,
-# setzt es in frischen Objekten fort und vergleicht mit dem Lauf, der nie unterbrochen wurde. Denk an
-# die Zufallsgeneratoren (Python, numpy, torch und CUDA, wo es eine GPU gibt) und schreib atomar: Ein
-# Abbruch während des Speicherns darf den zuvor gespeicherten Checkpoint nicht zerstören.
+# setzt es in frischen Objekten fort und vergleicht mit dem Lauf, der nie unterbrochen wurde.
+# Denk an die Zufallsgeneratoren (Python, numpy, torch und CUDA, wo es eine GPU gibt) und schreib
+# atomar: Ein Abbruch während des Speicherns darf den zuvor gespeicherten Checkpoint nicht
+# zerstören.
 
 # %%
 import os
@@ -214,8 +218,8 @@ q3.check(checkpointing)
 #
 # Du willst einen effektiven Batch aus `target` Beispielen, aber höchstens `max_micro` passen auf
 # einmal in den Speicher. Schreib `accumulation_steps(target, max_micro)`, das die kleinste Zahl von
-# Schritten k zurückgibt, bei der sich `target` in k gleich große Micro-Batches aus jeweils höchstens
-# `max_micro` Beispielen teilen lässt.
+# Schritten k zurückgibt, bei der sich `target` in k gleich große Micro-Batches aus jeweils
+# höchstens `max_micro` Beispielen teilen lässt.
 
 
 # %%
@@ -251,10 +255,10 @@ q4.check(accumulation_steps)
 # `phases` enthält zwei Funktionen eines kleinen Trainingsschritts: `phases["data"]()` bereitet
 # einen Batch auf der CPU vor (zuschneiden, spiegeln, normalisieren, aufs Gerät kopieren),
 # `phases["compute"]()` rechnet Vorwärtsdurchlauf, Rückwärtsdurchlauf und Optimiererschritt auf
-# dem Gerät dieses Notebooks und kehrt zurück, wenn die Arbeit getan ist. Schreib
-# `time_step(phases)`: Miss beide hier und gib `(ms, verdict)` zurück, `ms` ein Dict mit den
-# Millisekunden pro Aufruf für jede Phase und `verdict` der Name der Phase, die den Schritt
-# begrenzt. Dann urteile: Würde auf diesem Gerät eine schnellere GPU oder mehr Data-Loader-Worker
+# dem Gerät dieses Notebooks und kehrt zurück, sobald die Arbeit erledigt ist. Schreib
+# `time_step(phases)`: Miss beide hier und gib `(ms, verdict)` zurück: `ms` ist ein Dict mit den
+# Millisekunden pro Aufruf für jede Phase, `verdict` der Name der Phase, die den Schritt
+# begrenzt. Dann beurteile: Würde auf diesem Gerät eine schnellere GPU oder mehr Data-Loader-Worker
 # diesem Schritt mehr helfen?
 
 

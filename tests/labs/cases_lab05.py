@@ -52,6 +52,23 @@ def mfu_a100(tokens_per_s, n_params, n_layers, d_model, seq_len, peak_tflops):
     return mfu_right(tokens_per_s, n_params, n_layers, d_model, seq_len, 312.0)
 
 
+def mfu_backward_once(tokens_per_s, n_params, n_layers, d_model, seq_len, peak_tflops):
+    return tokens_per_s * (4 * n_params + 12 * n_layers * d_model * seq_len) / (peak_tflops * 1e12)
+
+
+def mfu_one_layer(tokens_per_s, n_params, n_layers, d_model, seq_len, peak_tflops):
+    return tokens_per_s * (6 * n_params + 12 * d_model * seq_len) / (peak_tflops * 1e12)
+
+
+def mfu_flops_over_tflops(tokens_per_s, n_params, n_layers, d_model, seq_len, peak_tflops):
+    return tokens_per_s * (6 * n_params + 12 * n_layers * d_model * seq_len) / peak_tflops
+
+
+def mfu_achieved_tflops(tokens_per_s, n_params, n_layers, d_model, seq_len, peak_tflops):
+    achieved = tokens_per_s * (6 * n_params + 12 * n_layers * d_model * seq_len) / 1e12
+    return achieved / peak_tflops  # the achieved TFLOP/s over the peak, in the same unit
+
+
 def mfu_list(tokens_per_s, n_params, n_layers, d_model, seq_len, peak_tflops):
     return [mfu_right(tokens_per_s, n_params, n_layers, d_model, seq_len, peak_tflops)]
 
@@ -89,6 +106,26 @@ def bottleneck_per_call(rows):
 
 def bottleneck_smallest(rows):
     return min((r for r in rows if r[0] in PHASES), key=lambda r: r[1])[0]
+
+
+def bottleneck_most_calls(rows):
+    return max((r for r in rows if r[0] in PHASES), key=lambda r: r[2])[0]
+
+
+def bottleneck_no_data(rows):
+    return max((r for r in rows if r[0] in PHASES - {"data"}), key=lambda r: r[1])[0]
+
+
+def bottleneck_no_optimizer(rows):
+    return max((r for r in rows if r[0] in PHASES - {"optimizer"}), key=lambda r: r[1])[0]
+
+
+def bottleneck_summed(rows):
+    totals = {}
+    for name, ms, _ in rows:  # a phase may come in several rows: add them up
+        if name in PHASES:
+            totals[name] = totals.get(name, 0.0) + ms
+    return max(totals, key=totals.get)
 
 
 def bottleneck_row(rows):
@@ -215,6 +252,28 @@ def tempfile_load(path, model, optimizer, scheduler, scaler):
     return state["where"]
 
 
+def load_swapped(path, model, optimizer, scheduler, scaler):
+    step, position = make_pair()[1](path, model, optimizer, scheduler, scaler)
+    return position, step
+
+
+def load_steps_scheduler(path, model, optimizer, scheduler, scaler):
+    loaded = make_pair()[1](path, model, optimizer, scheduler, scaler)
+    scheduler.step()  # one step too many: the loop steps it after the optimizer
+    return loaded
+
+
+def load_reseeds_numpy(path, model, optimizer, scheduler, scaler):
+    step, position = make_pair()[1](path, model, optimizer, scheduler, scaler)
+    np.random.seed(step)  # seeded again instead of restored
+    return step, position
+
+
+def load_into_new_optimizer(path, model, optimizer, scheduler, scaler):
+    fresh = torch.optim.AdamW(model.parameters(), lr=0.05)  # not the optimizer that trains on
+    return make_pair()[1](path, model, fresh, scheduler, scaler)
+
+
 def raising_load(path, model, optimizer, scheduler, scaler):
     state = torch.load(path, weights_only=False)
     model.load_state_dict(state["modle"])
@@ -249,6 +308,28 @@ def accum_floor(target, max_micro):
 
 def accum_micro(target, max_micro):
     return target // accum_loop(target, max_micro)
+
+
+def accum_strict(target, max_micro):
+    k = 1
+    while target % k or target // k >= max_micro:  # "at most" read as "less than"
+        k += 1
+    return k
+
+
+def accum_largest(target, max_micro):
+    return max(k for k in range(1, target + 1) if target % k == 0 and target // k <= max_micro)
+
+
+def accum_ratio(target, max_micro):
+    return max(1, target / max_micro)
+
+
+def accum_from_ceil(target, max_micro):
+    k = math.ceil(target / max_micro)  # the fewest steps that could fit, then the next divisor
+    while target % k:
+        k += 1
+    return k
 
 
 def accum_raises(target, max_micro):
@@ -317,13 +398,32 @@ def timed_cases(pick, other, raising):
     )
 
 
+def timed_slips(pick):
+    """More wrong timers, for the labs whose verdict is the phase `pick` chooses: times in
+    microseconds, the dict under short names of its own, the verdict in capitals."""
+
+    def renamed(phases):
+        ms, verdict = timed_answer(pick)(phases)
+        return {name[:4]: value for name, value in ms.items()}, verdict[:4]
+
+    def verdict_upper(phases):
+        ms, verdict = timed_answer(pick)(phases)
+        return ms, verdict.upper()
+
+    return [
+        (timed_answer(pick, unit=1e6), "not_measured"),
+        (renamed, "type"),
+        (verdict_upper, "verdict"),
+    ]
+
+
 def timed_raises(phases):
     return {name: phases[name].time() for name in phases}
 
 
 CASES = {
     (LAB, "mfu"): Case(
-        right=[mfu_right, mfu_numpy],
+        right=[mfu_right, mfu_numpy, mfu_achieved_tflops],
         wrong=[
             (mfu_no_attention, "no_attention"),
             (mfu_forward_only, "forward_only"),
@@ -331,18 +431,24 @@ CASES = {
             (mfu_gflops, "units"),
             (mfu_a100, "a100"),
             (mfu_list, "not_a_number"),
+            (mfu_backward_once, "backward_once"),
+            (mfu_one_layer, "one_layer"),
+            (mfu_flops_over_tflops, "tera"),
         ],
         raising=mfu_raises,
         raising_line="flops_per_token = 6 * n_params + 12 * n_layers * d_model * seq_lenght",
     ),
     (LAB, "bottleneck"): Case(
-        right=[bottleneck_right, bottleneck_sorted],
+        right=[bottleneck_right, bottleneck_sorted, bottleneck_summed],
         wrong=[
             (bottleneck_any_row, "whole_step"),
             (bottleneck_no_step, "operation"),
             (bottleneck_per_call, "per_call"),
             (bottleneck_smallest, "smallest"),
             (bottleneck_row, "type"),
+            (bottleneck_most_calls, "most_calls"),
+            (bottleneck_no_data, "runner_up"),
+            (bottleneck_no_optimizer, "runner_up"),
         ],
         raising=bottleneck_raises,
         raising_line="totals = {name: ms for name, ms in rows}",
@@ -363,19 +469,28 @@ CASES = {
             (pickle_pair(), "torch_save"),
             ((make_pair()[0], load_returns_step), "type"),
             (make_pair()[0], "type"),
+            ((make_pair()[0], load_swapped), "not_a_number"),
+            ((make_pair()[0], load_steps_scheduler), "scheduler_stepped"),
+            ((make_pair()[0], load_reseeds_numpy), "rng"),
+            ((make_pair()[0], load_into_new_optimizer), "optimizer"),
         ],
         raising=(make_pair()[0], raising_load),
         raising_line='model.load_state_dict(state["modle"])',
     ),
     (LAB, "accumulation"): Case(
-        right=[accum_loop, accum_divisors],
+        right=[accum_loop, accum_divisors, accum_from_ceil],
         wrong=[
             (accum_ceil, "not_divisor"),
             (accum_floor, "floor"),
             (accum_micro, "micro"),
+            (accum_strict, "strict"),
+            (accum_largest, "not_smallest"),
+            (accum_ratio, "not_whole"),
         ],
         raising=accum_raises,
         raising_line="return min(k for k in range(0, target + 1) if target % k == 0 and target // k <= max_micro)",
     ),
     (LAB, "time_step"): timed_cases(max, min, timed_raises),
 }
+
+CASES[LAB, "time_step"].wrong.extend(timed_slips(max))
