@@ -36,19 +36,32 @@ BYTES_MISTAKES = Mistakes(
         "No tensor holds half a byte: an odd number of int4 values still fills its last byte. "
         "Count whole bytes (round up).",
         "Kein Tensor belegt ein halbes Byte: Auch eine ungerade Zahl von int4-Werten füllt ihr "
-        "letztes Byte ganz. Zähle ganze Bytes (aufrunden).",
-        gives=lambda numel, dtype, **_: numel * _BITS[dtype] / 8,
+        "letztes Byte ganz. Zähl ganze Bytes (aufrunden).",
+        gives=lambda numel, dtype, **_: [numel * _BITS[dtype] / 8, numel * _BITS[dtype] // 8],
+    ),
+    Mistake(
+        "int4_one_byte",
+        "You gave each int4 value a byte of its own: int4 packs two values into one byte.",
+        "Du hast jedem int4-Wert ein eigenes Byte gegeben: int4 packt zwei Werte in ein Byte.",
+        gives=lambda numel, dtype, **_: numel if dtype == "int4" else None,
+    ),
+    Mistake(
+        "numel",
+        "You added the sizes of the dimensions: the number of elements is their product.",
+        "Du hast die Größen der Dimensionen addiert: Die Zahl der Elemente ist ihr Produkt.",
+        gives=lambda shape, dtype, **_: -(-sum(shape) * _BITS[dtype] // 8),
     ),
     Mistake(
         "fp32_always",
         "You took 4 bytes per element for {dtypes}: only float32 has 4.",
-        "Du hast für {dtypes} 4 Bytes pro Element genommen: Nur float32 hat 4.",
+        "Du hast für {dtypes} 4 Byte pro Element genommen: Nur float32 hat 4.",
         gives=lambda numel, **_: 4 * numel,
     ),
     Mistake("wrong", "", ""),
     head=(
-        "For shape {shape} and {dtype} it is {want:,} bytes, your function returns {got:,}.",
-        "Für die Form {shape} und {dtype} sind es {want:,} Bytes, deine Funktion liefert {got:,}.",
+        "For shape {shape} and {dtype} the number of bytes is {want:,}, your function returns "
+        "{got:,}.",
+        "Für die Form {shape} und {dtype} sind es {want:,} Byte, deine Funktion liefert {got:,}.",
     ),
 )
 
@@ -107,10 +120,35 @@ EXACT_MISTAKES = Mistakes(
         "Zweierpotenz.",
         gives=lambda want, **_: want - 1,
     ),
+    Mistake(
+        "no_implicit_bit_minus_one",
+        "Two slips: the mantissa has one more bit than it stores (the implicit leading 1), and "
+        "the first integer that needs one bit too many is still exact (a power of two).",
+        "Zwei Fehler: Die Mantisse hat ein Bit mehr, als sie speichert (die implizite führende "
+        "1), und die erste Ganzzahl, die ein Bit zu viel braucht, ist trotzdem exakt (eine "
+        "Zweierpotenz).",
+        gives=lambda m, **_: 2**m - 1,
+    ),
+    Mistake(
+        "first_inexact",
+        "{got} is the first integer that is not exact (it needs m + 2 significant bits): N is "
+        "the one before.",
+        "{got} ist die erste Ganzzahl, die nicht exakt ist (sie braucht m + 2 signifikante "
+        "Bits): N ist die davor.",
+        gives=lambda want, **_: want + 1,
+    ),
+    Mistake(
+        "sign_bit",
+        "The sign bit adds no precision: the significand has m + 1 bits (m stored ones and the "
+        "implicit 1).",
+        "Das Vorzeichenbit bringt keine Genauigkeit: Die Mantisse hat m + 1 Bits (m "
+        "gespeicherte und die implizite 1).",
+        gives=lambda m, **_: 2 ** (m + 2),
+    ),
     Mistake("wrong", "", ""),
     head=(
-        "For m = {m} it is {want}, your function returns {got}.",
-        "Für m = {m} ist es {want}, deine Funktion liefert {got}.",
+        "For m = {m} it is {want}, your function returns {got:.10g}.",
+        "Für m = {m} ist es {want}, deine Funktion liefert {got:.10g}.",
     ),
 )
 
@@ -153,13 +191,14 @@ SCALING_MISTAKES = Mistakes(
     Mistake(
         "not_fp32",
         "Unscale in fp32 (.float() before dividing): your result is {dtype}.",
-        "Skaliere in fp32 zurück (.float() vor dem Teilen): Dein Ergebnis ist {dtype}.",
+        "Entskaliere in fp32 (.float() vor dem Teilen): Dein Ergebnis ist {dtype}.",
     ),
     Mistake(
         "underflow",
         "Without scaling the small gradients became 0: multiply by scale before going to fp16.",
-        "Ohne Skalierung wurden die kleinen Gradienten zu 0: Multipliziere vor fp16 mit scale.",
-        when=lambda got, grad, **_: torch.allclose(got, grad.half().float()),
+        "Ohne Skalierung wurden die kleinen Gradienten zu 0: Multipliziere mit scale, bevor du "
+        "nach fp16 umwandelst.",
+        when=lambda got, grad, **_: torch.allclose(got, grad.half().float(), atol=0),
     ),
     Mistake(
         "not_unscaled",
@@ -168,9 +207,39 @@ SCALING_MISTAKES = Mistakes(
         when=lambda got, want, scale, **_: torch.allclose(got, want * scale, rtol=1e-3),
     ),
     Mistake(
+        "no_fp16",
+        "Your result is the fp32 gradient itself: it never went through fp16. Store the scaled "
+        "gradient in fp16 (.half()), as backward does, then unscale it in fp32.",
+        "Dein Ergebnis ist der fp32-Gradient selbst: Er war nie in fp16. Speichere den "
+        "skalierten Gradienten in fp16 (.half()), wie der Rückwärtsdurchlauf, und skaliere ihn "
+        "dann in fp32 zurück.",
+        when=lambda got, grad, **_: torch.allclose(got, grad, rtol=1e-6, atol=0),
+    ),
+    Mistake(
+        "bf16",
+        "You stored the gradient in bfloat16: it has fp32's range and needs no scaling. Loss "
+        "scaling is for fp16: store the scaled gradient with .half().",
+        "Du hast den Gradienten in bfloat16 gespeichert: Es hat den Wertebereich von fp32 und "
+        "braucht keine Skalierung. Loss Scaling ist für fp16: Speichere den skalierten "
+        "Gradienten mit .half().",
+        when=lambda got, grad, **_: torch.allclose(got, grad.bfloat16().float(), rtol=1e-6),
+    ),
+    Mistake(
+        "divided_first",
+        "You divided by the scale before fp16 and multiplied after: the other way round. "
+        "Multiply first, so that the small gradients are large while they are in fp16.",
+        "Du hast vor fp16 durch die Skala geteilt und danach multipliziert: andersherum. "
+        "Multipliziere zuerst, damit die kleinen Gradienten groß sind, solange sie in fp16 sind.",
+        when=lambda got, grad, scale, **_: torch.allclose(
+            got, (grad / scale).half().float() * scale, rtol=1e-6
+        ),
+    ),
+    Mistake(
         "wrong",
-        "Not the unscaled fp16 gradient: e.g. {first:.3e} instead of {first_want:.3e}.",
-        "Nicht der zurückskalierte fp16-Gradient: z. B. {first:.3e} statt {first_want:.3e}.",
+        "Not the unscaled fp16 gradient: e.g. entry {i} is {first:.4e} instead of "
+        "{first_want:.4e}.",
+        "Nicht der zurückskalierte fp16-Gradient: z. B. ist Eintrag {i} {first:.4e} statt "
+        "{first_want:.4e}.",
     ),
 )
 
@@ -181,8 +250,9 @@ SCALING_MISTAKES = Mistakes(
     hint=(
         "The gradient is stored in fp16 on the way: make it large enough to survive that, and "
         "undo the scaling where it cannot underflow.",
-        "Der Gradient wird unterwegs in fp16 gespeichert: Mach ihn groß genug, dass er das "
-        "übersteht, und mach die Skalierung dort rückgängig, wo nichts mehr unterlaufen kann.",
+        "Der Gradient wird unterwegs in fp16 gespeichert: Mach ihn groß genug, dass er dabei "
+        "nicht zu 0 wird, und mach die Skalierung dort rückgängig, wo nichts mehr unterlaufen "
+        "kann.",
     ),
 )
 def q3(rescue_gradient, rng):
@@ -195,13 +265,15 @@ def q3(rescue_gradient, rng):
             raise SCALING_MISTAKES.wrong("not_a_tensor", shape=tuple(grad.shape), kind=kind)
         if got.dtype != torch.float32:
             raise SCALING_MISTAKES.wrong("not_fp32", dtype=got.dtype)
-        want = (grad * scale).half().float() / scale
-        if not torch.allclose(got, want, rtol=1e-3, atol=0):
+        want = (grad * scale).half().float() / scale  # exact: scale is a power of two
+        if not torch.allclose(got, want, rtol=1e-6, atol=0):
             case = dict(grad=grad, scale=scale, want=want)
-            SCALING_MISTAKES.diagnose([(got, case)], first=got[0].item(), first_want=want[0].item())
+            i = int((got - want).abs().argmax())
+            first, first_want = got[i].item(), want[i].item()
+            SCALING_MISTAKES.diagnose([(got, case)], i=i, first=first, first_want=first_want)
     return text(
         "Correct! Scaled, the gradient survives fp16.",
-        "Richtig! Skaliert übersteht der Gradient fp16.",
+        "Richtig! Skaliert geht der Gradient in fp16 nicht verloren.",
     )
 
 
@@ -219,8 +291,8 @@ def _gib(n_params, adapter_params, mode, base=2, trained=16, **_):
 FINETUNE_MISTAKES = Mistakes(
     Mistake(
         "gb_not_gib",
-        "That is GB (10^9 bytes); GiB are 2^30 bytes.",
-        "Das sind GB (10^9 Bytes); GiB sind 2^30 Bytes.",
+        "That is GB (10⁹ bytes); GiB are 2³⁰ bytes.",
+        "Das sind GB (10⁹ Byte); GiB sind 2³⁰ Byte.",
         gives=lambda want, **_: want * 2**30 / 1e9,
     ),
     Mistake(
@@ -249,6 +321,29 @@ FINETUNE_MISTAKES = Mistakes(
         "LoRA trainiert nur die Adapter: Die Basis hat keine Gradienten und keinen Adam-Zustand.",
         gives=lambda **case: _gib(**case, base=16),
     ),
+    Mistake(
+        "base_gradients",
+        "You gave the frozen base fp32 gradients (2 B + 4 B per parameter): a frozen parameter "
+        "gets no gradient, only its 16-bit weight stays in memory, 2 B.",
+        "Du hast der eingefrorenen Basis fp32-Gradienten gegeben (2 B + 4 B pro Parameter): Ein "
+        "eingefrorener Parameter bekommt keinen Gradienten, im Speicher bleibt nur sein "
+        "16-Bit-Gewicht, 2 B.",
+        gives=lambda **case: _gib(**case, base=6),
+    ),
+    Mistake(
+        "no_base",
+        "You left out the frozen base: it is not trained, but its 16-bit weights still sit in "
+        "memory (2 B per parameter).",
+        "Du hast die eingefrorene Basis weggelassen: Sie wird nicht trainiert, aber ihre "
+        "16-Bit-Gewichte liegen trotzdem im Speicher (2 B pro Parameter).",
+        gives=lambda **case: _gib(**case, base=0),
+    ),
+    Mistake(
+        "bytes",
+        "That is bytes: divide by 2³⁰ for GiB.",
+        "Das sind Bytes: Teile durch 2³⁰, dann sind es GiB.",
+        gives=lambda want, **_: want * 2**30,
+    ),
     Mistake("wrong", "", ""),
     head=(
         "For n_params = {n_params:,}, adapter_params = {adapter_params:,} and mode {mode!r} it "
@@ -264,7 +359,7 @@ FINETUNE_MISTAKES = Mistakes(
     points=2,
     hint=(
         "List what a trained parameter needs in memory with AdamW (three things besides the "
-        "weight's own copy count), then what a frozen 16-bit one needs. GiB is a power of two.",
+        "weight itself), then what a frozen 16-bit one needs. GiB is a power of two.",
         "Zähl auf, was ein trainierter Parameter mit AdamW im Speicher braucht (neben dem Gewicht "
         "noch drei Dinge), dann, was ein eingefrorener 16-Bit-Parameter braucht. GiB ist eine "
         "Zweierpotenz.",
@@ -285,7 +380,7 @@ def q4(finetune_gib, rng):
     FINETUNE_MISTAKES.diagnose(failures)
     return text(
         "Correct! LoRA trades 16 B per parameter for about 2.",
-        "Richtig! LoRA tauscht 16 B pro Parameter gegen etwa 2.",
+        "Richtig! LoRA braucht statt 16 B pro Parameter nur etwa 2.",
     )
 
 
@@ -293,11 +388,18 @@ def q4(finetune_gib, rng):
 
 AUTOCAST_MISTAKES = Mistakes(  # in this order: the first slip an answer shows is named
     Mistake(
+        "not_16bit",  # raised by name
+        "{dtype} is no autocast dtype: autocast runs the matmuls in a 16-bit format, bf16 or "
+        "fp16 (for {device}: {want}).",
+        "{dtype} ist kein Datentyp für Autocast: Autocast rechnet die Matmuls in einem "
+        "16-Bit-Format, bf16 oder fp16 (für {device}: {want}).",
+    ),
+    Mistake(
         "bf16_on_t4",
         "Below compute capability 8.0 (a T4 is 7.5) bf16 is emulated and slower than fp32, even "
         "though torch.cuda.is_bf16_supported() says True: use fp16.",
-        "Unter Compute Capability 8,0 (eine T4 hat 7,5) wird bf16 emuliert und ist langsamer als "
-        "fp32, obwohl torch.cuda.is_bf16_supported() True sagt: Nimm fp16.",
+        "Unter Compute Capability 8.0 (eine T4 hat 7.5) wird bf16 emuliert und ist langsamer "
+        "als fp32, obwohl torch.cuda.is_bf16_supported() True zurückgibt: Nimm fp16.",
         when=lambda got, want, **_: want == torch.float16,
     ),
     Mistake(
@@ -309,7 +411,7 @@ AUTOCAST_MISTAKES = Mistakes(  # in this order: the first slip an answer shows i
     Mistake(
         "fp16_on_ampere",
         "From compute capability 8.0 on bf16 is fast: take it (fp32's range, no GradScaler).",
-        "Ab Compute Capability 8,0 ist bf16 schnell: Nimm es (Wertebereich von fp32, kein "
+        "Ab Compute Capability 8.0 ist bf16 schnell: Nimm es (Wertebereich von fp32, kein "
         "GradScaler).",
         when=lambda got, device, want, **_: device == "cuda" and want == torch.bfloat16,
     ),
@@ -349,6 +451,9 @@ def q5(autocast_dtype, rng):
         if not isinstance(got, torch.dtype):
             raise AUTOCAST_MISTAKES.wrong("not_a_dtype", kind=type(got).__name__)
         want = torch.bfloat16 if device == "cpu" or cc >= (8, 0) else torch.float16
+        if got not in (torch.float16, torch.bfloat16):
+            where = device if cc is None else f"{device} {cc}"
+            raise AUTOCAST_MISTAKES.wrong("not_16bit", dtype=got, device=where, want=want)
         if got != want:
             slips.update(AUTOCAST_MISTAKES.explaining(got, dict(device=device, want=want)))
             failing.append(cc)
@@ -457,8 +562,9 @@ SUM_MISTAKES = Mistakes(
         "running_16bit",
         "A running total in {dt} rounds every small term away: each is below half the gap "
         "between the total and its neighbour. Accumulate in float32, round once at the end.",
-        "Eine laufende Summe in {dt} rundet jeden kleinen Term weg: Jeder liegt unter der halben "
-        "Lücke zwischen Summe und Nachbarn. Summiere in float32, runde einmal am Ende.",
+        "Eine laufende Summe in {dt} rundet jeden kleinen Term weg: Jeder ist kleiner als die "
+        "halbe Lücke zwischen der Summe und ihrer Nachbarzahl. Summiere in float32 und runde "
+        "einmal am Ende.",
         when=lambda got, values, tol, **_: abs(got - _running(values)) <= tol,
     ),
     Mistake(
@@ -474,6 +580,14 @@ SUM_MISTAKES = Mistakes(
         "That is the mean, not the sum.",
         "Das ist der Mittelwert, nicht die Summe.",
         when=lambda got, want, n, eps, **_: abs(got - want / n) <= eps * abs(want / n),
+    ),
+    Mistake(
+        "first_lost",
+        "Your sum misses the first value, {big}: reading a value to learn the dtype (next(...)) "
+        "takes it from the iterator, so add it to the total too.",
+        "Deiner Summe fehlt der erste Wert, {big}: Liest du einen Wert, um den Datentyp zu "
+        "erfahren (next(...)), nimmst du ihn aus dem Iterator. Zähl ihn also zur Summe dazu.",
+        when=lambda got, want, big, tol, **_: abs(got - (want - big)) <= tol,
     ),
     Mistake(
         "wrong_format",
@@ -512,7 +626,7 @@ SUM_MISTAKES = Mistakes(
         "could hold the total while the terms arrive, and when does the result become 16-bit?",
         "Eine 16-Bit-Summe kann sich nicht um weniger als ihre halbe Lücke bewegen, egal in "
         "welcher Reihenfolge. Was könnte die Summe halten, während die Terme ankommen, und wann "
-        "wird das Ergebnis 16-bittig?",
+        "wird das Ergebnis zur 16-Bit-Zahl?",
     ),
 )
 def q6(careful_sum, rng):
@@ -600,7 +714,8 @@ CLIP_MISTAKES = Mistakes(
         "A gradient holds inf: the scale was too large, this step's gradients are useless. "
         "Return skip=True (GradScaler skips optimizer.step and halves the scale).",
         "Ein Gradient enthält inf: Die Skala war zu groß, die Gradienten des Schritts taugen "
-        "nichts. Gib skip=True zurück (GradScaler lässt optimizer.step aus, halbiert die Skala).",
+        "nichts. Gib skip=True zurück (GradScaler lässt optimizer.step aus und halbiert die "
+        "Skala).",
     ),
     Mistake(
         "nan_not_skipped",
@@ -655,6 +770,22 @@ CLIP_MISTAKES = Mistakes(
         when=_gives(
             lambda g, s, m: _clip(_unscaled(g, s), m, sum(_norm([u]) for u in _unscaled(g, s)))
         ),
+    ),
+    Mistake(
+        "no_sqrt",
+        "Your norm is the sum of squares without the square root: the L2 norm is sqrt(Σ g²).",
+        "Deine Norm ist die Quadratsumme ohne Wurzel: Die L2-Norm ist sqrt(Σ g²).",
+        when=_gives(lambda g, s, m: _clip(_unscaled(g, s), m, _norm(_unscaled(g, s)) ** 2)),
+    ),
+    Mistake(
+        "always_clipped",
+        "Your gradients all have norm max_norm, also where the unscaled ones stay below it: "
+        "clip_grad_norm_ only shrinks, gradients within max_norm stay as they are. (Gradients "
+        "multiplied by the scale instead of divided by it end up the same way.)",
+        "Deine Gradienten haben alle die Norm max_norm, auch wo die entskalierten darunter "
+        "bleiben: clip_grad_norm_ verkleinert nur, Gradienten innerhalb von max_norm bleiben, "
+        "wie sie sind. (Mit der Skala multipliziert statt durch sie geteilt, enden sie genauso.)",
+        when=_gives(lambda g, s, m: [u * (m / _norm(_unscaled(g, s))) for u in _unscaled(g, s)]),
     ),
     Mistake("wrong", "", ""),
     head=(

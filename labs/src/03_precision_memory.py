@@ -37,11 +37,11 @@
 
 # %% [markdown] lang="de"
 # Acht Aufgaben zu Lektion 03: Bytes pro Datentyp, die größte Ganzzahl, die ein Format exakt
-# hält, ein Schritt mit Loss Scaling, der Speicher von vollem Feintuning gegen LoRA, der
-# Autocast-Datentyp für ein Gerät, eine 16-Bit-Summe, die ihre kleinen Terme behält, Entskalieren
-# vor dem Clipping (wie im Trainingsschritt aus Lektion 05) und ob bfloat16 auf deinem Gerät
-# schneller ist. Jede Prüfung probiert
-# deinen Code mit frischen Zufallseingaben aus; jeder Fehler bekommt seine eigene Meldung.
+# darstellt, ein Schritt mit Loss Scaling, der Speicherbedarf von vollem Feintuning im Vergleich
+# zu LoRA, der Autocast-Datentyp für ein Gerät, eine 16-Bit-Summe, die ihre kleinen Terme behält,
+# Entskalieren vor dem Clipping (wie im Trainingsschritt aus Lektion 05) und ob bfloat16 auf
+# deinem Gerät schneller ist. Jede Prüfung testet deinen Code mit neuen Zufallseingaben; jeder
+# Fehler bekommt seine eigene Meldung.
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
 # helfen; die letzte Zelle zeigt deine Punkte.
@@ -64,15 +64,16 @@ lab.ready()
 # ## 1. Bytes of a tensor per dtype
 #
 # Write `tensor_bytes(shape, dtype)` for a shape (a tuple) and a dtype name: "float64", "float32",
-# "float16", "bfloat16", "int8" or "int4" (two numbers per byte). Count whole bytes, as memory
-# does: an odd number of int4 values still takes its last byte.
+# "float16", "bfloat16", "int8" or "int4" (two values per byte). Count whole bytes, as memory
+# does: an odd number of int4 values still takes its last byte whole (round up).
 
 # %% [markdown] lang="de"
 # ## 1. Bytes eines Tensors pro Datentyp
 #
 # Schreib `tensor_bytes(shape, dtype)` für eine Form (ein Tupel) und einen Datentypnamen:
-# "float64", "float32", "float16", "bfloat16", "int8" oder "int4" (zwei Zahlen pro Byte). Zähl
-# ganze Bytes, wie der Speicher: Auch eine ungerade Zahl von int4-Werten belegt ihr letztes Byte.
+# "float64", "float32", "float16", "bfloat16", "int8" oder "int4" (zwei Werte pro Byte). Zähl
+# ganze Bytes, wie der Speicher es tut: Auch eine ungerade Zahl von int4-Werten belegt ihr letztes
+# Byte ganz (aufrunden).
 
 
 # %%
@@ -103,7 +104,7 @@ q1.check(tensor_bytes)
 # ## 2. Die größte exakte Ganzzahl
 #
 # Ein Gleitkommaformat speichert m Mantissenbits. Schreib `largest_exact(m)`: die größte Ganzzahl N,
-# bis zu der jede Ganzzahl von 0 bis N exakt darstellbar ist (fp16: m = 10, bf16: m = 7).
+# für die jede Ganzzahl von 0 bis N exakt darstellbar ist (fp16: m = 10, bf16: m = 7).
 
 
 # %%
@@ -129,9 +130,9 @@ q2.check(largest_exact)
 # %% [markdown] lang="de"
 # ## 3. Ein Schritt mit Loss Scaling
 #
-# `grad` ist ein fp32-Gradient, dessen Einträge in fp16 zu null werden. Schreib
+# `grad` ist ein fp32-Gradient, dessen Einträge in fp16 zu 0 würden. Schreib
 # `rescue_gradient(grad, scale)` so, wie GradScaler es tut: skalieren, in fp16 speichern und den
-# Gradienten zurückskaliert in fp32 zurückgeben.
+# Gradienten entskaliert als fp32 zurückgeben.
 
 
 # %%
@@ -141,9 +142,9 @@ import torch
 def rescue_gradient(grad, scale):
     ### BEGIN SOLUTION
     # STARTER: return ____
-    stored = (
-        grad * scale
-    ).half()  # en: what backward stores in fp16 | de: was backward in fp16 speichert
+    # en: what the backward pass stores in fp16
+    # de: was der Rückwärtsdurchlauf in fp16 speichert
+    stored = (grad * scale).half()
     return stored.float() / scale
     ### END SOLUTION
 
@@ -162,20 +163,19 @@ q3.check(rescue_gradient)
 # adapters trained with AdamW.
 
 # %% [markdown] lang="de"
-# ## 4. Volles Feintuning gegen LoRA
+# ## 4. Volles Feintuning oder LoRA
 #
-# Schreib `finetune_gib(n_params, adapter_params, mode)`: GiB für Gewichte, Gradienten und
-# AdamW-Zustand (ohne Aktivierungen). mode "full": alles in fp32; mode "lora": eine eingefrorene
-# 16-Bit-Basis und fp32-Adapter, mit AdamW trainiert.
+# Schreib `finetune_gib(n_params, adapter_params, mode)`: GiB für Gewichte, Gradienten und den
+# Optimiererzustand von AdamW (ohne Aktivierungen). mode "full": alles in fp32; mode "lora": eine
+# eingefrorene 16-Bit-Basis und fp32-Adapter, mit AdamW trainiert.
 
 
 # %%
 def finetune_gib(n_params, adapter_params, mode):
     ### BEGIN SOLUTION
     # STARTER: return ____
-    trained = (
-        4 + 4 + 8
-    )  # en: weight, gradient, Adam's m and v | de: Gewicht, Gradient, m und v von Adam
+    # en: weight, gradient, Adam's m and v | de: Gewicht, Gradient, m und v von Adam
+    trained = 4 + 4 + 8
     if mode == "full":
         return trained * n_params / 2**30
     return (2 * n_params + trained * adapter_params) / 2**30
@@ -226,7 +226,7 @@ q5.check(autocast_dtype)
 # ## 6. Which sum loses precision?
 #
 # `values` arrive one at a time, as a kernel reads them: an iterator of 0-d tensors in float16 or
-# bfloat16, one large number, then thousands of small ones, each below half the gap between the
+# bfloat16: one large number, then thousands of small ones, each below half the gap between the
 # large number and its next neighbour. Added one by one in 16 bits, as the 10,000 × 1e-4 of lesson
 # 03, every small term rounds away. Write `careful_sum(values)` that keeps them: return the sum as
 # a number of the values' dtype, as close to the exact sum as one rounding allows.
@@ -235,11 +235,11 @@ q5.check(autocast_dtype)
 # ## 6. Welche Summe verliert Genauigkeit?
 #
 # `values` kommen einzeln an, wie ein Kernel sie liest: ein Iterator über 0-d-Tensoren in float16
-# oder bfloat16, eine große Zahl, dann tausende kleine, jede unter der halben Lücke zwischen der
-# großen Zahl und ihrem nächsten Nachbarn. Addierst du sie einzeln in 16 Bit, wie die 10.000 × 10⁻⁴
-# aus Lektion 03, rundet jeder kleine Term weg. Schreib `careful_sum(values)`, das sie behält: Gib
-# die Summe als Zahl im Datentyp der Werte zurück, so nah an der exakten Summe, wie eine einzige
-# Rundung es erlaubt.
+# oder bfloat16: eine große Zahl, dann Tausende kleine, jede kleiner als die halbe Lücke zwischen
+# der großen Zahl und ihrer nächsten Nachbarzahl. Addierst du sie einzeln in 16 Bit, wie die
+# 10.000 × 10⁻⁴ aus Lektion 03, wird jeder kleine Term weggerundet. Schreib `careful_sum(values)`,
+# das sie behält: Gib die Summe als Zahl im Datentyp der Werte zurück, so nah an der exakten Summe,
+# wie eine einzige Rundung es erlaubt.
 
 
 # %%
@@ -249,7 +249,8 @@ import torch
 def careful_sum(values):
     ### BEGIN SOLUTION
     # STARTER: return ____
-    total = torch.zeros((), dtype=torch.float32)  # en: a wide accumulator | de: breiter Akku
+    # en: a wide accumulator | de: ein breiter Akkumulator
+    total = torch.zeros((), dtype=torch.float32)
     for value in values:
         total += value.float()
     return total.to(value.dtype)  # en: round once, at the end | de: einmal runden, am Ende
@@ -324,11 +325,11 @@ q7.check(unscale_and_clip)
 # ## 8. Ist bfloat16 hier schneller?
 #
 # `runs` enthält zwei Funktionen: `runs["float32"]()` und `runs["bfloat16"]()` rechnen dieselbe
-# Matmul in diesem Datentyp auf dem Gerät dieses Notebooks und kehren zurück, wenn die Arbeit getan
-# ist. Schreib `faster_dtype(runs)`: Miss beide hier und gib `(ms, verdict)` zurück, `ms` ein Dict
-# mit den Millisekunden pro Aufruf für jeden Datentyp und `verdict` der Name des schnelleren. Dann
-# urteile: Stimmt deine Messung mit der Regel aus Aufgabe 5 für dieses Gerät überein, und wenn
-# nicht, woran könnte es liegen (eine CPU ohne bf16-Befehle, eine kleine Matrix)?
+# Matmul in diesem Datentyp auf dem Gerät dieses Notebooks und kehren zurück, sobald die Arbeit
+# erledigt ist. Schreib `faster_dtype(runs)`: Miss beide hier und gib `(ms, verdict)` zurück: `ms`
+# ist ein Dict mit den Millisekunden pro Aufruf für jeden Datentyp, `verdict` der Name des
+# schnelleren. Dann beurteile: Stimmt deine Messung mit der Regel aus Aufgabe 5 für dieses Gerät
+# überein, und wenn nicht, woran könnte es liegen (eine CPU ohne bf16-Befehle, eine kleine Matrix)?
 
 
 # %%

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import torch
 
-from tests.labs.cases_lab05 import timed_cases, timed_raises
+from tests.labs.cases_lab05 import timed_cases, timed_raises, timed_slips
 from tests.labs.labcase import Case
 
 LAB = "03_precision_memory"
@@ -69,6 +69,28 @@ def sum_sorted16(values):
     return sum_running16(iter(torch.sort(torch.stack(list(values))).values))
 
 
+def sum_into_first(values):
+    total = next(values).clone()  # the total starts as the first 16-bit value: it stays 16-bit
+    for v in values:
+        total += v.float()
+    return total
+
+
+def sum_rounded_each_step(values):
+    total = torch.zeros((), dtype=torch.float32)
+    for v in values:
+        total = (total + v.float()).to(v.dtype).float()  # a wide total, rounded after each term
+    return total.to(v.dtype)
+
+
+def sum_first_lost(values):
+    dtype = next(values).dtype  # reads (and drops) the first value
+    total = torch.zeros((), dtype=torch.float32)
+    for v in values:
+        total += v.float()
+    return total.to(dtype)
+
+
 def _stack(values):
     """The values, once read, kept as one tensor (a plain iterator can be read only once)."""
     if not isinstance(values, torch.Tensor):
@@ -107,6 +129,20 @@ def clip_numpy(grads, scale, max_norm):
     if not np.isfinite(norm):
         return arrays, np.True_
     return [a * min(1.0, max_norm / (norm + 1e-6)) for a in arrays], np.False_
+
+
+def clip_scaled_norm(grads, scale, max_norm):
+    """Clips the scaled gradients to max_norm × scale, then unscales: the same gradients."""
+    norm = torch.sqrt(sum((g**2).sum() for g in grads))
+    if not torch.isfinite(norm):
+        return grads, True
+    coef = min(1.0, float(max_norm * scale / (norm + 1e-6)))
+    return [g * coef / scale for g in grads], False
+
+
+def clip_no_sqrt(grads, scale, max_norm):
+    unscaled = [g / scale for g in grads]
+    return _global(unscaled, max_norm, sum((g**2).sum() for g in unscaled)), not _finite(grads)
 
 
 def _global(grads, max_norm, norm=None):
@@ -172,13 +208,25 @@ CASES = {
             (lambda s, d: math.prod(s) * 4, "fp32_always"),
             (lambda s, d: math.prod(s) * 4, "fp32_always"),
             (lambda s, d: math.prod(s) * 2 + 1, "wrong"),
+            (lambda s, d: math.prod(s) * _BITS[d] // 8, "half_byte"),  # floor
+            (lambda s, d: round(math.prod(s) * _BITS[d] / 8), "half_byte"),  # 0.5 rounds to even
+            (lambda s, d: math.prod(s) * max(1, _BITS[d] // 8), "int4_one_byte"),
+            (lambda s, d: math.ceil(sum(s) * _BITS[d] / 8), "numel"),
         ],
         raising=lambda s, d: math.prod(s) * _B[d.name],
         raising_line="d.name",
     ),
     (LAB, "largest_exact"): Case(
-        right=[lambda m: 2 ** (m + 1), lambda m: int(torch.tensor(2.0) ** (m + 1))],
+        right=[
+            lambda m: 2 ** (m + 1),
+            lambda m: int(torch.tensor(2.0) ** (m + 1)),
+            lambda m: 1 << (m + 1),
+            lambda m: 2.0 ** (m + 1),
+        ],
         wrong=[
+            (lambda m: 2**m - 1, "no_implicit_bit_minus_one"),
+            (lambda m: 2 ** (m + 1) + 1, "first_inexact"),
+            (lambda m: 2 ** (m + 2), "sign_bit"),
             (lambda m: 2**m, "no_implicit_bit"),
             (lambda m: 2 ** (m + 1) - 1, "minus_one"),
             (lambda m: 2048 if m <= 10 else 2 ** (m + 1), "fp16_for_bf16"),
@@ -197,6 +245,10 @@ CASES = {
             (lambda g, s: (g * s).half() / s, "not_fp32"),
             (lambda g, s: ((g * s).half() / s).tolist(), "not_a_tensor"),
             (lambda g, s: (g * s).half().float() / (2 * s), "wrong"),
+            (lambda g, s: g.clone(), "no_fp16"),
+            (lambda g, s: g * s / s, "no_fp16"),
+            (lambda g, s: (g * s).bfloat16().float() / s, "bf16"),
+            (lambda g, s: (g / s).half().float() * s, "divided_first"),
         ],
         raising=lambda g, s: (g * s).half().float() / s.value,
         raising_line="s.value",
@@ -215,6 +267,13 @@ CASES = {
             (lambda n, a, m: (16 * n if m == "full" else 2 * n + 16 * a) / 1e9, "gb_not_gib"),
             (lambda n, a, m: (16 * n if m == "full" else 4 * n + 16 * a) / 2**30, "fp32_base"),
             (lambda n, a, m: 16 * (n + (0 if m == "full" else a)) / 2**30, "base_trained"),
+            (
+                lambda n, a, m: (16 * n if m == "full" else 2 * n + 2 * n + 16 * a) / 2**30,
+                "fp32_base",
+            ),
+            (lambda n, a, m: (16 * n if m == "full" else 6 * n + 16 * a) / 2**30, "base_gradients"),
+            (lambda n, a, m: 16 * (n if m == "full" else a) / 2**30, "no_base"),
+            (lambda n, a, m: 16 * n if m == "full" else 2 * n + 16 * a, "bytes"),
         ],
         raising=lambda n, a, m: 16 * n / 2**30 if m.value == "full" else 0,
         raising_line="m.value",
@@ -223,6 +282,9 @@ CASES = {
         right=[
             lambda d, cc: torch.bfloat16 if d == "cpu" or cc >= (8, 0) else torch.float16,
             lambda d, cc: torch.float16 if d == "cuda" and cc[0] < 8 else torch.bfloat16,
+            lambda d, cc: (
+                torch.bfloat16 if d == "cpu" or float(f"{cc[0]}.{cc[1]}") >= 8 else torch.float16
+            ),
         ],
         wrong=[
             (lambda d, cc: torch.bfloat16, "bf16_on_t4"),
@@ -237,6 +299,26 @@ CASES = {
                 "as_text",
             ),
             (lambda d, cc: "bfloat16" if d == "cpu" or cc >= (8, 0) else "float16", "not_a_dtype"),
+            (
+                lambda d, cc: torch.bfloat16 if d == "cpu" or cc > (8, 0) else torch.float16,
+                "fp16_on_ampere",
+            ),
+            (
+                lambda d, cc: (
+                    torch.bfloat16 if d == "cpu" or str(cc) >= "(8, 0)" else torch.float16
+                ),
+                "as_text",
+            ),
+            (
+                lambda d, cc: (
+                    torch.float32
+                    if d == "cpu"
+                    else torch.bfloat16
+                    if cc >= (8, 0)
+                    else torch.float16
+                ),
+                "not_16bit",
+            ),
         ],
         raising=lambda d, cc: torch.float16 if cc.major < 8 else torch.bfloat16,
         raising_line="cc.major",
@@ -262,12 +344,15 @@ CASES = {
             (lambda v: sum_loop32(v) * torch.ones(1), "not_a_number"),
             (lambda v: [sum_loop32(v)], "not_a_number"),
             (lambda v: 2 * sum_loop32(v), "wrong"),
+            (sum_into_first, "running_16bit"),
+            (sum_rounded_each_step, "running_16bit"),
+            (sum_first_lost, "first_lost"),
         ],
         raising=lambda v: v.float().summ(),
         raising_line="v.float().summ()",
     ),
     (LAB, "unscale_and_clip"): Case(
-        right=[clip(), clip_with_scaler, clip_numpy],
+        right=[clip(), clip_with_scaler, clip_numpy, clip_scaled_norm],
         wrong=[
             (clip("clip_first"), "clip_first"),
             (clip("no_unscale"), "not_unscaled"),
@@ -280,7 +365,10 @@ CASES = {
             (clip(skip="never"), "no_skip"),
             (clip(skip="isinf"), "nan_not_skipped"),
             (clip(skip="fp16_range"), "skip_finite"),
-            (clip("normalize"), "wrong"),
+            (clip("normalize"), "always_clipped"),
+            (clip_no_sqrt, "no_sqrt"),
+            (lambda g, s, m: clip()([x * s * s for x in g], s, m), "always_clipped"),
+            (clip("no_clip", skip="never"), "no_clip"),
             (lambda g, s, m: clip()(g, s, m)[0], "type"),
             (lambda g, s, m: (clip()(g, s, m)[0], "no"), "type"),
             (lambda g, s, m: ((x for x in clip()(g, s, m)[0]), False), "type"),
@@ -290,3 +378,5 @@ CASES = {
     ),
     (LAB, "faster_dtype"): timed_cases(min, max, timed_raises),
 }
+
+CASES[LAB, "faster_dtype"].wrong.extend(timed_slips(min))
