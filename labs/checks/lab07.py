@@ -481,10 +481,11 @@ ADD_LORA = Mistakes(
     ),
     Mistake(
         "missed_modules",
-        "These targets got no LoRA ({missed}). They sit deeper in the model: walk all modules "
-        "(model.modules()), not only the top-level children.",
-        "Diese Ziele bekamen kein LoRA ({missed}). Sie liegen tiefer im Modell: Geh alle Module "
-        "durch (model.modules()), nicht nur die obersten Kindmodule.",
+        "These targets got no LoRA ({missed}): your loop over the modules does not reach them. "
+        "Walk every module at every depth (model.modules()), not only some of the children.",
+        "Diese Ziele bekamen kein LoRA ({missed}): Deine Schleife über die Module erreicht sie "
+        "nicht. Geh jedes Modul in jeder Tiefe durch (model.modules()), nicht nur einige der "
+        "Kindmodule.",
     ),
     Mistake(
         "some_missed",
@@ -531,9 +532,11 @@ def _names(paths):
     return ", ".join(paths[:4]) + (" …" if len(paths) > 4 else "")
 
 
+# Each holds a target in the attention and one in the MLP (an nn.Sequential): a walk that
+# reaches only one of them fails on every draw.
 TARGET_SETS = [
-    ("q_proj", "v_proj"),
-    ("q_proj", "k_proj", "v_proj", "o_proj"),
+    ("q_proj", "v_proj", "down_proj"),
+    ("q_proj", "k_proj", "v_proj", "o_proj", "up_proj"),
     ("v_proj", "up_proj", "down_proj"),
 ]
 

@@ -487,6 +487,15 @@ def rank_any_integer(shapes, layers, budget):
     return min(256, budget // per_rank)
 
 
+def add_attention_only(model, targets, r, alpha):  # walks each block's attention, not its MLP
+    model.requires_grad_(False)
+    for block in model.layers:
+        for name, child in list(block.attn.named_children()):
+            if isinstance(child, nn.Linear) and name in targets:
+                setattr(block.attn, name, LoRA(child, r, alpha))
+    return model
+
+
 CASES = {
     (LAB, "lora_layer"): Case(
         right=[layer_right, layer_right_einsum, layer_right_from_linear, LayerUsesWeight],
@@ -543,6 +552,7 @@ CASES = {
             (add_eval_to_freeze, "base_trainable"),
             (add_returns_in_loop, "some_missed"),
             (add_to_a_copy, "copied"),
+            (add_attention_only, "missed_modules"),
         ],
         raising=add_raises,
         raising_line="setattr(model, name, LoRA(model.get_submodule(name), r, alpha))",
