@@ -131,9 +131,9 @@ EXACT_MISTAKES = Mistakes(
     ),
     Mistake(
         "first_inexact",
-        "{got} is the first integer that is not exact (it needs m + 2 significant bits): N is "
+        "{got:.10g} is the first integer that is not exact (it needs m + 2 significant bits): N is "
         "the one before.",
-        "{got} ist die erste Ganzzahl, die nicht exakt ist (sie braucht m + 2 signifikante "
+        "{got:.10g} ist die erste Ganzzahl, die nicht exakt ist (sie braucht m + 2 signifikante "
         "Bits): N ist die davor.",
         gives=lambda want, **_: want + 1,
     ),
@@ -420,7 +420,7 @@ AUTOCAST_MISTAKES = Mistakes(  # in this order: the first slip an answer shows i
         "Right up to 9.x, wrong from 10.0 on: compare capabilities as numbers (the tuple), not "
         'as text, where "10.0" sorts before "8.0".',
         "Richtig bis 9.x, falsch ab 10.0: Vergleiche Capabilities als Zahlen (das Tupel), nicht "
-        'als Text, wo "10.0" vor "8.0" einsortiert wird.',
+        "als Text, wo „10.0“ vor „8.0“ einsortiert wird.",
     ),
     Mistake(
         "not_a_dtype",

@@ -47,15 +47,15 @@ MFU_MISTAKES = Mistakes(
     Mistake(
         "no_attention",
         "You counted 6·N only: attention adds 12·L·d·T FLOPs per token, large for a long context.",
-        "Du hast nur 6·N gezählt: Die Attention kommt mit 12·L·d·T FLOPs pro Token dazu, "
-        "viel bei langem Kontext.",
+        "Du hast nur 6·N gezählt: Die Attention kommt mit 12·L·d·T FLOPs pro Token dazu, bei "
+        "langem Kontext ein großer Teil.",
         gives=lambda **case: _mfu(**case, attention=False),
     ),
     Mistake(
         "forward_only",
         "You counted the forward pass only (2 FLOPs per weight); training adds the backward, "
         "4 more.",
-        "Du hast nur den Vorwärtsdurchlauf gezählt (2 FLOPs pro Gewicht); im Training kommen "
+        "Du hast nur den Vorwärtsdurchlauf gezählt (2 FLOPs pro Gewicht): Im Training kommen "
         "mit dem Rückwärtsdurchlauf 4 weitere dazu.",
         gives=lambda **case: [
             _mfu(**case, per_weight=2),
@@ -205,10 +205,10 @@ BOTTLENECK_MISTAKES = Mistakes(
     ),
     Mistake(
         "runner_up",
-        "That phase comes second: {want!r} takes more in total. All four, data, forward, "
-        "backward and optimizer, are phases of the step.",
-        "Diese Phase kommt an zweiter Stelle: {want!r} braucht insgesamt mehr. Alle vier, "
-        "data, forward, backward und optimizer, sind Phasen des Schritts.",
+        "That phase only comes second: all four, data, forward, backward and optimizer, are "
+        "phases of the step.",
+        "Diese Phase kommt nur an zweiter Stelle: Alle vier, data, forward, backward und "
+        "optimizer, sind Phasen des Schritts.",
         when=lambda got, rows, want, **_: (
             got == _phase([r for r in rows if r[0] != want], lambda total, calls: total)
         ),
@@ -531,8 +531,8 @@ def _divisor_from(target, k):
 ACCUMULATION_MISTAKES = Mistakes(
     Mistake(
         "not_whole",
-        "k is a count of steps, so a whole number, not {got:.4g}.",
-        "k ist eine Anzahl von Schritten, also eine ganze Zahl, nicht {got:.4g}.",
+        "k is a count of steps, so a whole number.",
+        "k ist eine Anzahl von Schritten, also eine ganze Zahl.",
         when=lambda got, **_: not float(got).is_integer(),
     ),
     Mistake(
@@ -559,8 +559,8 @@ ACCUMULATION_MISTAKES = Mistakes(
     ),
     Mistake(
         "micro",
-        "That is the micro-batch size; return the number of steps k.",
-        "Das ist die Größe des Micro-Batches; gib die Zahl der Schritte k zurück.",
+        "That is the micro-batch size: return the number of steps k.",
+        "Das ist die Größe des Micro-Batches: Gib die Zahl der Schritte k zurück.",
         gives=lambda target, want, **_: target // want,
     ),
     Mistake(
