@@ -222,6 +222,8 @@ CASES = {
             lambda predict, w, xs: jax.vmap(predict, in_axes=(None, 0))(w, xs),
             lambda predict, w, xs: jax.vmap(lambda x: predict(w, x))(xs),
             lambda predict, w, xs: jax.jit(jax.vmap(predict, in_axes=(None, 0)))(w, xs),
+            lambda predict, w, xs: jax.vmap(predict, in_axes=(None, 1))(w, xs.T),
+            lambda predict, w, xs: np.asarray(jax.vmap(predict, in_axes=(None, 0))(w, xs)),
         ],
         wrong=[
             (lambda predict, w, xs: jnp.stack([predict(w, x) for x in xs]), "python_loop"),
@@ -234,6 +236,25 @@ CASES = {
             (lambda predict, w, xs: jax.lax.map(lambda x: predict(w, x), xs), "sequential"),
             (lambda predict, w, xs: jax.vmap(predict, in_axes=(None, 0))(w, xs)[:-1], "wrong"),
             (lambda predict, w, xs: "predictions", "not_an_array"),
+            (  # a list of one array per example
+                lambda predict, w, xs: list(jax.vmap(predict, in_axes=(None, 0))(w, xs)),
+                "not_an_array",
+            ),
+            (  # the axis of one output squeezed away
+                lambda predict, w, xs: jnp.squeeze(jax.vmap(predict, in_axes=(None, 0))(w, xs)),
+                "wrong",
+            ),
+            (lambda predict, w, xs: predict(w, xs[0]), "wrong"),  # one example only
+            (  # w copied for every example and mapped over too
+                lambda predict, w, xs: jax.vmap(predict)(
+                    jnp.broadcast_to(w, (len(xs), *w.shape)), xs
+                ),
+                "in_axes",
+            ),
+            (
+                lambda predict, w, xs: jax.lax.scan(lambda c, x: (c, predict(w, x)), 0, xs)[1],
+                "sequential",
+            ),
         ],
         raising=lambda predict, w, xs: jax.vmap(predict, in_axes=(None, 0))(w, xs).numpy(),
         raising_line=".numpy()",
