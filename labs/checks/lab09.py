@@ -53,7 +53,8 @@ RUN_COST_MISTAKES = Mistakes(
     Mistake(
         "tera",
         "The peak is in TFLOP/s: multiply it by 10¹² to get FLOP/s.",
-        "Die Spitze ist in TFLOP/s angegeben: Multipliziere sie mit 10¹², um FLOP/s zu erhalten.",
+        "Die Spitzenleistung ist in TFLOP/s angegeben: Multipliziere sie mit 10¹², um FLOP/s zu "
+        "erhalten.",
         gives=lambda want, **_: [want * 1e12, want / 1e12],
     ),
     Mistake(

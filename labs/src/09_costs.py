@@ -178,7 +178,7 @@ q3.check(cost_per_million)
 # costs you (a cloud VM's price, or power and wear of your laptop).
 
 # %% [markdown] lang="de"
-# Jetzt entscheide, mit deinem `cost_per_million` und einem auf diesem Gerät gemessenen
+# Entscheide jetzt mit deinem `cost_per_million` und einem auf diesem Gerät gemessenen
 # Durchsatz: Wäre es billiger, Tokens auf dieser Maschine zu erzeugen, als sie bei der API oben
 # zu kaufen? Ein Token zu erzeugen liest jedes Gewicht einmal, also misst die Zelle einen
 # Durchlauf über die Gewichte eines Ersatzmodells (25 Mio. Parameter in float32, 100 MB) und nimmt
@@ -244,7 +244,7 @@ else:
 # `options` is a list of dicts with `name`, `memory_gb`, `usd_per_hour` and `max_hours` (the hours
 # you may use, `None` for no limit; a free tier has a cap). Write
 # `choose_platform(options, memory_gb, hours, budget)`: the name of the cheapest option with at
-# least `memory_gb` of memory, at least `hours` hours and `hours × usd_per_hour` within `budget`;
+# least `memory_gb` GB of memory, at least `hours` hours and `hours × usd_per_hour` within `budget`;
 # `None` if none fits.
 
 # %% [markdown] lang="de"
@@ -253,7 +253,7 @@ else:
 # `options` ist eine Liste von Dicts mit `name`, `memory_gb`, `usd_per_hour` und `max_hours` (die
 # Stunden, die du nutzen darfst, `None` ohne Grenze; ein Gratisangebot hat eine Obergrenze). Schreib
 # `choose_platform(options, memory_gb, hours, budget)`: den Namen der günstigsten Möglichkeit mit
-# mindestens `memory_gb` Speicher, mindestens `hours` Stunden und `hours × usd_per_hour` im
+# mindestens `memory_gb` GB Speicher, mindestens `hours` Stunden und `hours × usd_per_hour` im
 # Rahmen von `budget`; `None`, wenn keine passt.
 
 
