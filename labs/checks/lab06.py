@@ -384,8 +384,8 @@ PER_BLOCK = Mistakes(
     ),
     Mistake(
         "shape",
-        "Your values are right, but in the shape {got_shape}: return them in w's shape, {shape}.",
-        "Deine Werte stimmen, aber in der Form {got_shape}: Gib sie in der Form von w zurück, "
+        "Your values are right, but their shape is {got_shape}: return them in w's shape, {shape}.",
+        "Deine Werte stimmen, haben aber die Form {got_shape}: Gib sie in der Form von w zurück, "
         "{shape}.",
         when=lambda got, w, block, bits: (
             got.shape != w.shape

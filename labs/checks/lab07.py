@@ -350,7 +350,7 @@ COUNT_TRAINABLE = Mistakes(
         "Here the embedding and the lm_head share one trainable weight, and you counted it "
         "twice ({got:,} instead of {want:,}): a shared tensor trains once.",
         "Hier teilen Embedding und lm_head ein trainierbares Gewicht, und du hast es doppelt "
-        "gezählt ({got:,} statt {want:,}): Ein geteilter Tensor trainiert einmal.",
+        "gezählt ({got:,} statt {want:,}): Ein geteilter Tensor wird nur einmal trainiert.",
         gives=lambda model: sum(
             p.numel() for _, p in model.named_parameters(remove_duplicate=False) if p.requires_grad
         ),
