@@ -83,13 +83,13 @@ RING = Mistakes(
         "That is half, one phase: an all-reduce is a reduce-scatter and then an all-gather, each "
         "(N−1)/N · size.",
         "Das ist die Hälfte, eine Phase: Ein All-Reduce ist ein Reduce-Scatter und danach ein "
-        "All-Gather, jedes (N−1)/N · size.",
+        "All-Gather, jeder mit (N−1)/N · size.",
         gives=lambda size, n, **_: (n - 1) / n * size,
     ),
     Mistake(
         "bits",
         "That is 8 times too many, bits: return bytes.",
-        "Das ist 8-mal zu viel, Bits: Gib Bytes zurück.",
+        "Das ist 8-mal zu viel, das sind Bits: Gib Bytes zurück.",
         gives=lambda want, **_: 8 * want,
     ),
     Mistake(
@@ -101,9 +101,29 @@ RING = Mistakes(
         gives=lambda size, n, **_: (n - 1) * size,
     ),
     Mistake(
+        "whole_ring",
+        "That is the traffic of the whole ring, all {n} devices together. Each device sends "
+        "2·(N−1)/N · size = {want:,.0f}.",
+        "Das ist der Verkehr des ganzen Rings, aller {n} Geräte zusammen. Jedes Gerät sendet "
+        "2·(N−1)/N · size = {want:,.0f}.",
+        gives=lambda want, n, **_: n * want,
+    ),
+    Mistake(
+        "gigabytes",
+        "That is in GB: return bytes, {want:,.0f}.",
+        "Das ist in GB: Gib Bytes zurück, {want:,.0f}.",
+        gives=lambda want, **_: want / 1e9,
+    ),
+    Mistake(
+        "eighth",
+        "That is 8 times too few: n_bytes is already in bytes, nothing to divide by 8.",
+        "Das ist 8-mal zu wenig: n_bytes ist schon in Bytes, da ist nichts durch 8 zu teilen.",
+        gives=lambda want, **_: want / 8,
+    ),
+    Mistake(
         "one_device",
         "With one device there is nothing to exchange: 0 bytes.",
-        "Mit einem Gerät gibt es nichts auszutauschen: 0 Bytes.",
+        "Mit einem Gerät gibt es nichts auszutauschen: 0 Byte.",
         when=lambda got, n, **_: n == 1,
     ),
     Mistake(
@@ -111,7 +131,7 @@ RING = Mistakes(
         "2·(N−1)//N is 1 for every N ≥ 2: integer division drops the fraction before it "
         "multiplies the size. Divide with /, or multiply first.",
         "2·(N−1)//N ist 1 für jedes N ≥ 2: Die Ganzzahldivision wirft den Bruch weg, bevor er "
-        "die Größe multipliziert. Teile mit / oder multipliziere zuerst.",
+        "mit der Größe multipliziert wird. Teile mit / oder multipliziere zuerst.",
         gives=lambda size, n, **_: 2 * (n - 1) // n * size,
     ),
     Mistake(
@@ -125,11 +145,11 @@ RING = Mistakes(
     Mistake(
         "wrong",
         "A ring all-reduce sends {want:,.0f} bytes per device.",
-        "Ein Ring-All-Reduce sendet {want:,.0f} Bytes pro Gerät.",
+        "Ein Ring-All-Reduce sendet {want:,.0f} Byte pro Gerät.",
     ),
     head=(
         "For size = {size:,} bytes and N = {n} you return {got:,.0f}.",
-        "Für size = {size:,} Bytes und N = {n} gibst du {got:,.0f} zurück.",
+        "Für size = {size:,} Byte und N = {n} gibst du {got:,.0f} zurück.",
     ),
 )
 
@@ -149,13 +169,19 @@ RING = Mistakes(
 def q1(ring_allreduce_bytes, rng):
     # an odd size: never a whole number of chunks; whole-byte chunks (rounded either way) pass
     size = rng.choice([1, 3, 7]) * 2 ** rng.randint(24, 30) + 2 * rng.randint(0, 999) + 1
-    # one device, two (the fraction is 1), a ring of 8, a large odd one; the first wrong one says
+    # one device (a wrong answer there says so first), two (the fraction is 1, where twice the
+    # bytes is the whole ring as well as 2 · size), a ring of 8, a large odd one: the slip that
+    # explains every failing ring says
+    failures = []
     for n in (1, 2, 8, rng.choice([3, 5, 6, 1000])):
         got = call(ring_allreduce_bytes, size, n)
         got = as_number(got, ("the byte count", "die Anzahl der Bytes"), returned=True)
         want = 2 * (n - 1) / n * size
         if not close(got, want, abs_tol=2 * (n - 1)):
-            raise RING.wrong_for(got, dict(size=size, n=n, want=want))
+            failures.append((got, dict(size=size, n=n, want=want)))
+    if failures and failures[0][1]["n"] == 1:
+        raise RING.wrong_for(*failures[0])
+    RING.diagnose(failures)
     return text(
         "Correct! On 8 devices each sends {f:.2f}× the gradients' size, on many almost 2×: the "
         "cost per device hardly grows with the number of devices.",
@@ -197,6 +223,35 @@ DDP = Mistakes(
         when=lambda got, want, world, **_: _all_close(got, want, 1e-6, world),
     ),
     Mistake(
+        "by_batch",
+        "Your gradients are {rows} times too small: you divided the summed gradients by the "
+        "{batch} rows. Each rank's loss is already a mean over its {rows} rows: divide by the "
+        "{world} ranks.",
+        "Deine Gradienten sind {rows}-mal zu klein: Du hast die summierten Gradienten durch die "
+        "{batch} Zeilen geteilt. Der Verlust jedes Rangs ist schon ein Mittelwert über seine "
+        "{rows} Zeilen: Teile durch die {world} Ränge.",
+        when=lambda got, want, rows, **_: rows > 1 and _all_close(got, want, 1e-6, 1 / rows),
+    ),
+    Mistake(
+        "not_zeroed",
+        "Your gradients add up from rank to rank: one model's .grad accumulates over its "
+        "backward() calls, so the later ranks' gradients include the earlier ones'. Build a "
+        "model per rank, make_model(0), as each DDP process has its own.",
+        "Deine Gradienten summieren sich von Rang zu Rang: Das .grad eines Modells sammelt sich "
+        "über seine backward()-Aufrufe an, also enthalten die Gradienten der späteren Ränge die "
+        "der früheren. Bau ein Modell pro Rang, make_model(0), wie jeder DDP-Prozess sein "
+        "eigenes hat.",
+        when=lambda got, accumulated, **_: _all_close(got, accumulated, 1e-6),
+    ),
+    Mistake(
+        "one_rank",
+        "Those are the gradients of one rank's share of the batch only: the all-reduce averages "
+        "the gradients of all {world} ranks.",
+        "Das sind nur die Gradienten vom Anteil eines Rangs am Batch: Das All-Reduce mittelt die "
+        "Gradienten aller {world} Ränge.",
+        when=lambda got, per_rank, **_: any(_all_close(got, g, 1e-6) for g in per_rank),
+    ),
+    Mistake(
         "wrong_gradients",
         "Your averaged gradients differ from the full-batch gradient of the {batch} rows, the "
         "mean of the {world} ranks' gradients, each from mse_loss on its {rows} rows.",
@@ -211,6 +266,15 @@ DDP = Mistakes(
         "Richtige Zahlen, aber der Batch wurde nicht aufgeteilt: {world} Ränge sollten {world} "
         "Modelle bauen, die je {rows} der {batch} Zeilen sehen; deine haben {models} gebaut und "
         "Batches von {seen} gesehen.",
+    ),
+    Mistake(
+        "one_model",
+        "Right numbers, and the batch is split into {world} equal parts, but {built} for the "
+        "{world} ranks. Each rank is its own process with its own model: build one per rank "
+        "with make_model(0).",
+        "Richtige Zahlen, und der Batch ist in {world} gleiche Teile aufgeteilt, aber {built} für "
+        "die {world} Ränge. Jeder Rang ist ein eigener Prozess mit eigenem Modell: Bau eines pro "
+        "Rang mit make_model(0).",
     ),
 )
 
@@ -233,6 +297,13 @@ class _Factory:
         return model
 
 
+def _gradients(shape, x, y) -> list[torch.Tensor]:
+    """The gradients of mse_loss on (x, y) of the model make_model(0) builds."""
+    model = _Factory(*shape)(0)
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    return [p.grad for p in model.parameters()]
+
+
 @lab.exercise(
     "ddp_step",
     points=3,
@@ -253,9 +324,7 @@ def q2(ddp_gradients, rng):
         generator = torch.Generator().manual_seed(rng.randrange(2**31))
         x = torch.randn(world * rows, shape[0], generator=generator)
         y = torch.randn(world * rows, shape[2], generator=generator)
-        reference = _Factory(*shape)(0)
-        torch.nn.functional.mse_loss(reference(x), y).backward()
-        want = [p.grad for p in reference.parameters()]
+        want = _gradients(shape, x, y)
         factory = _Factory(*shape)
         got = _arrays(call(ddp_gradients, factory, x, y, world), want)
         v = dict(world=world, batch=world * rows, rows=rows, n=len(want))
@@ -264,9 +333,29 @@ def q2(ddp_gradients, rng):
         if len(set(factory.seeds)) > 1:
             raise DDP.wrong("seed_per_rank", seeds=sorted(set(factory.seeds)))
         if not _all_close(got, want, 1e-6):
-            raise DDP.wrong_for(got, dict(want=want, **v), otherwise="wrong_gradients")
-        if len(factory.seeds) != world or sorted(factory.batches) != [rows] * world:
+            # the course's gradients of each rank's rows, and what one model's .grad holds
+            # after each of them when nothing zeroes it
+            per_rank = [
+                _gradients(shape, x[r * rows : (r + 1) * rows], y[r * rows : (r + 1) * rows])
+                for r in range(world)
+            ]
+            accumulated = [
+                sum(sum(g[i] for g in per_rank[: r + 1]) for r in range(world)) / world
+                for i in range(len(want))
+            ]
+            slips = dict(want=want, per_rank=per_rank, accumulated=accumulated, **v)
+            raise DDP.wrong_for(got, slips, otherwise="wrong_gradients")
+        if sorted(factory.batches) != [rows] * world:
             raise DDP.wrong("not_split", models=len(factory.seeds), seen=factory.batches, **v)
+        if len(factory.seeds) != world:
+            built = (
+                text("you built one model", "du hast ein einziges Modell gebaut")
+                if len(factory.seeds) == 1
+                else text(
+                    "you built {m} models", "du hast {m} Modelle gebaut", m=len(factory.seeds)
+                )
+            )
+            raise DDP.wrong("one_model", built=built, **v)
     return text(
         "Correct! {world} ranks, {rows} rows each, the same initial weights: the mean of their "
         "gradients is the full-batch gradient. That is what DDP's all-reduce computes.",
@@ -366,12 +455,34 @@ SHARD = Mistakes(
         ),
     ),
     Mistake(
+        "tuple_ignored",
+        "a spec entry that is a tuple of axes, such as ('data', 'model'), splits its dimension "
+        "too, into the product of their sizes; you left that dimension whole.",
+        "Ein Spec-Eintrag, der ein Tupel von Achsen ist, etwa ('data', 'model'), teilt seine "
+        "Dimension auch auf, in so viele Teile, wie das Produkt ihrer Größen angibt; du hast "
+        "diese Dimension ganz gelassen.",
+        gives=_dividing(
+            lambda size, axes, mesh, i: size // mesh[axes[0]] if len(axes) == 1 else size
+        ),
+    ),
+    Mistake(
         "added_sizes",
         "a dimension split over a tuple of axes is cut into the product of their sizes, not the "
         "sum.",
         "Eine Dimension, die über ein Tupel von Achsen aufgeteilt wird, zerfällt in so viele "
         "Teile, wie das Produkt ihrer Größen angibt, nicht die Summe.",
         gives=_dividing(lambda size, axes, mesh, i: size // sum(mesh[a] for a in axes)),
+    ),
+    Mistake(
+        "pieces",
+        "you returned into how many pieces each dimension is cut, {got}. The block's shape is "
+        "each size divided by that number: {want}.",
+        "Du hast zurückgegeben, in wie viele Stücke jede Dimension geschnitten wird, {got}. Die "
+        "Form des Blocks ist jede Größe geteilt durch diese Zahl: {want}.",
+        gives=lambda shape, spec, mesh, **_: tuple(
+            math.prod(mesh[a] for a in _axes(e))
+            for e in list(spec) + [None] * (len(shape) - len(spec))
+        ),
     ),
     Mistake(
         "multiplied",
@@ -690,7 +801,7 @@ FULL_STATE = (
 )
 FULL_SHARE = (
     "Each GPU's share, {share:,} bytes, is exactly as large as its memory",
-    "Der Anteil jeder GPU, {share:,} Bytes, ist genau so groß wie ihr Speicher",
+    "Der Anteil jeder GPU, {share:,} Byte, ist genau so groß wie ihr Speicher",
 )
 ONE_GPU = ("one GPU's memory", "der Speicher einer GPU")
 ALL_GPUS = ("all {gpus} GPUs together", "alle {gpus} GPUs zusammen")
@@ -744,15 +855,15 @@ ANSWER = Mistakes(
         "You returned {got!r} ({kind}). Return one of the strings 'single', 'ddp', 'fsdp' or "
         "'none', exactly so (lowercase, no spaces; 'none' is a string, not None).",
         "Du hast {got!r} ({kind}) zurückgegeben. Gib einen der Strings 'single', 'ddp', 'fsdp' "
-        "oder 'none' zurück, genau so (klein, ohne Leerzeichen; 'none' ist ein String, nicht "
-        "None).",
+        "oder 'none' zurück, genau so (kleingeschrieben, ohne Leerzeichen; 'none' ist ein "
+        "String, nicht None).",
     ),
     Mistake(
         "fixed_bytes",
         "For {n:,} parameters at {bpp} bytes each you return {got!r}, the answer for 16 bytes per "
         "parameter. Use the bytes_per_param you are given: {state_gib:,.1f} GiB of state, "
         "{mem_gib:,.0f} GiB per GPU: {want!r}.",
-        "Für {n:,} Parameter mit je {bpp} Bytes gibst du {got!r} zurück, die Antwort für 16 Bytes "
+        "Für {n:,} Parameter mit je {bpp} Byte gibst du {got!r} zurück, die Antwort für 16 Byte "
         "pro Parameter. Nimm das übergebene bytes_per_param: {state_gib:,.1f} GiB Zustand, "
         "{mem_gib:,.0f} GiB pro GPU: {want!r}.",
         when=lambda got, n, bpp, memory, gpus, **_: (
@@ -760,13 +871,41 @@ ANSWER = Mistakes(
         ),
     ),
     Mistake(
+        "not_bytes",
+        "For {n:,} parameters at {bpp} bytes each you return {got!r}, the answer for a state far "
+        "smaller than it is: you compared the parameters, or the state in GB or GiB, with "
+        "gpu_memory, which is in bytes. The state is n_params × bytes_per_param = {state:,} bytes "
+        "({state_gib:,.1f} GiB), a GPU has {mem_gib:,.0f} GiB: {want!r}.",
+        "Für {n:,} Parameter mit je {bpp} Byte gibst du {got!r} zurück, die Antwort für einen "
+        "viel kleineren Zustand: Du hast die Parameter oder den Zustand in GB oder GiB mit "
+        "gpu_memory verglichen, und das ist in Bytes. Der Zustand ist n_params × bytes_per_param "
+        "= {state:,} Byte ({state_gib:,.1f} GiB), eine GPU hat {mem_gib:,.0f} GiB: {want!r}.",
+        when=lambda got, n, bpp, memory, gpus, **_: any(
+            got == _rule(n * bpp / unit, memory, gpus) for unit in (bpp, 1e9, GIB)
+        ),
+    ),
+    Mistake(
+        "weights_only",
+        "For {n:,} parameters at {bpp} bytes each you return {got!r}, the answer for the weights "
+        "alone (2 or 4 bytes per parameter). Training also keeps gradients and optimizer "
+        "states: bytes_per_param counts them all, {state_gib:,.1f} GiB of state on GPUs of "
+        "{mem_gib:,.0f} GiB: {want!r}.",
+        "Für {n:,} Parameter mit je {bpp} Byte gibst du {got!r} zurück, die Antwort für die "
+        "Gewichte allein (2 oder 4 Byte pro Parameter). Das Training hält auch Gradienten und "
+        "Optimiererzustände: bytes_per_param zählt sie alle mit, {state_gib:,.1f} GiB Zustand "
+        "auf GPUs mit {mem_gib:,.0f} GiB: {want!r}.",
+        when=lambda got, n, memory, gpus, **_: any(
+            got == _rule(n * weights, memory, gpus) for weights in (2, 4)
+        ),
+    ),
+    Mistake(
         "wrong",
         "For n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} bytes "
         "({mem_gib:,.0f} GiB) and gpus = {gpus} you return {got!r}; the answer is {want!r}. "
         "The state is {state:,} bytes, {state_gib:,.2f} GiB{split}.",
-        "Für n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} Bytes "
+        "Für n_params = {n:,}, bytes_per_param = {bpp}, gpu_memory = {memory:,} Byte "
         "({mem_gib:,.0f} GiB) und gpus = {gpus} gibst du {got!r} zurück; die Antwort ist "
-        "{want!r}. Der Zustand ist {state:,} Bytes groß, {state_gib:,.2f} GiB{split}.",
+        "{want!r}. Der Zustand ist {state:,} Byte groß, {state_gib:,.2f} GiB{split}.",
     ),
 )
 FAR = Mistakes(
@@ -841,10 +980,11 @@ NEAR = Mistakes(
         "{gpus} GPU(s) of {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB you return {got!r}; the answer is "
         "{want!r}. That is a GB/GiB slip: 1 GB = 10⁹ bytes, 1 GiB = 2³⁰ bytes, {pct:.1f}% more. "
         "Both numbers come in bytes: compare them as they are.",
-        "Für {n:,} Parameter × {bpp} Bytes = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} auf "
+        "Für {n:,} Parameter × {bpp} Byte = {gb:,.2f} GB = {state_gib:,.2f} GiB{split} auf "
         "{gpus} GPU(s) mit {mem_gib:,.0f} GiB = {mem_gb:,.2f} GB gibst du {got!r} zurück; die "
-        "Antwort ist {want!r}. Das ist eine Verwechslung von GB und GiB: 1 GB = 10⁹ Bytes, 1 GiB "
-        "= 2³⁰ Bytes, {pct:.1f} % mehr. Beide Zahlen kommen in Bytes: Vergleiche sie direkt.",
+        "Antwort ist {want!r}. Das ist eine Verwechslung von GB und GiB: 1 GB = 10⁹ Byte, 1 GiB "
+        "= 2³⁰ Byte, {pct:.1f} % mehr. Beide Zahlen sind in Byte angegeben: Vergleiche sie "
+        "direkt.",
         when=lambda got, unit_case, near, units, **_: unit_case and not near and got in units,
     ),
 ) + Mistakes(
@@ -859,7 +999,7 @@ NEAR = Mistakes(
         "The answer is {want!r}: the state is {over:,} bytes more than {limit:,} bytes, {what}, "
         "one parameter too many to fit. Compare the exact whole numbers; float32, rounding to GiB "
         "or n_params // gpus lose those bytes.",
-        "Die Antwort ist {want!r}: Der Zustand ist {over:,} Bytes größer als {limit:,} Bytes, "
+        "Die Antwort ist {want!r}: Der Zustand ist {over:,} Byte größer als {limit:,} Byte, "
         "{what}, ein Parameter zu viel, um zu passen. Vergleiche die genauen ganzen Zahlen; "
         "float32, Runden auf GiB oder n_params // gpus verlieren diese Bytes.",
         when=lambda got, near, **_: near,
@@ -867,8 +1007,8 @@ NEAR = Mistakes(
     head=(
         "For {n:,} parameters × {bpp} bytes = {state:,} bytes on {gpus} GPU(s) of {memory:,} "
         "bytes you return {got!r}.",
-        "Für {n:,} Parameter × {bpp} Bytes = {state:,} Bytes auf {gpus} GPU(s) mit {memory:,} "
-        "Bytes gibst du {got!r} zurück.",
+        "Für {n:,} Parameter × {bpp} Byte = {state:,} Byte auf {gpus} GPU(s) mit {memory:,} "
+        "Byte gibst du {got!r} zurück.",
     ),
 )
 
@@ -916,12 +1056,19 @@ def _q5_questions(rng):
 
 
 def _q5_verdict(answers: list[tuple[str, dict[str, Any]]]) -> None:
-    """The slip the wrong answers show: a fixed 16 bytes if every question far from a limit shows
-    it, else the first slip one of those shows, else the first one near a limit shows."""
+    """The slip the wrong answers show: a state of the wrong size (a fixed 16 bytes if every
+    question far from a limit shows it; not in bytes, or the weights alone, if every answer is
+    the one for that state), else the first slip a question far from the limits shows, else the
+    first one near a limit shows."""
     wrong = [(got, q) for got, q in answers if got != q["want"]]
     far = [(got, q) for got, q in wrong if not q["boundary"] and not q["unit_case"]]
     if far and all(ANSWER.by_key["fixed_bytes"].fits(got, q) for got, q in far):
         raise ANSWER.wrong("fixed_bytes", got=far[0][0], **far[0][1])
+    # a state not in bytes, or of the weights alone: every answer, right or wrong, is the one
+    # for that smaller state (other slips agree with it only on some questions)
+    for key in ("not_bytes", "weights_only"):
+        if far and all(ANSWER.by_key[key].fits(got, q) for got, q in answers):
+            raise ANSWER.wrong(key, got=far[0][0], **far[0][1])
     slips, failures = (FAR, far) if far else (NEAR, wrong)
     for slip in slips:
         for got, q in failures:
@@ -1007,7 +1154,7 @@ TIMES = Mistakes(
         "Your time for {what}() is {got_ms:,.2f} ms, but its calls took {lo_ms:,.2f} to "
         "{hi_ms:,.2f} ms here (median {median_ms:,.2f} ms). Time several calls after a warm-up "
         "and return one call's time in seconds.",
-        "Deine Zeit für {what}() ist {got_ms:,.2f} ms, seine Aufrufe haben hier aber {lo_ms:,.2f} "
+        "Deine Zeit für {what}() ist {got_ms:,.2f} ms, ihre Aufrufe haben hier aber {lo_ms:,.2f} "
         "bis {hi_ms:,.2f} ms gedauert (Median {median_ms:,.2f} ms). Miss mehrere Aufrufe nach dem "
         "Aufwärmen und gib die Zeit eines Aufrufs in Sekunden zurück.",
     ),

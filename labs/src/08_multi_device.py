@@ -46,7 +46,7 @@
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
 # helfen; die letzte Zelle zeigt deine Punkte. Führe zuerst die Setup-Zelle und die beiden Zellen
-# darunter aus, **bevor irgendetwas anderes JAX benutzt**: Die erste verlangt von JAX seine 8 Geräte.
+# darunter aus, **bevor irgendetwas anderes JAX benutzt**: Die erste fordert bei JAX die 8 Geräte an.
 
 # %%
 import jax
@@ -91,9 +91,9 @@ lab.ready()
 # ## 1. Die Bytes eines Ring-All-Reduce
 #
 # Schreib `ring_allreduce_bytes(n_bytes, devices)`: wie viele Bytes **jedes** Gerät sendet, wenn
-# `devices` Geräte ein Array von `n_bytes` Bytes mit dem Ring-Algorithmus per All-Reduce addieren
-# (Lektion 08, Abschnitt 1). Ein einzelnes Gerät sendet nichts. Der genaue Wert darf ein Bruchteil
-# eines Bytes sein; Stücke aus ganzen Bytes, auf- oder abgerundet, sind auch richtig.
+# `devices` Geräte ein Array von `n_bytes` Byte mit dem Ring-Algorithmus per All-Reduce addieren
+# (Lektion 08, Abschnitt 1). Ein einzelnes Gerät sendet nichts. Der genaue Wert darf
+# Nachkommastellen haben; Stücke aus ganzen Bytes, auf- oder abgerundet, sind auch richtig.
 
 
 # %%
@@ -130,8 +130,8 @@ q1.check(ring_allreduce_bytes)
 # `make_model(seed)`, rechne `torch.nn.functional.mse_loss` auf **dem Anteil dieses Rangs** an den
 # Zeilen von `x` und `y` (zusammenhängende, gleich große Teile) und ruf `.backward()` auf; gib dann
 # zurück, was das All-Reduce von DDP liefert: für jeden Parameter (in der Reihenfolge von
-# `model.parameters()`) den über die Ränge gemittelten Gradienten. Er muss gleich dem Gradienten des
-# ganzen Batches in einem Prozess sein.
+# `model.parameters()`) den über die Ränge gemittelten Gradienten. Er muss mit dem Gradienten des
+# ganzen Batches in einem Prozess übereinstimmen.
 
 
 # %%
@@ -228,7 +228,7 @@ q3.check(shard_shape)
 # Schreib `dp_grads(loss_fn, params, x, y, mesh)`: den Gradienten von `loss_fn(params, x, y)` nach
 # `params` (ein dict von Arrays), **datenparallel** gerechnet auf `mesh`, einer Reihe von 8 Geräten
 # mit der Achse `"data"`: die Zeilen von `x` und `y` über die Geräte verteilt, `params` repliziert. Er
-# muss gleich dem Gradienten auf einem Gerät sein. `jax.jit` mit Shardings und der
+# muss mit dem Gradienten auf einem Gerät übereinstimmen. `jax.jit` mit Shardings und der
 # `shard_map`-Schritt der Lektion leisten das beide. Der Batch ist immer durch 8 teilbar. Die Prüfung
 # schaut in `loss_fn` hinein, wie `x` dort ankommt.
 
@@ -279,8 +279,8 @@ q4.check(dp_grads)
 # ## 5. Welche Parallelität?
 #
 # Schreib `choose(n_params, bytes_per_param, gpu_memory, gpus)`: wie man ein Modell mit `n_params`
-# Parametern auf `gpus` gleichen GPUs mit je `gpu_memory` **Bytes** trainiert. Sein
-# Trainingszustand belegt `n_params · bytes_per_param` Bytes: 16 pro Parameter für AdamW in Mixed
+# Parametern auf `gpus` gleichen GPUs mit je `gpu_memory` **Byte** trainiert. Sein
+# Trainingszustand belegt `n_params · bytes_per_param` Byte: 16 pro Parameter für AdamW in Mixed
 # Precision (fp32-Gewichte 4, Gradienten 4, die beiden Adam-Momente 8; Lektion 08, Abschnitt 1).
 # Aktivierungen und die eine Schicht, die FSDP kurz einsammelt, lässt du weg. Gib einen von vier
 # Strings zurück, den einfachsten, der passt:
@@ -292,7 +292,7 @@ q4.check(dp_grads)
 #   (FSDP/ZeRO-3 teilt Gewichte, Gradienten und Optimiererzustände auf die GPUs auf);
 # - `"none"`: nicht einmal das.
 #
-# „Passt“ heißt: höchstens `gpu_memory` Bytes; ein Zustand, der genau so groß ist wie der Speicher,
+# „Passt“ heißt: höchstens `gpu_memory` Byte; ein Zustand, der genau so groß ist wie der Speicher,
 # passt. Beispiel: Ein 7B-Modell braucht 112 GB = 104 GiB, mehr als eine H100 mit 80 GiB hat; auf 8
 # davon hält jede 13 GiB: `choose(7_000_000_000, 16, 80 * 2**30, 8)` ist `"fsdp"`.
 
@@ -333,11 +333,11 @@ q5.check(choose)
 # In einem DDP-Schritt rechnet jedes Gerät seine Gradienten und wartet dann auf das All-Reduce. Ob
 # mehr Geräte helfen, hängt davon ab, was von beidem **auf deiner Hardware** länger dauert. Schreib
 # `comm_or_compute(allreduce, step)`: Miss `allreduce()` (ein All-Reduce eines Gradienten über die 8
-# Geräte) und `step()` (die Rechnung eines Schritts auf einem Gerät), jeweils in **Sekunden pro
+# Geräte) und `step()` (die Berechnung eines Schritts auf einem Gerät), jeweils in **Sekunden pro
 # Aufruf**, und gib `(allreduce_seconds, step_seconds, verdict)` zurück, das Urteil
 # `"communication"`, wenn das All-Reduce länger dauert, sonst `"compute"`. Beide Funktionen warten
-# auf ihr Ergebnis. Die Prüfung gibt dir zwei Paare: einen großen Gradienten mit wenig Rechnung und
-# einen kleinen mit viel.
+# auf ihr Ergebnis. Die Prüfung gibt dir zwei Paare: einen großen Gradienten mit wenig Rechenarbeit
+# und einen kleinen mit viel.
 
 
 # %%

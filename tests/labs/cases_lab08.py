@@ -37,6 +37,27 @@ def ring_chunks(n_bytes, devices):  # two phases of N-1 chunks of whole bytes
     return np.int64(2 * (devices - 1) * chunk)
 
 
+def ring_two_phases(n_bytes, devices):  # reduce-scatter, then all-gather, in a loop
+    chunk = n_bytes / devices
+    sent = 0
+    for _phase in ("reduce-scatter", "all-gather"):
+        for _step in range(devices - 1):
+            sent += chunk
+    return sent
+
+
+def ring_whole_ring(n_bytes, devices):  # the traffic of all devices together
+    return devices * ring_fraction(n_bytes, devices)
+
+
+def ring_gigabytes(n_bytes, devices):
+    return ring_fraction(n_bytes, devices) / 1e9
+
+
+def ring_bits_to_bytes(n_bytes, devices):  # divides by 8 as if the size were in bits
+    return ring_fraction(n_bytes, devices) / 8
+
+
 # --- q2: a DDP step, rank by rank --------------------------------------------------------------
 def ddp_loop(make_model, x, y, world, seed=lambda rank: 0, rows=None, reduce="mean"):
     rows = rows or (lambda rank: slice(rank * len(x) // world, (rank + 1) * len(x) // world))
@@ -78,6 +99,38 @@ def ddp_chunks(make_model, x, y, world):  # torch.chunk and torch.stack(...).mea
         loss = ((model(xs) - ys) ** 2).mean()
         per_rank.append(torch.autograd.grad(loss, list(model.parameters())))
     return [torch.stack(g).mean(0) for g in zip(*per_rank, strict=True)]
+
+
+def ddp_one_model(make_model, x, y, world):  # one model, .grad adds up over the ranks
+    model = make_model(0)
+    grads = []
+    for xs, ys in zip(x.chunk(world), y.chunk(world), strict=True):
+        torch.nn.functional.mse_loss(model(xs), ys).backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+    return [sum(g) / world for g in zip(*grads, strict=True)]
+
+
+def ddp_by_batch(make_model, x, y, world):  # the summed gradients over the batch's rows
+    total = ddp_loop(make_model, x, y, world, reduce="sum")
+    return [t / len(x) for t in total]
+
+
+def ddp_rank_zero(make_model, x, y, world):  # the all-reduce left out: rank 0's gradients
+    model = make_model(0)
+    rows = len(x) // world
+    torch.nn.functional.mse_loss(model(x[:rows]), y[:rows]).backward()
+    return [p.grad for p in model.parameters()]
+
+
+def ddp_zeroed(make_model, x, y, world):  # one model, its gradients zeroed per rank
+    model = make_model(0)
+    total = None
+    for xs, ys in zip(x.chunk(world), y.chunk(world), strict=True):
+        model.zero_grad()
+        torch.nn.functional.mse_loss(model(xs), ys).backward()
+        grads = [p.grad.clone() for p in model.parameters()]
+        total = grads if total is None else [t + g for t, g in zip(total, grads, strict=True)]
+    return [t / world for t in total]
 
 
 # --- q3: the shape of one shard ------------------------------------------------------------------
@@ -129,6 +182,37 @@ def shard_truncated(shape, spec, mesh_shape):  # zip stops at the shorter spec
         axes = () if entry is None else (entry,) if isinstance(entry, str) else entry
         block.append(size // math.prod(mesh_shape[a] for a in axes))
     return tuple(block)
+
+
+def shard_pieces(shape, spec, mesh_shape):  # how many pieces, not how large
+    padded = list(spec) + [None] * (len(shape) - len(spec))
+    return tuple(
+        1 if e is None else math.prod(mesh_shape[a] for a in ((e,) if isinstance(e, str) else e))
+        for e in padded
+    )
+
+
+def shard_tuple_ignored(shape, spec, mesh_shape):  # .get: a tuple entry is no axis name
+    padded = list(spec) + [None] * (len(shape) - len(spec))
+    return tuple(size // mesh_shape.get(e, 1) for size, e in zip(shape, padded, strict=True))
+
+
+def shard_ceil(shape, spec, mesh_shape):  # ceil division: the same where the sizes divide
+    padded = list(spec) + [None] * (len(shape) - len(spec))
+    block = []
+    for size, e in zip(shape, padded, strict=True):
+        axes = () if e is None else (e,) if isinstance(e, str) else e
+        block.append(-(-size // math.prod(mesh_shape[a] for a in axes)))
+    return block
+
+
+def shard_modulo(shape, spec, mesh_shape):  # % for //
+    return tuple(
+        size % math.prod(mesh_shape[a] for a in ((e,) if isinstance(e, str) else e))
+        if e is not None
+        else size
+        for size, e in zip(shape, list(spec) + [None] * (len(shape) - len(spec)), strict=True)
+    )
 
 
 def shard_raising(shape, spec, mesh_shape):
@@ -190,6 +274,43 @@ def dp_shard_map_replicated(loss_fn, params, x, y, mesh):  # every device gets e
 
     global_loss = jax.shard_map(local_loss, mesh=mesh, in_specs=(P(), P(), P()), out_specs=P())
     return jax.jit(jax.grad(global_loss))(params, x, y)
+
+
+def dp_shard_map_pmean_loss(loss_fn, params, x, y, mesh):  # pmean of the loss: psum / 8
+    def local_loss(params, x, y):
+        return jax.lax.pmean(loss_fn(params, x, y), "data")
+
+    global_loss = jax.shard_map(
+        local_loss, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P()
+    )
+    return jax.jit(jax.grad(global_loss))(params, x, y)
+
+
+def dp_shard_map_psum_only(loss_fn, params, x, y, mesh):  # psum of the means, not divided
+    def local_loss(params, x, y):
+        return jax.lax.psum(loss_fn(params, x, y), "data")
+
+    global_loss = jax.shard_map(
+        local_loss, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P()
+    )
+    return jax.jit(jax.grad(global_loss))(params, x, y)
+
+
+def dp_params_only(loss_fn, params, x, y, mesh):  # x and y left alone: jit copies them
+    params = jax.device_put(params, NamedSharding(mesh, P()))
+    return jax.jit(jax.grad(loss_fn))(params, x, y)
+
+
+def dp_as_tuple(loss_fn, params, x, y, mesh):  # (w, b) instead of the dict
+    grads = dp_device_put(loss_fn, params, x, y, mesh)
+    return grads["w"], grads["b"]
+
+
+def dp_x_replicated(loss_fn, params, x, y, mesh):  # y split, x copied
+    params = jax.device_put(params, NamedSharding(mesh, P()))
+    x = jax.device_put(x, NamedSharding(mesh, P()))
+    y = jax.device_put(y, NamedSharding(mesh, P("data")))
+    return jax.jit(jax.grad(loss_fn))(params, x, y)
 
 
 def dp_chunks_one_device(loss_fn, params, x, y, mesh):  # 8 chunks, one after the other
@@ -330,6 +451,30 @@ def choose_always_fits_one(n_params, bytes_per_param, gpu_memory, gpus):
     return choose_ints(n_params, bytes_per_param, gpu_memory, gpus)
 
 
+def choose_params_not_bytes(n_params, bytes_per_param, gpu_memory, gpus):  # n, not n × bytes
+    if n_params <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if n_params / gpus <= gpu_memory else "none"
+
+
+def choose_gb_against_bytes(n_params, bytes_per_param, gpu_memory, gpus):  # GB vs bytes
+    state_gb = n_params * bytes_per_param / 1e9
+    if state_gb <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if state_gb / gpus <= gpu_memory else "none"
+
+
+def choose_weights_only(n_params, bytes_per_param, gpu_memory, gpus):  # bf16 weights, 2 bytes
+    return choose_ints(n_params, 2, gpu_memory, gpus)
+
+
+def choose_shard_ceil(n_params, bytes_per_param, gpu_memory, gpus):  # each GPU's whole shard
+    state = n_params * bytes_per_param
+    if state <= gpu_memory:
+        return "single" if gpus == 1 else "ddp"
+    return "fsdp" if -(-n_params // gpus) * bytes_per_param <= gpu_memory else "none"
+
+
 def choose_raising(n_params, bytes_per_param, gpu_memory, gpus):
     shard = n_params * bytes_per_param / (gpus - 1)
     return "fsdp" if shard <= gpu_memory else "none"
@@ -374,6 +519,35 @@ def comm_with(verdict=None, scale=1.0, swap=False):
     return answer
 
 
+def comm_total(allreduce, step, calls=20):  # the whole loop, not one call
+    times = []
+    for fn in (allreduce, step):
+        fn()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append(time.perf_counter() - start)
+    return times[0], times[1], "communication" if times[0] > times[1] else "compute"
+
+
+def comm_min(allreduce, step):  # the fastest of several calls
+    def fastest(fn):
+        times = []
+        for _ in range(10):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    a, s = fastest(allreduce), fastest(step)
+    return a, s, "communication" if a > s else "compute"
+
+
+def comm_inverted(allreduce, step):  # the larger time read as the faster side
+    a, s, _ = comm_loop(allreduce, step)
+    return a, s, "communication" if a < s else "compute"
+
+
 def comm_called_not_timed(allreduce, step):  # calls both, then returns a guess
     allreduce(), step()
     return 0.0, 0.0, "compute"
@@ -389,8 +563,16 @@ def lt(need, have):
 
 CASES = {
     (LAB, "ring_bytes"): Case(
-        right=[ring_fraction, ring_chunks, lambda n, d: 2 * (d - 1) * (n // d)],
+        right=[
+            ring_fraction,
+            ring_chunks,
+            lambda n, d: 2 * (d - 1) * (n // d),
+            ring_two_phases,
+        ],
         wrong=[
+            (ring_whole_ring, "whole_ring"),
+            (ring_gigabytes, "gigabytes"),
+            (ring_bits_to_bytes, "eighth"),
             (lambda n, d: 2 * (d - 1) // d * n, "int_division"),
             (lambda n, d: (d - 1) / d * n, "one_phase"),
             (lambda n, d: 2 * n, "one_device"),  # also wrong for one device, checked first
@@ -407,13 +589,17 @@ CASES = {
     (LAB, "ddp_step"): Case(
         right=[ddp_loop, ddp_chunks, ddp_strided],
         wrong=[
+            (ddp_one_model, "not_zeroed"),
+            (ddp_by_batch, "by_batch"),
+            (ddp_rank_zero, "one_rank"),
+            (ddp_zeroed, "one_model"),
             (ddp_split_by_size, "not_split"),
             (lambda f, x, y, w: ddp_loop(f, x, y, w, reduce="sum"), "summed"),
             (lambda f, x, y, w: ddp_loop(f, x, y, w, rows=lambda r: slice(None)), "not_split"),
             (lambda f, x, y, w: ddp_loop(f, x, y, w, seed=lambda r: r), "seed_per_rank"),
             (
                 lambda f, x, y, w: ddp_loop(f, x, y, w, rows=lambda r: slice(0, 1)),
-                "wrong_gradients",
+                "one_rank",  # every rank took the first row, rank 0's share at one row per rank
             ),
             (lambda f, x, y, w: ddp_loop(f, x, y, w)[:1], "structure"),
         ],
@@ -421,8 +607,11 @@ CASES = {
         raising_line="model = make_model(seed(rank))",
     ),
     (LAB, "shard_shape"): Case(
-        right=[shard_loop, shard_numpy],
+        right=[shard_loop, shard_numpy, shard_ceil],
         wrong=[
+            (shard_pieces, "pieces"),
+            (shard_tuple_ignored, "tuple_ignored"),
+            (shard_modulo, "wrong"),
             (lambda shape, spec, mesh_shape: tuple(shape), "global_shape"),
             (shard_with(lambda size, axes, mesh: size // 8), "all_devices"),
             (shard_with(lambda size, axes, mesh: size // mesh[axes[0]]), "first_axis_only"),
@@ -449,8 +638,19 @@ CASES = {
         raising_line="entry = spec[i]",
     ),
     (LAB, "data_parallel"): Case(
-        right=[dp_device_put, dp_in_shardings, dp_eager, dp_shard_map, dp_shard_map_pmean],
+        right=[
+            dp_device_put,
+            dp_in_shardings,
+            dp_eager,
+            dp_shard_map,
+            dp_shard_map_pmean,
+            dp_shard_map_pmean_loss,
+        ],
         wrong=[
+            (dp_shard_map_psum_only, "summed"),
+            (dp_params_only, "batch_replicated"),
+            (dp_as_tuple, "structure"),
+            (dp_x_replicated, "batch_replicated"),
             (dp_one_device, "one_device"),
             (dp_chunks_one_device, "one_device"),
             (dp_shard_map_replicated, "batch_replicated"),
@@ -464,8 +664,11 @@ CASES = {
         raising_line='params = jax.device_put(params, NamedSharding(mesh, P("data")))',
     ),
     (LAB, "which_parallelism"): Case(
-        right=[choose_ints, choose_gib, choose_numpy, choose_torch],
+        right=[choose_ints, choose_gib, choose_numpy, choose_torch, choose_shard_ceil],
         wrong=[
+            (choose_params_not_bytes, "not_bytes"),
+            (choose_gb_against_bytes, "not_bytes"),
+            (choose_weights_only, "weights_only"),
             (choose_with(fits=lt), "strict"),
             (choose_strict_shard, "strict"),
             # GB for GiB, either way round: the state in GB against the memory in GiB, and back
@@ -490,8 +693,11 @@ CASES = {
         raising_line="shard = n_params * bytes_per_param / (gpus - 1)",
     ),
     (LAB, "comm_or_compute"): Case(
-        right=[comm_measure, comm_loop],
+        right=[comm_measure, comm_loop, comm_min],
         wrong=[
+            (comm_total, "off"),
+            (comm_inverted, "verdict"),
+            (comm_with(scale=1e6), "off"),  # microseconds
             (comm_with(verdict="communication"), "verdict"),
             (comm_with(verdict="compute"), "verdict"),
             (comm_with(verdict="comms"), "not_a_verdict"),
