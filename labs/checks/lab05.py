@@ -2,11 +2,12 @@
 
 q1 computes MFU (a long context where attention dominates, a large model where it hardly matters);
 q2 names the bottleneck among profiler rows that also hold the whole step, single operations and a
-phase that wins per call; q3 interrupts a small training run (AdamW, a scheduler, a GradScaler,
-dropout), resumes it in fresh objects with disturbed random generators and must end bit for bit
-like the uninterrupted run, and a save cut off halfway must leave the previous checkpoint
-loadable; q4 picks accumulation steps (fits at once, primes, exact multiples, one over); q5 times a
-data and a compute phase on this device (labs.kit.measured) and names the one that limits a step.
+phase that wins per call, each phase winning one profile; q3 interrupts a small training run
+(AdamW, a scheduler, a GradScaler, dropout, BatchNorm's buffers), resumes it in fresh objects with
+disturbed random generators and must end bit for bit like the uninterrupted run, and a save cut
+off halfway must leave the previous checkpoint loadable; q4 picks accumulation steps (fits at
+once, primes, exact multiples, one over); q5 times a data and a compute phase on this device
+(labs.kit.measured) and names the one that limits a step.
 """
 
 from __future__ import annotations
@@ -274,8 +275,12 @@ BATCHES, TOTAL = 5, 12  # batches per epoch, steps of the whole run
 def _setup(seed):
     """A fresh run: the model and its helpers, every random generator seeded with `seed`."""
     random.seed(seed), np.random.seed(seed), torch.manual_seed(seed)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Dropout(0.3), torch.nn.Linear(16, 1)
+    model = torch.nn.Sequential(  # BatchNorm's running statistics are buffers, no parameters
+        torch.nn.Linear(6, 16),
+        torch.nn.BatchNorm1d(16),
+        torch.nn.ReLU(),
+        torch.nn.Dropout(0.3),
+        torch.nn.Linear(16, 1),
     )
     opt = torch.optim.AdamW(model.parameters(), lr=0.05)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.7)
@@ -347,6 +352,14 @@ CHECKPOINT_MISTAKES = Mistakes(
         "model",
         "The model's weights were not restored.",
         "Die Gewichte des Modells wurden nicht wiederhergestellt.",
+    ),
+    Mistake(
+        "buffers",
+        "The weights were restored, but not the model's buffers (BatchNorm's running mean and "
+        "variance): save and load model.state_dict(), which holds both.",
+        "Die Gewichte wurden wiederhergestellt, aber nicht die Puffer des Modells (laufender "
+        "Mittelwert und laufende Varianz von BatchNorm): Speichere und lade model.state_dict(), "
+        "das beides enthält.",
     ),
     Mistake(
         "optimizer",
@@ -475,7 +488,12 @@ def q3(checkpointing, rng):
             raise CHECKPOINT_MISTAKES.wrong("scheduler_stepped", got=now, want=then)
         for key, part, then in zip(_PARTS, resumed, saved, strict=True):
             if not _same_state(part.state_dict(), then):
-                raise CHECKPOINT_MISTAKES.wrong(key)
+                weights = {name for name, _ in part.named_parameters()} if key == "model" else ()
+                same_weights = weights and _same_state(
+                    {n: v for n, v in part.state_dict().items() if n in weights},
+                    {n: v for n, v in then.items() if n in weights},
+                )
+                raise CHECKPOINT_MISTAKES.wrong("buffers" if same_weights else key)
         for which, now, then in zip(_RNGS, _rng(), saved_rng, strict=True):
             if not _same_state(now, then):
                 raise CHECKPOINT_MISTAKES.wrong("rng", which=which)

@@ -134,10 +134,10 @@ q2.check(bottleneck)
 # Write `save_checkpoint(path, model, optimizer, scheduler, scaler, step, position)` and
 # `load_checkpoint(path, model, optimizer, scheduler, scaler)`, which loads into the given objects
 # and returns `(step, position)`. `position` is the data position, e.g. `{"epoch": 1, "batch": 3}`.
-# The check trains a small model with dropout, interrupts it, resumes in fresh objects and compares
-# with the run that was never interrupted. Remember the random number generators (Python, numpy,
-# torch, and CUDA where there is one) and write atomically: a disconnect during a save must not
-# destroy the checkpoint saved before.
+# The check trains a small model with dropout and batch normalization, interrupts it, resumes in
+# fresh objects and compares with the run that was never interrupted. Remember the random number
+# generators (Python, numpy, torch, and CUDA where there is one) and write atomically: a disconnect
+# during a save must not destroy the checkpoint saved before.
 
 # %% [markdown] lang="de"
 # ## 3. Ein Checkpoint, der denselben Lauf fortsetzt
@@ -145,11 +145,11 @@ q2.check(bottleneck)
 # Schreib `save_checkpoint(path, model, optimizer, scheduler, scaler, step, position)` und
 # `load_checkpoint(path, model, optimizer, scheduler, scaler)`, das in die übergebenen Objekte lädt
 # und `(step, position)` zurückgibt. `position` ist die Position in den Daten, z. B.
-# `{"epoch": 1, "batch": 3}`. Die Prüfung trainiert ein kleines Modell mit Dropout, unterbricht es,
-# setzt es in frischen Objekten fort und vergleicht mit dem Lauf, der nie unterbrochen wurde.
-# Denk an die Zufallsgeneratoren (Python, numpy, torch und CUDA, wo es eine GPU gibt) und schreib
-# atomar: Ein Abbruch während des Speicherns darf den zuvor gespeicherten Checkpoint nicht
-# zerstören.
+# `{"epoch": 1, "batch": 3}`. Die Prüfung trainiert ein kleines Modell mit Dropout und
+# Batch-Normalisierung, unterbricht es, setzt es in frischen Objekten fort und vergleicht mit dem
+# Lauf, der nie unterbrochen wurde. Denk an die Zufallsgeneratoren (Python, numpy, torch und CUDA,
+# wo es eine GPU gibt) und schreib atomar: Ein Abbruch während des Speicherns darf den zuvor
+# gespeicherten Checkpoint nicht zerstören.
 
 # %%
 import os

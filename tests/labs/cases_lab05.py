@@ -274,6 +274,27 @@ def load_into_new_optimizer(path, model, optimizer, scheduler, scaler):
     return make_pair()[1](path, model, fresh, scheduler, scaler)
 
 
+def save_parameters(path, model, optimizer, scheduler, scaler, step, position):
+    """The model's parameters only, not its buffers; everything else as a right answer."""
+    full = path + ".rest"
+    make_pair()[0](full, model, optimizer, scheduler, scaler, step, position)
+    torch.save([p.detach().clone() for p in model.parameters()], path + ".params")
+    os.replace(full, path)
+
+
+def load_parameters(path, model, optimizer, scheduler, scaler):
+    state = torch.load(path, weights_only=False)
+    for part, name in ((optimizer, "optimizer"), (scheduler, "scheduler"), (scaler, "scaler")):
+        part.load_state_dict(state[name])
+    with torch.no_grad():
+        for p, saved in zip(model.parameters(), torch.load(path + ".params"), strict=True):
+            p.copy_(saved)
+    random.setstate(state["rng"]["python"])
+    np.random.set_state(state["rng"]["numpy"])
+    torch.set_rng_state(state["rng"]["torch"])
+    return state["step"], state["position"]
+
+
 def raising_load(path, model, optimizer, scheduler, scaler):
     state = torch.load(path, weights_only=False)
     model.load_state_dict(state["modle"])
@@ -473,6 +494,7 @@ CASES = {
             ((make_pair()[0], load_steps_scheduler), "scheduler_stepped"),
             ((make_pair()[0], load_reseeds_numpy), "rng"),
             ((make_pair()[0], load_into_new_optimizer), "optimizer"),
+            ((save_parameters, load_parameters), "buffers"),
         ],
         raising=(make_pair()[0], raising_load),
         raising_line='model.load_state_dict(state["modle"])',
