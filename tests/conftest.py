@@ -6,6 +6,7 @@ import fcntl
 import gc
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,6 +33,9 @@ LONGEST = (
 
 def pytest_configure(config):
     install_startup()
+    # A lesson's training run keeps its checkpoints beside the notebook and resumes from them; a
+    # test run starts from none, in a folder of its own (kernels and subprocesses inherit it).
+    os.environ.setdefault("COURSE_CHECKPOINTS", tempfile.mkdtemp(prefix="course-checkpoints-"))
 
 
 @pytest.hookimpl(trylast=True)

@@ -102,7 +102,6 @@ def default_dir(platform: str, name: str = "checkpoints", drive: bool = False) -
 
 FOLDER_VARIABLE = "COURSE_CHECKPOINTS"  # a root for every run's folder (the course's tests set one)
 DRIVE = Path("/content/drive/MyDrive")
-_ci_root: Path | None = None
 
 
 def run_dir(platform: str, name: str, drive: bool | None = None) -> Path:
@@ -112,16 +111,10 @@ def run_dir(platform: str, name: str, drive: bool | None = None) -> Path:
     Google Drive once it is mounted (`drive=None` looks; it outlives a disconnect), otherwise
     /content/checkpoints/NAME (outlives a re-run, not the end of the session).  Locally:
     checkpoints/NAME beside the notebook (Jupyter starts a notebook in its own folder).  With
-    COURSE_CHECKPOINTS set, under that folder; in CI (the variable CI set) under one temporary
-    folder per process, so that no test run finds an earlier run's checkpoints."""
-    global _ci_root
+    COURSE_CHECKPOINTS set, under that folder (the course's tests set a fresh one per run)."""
     root = os.environ.get(FOLDER_VARIABLE)
     if root:
         return Path(root) / name
-    if os.environ.get("CI"):
-        if _ci_root is None:
-            _ci_root = Path(tempfile.mkdtemp(prefix="course-checkpoints-"))
-        return _ci_root / name
     if platform.startswith("colab") and drive is None:
         drive = DRIVE.is_dir()
     return (Path.cwd() / default_dir(platform, "checkpoints", bool(drive)) / name).resolve()
