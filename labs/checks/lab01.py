@@ -357,7 +357,8 @@ ACHIEVED = Mistakes(
     Mistake(
         "wrong",
         "Expected ({want[0]:.4g} TFLOP/s, {want[1]:.4g}%), got ({got[0]:.4g}, {got[1]:.4g}).",
-        "Erwartet ({want[0]:.4g} TFLOP/s, {want[1]:.4g} %), erhalten ({got[0]:.4g}, {got[1]:.4g}).",
+        "Erwartet sind {want[0]:.4g} TFLOP/s und {want[1]:.4g} %, deine Funktion liefert "
+        "{got[0]:.4g} und {got[1]:.4g}.",
     ),
     head=(
         "For n={n}, {seconds:.4g} s and a peak of {peak} TFLOP/s: ",

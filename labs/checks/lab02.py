@@ -725,11 +725,11 @@ FINDER_MISTAKES = Mistakes(
     Mistake(
         "top_down",
         "Your function starts at {first} and goes down: it ran out of memory {count} times, "
-        "each costing a GPU time and fragmenting its memory. Go up from 1 (1, 2, 4, ...): then "
+        "each costing a GPU time and fragmenting its memory. Go up from 1 (1, 2, 4, …): then "
         "only the last try fails.",
         "Deine Funktion beginnt bei {first} und geht abwärts: Der Speicher war {count}-mal voll, "
-        "und auf einer GPU kostet jedes Mal Zeit und zersplittert den Speicher. Geh von 1 "
-        "aufwärts (1, 2, 4, ...): Dann scheitert nur der letzte Versuch.",
+        "und auf einer GPU kostet das jedes Mal Zeit und zersplittert den Speicher. Geh von 1 "
+        "aufwärts (1, 2, 4, …): Dann scheitert nur der letzte Versuch.",
     ),
     Mistake(
         "exceeds_limit",
@@ -745,9 +745,9 @@ FINDER_MISTAKES = Mistakes(
     ),
     Mistake(
         "wrong",
-        "Your function returns {got}, expected {want}: the largest of 1, 2, 4, ... up to {limit} "
+        "Your function returns {got}, expected {want}: the largest of 1, 2, 4, … up to {limit} "
         "that ran.",
-        "Deine Funktion liefert {got}, erwartet ist {want}: die größte von 1, 2, 4, ... bis "
+        "Deine Funktion liefert {got}, erwartet ist {want}: die größte von 1, 2, 4, … bis "
         "{limit}, die lief.",
     ),
     head=(

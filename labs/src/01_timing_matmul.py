@@ -143,14 +143,16 @@ q2.check(time_per_call)
 # ## 3. TFLOP/s and % of peak
 #
 # A square n×n matmul took `seconds`. Write `achieved(n, seconds, peak_tflops)` that returns the pair
-# `(tflops, percent)`: the TFLOP/s reached and their share of the device's peak in percent.
+# `(tflops, percent)`: the TFLOP/s reached and their share of the device's peak in percent, both
+# unrounded.
 
 # %% [markdown] lang="de"
 # ## 3. TFLOP/s und Anteil an der Spitzenleistung
 #
 # Eine quadratische n×n-Matmul hat `seconds` Sekunden gedauert. Schreib
 # `achieved(n, seconds, peak_tflops)`: Die Funktion gibt das Paar `(tflops, percent)` zurück, die
-# erreichten TFLOP/s und ihren Anteil an der Spitzenleistung des Geräts in Prozent.
+# erreichten TFLOP/s und ihren Anteil an der Spitzenleistung des Geräts in Prozent, beide
+# ungerundet.
 
 
 # %%
@@ -173,16 +175,17 @@ q3.check(achieved)
 #
 # You timed matmuls of growing size on the CPU and on an accelerator. Write
 # `crossover(sizes, cpu_seconds, accelerator_seconds)`: the smallest size from which the accelerator
-# is faster at that size *and every larger one*, or `None`. Measurements are noisy: one lucky win at
-# a small size must not count.
+# is faster at that size *and every larger one* (one of `sizes`, as a number), or `None`.
+# Measurements are noisy: one lucky win at a small size must not decide it.
 
 # %% [markdown] lang="de"
 # ## 4. Ab wann der Beschleuniger gewinnt
 #
 # Du hast Matmuls wachsender Größe auf der CPU und auf einem Beschleuniger gemessen. Schreib
 # `crossover(sizes, cpu_seconds, accelerator_seconds)`: die kleinste Größe, ab der der Beschleuniger
-# bei dieser *und jeder größeren* Größe schneller ist, sonst `None`. Messungen rauschen: Ein
-# Glückstreffer bei einer kleinen Größe darf nicht zählen.
+# bei dieser *und jeder größeren* Größe schneller ist (eine der Größen aus `sizes`, als Zahl),
+# sonst `None`. Messungen rauschen: Ein Glückstreffer bei einer kleinen Größe darf nicht
+# entscheiden.
 
 
 # %%

@@ -206,7 +206,7 @@ q3.check(copy_gbs)
 # buffer with a reused one (lesson 02, section 4).
 
 # %% [markdown] lang="de"
-# Jetzt entscheide, mit deiner eigenen Funktion an echten Kopien: Lohnt es sich, den Host-Puffer
+# Entscheide jetzt mit deiner eigenen Funktion an echten Kopien: Lohnt es sich, den Host-Puffer
 # gepinnt zu halten und wiederzuverwenden? Auf einer GPU vergleicht die Zelle auslagerbaren mit
 # gepinntem Speicher, auf einer CPU einen frischen mit einem wiederverwendeten Puffer (Lektion 02,
 # Abschnitt 4).

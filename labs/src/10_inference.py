@@ -288,9 +288,9 @@ q5.check(decode_tokens_per_s)
 # ## 6. Mit und ohne KV-Cache, auf deinem Gerät gemessen
 #
 # Der Server aus Aufgabe 5 lief auf einer virtuellen Uhr, diese Messung läuft auf deiner. `decode`
-# enthält zwei Funktionen, die denselben Prompt aus 128 Tokens um 8 Tokens fortsetzen (greedy,
-# also jeweils mit dem wahrscheinlichsten), mit einem winzigen Modell aus zwei Schichten auf dem
-# Gerät dieses Notebooks:
+# enthält zwei Funktionen, die denselben Prompt aus 128 Tokens um 8 Tokens fortsetzen (Greedy
+# Decoding, also jeweils mit dem wahrscheinlichsten Token), mit einem winzigen Modell aus zwei
+# Schichten auf dem Gerät dieses Notebooks:
 # `decode["with_cache"]()` beginnt bei den Keys und Values des Prompts, einmal gespeichert, und
 # berechnet in jedem Schritt nur das neue Token; `decode["without_cache"]()` schickt in jedem
 # Schritt den ganzen Kontext durch das Modell. Jede gibt ihre 8 neuen Tokens als Tensor zurück,
