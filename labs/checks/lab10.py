@@ -405,8 +405,8 @@ BATCH_MISTAKES = Mistakes(
         "die Lesezeit erreicht.",
     ),
     head=(
-        "For {params:,.0f} parameters of {b} bytes, {peak:,.1f} TFLOP/s and {bandwidth:,} GB/s "
-        "the batch size is {want:,}, your function returns {got:,.10g}: ",
+        "For {params:,.0f} parameters of {b} byte(s) each, {peak:,.1f} TFLOP/s and "
+        "{bandwidth:,} GB/s the batch size is {want:,}, your function returns {got:,.10g}: ",
         "Für {params:,.0f} Parameter zu {b} Byte, {peak:,.1f} TFLOP/s und {bandwidth:,} GB/s ist "
         "die Batchgröße {want:,}, deine Funktion liefert {got:,.10g}: ",
     ),

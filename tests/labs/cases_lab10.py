@@ -62,6 +62,29 @@ def kv_raises(config, dtype_bytes):
     return 2 * config["num_hidden_layers"] * head_dim * dtype_bytes
 
 
+def kv_bytes_grouped(
+    config, dtype_bytes
+):  # the query heads' width, scaled by the share of KV heads
+    layers, hidden = config["num_hidden_layers"], config["hidden_size"]
+    return (
+        2
+        * layers
+        * hidden
+        * config["num_key_value_heads"]
+        // config["num_attention_heads"]
+        * (dtype_bytes)
+    )
+
+
+def kv_query_too(config, dtype_bytes):  # caches Q as well as K and V
+    return kv_bytes(config, dtype_bytes) * 3 // 2
+
+
+def kv_heads_ratio_first(config, dtype_bytes):  # KV heads ÷ heads in integers: 0
+    share = config["num_key_value_heads"] // config["num_attention_heads"]
+    return 2 * config["num_hidden_layers"] * share * config["hidden_size"] * dtype_bytes
+
+
 # --- q2: the longest context that fits -----------------------------------------------------------
 
 
@@ -105,6 +128,22 @@ def context_raises(memory_gib, weights_gib, kv_bytes_per_token, batch):
     return free // (kv_bytes_per_token * batch["size"])
 
 
+def context_float(memory_gib, weights_gib, kv_bytes_per_token, batch):  # a whole float
+    return float((memory_gib - weights_gib) * 2**30 // (kv_bytes_per_token * batch))
+
+
+def context_nearest(memory_gib, weights_gib, kv_bytes_per_token, batch):  # round, not down
+    return round((memory_gib - weights_gib) * 2**30 / (kv_bytes_per_token * batch))
+
+
+def context_bits(memory_gib, weights_gib, kv_bytes_per_token, batch):  # bytes taken as bits
+    return int((memory_gib - weights_gib) * 2**30 // (8 * kv_bytes_per_token * batch))
+
+
+def context_power_of_two(memory_gib, weights_gib, kv_bytes_per_token, batch):  # 2^k only
+    return 2 ** int(math.log2(context(memory_gib, weights_gib, kv_bytes_per_token, batch)))
+
+
 # --- q3: latencies from a trace ------------------------------------------------------------------
 
 
@@ -146,6 +185,23 @@ def latencies_raises(start, token_times):
     return token_times[0] - start, (token_times[-1] - token_times[0]) / (token_times.size - 1)
 
 
+def latencies_gaps(start, token_times):  # the mean of the gaps between tokens
+    gaps = [b - a for a, b in zip(token_times, token_times[1:], strict=False)]
+    return token_times[0] - start, statistics.mean(gaps)
+
+
+def latencies_first_gap(start, token_times):  # one gap taken for all
+    return token_times[0] - start, token_times[1] - token_times[0]
+
+
+def latencies_whole_stream(start, token_times):  # the whole stream, not per token
+    return token_times[0] - start, token_times[-1] - token_times[0]
+
+
+def latencies_end_to_end(start, token_times):  # the last token's time, not the first's
+    return token_times[-1] - start, latencies(start, token_times)[1]
+
+
 # --- q4: where decoding stops being memory-bound --------------------------------------------------
 
 
@@ -180,6 +236,22 @@ def batch_units(params, dtype_bytes, peak_tflops, bandwidth_gbs):
 
 def batch_raises(params, dtype_bytes, peak_tflops, bandwidth_gbs):
     return math.ceil(peak_tflops / bandwidth_gbs * dtype_bytes.itemsize / 2 * 1000)
+
+
+def batch_integer_ceil(params, dtype_bytes, peak_tflops, bandwidth_gbs):  # -(-a // b)
+    return int(-(-(peak_tflops * 1000 * dtype_bytes) // (2 * bandwidth_gbs)))
+
+
+def batch_nearest(params, dtype_bytes, peak_tflops, bandwidth_gbs):  # round, not up
+    return round(peak_tflops * 1e12 * dtype_bytes / (2 * bandwidth_gbs * 1e9))
+
+
+def batch_not_whole(params, dtype_bytes, peak_tflops, bandwidth_gbs):  # the ratio itself
+    return peak_tflops * 1e12 * dtype_bytes / (2 * bandwidth_gbs * 1e9)
+
+
+def batch_gib(params, dtype_bytes, peak_tflops, bandwidth_gbs):  # GB/s taken as GiB/s
+    return math.ceil(peak_tflops * 1e12 * dtype_bytes / (2 * bandwidth_gbs * 2**30))
 
 
 # --- q5: decode throughput ------------------------------------------------------------------------
@@ -316,8 +388,10 @@ def decoding_raises(decode, sync):
 
 CASES = {
     (LAB, "kv_bytes"): Case(
-        right=[kv_bytes, kv_bytes_numpy],
+        right=[kv_bytes, kv_bytes_numpy, kv_bytes_grouped],
         wrong=[
+            (kv_query_too, "wrong"),
+            (kv_heads_ratio_first, "wrong"),
             (kv_values, "values"),
             (kv_once, "k_or_v_once"),
             (kv_query_heads, "query_heads"),
@@ -330,8 +404,11 @@ CASES = {
         raising_line='head_dim = config["hidden_size"] // config["num_heads"]',
     ),
     (LAB, "max_context"): Case(
-        right=[context, context_numpy],
+        right=[context, context_numpy, context_float],
         wrong=[
+            (context_nearest, "off_by_one"),
+            (context_bits, "wrong"),
+            (context_power_of_two, "wrong"),
             (context_fraction, "fraction"),
             (context_gb, "gb_not_gib"),
             (context_per_batch, "per_batch"),
@@ -343,8 +420,11 @@ CASES = {
         raising_line='return free // (kv_bytes_per_token * batch["size"])',
     ),
     (LAB, "latencies"): Case(
-        right=[latencies, latencies_numpy],
+        right=[latencies, latencies_numpy, latencies_gaps],
         wrong=[
+            (latencies_first_gap, "wrong"),
+            (latencies_whole_stream, "wrong"),
+            (latencies_end_to_end, "wrong"),
             (latencies_swapped, "swapped"),
             (latencies_absolute, "absolute"),
             (latencies_prefill, "prefill_in_tpot"),
@@ -356,8 +436,11 @@ CASES = {
         raising_line="(token_times[-1] - token_times[0]) / (token_times.size - 1)",
     ),
     (LAB, "compute_bound_batch"): Case(
-        right=[batch, batch_by_intensity],
+        right=[batch, batch_by_intensity, batch_integer_ceil],
         wrong=[
+            (batch_nearest, "rounded_down"),
+            (batch_not_whole, "rounded_down"),
+            (batch_gib, "wrong"),
             (batch_rounded_down, "rounded_down"),
             (batch_values, "values"),
             (batch_no_two, "no_two"),
