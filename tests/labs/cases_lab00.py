@@ -136,6 +136,12 @@ CASES: dict[tuple[str, str], Case] = {
     ),
     (LAB, "memory"): Case(
         right=[
+            lambda shape, dtype: (  # bits per element from finfo/iinfo, ÷ 8
+                elements(shape)
+                * (torch.finfo(dtype) if dtype.is_floating_point else torch.iinfo(dtype)).bits
+                / 8
+                / 2**30
+            ),
             lambda shape, dtype: elements(shape) * dtype.itemsize / 2**30,
             lambda shape, dtype: np.prod(shape, dtype=np.float64) * dtype.itemsize / 1024**3,
             lambda shape, dtype: (
@@ -188,6 +194,10 @@ CASES: dict[tuple[str, str], Case] = {
             ),
         ],
         wrong=[
+            (  # every multiply-add counted as moving its own bytes
+                lambda m, k, n, dtype: 2 * m * k * n / (m * k * n * dtype.itemsize),
+                "wrong",
+            ),
             (
                 lambda m, k, n, dtype: 2 * m * k * n / ((m * k + k * n) * dtype.itemsize),
                 "no_output",
