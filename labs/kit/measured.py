@@ -26,6 +26,12 @@ from utils.i18n import text
 SLACK_MS = 0.3  # a learner's timer also sees the call around the work: microseconds
 
 
+def _readable(x: float) -> float | int:
+    """Three significant digits, written without an exponent (68,000 rather than 6.8e+04)."""
+    rounded = float(f"{x:.3g}")
+    return round(rounded) if abs(rounded) >= 100 else rounded
+
+
 def _in_span(ms: float, low: float, high: float, wall: float = 0.0) -> bool:
     """A time per call lies between the fastest and the slowest call (a sum of 3 does not), or
     up to the wall time per call: a loop's clock also runs between the calls, for milliseconds
@@ -58,6 +64,12 @@ MEASURED = (
             when=lambda got, low, high, **_: _in_span(got * 1e3, low, high),
         ),
         Mistake(
+            "microseconds",
+            "That is in microseconds: the times are asked in milliseconds.",
+            "Das sind Mikrosekunden: Gefragt sind Millisekunden.",
+            when=lambda got, low, high, **_: _in_span(got / 1e3, low, high),
+        ),
+        Mistake(
             "total",
             "That is the time of all {n} calls together: report the time of one call.",
             "Das ist die Zeit aller {n} Aufrufe zusammen: Gib die Zeit eines Aufrufs an.",
@@ -73,17 +85,17 @@ MEASURED = (
             "Miss die Aufrufe selbst, hier auf diesem Gerät, und gib Millisekunden pro Aufruf an.",
         ),
         head=(
-            "Your time for {name} is {got:.3g} ms, but its {n} calls took {low:.3g} to "
-            "{high:.3g} ms each here.",
-            "Deine Zeit für {name} ist {got:.3g} ms, aber seine {n} Aufrufe dauerten hier je "
-            "{low:.3g} bis {high:.3g} ms.",
+            "Your time for {name} is {got_ms:,} ms, but its {n} calls took {low_ms:,} to "
+            "{high_ms:,} ms each here.",
+            "Deine Zeit für {name} ist {got_ms:,} ms, aber seine {n} Aufrufe dauerten hier je "
+            "{low_ms:,} bis {high_ms:,} ms.",
         ),
     )
     + Mistakes(
         Mistake(
             "verdict",
-            "Your own numbers ({shown}) point to {want}, your verdict is {got!r}.",
-            "Deine eigenen Zahlen ({shown}) sprechen für {want}, dein Urteil ist {got!r}.",
+            "Your own numbers ({shown}) point to {want!r}, your verdict is {said}.",
+            "Deine eigenen Zahlen ({shown}) sprechen für {want!r}, dein Urteil ist {said}.",
         ),
     )
 )
@@ -126,7 +138,13 @@ class Timed:
         return result[0], result[1]
 
     def _type(self, value: Any) -> Wrong:
-        return MEASURED.wrong("type", names=", ".join(self.seconds), kind=type(value).__name__)
+        kind = type(value).__name__
+        if isinstance(value, dict):
+            keys = ", ".join(map(repr, value)) or "–"
+            kind = text(
+                "a dict with the keys {keys}", "ein Dict mit den Schlüsseln {keys}", keys=keys
+            )
+        return MEASURED.wrong("type", names=", ".join(map(repr, self.seconds)), kind=kind)
 
     def verify(self, reported: Any) -> dict[str, float]:
         """The learner's milliseconds per call, each within the span of the calls timed here."""
@@ -141,6 +159,7 @@ class Timed:
             span = 1e3 * (self.spans[name][1] - self.spans[name][0])
             if not _in_span(got, low, high, wall=span / max(len(seconds) - 1, 1)):
                 case = dict(name=name, low=low, high=high, total=total, span=span, n=len(seconds))
+                case.update(got_ms=_readable(got), low_ms=_readable(low), high_ms=_readable(high))
                 raise MEASURED.wrong_for(got, case, otherwise="not_measured")
             ms[name] = got
         return ms
@@ -153,4 +172,7 @@ class Timed:
                 text("{name}: {ms:.3g} ms", "{name}: {ms:.3g} ms", name=n, ms=v)
                 for n, v in ms.items()
             )
-            raise MEASURED.wrong("verdict", shown=shown, want=want, got=verdict)
+            said = repr(verdict) if isinstance(verdict, str) else verdict
+            if isinstance(verdict, float):
+                said = text("{t:,}", "{t:,}", t=_readable(verdict))
+            raise MEASURED.wrong("verdict", shown=shown, want=want, said=said)
