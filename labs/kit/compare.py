@@ -60,7 +60,7 @@ def as_number(
                 "makes one. Return the number itself.",
                 "Deine Funktion gibt ein Tupel zurück, {shown}: Ein Komma nach dem Wert "
                 "(`return x,`) macht eins daraus. Gib die Zahl selbst zurück.",
-                shown=repr(value),
+                shown=_shown(value),
             ),
         )
     if isinstance(value, bool) or value is None or isinstance(value, str):
@@ -106,9 +106,12 @@ def as_tuple(value: Any, whats: tuple[Text, ...], key: str = "not_a_tuple") -> t
 
 
 def _shown(value: Any) -> str:
-    """A wrong answer as the message shows it: a number in the learner's format, else its repr."""
+    """A wrong answer as the message shows it: a number (also inside a list or tuple) in the
+    learner's language, else its repr."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return num(value, ".6g")
+    if type(value) in (list, tuple):
+        return textwrap.shorten(text("{v:.6g}", "{v:.6g}", v=value), 60, placeholder=" ...")
     return textwrap.shorten(repr(value), 60, placeholder=" ...")
 
 
@@ -122,7 +125,7 @@ def _not_a_number(value: Any, what: Text) -> Wrong:
     kind = type(value).__name__
     if shape is not None:
         kind += text(" of shape {s}", " der Form {s}", s=tuple(shape))
-    shown = textwrap.shorten(repr(value), 60, placeholder=" ...")  # cut between words
+    shown = _shown(value)
     return Wrong(
         "not_a_number",
         text(
