@@ -156,11 +156,7 @@ class LoRA(nn.Module):
 def add_right(model, targets, r, alpha):
     for p in model.parameters():
         p.requires_grad_(False)
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if isinstance(child, nn.Linear) and name in targets:
-                setattr(parent, name, LoRA(child, r, alpha))
-    return model
+    return add_no_freeze(model, targets, r, alpha)
 
 
 def add_right_by_path(model, targets, r, alpha):
@@ -196,6 +192,7 @@ def add_swapped_arguments(model, targets, r, alpha):
 
 
 def add_no_freeze(model, targets, r, alpha):
+    """Each target Linear wrapped in place; nothing frozen."""
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if isinstance(child, nn.Linear) and name in targets:
@@ -406,20 +403,12 @@ def add_freeze_weights_only(model, targets, r, alpha):
     for name, p in model.named_parameters():
         if name.endswith("weight"):
             p.requires_grad_(False)
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if isinstance(child, nn.Linear) and name in targets:
-                setattr(parent, name, LoRA(child, r, alpha))
-    return model
+    return add_no_freeze(model, targets, r, alpha)
 
 
 def add_eval_to_freeze(model, targets, r, alpha):
     model.eval()
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if isinstance(child, nn.Linear) and name in targets:
-                setattr(parent, name, LoRA(child, r, alpha))
-    return model
+    return add_no_freeze(model, targets, r, alpha)
 
 
 def add_returns_in_loop(model, targets, r, alpha):
