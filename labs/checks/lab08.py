@@ -233,6 +233,29 @@ DDP = Mistakes(
         when=lambda got, want, rows, **_: rows > 1 and _all_close(got, want, 1e-6, 1 / rows),
     ),
     Mistake(
+        "loss_sum",
+        "Your gradients are {factor} times too large: your loss sums the squared errors "
+        '(reduction="sum") over each rank\'s {rows}×{outputs} numbers ({rows} rows, {outputs} '
+        "outputs each). The full batch's mse_loss is their mean: keep mse_loss's default "
+        "reduction, the mean, on every rank, and average the ranks.",
+        "Deine Gradienten sind {factor}-mal zu groß: Dein Verlust summiert die quadrierten "
+        'Fehler (reduction="sum") über die {rows}×{outputs} Zahlen jedes Rangs ({rows} '
+        "Zeilen, je {outputs} Ausgaben). Der mse_loss des ganzen Batches ist ihr Mittelwert: "
+        "Behalte auf jedem Rang die Voreinstellung von mse_loss, den Mittelwert, und mittle "
+        "über die Ränge.",
+        when=lambda got, want, factor, **_: factor > 1 and _all_close(got, want, 1e-6, factor),
+    ),
+    Mistake(
+        "outputs_summed",
+        "Your gradients are {outputs} times too large: your loss divides the summed squared "
+        "errors by the {rows} rows, but each row has {outputs} outputs. mse_loss takes the mean "
+        "over every number, rows × outputs: use it as it is.",
+        "Deine Gradienten sind {outputs}-mal zu groß: Dein Verlust teilt die summierten "
+        "quadrierten Fehler durch die {rows} Zeilen, aber jede Zeile hat {outputs} Ausgaben. "
+        "mse_loss mittelt über alle Zahlen, Zeilen × Ausgaben: Nimm es, wie es ist.",
+        when=lambda got, want, outputs, **_: outputs > 1 and _all_close(got, want, 1e-6, outputs),
+    ),
+    Mistake(
         "not_zeroed",
         "Your gradients add up from rank to rank: one model's .grad accumulates over its "
         "backward() calls, so the later ranks' gradients include the earlier ones'. Build a "
@@ -254,10 +277,11 @@ DDP = Mistakes(
     Mistake(
         "wrong_gradients",
         "Your averaged gradients differ from the full-batch gradient of the {batch} rows, the "
-        "mean of the {world} ranks' gradients, each from mse_loss on its {rows} rows.",
+        "mean of the {world} ranks' gradients, each from mse_loss on the rank's share ({rows} "
+        "of the {batch} rows) with its own model.",
         "Deine gemittelten Gradienten weichen vom Gradienten des ganzen Batches mit {batch} "
-        "Zeilen ab, dem Mittelwert der Gradienten der {world} Ränge, jeder aus mse_loss auf "
-        "seinen {rows} Zeilen.",
+        "Zeilen ab, dem Mittelwert der Gradienten der {world} Ränge, jeder aus mse_loss auf dem "
+        "Anteil des Rangs ({rows} der {batch} Zeilen) mit seinem eigenen Modell.",
     ),
     Mistake(
         "not_split",
@@ -320,14 +344,17 @@ def _gradients(shape, x, y) -> list[torch.Tensor]:
 def q2(ddp_gradients, rng):
     # every seed: one row per rank (the smallest split), then several, on 2, 3 or 4 ranks
     for world, rows in ((rng.choice([2, 3, 4]), 1), (rng.choice([2, 3, 4]), rng.randint(2, 5))):
-        shape = rng.randint(3, 6), rng.randint(4, 8), rng.randint(1, 3)
+        # one output at one row per rank; then several, where a loss that sums over the rows or
+        # the outputs shows, and never grows by exactly the ranks' number (summed gradients do)
+        outputs = 1 if rows == 1 else rng.choice([o for o in (2, 3) if world not in (o, rows * o)])
+        shape = rng.randint(3, 6), rng.randint(4, 8), outputs
         generator = torch.Generator().manual_seed(rng.randrange(2**31))
         x = torch.randn(world * rows, shape[0], generator=generator)
         y = torch.randn(world * rows, shape[2], generator=generator)
         want = _gradients(shape, x, y)
         factory = _Factory(*shape)
         got = _arrays(call(ddp_gradients, factory, x, y, world), want)
-        v = dict(world=world, batch=world * rows, rows=rows, n=len(want))
+        v = dict(world=world, batch=world * rows, rows=rows, n=len(want), outputs=outputs)
         if got is None:
             raise DDP.wrong("structure", **v)
         if len(set(factory.seeds)) > 1:
@@ -343,7 +370,9 @@ def q2(ddp_gradients, rng):
                 sum(sum(g[i] for g in per_rank[: r + 1]) for r in range(world)) / world
                 for i in range(len(want))
             ]
-            slips = dict(want=want, per_rank=per_rank, accumulated=accumulated, **v)
+            slips = dict(
+                want=want, per_rank=per_rank, accumulated=accumulated, factor=rows * outputs, **v
+            )
             raise DDP.wrong_for(got, slips, otherwise="wrong_gradients")
         if sorted(factory.batches) != [rows] * world:
             raise DDP.wrong("not_split", models=len(factory.seeds), seen=factory.batches, **v)

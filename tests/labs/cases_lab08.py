@@ -59,13 +59,14 @@ def ring_bits_to_bytes(n_bytes, devices):  # divides by 8 as if the size were in
 
 
 # --- q2: a DDP step, rank by rank --------------------------------------------------------------
-def ddp_loop(make_model, x, y, world, seed=lambda rank: 0, rows=None, reduce="mean"):
+def ddp_loop(make_model, x, y, world, seed=lambda rank: 0, rows=None, reduce="mean", loss=None):
     rows = rows or (lambda rank: slice(rank * len(x) // world, (rank + 1) * len(x) // world))
+    loss = loss or torch.nn.functional.mse_loss
     grads = []
     for rank in range(world):
         model = make_model(seed(rank))
         part = rows(rank)
-        torch.nn.functional.mse_loss(model(x[part]), y[part]).backward()
+        loss(model(x[part]), y[part]).backward()
         grads.append([p.grad for p in model.parameters()])
     total = [sum(g) for g in zip(*grads, strict=True)]
     return [t / world for t in total] if reduce == "mean" else total
@@ -113,6 +114,41 @@ def ddp_one_model(make_model, x, y, world):  # one model, .grad adds up over the
 def ddp_by_batch(make_model, x, y, world):  # the summed gradients over the batch's rows
     total = ddp_loop(make_model, x, y, world, reduce="sum")
     return [t / len(x) for t in total]
+
+
+def ddp_loss_sum(make_model, x, y, world):  # each rank's squared errors summed, not averaged
+    return ddp_loop(
+        make_model,
+        x,
+        y,
+        world,
+        loss=lambda out, y: torch.nn.functional.mse_loss(out, y, reduction="sum"),
+    )
+
+
+def ddp_loss_sum_by_rows(make_model, x, y, world):  # the summed loss divided by the rows alone
+    return ddp_loop(
+        make_model,
+        x,
+        y,
+        world,
+        loss=lambda out, y: torch.nn.functional.mse_loss(out, y, reduction="sum") / len(y),
+    )
+
+
+def ddp_loss_per_row(make_model, x, y, world):  # squared errors summed per row, rows averaged
+    return ddp_loop(make_model, x, y, world, loss=lambda out, y: ((out - y) ** 2).sum(1).mean())
+
+
+def ddp_losses_averaged(make_model, x, y, world):  # the ranks' losses averaged, one backward()
+    rows = len(x) // world
+    losses = []
+    for rank in range(world):
+        model = make_model(0)
+        part = slice(rank * rows, (rank + 1) * rows)
+        losses.append(torch.nn.functional.mse_loss(model(x[part]), y[part]))
+    (sum(losses) / world).backward()  # each model gets its own loss's share, divided by world
+    return [p.grad for p in model.parameters()]  # the last rank's model
 
 
 def ddp_rank_zero(make_model, x, y, world):  # the all-reduce left out: rank 0's gradients
@@ -602,6 +638,12 @@ CASES = {
                 "one_rank",  # every rank took the first row, rank 0's share at one row per rank
             ),
             (lambda f, x, y, w: ddp_loop(f, x, y, w)[:1], "structure"),
+            # rows × outputs times too large, never the ranks' number: not told "summed"
+            (ddp_loss_sum, "loss_sum"),
+            # right for one output: every seed draws several in its second round
+            (ddp_loss_sum_by_rows, "outputs_summed"),
+            (ddp_loss_per_row, "outputs_summed"),
+            (ddp_losses_averaged, "wrong_gradients"),
         ],
         raising=lambda f, x, y, w: ddp_loop(f, x, y, w, seed=lambda r: None),
         raising_line="model = make_model(seed(rank))",
