@@ -282,7 +282,7 @@ def chip_diagram(gpu: str = "T4", tpu: str = "TPU v5e") -> Any:
         0.01,
         text("Sources: {a}; {b}", "Quellen: {a}; {b}", a=g.source, b=t.source),
         ha="center",
-        fontsize=9,
+        fontsize=10,
         color="gray",
     )
     fig.tight_layout(rect=(0, 0.03, 1, 0.96))

@@ -1,5 +1,6 @@
 """The concept pictures draw what the tables and the measurements say, in the notebook's language,
-with names that can be read: utils.diagrams (lessons 00, 01, 04, 10) and the LoRA layer (07)."""
+with names that can be read: utils.diagrams (lessons 00, 01, 04, 10), the LoRA layer (07) and the
+memory per device and ring all-reduce (08)."""
 
 from __future__ import annotations
 
@@ -112,3 +113,38 @@ def test_the_lora_picture_counts_from_its_shapes(lang):
     assert f"110{sep}592" in shown  # frozen W
     assert f"6{sep}144" in shown  # trainable: 8 · (576 + 192)
     assert ("frozen" in shown) is (lang == "en") and ("eingefroren" in shown) is (lang == "de")
+
+
+def _concept_pictures():
+    """Every concept picture of the course, drawn as its lesson draws it."""
+    from utils.parallel.pictures import draw_memory, draw_ring, per_device
+
+    yield "chip", diagrams.chip_diagram("T4", "TPU v5e")
+    rows = [("first call", [("trace", 0.09), ("compile", 0.29), ("run", 0.007)])]
+    yield "timeline", diagrams.timeline(rows, "t")
+    points = [("matmul 64", 10.7, 1.4e10, True), ("addition", 0.08, 4e8, True)]
+    yield "roofline", diagrams.roofline([(1e11, "fp32")], 2e10, points, "t")
+    yield "lora", draw_lora(576, 192, r=8, alpha=16, layer="k_proj")
+    yield "ring", draw_ring(4)
+    yield "memory", draw_memory(per_device("Llama-3-8B", devices=4, batch=8, seq=2048))
+
+
+# A picture is shown at most 1280 px wide (a projector, a notebook column): at that width a text
+# of 9 pt at 100 dpi is about 12 px high, the least a room can read.
+LEAST_PX = 9 / 72 * 100 * 0.96
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_every_text_of_a_concept_picture_can_be_read_at_1280_px(lang):
+    i18n.set_language(lang)
+    small = []
+    for name, fig in _concept_pictures():
+        shown_px = 1280 / (fig.get_figwidth() * 72)  # px per point once the figure is 1280 px
+        shown = [t for t in fig.findobj(Text) if t.get_text().strip() and t.get_visible()]
+        small += [
+            (name, t.get_text()[:30], t.get_fontsize())
+            for t in shown
+            if t.get_fontsize() * shown_px < LEAST_PX
+        ]
+        plt.close(fig)
+    assert not small, small

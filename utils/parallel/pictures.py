@@ -173,13 +173,16 @@ def draw_ring(devices: int = 4):
 
     states, sends = ring_allreduce(devices)
     n = devices
-    fig, axes = plt.subplots(2, n, figsize=(3.2 * n, 7))
+    fig, axes = plt.subplots(2, n, figsize=(3.2 * n, 8))
     cmap = plt.get_cmap("Blues")
     centres = [(math.sin(2 * math.pi * d / n), math.cos(2 * math.pi * d / n)) for d in range(n)]
     panels = [*range(len(states))] + [None] * (2 * n - len(states))
+    complete = text(
+        "all", "alle"
+    )  # en: a chunk that sums every device's values | de: die Summe aller
     for ax, index in zip(axes.flat, panels, strict=True):
-        ax.set_xlim(-1.7, 1.7)
-        ax.set_ylim(-1.7, 1.7)
+        ax.set_xlim(-1.8, 1.8)
+        ax.set_ylim(-1.85, 1.85)
         ax.set_aspect("equal")
         ax.axis("off")
         if index is None:
@@ -201,19 +204,19 @@ def draw_ring(devices: int = 4):
                 ),
                 ha="center",
                 va="center",
-                fontsize=10,
+                fontsize=12,
             )
             continue
         state = states[index]
         for d, (cx, cy) in enumerate(centres):
             for c in range(n):
                 size = len(state[d][c])
-                y = cy + 0.3 - 0.2 * c
+                y = cy + 0.33 - 0.22 * c
                 ax.add_patch(
                     plt.Rectangle(
-                        (cx - 0.3, y - 0.1),
-                        0.6,
-                        0.2,
+                        (cx - 0.42, y - 0.11),
+                        0.84,
+                        0.22,
                         color=cmap(0.15 + 0.85 * size / n),
                         ec="white",
                     )
@@ -221,18 +224,18 @@ def draw_ring(devices: int = 4):
                 ax.text(
                     cx,
                     y,
-                    "+".join(str(s) for s in sorted(state[d][c])),
+                    complete if size == n else "+".join(str(s) for s in sorted(state[d][c])),
                     ha="center",
                     va="center",
-                    fontsize=7,
+                    fontsize=10,
                     color="white" if size > n / 2 else "black",
                 )
-            label_y = cy + 0.5 if cy > 0.5 else cy - 0.62  # the top device's label goes above it
-            ax.text(cx, label_y, text("device {d}", "Gerät {d}", d=d), ha="center", fontsize=8)
+            label_y = cy + 0.5 if cy > 0.5 else cy - 0.72  # the top device's label goes above it
+            ax.text(cx, label_y, text("device {d}", "Gerät {d}", d=d), ha="center", fontsize=10)
         if index == 0:
             ax.set_title(
                 text("start: each device its own array", "Start: jedes Gerät sein Array"),
-                fontsize=9,
+                fontsize=11,
             )
             continue
         phase = (
@@ -240,7 +243,7 @@ def draw_ring(devices: int = 4):
             if index <= n - 1
             else text("all-gather", "All-Gather")
         )
-        ax.set_title(text("step {i}: {p}", "Schritt {i}: {p}", i=index, p=phase), fontsize=9)
+        ax.set_title(text("step {i}: {p}", "Schritt {i}: {p}", i=index, p=phase), fontsize=11)
         for src, dst, chunk in sends[index - 1]:
             (x0, y0), (x1, y1) = centres[src], centres[dst]
             ax.annotate(
@@ -250,18 +253,21 @@ def draw_ring(devices: int = 4):
                 arrowprops=dict(arrowstyle="->", color="tab:red", connectionstyle="arc3,rad=-0.3"),
             )
             ax.text(
-                (x0 + x1) * 0.5,
-                (y0 + y1) * 0.5,
-                text("chunk {c}", "Stück {c}", c=chunk),
-                fontsize=7,
+                (x0 + x1) * 0.3,
+                (y0 + y1) * 0.3,
+                str(chunk),
+                fontsize=12,
+                fontweight="bold",
                 color="tab:red",
                 ha="center",
+                va="center",
             )
     fig.suptitle(
         text(
-            "Ring all-reduce on {n} devices: {s} steps, each device sends one chunk per step",
+            "Ring all-reduce on {n} devices: {s} steps, each device sends one chunk per step"
+            " (red: the number of the chunk it sends)",
             "Ring-All-Reduce auf {n} Geräten: {s} Schritte, jedes Gerät sendet ein Stück pro"
-            " Schritt",
+            " Schritt (rot: die Nummer des gesendeten Stücks)",
             n=n,
             s=2 * (n - 1),
         )
