@@ -94,3 +94,15 @@ def test_missing_gguf_is_named_not_a_transformers_traceback(tmp_path, monkeypatc
     assert "Add Input" in message  # on Kaggle: the wheels dataset
     assert ("noch einmal" in message) == (lang == "de")
     assert caught.value._render_traceback_() == [message]  # a notebook shows it alone
+
+
+def test_loading_a_model_prints_no_warnings_of_optional_kernels():
+    """transformers imports torchao where it is installed; a kernel it can't load on this device
+    must not put lines above the lesson's output."""
+    import subprocess
+    import sys
+
+    load = "from utils.models.loading import load_smollm2; load_smollm2(offline=True)"
+    run = subprocess.run([sys.executable, "-c", load], capture_output=True, text=True, check=True)
+    noise = [line for line in run.stderr.splitlines() if "torchao" in line or "_pytree" in line]
+    assert not noise, noise

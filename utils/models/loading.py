@@ -17,6 +17,7 @@ second after that.  `source` says where the weights came from, for the learner t
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import shutil
 import socket
@@ -78,7 +79,15 @@ def hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
+# transformers imports torchao when it is installed, whose optional kernels for newer GPUs fail to
+# load on a CPU or an older GPU with a warning each (and torch warns once per enum it registers):
+# lines on stderr above a lesson's output that say nothing about it. Errors still show.
+IMPORT_NOISE = ("torchao", "torch.utils._pytree")
+
+
 def _transformers() -> Any:
+    for name in IMPORT_NOISE:
+        logging.getLogger(name).setLevel(logging.ERROR)
     try:
         import transformers
     except ImportError:

@@ -25,12 +25,13 @@ from typing import Any
 import torch
 
 from utils.course import ROOT
+from utils.models.loading import IMPORT_NOISE
 
 DATA = ROOT / "data"
 
 # Loggers whose warnings repeat on CPU (once per matmul in bitsandbytes' 8-bit layers, once per
 # missing optional kernel at import in torchao): docs/facts.md §10.
-NOISY_LOGGERS = ("bitsandbytes", "torchao", "torch.utils._pytree")
+NOISY_LOGGERS = ("bitsandbytes", *IMPORT_NOISE)
 
 
 def quiet_libraries() -> None:
