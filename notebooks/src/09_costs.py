@@ -62,7 +62,6 @@
 # (Kurs und Preis mit Datum und Quelle in `docs/facts.md`, Abschnitt 12).
 
 # %%
-import textwrap
 import time
 
 import matplotlib.pyplot as plt
@@ -75,7 +74,7 @@ from utils.platform import hardware, profiles, runtime
 from utils.platform.chips import CHIPS, chip_for
 from utils.predict import reveal
 from utils.widgets import explore
-from utils.workshop import prices
+from utils.workshop import cost_tables, prices
 
 hw = hardware.detect(use_jax=False)
 profile = profiles.hardware_profile(runtime.detect_platform(), hw)
@@ -84,27 +83,14 @@ print(profile.label, "|", hw.summary())
 
 gpus, apis = prices.gpu_prices(), prices.api_prices()
 kwh_price, kwh_date, kwh_source = prices.electricity_price()
-stale = prices.staleness_warning()
 # en: the German notebook shows euros beside dollars and prices electricity as a German household
 # en: pays it (both dated, with sources, in docs/facts.md §12)
 # de: Euro neben Dollar und Strom zum Preis eines deutschen Haushalts (beides mit Datum und Quelle
 # de: in docs/facts.md §12)
 USD_PER_EUR, rate_date, _ = prices.usd_per_eur()  # en: ECB reference rate | de: EZB-Referenzkurs
-RATE_DATE = when(rate_date)
 if get_language() == "de":
     kwh_price, kwh_date, kwh_source = prices.electricity_price("Germany")
-if stale:
-    say(
-        "Note: some prices below are older than {days} days. Check today's prices before you "
-        "decide anything with them.",
-        "Hinweis: Einige Preise unten sind älter als {days} Tage. Sieh nach, was heute gilt, "
-        "bevor du damit etwas entscheidest.",
-        days=prices.MAX_AGE_DAYS,
-    )
-    print(stale)
-else:
-    say("All prices are younger than {days} days.", "Alle Preise sind jünger als {days} Tage.",
-        days=prices.MAX_AGE_DAYS)  # fmt: skip
+print(prices.age_note())  # en: and what is stale, if anything | de: und was veraltet ist
 
 # %% [markdown] lang="en"
 # ## 1. The free tiers
@@ -176,22 +162,7 @@ FREE_TIERS = [
         "huggingface.co/docs/hub/spaces-gpus, spaces-zerogpu; huggingface_hub SpaceRuntime",
     ),
 ]
-MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September",
-          "Oktober", "November", "Dezember")  # fmt: skip
-
-
-def month_of(iso):
-    # en: "2026-12-01" -> "Dezember 2026": German text writes the month out (docs/terminology.md)
-    # de: „2026-12-01“ → „Dezember 2026“: Deutsch schreibt den Monat aus (docs/terminology.md)
-    year, month = iso.split("-")[:2]
-    return f"{MONTHS[int(month) - 1]} {year}"
-
-
-for name, hardware_, limits, good_for, date, source in FREE_TIERS:
-    say("{name}: {hw}", "{name}: {hw}", name=name, hw=hardware_)
-    say("  limits: {l}", "  Grenzen: {l}", l=limits)
-    say("  good for: {g}", "  gut für: {g}", g=good_for)
-    say("  (read {d}; {s})", "  (abgerufen im {m}; {s})", d=date, m=month_of(date), s=source)
+print(cost_tables.free_tiers(FREE_TIERS))
 
 t4 = CHIPS["T4"]
 say(
@@ -239,40 +210,13 @@ def peak_bf16(gpu_name):
 
 
 rented = [g for g in gpus if g.on_demand is not None]
-for g in rented:
-    peak = peak_bf16(g.gpu)
-    per_pflop_h = g.on_demand / (peak / 1000) if peak else float("nan")
-    say(
-        "{provider:24} {gpu:16} {mem:>4.0f} GB  spot {spot:>5}  on demand ${od:5.2f}/h  "
-        "${pp:6.2f} per peak PFLOP-hour  ({date}; {source})",
-        "{provider:24} {gpu:16} {mem:>4.0f} GB  Spot {spot:>5}  On-Demand {od:5.2f} $/h "
-        "({ode:.2f} €)  {pp:6.2f} $ pro PFLOP-Stunde Spitze  ({date}; {source})",
-        provider=g.provider,
-        gpu=g.gpu,
-        mem=g.memory_gb,
-        spot="–" if g.spot is None else text("${s:.2f}", "{s:.2f} $", s=g.spot),
-        od=g.on_demand,
-        ode=g.on_demand / USD_PER_EUR,
-        pp=per_pflop_h,
-        date=g.date,
-        source=g.source,
-    )
-for g in gpus:
-    if g.purchase is not None:
-        say(
-            "{gpu}: {mem:.0f} GB, launch price ${p:,.0f}, {w:.0f} W, {bw:,.0f} GB/s ({date}; "
-            "{source})",
-            "{gpu}: {mem:.0f} GB, Einführungspreis {p:,.0f} $ ({pe:,.0f} €), {w:.0f} W, "
-            "{bw:,.0f} GB/s ({date}; {source})",
-            gpu=g.gpu,
-            mem=g.memory_gb,
-            p=g.purchase,
-            pe=g.purchase / USD_PER_EUR,
-            w=g.power_w,
-            bw=g.bandwidth_gbs,
-            date=g.date,
-            source=g.source,
-        )
+# en: what an hour of the chip's dense 16-bit peak costs: $ per hour ÷ peak PFLOP/s
+# de: was eine Stunde der dichten 16-Bit-Spitzenleistung kostet: $ pro Stunde ÷ Spitze in PFLOP/s
+per_peak_pflop_hour = [
+    g.on_demand / (peak_bf16(g.gpu) / 1000) if peak_bf16(g.gpu) else float("nan") for g in rented
+]
+print(cost_tables.offers(rented, per_peak_pflop_hour))
+print(cost_tables.cards([g for g in gpus if g.purchase is not None]))
 
 # en: one row per offer, its name on the axis: long names never overprint each other
 # de: eine Zeile pro Angebot, der Name an der Achse: lange Namen überdecken einander nie
@@ -289,7 +233,7 @@ ax.set_title(
         "Eine GPU mieten\n(Datum und Quelle in data/gpu_prices.csv; ohne Balken: kein "
         "Spot-Preis; 1 € = {r:.4f} $, Stand: {d})",
         r=USD_PER_EUR,
-        d=RATE_DATE,
+        d=when(rate_date),
     )
 )
 ax.xaxis.set_major_formatter(lambda v, _: text("{v:g}", v=v))
@@ -351,20 +295,7 @@ STATE_PARTS = ("weights", "weight_copies", "gradients", "optimizer")
 mixed = fit(10**6, "bfloat16", mode="full", device="cpu", mixed=True)
 per = {k: v / 10**6 for k, v in mixed.parts.items() if k in STATE_PARTS}
 full_bytes_per_param = mixed.per_param(10**6)
-say(
-    "full training, mixed-precision AdamW: {t:.0f} B per parameter before activations = "
-    "{w:.0f} fp32 weight + {c:.0f} 16-bit copy + {g:.0f} gradient + {o:.0f} Adam moments "
-    "(fp32 alone: {f:.0f} B)",
-    "volles Training, AdamW in Mixed Precision: {t:.0f} B pro Parameter vor den "
-    "Aktivierungen = {w:.0f} fp32-Gewicht + {c:.0f} 16-Bit-Kopie + {g:.0f} Gradient "
-    "+ {o:.0f} Adam-Momente (nur fp32: {f:.0f} B)",
-    t=full_bytes_per_param,
-    w=per["weights"],
-    c=per["weight_copies"],
-    g=per["gradients"],
-    o=per["optimizer"],
-    f=full_bytes_per_param - per["weight_copies"],
-)
+print(cost_tables.training_state(per))
 assert full_bytes_per_param == sum(per.values())
 # en: (name, parameters, tokens): 20 tokens per parameter, Hoffmann et al. 2022, arXiv:2203.15556
 # de: (Name, Parameter, Tokens): 20 Tokens pro Parameter, Hoffmann u. a. 2022, arXiv:2203.15556
@@ -381,33 +312,13 @@ say(
     src=text("yours", "deine") if MY_MFU is not None else "PaLM, arXiv:2204.02311",
 )
 offers = [g for g in rented if peak_bf16(g.gpu) and g.provider == "RunPod"]
-costs = {}
-for name, n, d in RUNS:
-    flops = prices.training_flops(n, d)
-    say(
-        "{name}: 6·N·D = {f:.2e} FLOPs; memory for full training ≈ {gb:,.0f} GB "
-        "({b:.0f} B per parameter, before activations)",
-        "{name}: 6·N·D = {f:.2e} FLOPs; Speicher für volles Training ≈ {gb:,.0f} GB "
-        "({b:.0f} B pro Parameter, vor den Aktivierungen)",
-        name=name,
-        f=flops,
-        gb=n * full_bytes_per_param / 1e9,
-        b=full_bytes_per_param,
-    )
+flops = {name: prices.training_flops(n, d) for name, n, d in RUNS}
+hours, costs = {}, {}
+for name, _, _ in RUNS:
     for g in offers:
-        hours = prices.training_hours(flops, peak_bf16(g.gpu), mfu)
-        cost = prices.run_cost(flops, peak_bf16(g.gpu), mfu, g.spot or g.on_demand)
-        costs[name, g.gpu] = cost
-        say(
-            "    {gpu:16} {h:>14,.1f} GPU-hours ({y:,.2f} GPU-years)  ${c:>14,.0f} at spot",
-            "    {gpu:16} {h:>14,.1f} GPU-Stunden ({y:,.2f} GPU-Jahre)  {c:>14,.0f} $ "
-            "({ce:,.0f} €) zum Spot-Preis",
-            gpu=g.gpu,
-            h=hours,
-            y=hours / 8760,
-            c=cost,
-            ce=cost / USD_PER_EUR,
-        )
+        hours[name, g.gpu] = prices.training_hours(flops[name], peak_bf16(g.gpu), mfu)
+        costs[name, g.gpu] = hours[name, g.gpu] * (g.spot or g.on_demand)
+print(cost_tables.runs(RUNS, flops, hours, costs, full_bytes_per_param))
 
 # en: bars side by side per run: the costs are so close that lines would hide one another
 # de: Balken nebeneinander pro Lauf: Die Kosten liegen so nah beieinander, dass sich Linien
@@ -463,8 +374,7 @@ from utils.models.loading import load_smollm2
 model, tokenizer, source = load_smollm2(device=device)
 tokenizer.padding_side = "left"
 model_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-say("{source}: {mb:,.0f} MB of weights", "{source}: {mb:,.0f} MB Gewichte", source=source,
-    mb=model_bytes / 1e6)  # fmt: skip
+say("{s}: {mb:,.0f} MB of weights", "{s}: {mb:,.0f} MB Gewichte", s=source, mb=model_bytes / 1e6)
 
 NEW_TOKENS = profile.pick(cpu=16, cuda=64, mps=64)
 BATCH = profile.pick(cpu=8, cuda=32, mps=16)
@@ -585,10 +495,11 @@ SIZES = {  # en: bytes of the weights | de: Bytes der Gewichte
     "7B bf16": 7e9 * BYTES["bfloat16"],
     "70B bf16": 70e9 * BYTES["bfloat16"],
 }
+# en: the price file's bandwidth, else the chip table's
+# de: die Bandbreite aus der Preisdatei, sonst aus der Chiptabelle
 BANDWIDTH = {
-    g.gpu: g.bandwidth_gbs or (chip_for(g.gpu).bandwidth_gbs if chip_for(g.gpu) else None)
-    for g in gpus
-}  # fmt: skip
+    g.gpu: g.bandwidth_gbs or getattr(chip_for(g.gpu), "bandwidth_gbs", None) for g in gpus
+}
 BANDWIDTH = {k: v for k, v in BANDWIDTH.items() if v}
 MEMORY = {g.gpu: g.memory_gb for g in gpus}
 
@@ -603,12 +514,10 @@ def serving_tps(gpu, size_bytes):
     return prices.decode_bound(BANDWIDTH[gpu], size_bytes) * batching_gain
 
 
-for size_name, size_bytes in SIZES.items():
-    row = []
-    for gpu in BANDWIDTH:
-        tps = serving_tps(gpu, size_bytes)
-        row.append(f"{gpu} " + ("–" if tps is None else text("{t:,.0f}", t=tps)))
-    say("{n}: {r}", "{n}: {r}", n=size_name, r=" | ".join(row))
+rates = {size: {gpu: serving_tps(gpu, b) for gpu in BANDWIDTH} for size, b in SIZES.items()}
+print(
+    cost_tables.serving(rates)
+)  # en: tokens/s; "–": does not fit | de: Tokens/s; „–“: passt nicht
 
 # en: how far batching can go before the arithmetic binds: the ridge point (peak ÷ bandwidth,
 # en: lesson 01) against batch-1 decoding's 2 FLOPs per 2-byte weight, 1 FLOP per byte
@@ -616,20 +525,8 @@ for size_name, size_bytes in SIZES.items():
 # de: (Spitze ÷ Bandbreite, Lektion 01) gegen 2 FLOPs pro 2-Byte-Gewicht beim Decoding mit Batch 1,
 # de: also 1 FLOP pro Byte
 decode_intensity = 2 / BYTES["bfloat16"]
-for gpu, bandwidth in BANDWIDTH.items():
-    peak = peak_bf16(gpu)
-    if peak:
-        say(
-            "{gpu:16} ridge {r:,.0f} FLOP/byte: batching can raise tokens/s up to about {x:,.0f}× "
-            "before compute binds; your measured gain: {g:.1f}×",
-            "{gpu:16} Knickpunkt {r:,.0f} FLOP/Byte: Batching kann die Tokens/s bis etwa aufs "
-            "{x:,.0f}-Fache steigern, bevor die Rechenleistung begrenzt; dein gemessener Faktor: "
-            "{g:.1f}×",
-            gpu=gpu,
-            r=peak * 1e12 / (bandwidth * 1e9),
-            x=peak * 1e12 / (bandwidth * 1e9) / decode_intensity,
-            g=batching_gain,
-        )
+ridges = {g: peak_bf16(g) * 1e12 / (bw * 1e9) for g, bw in BANDWIDTH.items() if peak_bf16(g)}
+print(cost_tables.batching_room(ridges, decode_intensity, batching_gain))
 reveal(
     my_tokens_s,
     prices.decode_bound(BANDWIDTH["RTX 4090"], SIZES["7B bf16"]),
@@ -689,8 +586,7 @@ def monthly_costs(size, api_model, gpu, card, utilization):
     return lines
 
 
-def show(size="7B bf16", api_model="gpt-5-mini", gpu="A100 SXM 80 GB", card="RTX 4090",
-         utilization=0.5):  # fmt: skip
+def show(size, api_model, gpu, card, utilization):
     lines = monthly_costs(size, api_model, gpu, card, utilization)
     fig, ax = plt.subplots(figsize=(10, 5))
     for label, cost in lines.items():
@@ -705,48 +601,32 @@ def show(size="7B bf16", api_model="gpt-5-mini", gpu="A100 SXM 80 GB", card="RTX
     ax.legend()
     fig.tight_layout()
     plt.show()
-    api = next(iter(lines.values()))
-    for label, cost in list(lines.items())[1:]:
-        cheaper = tokens[cost < api]
-        if len(cheaper):
-            say("{l} is cheaper than the API from about {t:.2e} output tokens a month",
-                "{l} ist ab etwa {m:,.0f} Mio. Ausgabe-Tokens im Monat billiger als die API",
-                l=label, t=cheaper[0], m=cheaper[0] / 1e6)  # fmt: skip
-        else:
-            say("{l} is never cheaper here", "{l} ist hier nie billiger", l=label)
-    if len(lines) < 3:
-        say("(a missing line: the model does not fit that GPU's memory)",
-            "(Fehlt eine Linie, passt das Modell nicht in den Speicher dieser GPU.)")  # fmt: skip
+    print(cost_tables.crossings(tokens, lines))
 
 
 explore(
     show,
-    {"size": "7B bf16", "api_model": "gpt-5-mini", "gpu": "A100 SXM 80 GB", "card": "RTX 4090",
-     "utilization": 0.5},
+    dict(
+        size="7B bf16",
+        api_model="gpt-5-mini",
+        gpu="A100 SXM 80 GB",
+        card="RTX 4090",
+        utilization=0.5,
+    ),
     size=list(SIZES),
     api_model=list(API),
     gpu=list(RENT),
     card=list(OWN),
     utilization=[0.05, 0.2, 0.5, 1.0],
-    labels=dict(zip(("size", "api_model", "gpu", "card", "utilization"),
-                    text("model|API|rented GPU|own card|utilization",
-                         "Modell|API|gemietete GPU|eigene Karte|Auslastung").split("|"),
-                    strict=True)),
-)  # fmt: skip
-say(
-    "Prices: API {d1} ({s1}); GPUs per row of data/gpu_prices.csv; electricity ${k:.2f}/kWh "
-    "({d2}; {s2}).",
-    "Preise: API {d1} ({s1}); GPUs je Zeile aus data/gpu_prices.csv; Strom {k:.2f} $/kWh "
-    "= {ke:.3f} €/kWh ({d2}; {s2}); 1 € = {r:.4f} $ (EZB-Referenzkurs vom {rd}).",
-    d1=apis[0].date,
-    s1=apis[0].source.split(" (")[0],  # en: the price package | de: das Preispaket
-    k=kwh_price,
-    ke=kwh_price / USD_PER_EUR,
-    r=USD_PER_EUR,
-    rd=RATE_DATE,
-    d2=when(kwh_date),
-    s2=kwh_source,
+    labels={
+        "size": text("model", "Modell"),
+        "api_model": "API",
+        "gpu": text("rented GPU", "gemietete GPU"),
+        "card": text("own card", "eigene Karte"),
+        "utilization": text("utilization", "Auslastung"),
+    },
 )
+print(cost_tables.price_sources(apis[0], kwh_price, kwh_date, kwh_source))
 
 # %% [markdown] lang="en"
 # Two knobs move the crossing most. **Utilization**: at 5 % the rented GPU idles 95 % of the
@@ -762,21 +642,14 @@ say(
 # beides.
 
 # %%
-a = API["gpt-5-mini"]
-for u in (0.05, 0.2, 0.5, 1.0):
-    tps_7b = serving_tps("A100 SXM 80 GB", SIZES["7B bf16"])
-    per_m = RENT["A100 SXM 80 GB"].spot / (tps_7b * 3600 * u) * 1e6
-    say(
-        "7B on a rented A100 at {u:.0f}% utilization: ${c:,.2f} per million tokens "
-        "(API gpt-5-mini: ${i:.2f} in + ${o:.2f} out)",
-        "7B auf einer gemieteten A100 bei {u:.0f} % Auslastung: {c:,.2f} $ ({ce:,.2f} €) pro "
-        "Million Tokens (API gpt-5-mini: {i:.2f} $ Eingabe + {o:.2f} $ Ausgabe)",
-        u=100 * u,
-        c=per_m,
-        ce=per_m / USD_PER_EUR,
-        i=a.input_per_m,
-        o=a.output_per_m,
-    )
+tps_7b = serving_tps("A100 SXM 80 GB", SIZES["7B bf16"])
+# en: the hour's price ÷ the tokens of the hour's busy share, per million
+# de: der Preis der Stunde ÷ die Tokens ihres ausgelasteten Anteils, pro Million
+per_million = {
+    u: RENT["A100 SXM 80 GB"].spot / (tps_7b * 3600 * u) * 1e6 for u in (0.05, 0.2, 0.5, 1.0)
+}
+what = text("7B on a rented A100", "7B auf einer gemieteten A100")
+print(cost_tables.per_million(per_million, API["gpt-5-mini"], what))
 
 # %% [markdown] lang="en"
 # ## 7. A decision guide
@@ -808,67 +681,27 @@ my_million_tokens = None  # en: your prediction in millions | de: deine Vorhersa
 # de: Adapter, Aktivierungen, CUDA-Kontext), verglichen mit dem Speicher einer T4
 qlora_7b = fit(7e9, "float16", mode="qlora", batch=1, seq=512, device="T4")
 seven_b = 7e9 * BYTES["bfloat16"]  # en: 7B weights in bf16 | de: 7B-Gewichte in bf16
-card_gb = MEMORY["RTX 4090"]
 h100 = prices.training_hours(prices.training_flops(7e9, 140e9), peak_bf16("H100 SXM"), mfu)
 small = costs["SmolLM2-135M", "H100 SXM"]
 a100 = RENT["A100 SXM 80 GB"]
+# en: a month of the A100 at spot ÷ the API's price per output token
+# de: ein Monat der A100 zum Spot-Preis ÷ der Preis der API pro Ausgabe-Token
 break_even = prices.HOURS_PER_MONTH * a100.spot / (API["gpt-5-mini"].output_per_m / 1e6)
-rows = [
-    (
-        text("Fine-tuning", "Feintuning"),
-        text("hourly cloud GPU, or a free T4 for QLoRA",
-             "stundenweise gemietete Cloud-GPU oder kostenlose T4 für QLoRA"),
-        text("QLoRA 7B ≈ {g:.1f} GB ({b:.2f} B/param + adapters, activations): {v} a T4; "
-             "a 135M model from scratch ≈ ${c:,.0f}",
-             "QLoRA 7B ≈ {g:.1f} GB ({b:.2f} B/Param. + Adapter, Aktivierungen): {v} auf eine T4; "
-             "135M von Grund auf ≈ {c:,.0f} $ ({ce:,.0f} €)",
-             g=qlora_7b.total / 1e9, b=qlora_7b.parts["weights"] / 7e9, c=small,
-             ce=small / USD_PER_EUR,
-             v=text("fits", "passt") if qlora_7b.fits else text("does not fit", "passt nicht")),
-    ),
-    (
-        text("Inference in production", "Inferenz im Betrieb"),
-        text("API below the break-even, own/rented GPU above", "API unter dem Break-even, eigene/gemietete GPU darüber"),
-        text("A100 spot ({d}) 24/7 = ${m:,.0f}/month ≈ {t:.2e} gpt-5-mini output tokens ({da})",
-             "A100 zum Spot-Preis ({d}) rund um die Uhr = {m:,.0f} $ ({me:,.0f} €) im Monat "
-             "≈ {tm:,.0f} Mio. Ausgabe-Tokens von gpt-5-mini ({da})",
-             m=prices.HOURS_PER_MONTH * a100.spot, t=break_even, d=a100.date,
-             me=prices.HOURS_PER_MONTH * a100.spot / USD_PER_EUR, tm=break_even / 1e6,
-             da=API["gpt-5-mini"].date),
-    ),
-    (
-        text("Local development (LoRA, quantization)", "Lokale Entwicklung (LoRA, Quantisierung)"),
-        text("consumer GPU with {m:.0f} GB", "Consumer-GPU mit {m:.0f} GB", m=card_gb),
-        text("7B bf16 = {s:.0f} GB {v} {m:.0f} GB; RTX 4090 at the bound ≈ {t:,.0f} tokens/s "
-             "at batch 1",
-             "7B in bf16 = {s:.0f} GB, {v} in {m:.0f} GB; RTX 4090 höchstens {t:,.0f} Tokens/s "
-             "bei Batch 1",
-             s=seven_b / 1e9, m=card_gb, t=prices.decode_bound(BANDWIDTH["RTX 4090"], seven_b),
-             v=text("fits", "passt") if seven_b < card_gb * 1e9 else text("exceeds", "passt nicht")),
-    ),
-    (
-        text("API only", "Nur API"),
-        text("low or spiky volume, no GPU at all",
-             "wenig oder stark schwankendes Volumen, gar keine eigene GPU"),
-        text("1 M output tokens on gpt-5-mini ≈ ${c:.2f} ({d})",
-             "1 Mio. Ausgabe-Tokens bei gpt-5-mini ≈ {c:.2f} $ ({ce:.2f} €) ({d})",
-             c=API["gpt-5-mini"].output_per_m, d=API["gpt-5-mini"].date,
-             ce=API["gpt-5-mini"].output_per_m / USD_PER_EUR),
-    ),
-    (
-        text("Pre-training a large model", "Vortraining eines großen Modells"),
-        text("A100/H100 cluster", "A100/H100-Cluster"),
-        text("7B on 140B tokens: {y:,.1f} H100-years at MFU {m:.0f}%",
-             "7B auf 140 Mrd. Tokens: {y:,.1f} H100-Jahre bei MFU {m:.0f} %",
-             y=h100 / 8760, m=100 * mfu),
-    ),
-]  # fmt: skip
-# en: printed, not drawn: a table's sentences stay readable at any width and in any front end
-# de: gedruckt, nicht gezeichnet: So bleiben die Sätze der Tabelle in jeder Breite lesbar
-for scenario, where, why in rows:
-    print(scenario)
-    for label, value in ((text("where", "wo"), where), (text("why", "warum"), why)):
-        print(textwrap.fill(f"{label}: {value}", 96, initial_indent="  ", subsequent_indent="    "))
+print(
+    cost_tables.guide(
+        qlora=qlora_7b,
+        small_run_cost=small,
+        rent=a100,
+        api=API["gpt-5-mini"],
+        break_even_tokens=break_even,
+        card="RTX 4090",
+        card_gb=MEMORY["RTX 4090"],
+        card_tokens_s=prices.decode_bound(BANDWIDTH["RTX 4090"], seven_b),
+        seven_b_bytes=seven_b,
+        h100_hours=h100,
+        mfu=mfu,
+    )
+)
 reveal(my_million_tokens, break_even, unit=text("tokens", "Tokens"), guess_in=1e6)
 
 # %% [markdown] lang="en"

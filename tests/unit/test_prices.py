@@ -106,3 +106,22 @@ def test_costs():
     assert prices.owned_monthly_cost(1200, 24, 1000, 0.1) == pytest.approx(50 + 73)
     assert prices.decode_bound(1000, 1e9) == pytest.approx(1000)
     assert prices.training_flops(1e9, 1e9) == 6e18
+
+
+def test_the_learner_reads_the_age_of_the_prices(tmp_path):
+    today = dt.date(2026, 12, 1)
+    (tmp_path / "fresh").mkdir()
+    (tmp_path / "old").mkdir()
+    fresh = _folder(tmp_path / "fresh", "2026-11-20")
+    assert prices.age_note(fresh, today=today) == "All prices are younger than 180 days."
+    old = _folder(tmp_path / "old", "2026-01-10")
+    note = prices.age_note(old, today=today)
+    first, *rest = note.splitlines()
+    assert first.startswith("Note: some prices below are older than 180 days.")
+    assert "\n".join(rest) == prices.staleness_warning(old, today=today)
+    set_language("de")
+    try:
+        german = prices.age_note(old, today=today)
+    finally:
+        set_language("en")
+    assert german.startswith("Hinweis: Einige Preise unten sind älter als 180 Tage.")

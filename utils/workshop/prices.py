@@ -6,6 +6,7 @@
     rate, date, source = prices.usd_per_eur()        # data/exchange_rates.csv: ECB reference rate
     kwh, date, source = prices.electricity_price("Germany")   # $ per kWh (euros converted)
     prices.staleness_warning()          # None, or what to refresh (data older than 180 days)
+    prices.age_note()                   # what a learner reads about it
     prices.run_cost(flops=6 * 135e6 * 2e9, peak_tflops=312, mfu=0.4, usd_per_hour=1.39)
 
 Every price carries the date it was read and its source.  Prices change every few weeks: the
@@ -217,6 +218,26 @@ def staleness_warning(
         )
     )
     return "\n".join(lines)
+
+
+def age_note(folder: Path = DATA, today: dt.date | None = None) -> str:
+    """What a learner reads about the prices' age: that all are younger than `MAX_AGE_DAYS`, or
+    to check today's prices first, followed by `staleness_warning`."""
+    stale = staleness_warning(folder, today)
+    if stale is None:
+        return text(
+            "All prices are younger than {days} days.",
+            "Alle Preise sind jünger als {days} Tage.",
+            days=MAX_AGE_DAYS,
+        )
+    note = text(
+        "Note: some prices below are older than {days} days. Check today's prices before you "
+        "decide anything with them.",
+        "Hinweis: Einige Preise unten sind älter als {days} Tage. Sieh nach, was heute gilt, "
+        "bevor du damit etwas entscheidest.",
+        days=MAX_AGE_DAYS,
+    )
+    return f"{note}\n{stale}"
 
 
 # --- costs ---------------------------------------------------------------------------------------
