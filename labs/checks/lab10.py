@@ -7,8 +7,9 @@ context that fits beside the weights (every seed has a context that fits exactly
 token would not, batches of one and more, memory in GiB); q3 reads time to first token and the
 time per output token from a trace of absolute clock readings (two tokens only on one input);
 q4 finds the batch at which decoding stops being memory-bound on a roofline (1-, 2- and 4-byte
-weights, the ridge's fraction below and above one half); q5 measures decode throughput on a
-simulated server with a virtual clock, whose prefill is slow and whose batch is one and more;
+weights, the ridge's fraction below and above one half, and a ridge exactly on a whole batch);
+q5 measures decode throughput on a simulated server with a virtual clock, whose prefill is slow,
+whose steps grow slower as the cache grows and whose batch is one and more;
 q6 is a measurement: a tiny decoder on this device decodes with and without a KV cache, the check
 times every call itself (until the device has finished it) and notes whether the learner synced
 before reading the clock, and the faster one and the speedup must follow from the learner's own
@@ -366,6 +367,28 @@ def q3(latencies, rng):
 # --- q4: where decoding stops being memory-bound -------------------------------------------------
 
 
+# Draws whose ridge batch is a whole number, (params, bytes per weight, TFLOP/s, GB/s): peaks and
+# bandwidths of the chip table (L4, A100, H100, H200, TPU v3) and round ones, for which each order
+# of the formula (read time ÷ compute time, ridge × bytes ÷ 2, sequences per second, bytes per
+# FLOP, TFLOP/s × 1000 ÷ GB/s, a loop over batches, …) lands on that whole number exactly in
+# float64, so at the tie itself only the rounding decides (tests/labs/test_lab10.py tries each).
+TIES = [
+    (8e9, 2, 512.0, 2048),  # batch 250
+    (3e9, 2, 312.0, 2000),  # 156
+    (405e9, 2, 2048.0, 8000),  # 256
+    (135e6, 2, 19.5, 300),  # 65
+    (7e9, 2, 1024.0, 3200),  # 320
+    (70e9, 2, 256.0, 4000),  # 64
+    (1.1e9, 1, 624.0, 4800),  # 65
+    (13e9, 1, 2048.0, 8000),  # 128
+    (1.7e9, 1, 512.0, 2048),  # 125
+    (70e9, 1, 495.0, 900),  # 275
+    (8e9, 4, 60.0, 300),  # 400
+    (8e9, 4, 60.0, 320),  # 375
+    (1.7e9, 4, 312.0, 4000),  # 156
+]
+
+
 def _batch_slips(x):
     """What a slip that turns the ridge batch `x` into another number gives: rounded up or not."""
     return [math.ceil(x), x]
@@ -395,6 +418,16 @@ BATCH_MISTAKES = Mistakes(
         "Mind the units: TFLOP/s are 10¹² FLOP/s, GB/s are 10⁹ bytes per second.",
         "Achte auf die Einheiten: TFLOP/s sind 10¹² FLOP/s, GB/s sind 10⁹ Byte pro Sekunde.",
         gives=lambda x, **_: _batch_slips(x * 1e3) + _batch_slips(x / 1e3),
+    ),
+    Mistake(
+        "tie",
+        'Here the compute time equals the read time exactly at batch {want:,}, and "at least as '
+        'long" includes equal: round up only what is not already whole (math.ceil) instead of '
+        "adding one.",
+        "Hier ist die Rechenzeit bei Batchgröße {want:,} genau gleich der Lesezeit, und "
+        "„mindestens so lang“ schließt Gleichheit ein: Runde nur auf, was nicht schon ganz ist "
+        "(math.ceil), statt eins dazuzuzählen.",
+        when=lambda got, want, x, **_: x == want and got == want + 1,
     ),
     Mistake(
         "wrong",
@@ -432,13 +465,19 @@ def q4(compute_bound_batch, rng):
     dtypes = [1, 2, 4]
     rng.shuffle(dtypes)
     fractions = [rng.uniform(0.1, 0.4), rng.uniform(0.6, 0.9), rng.uniform(0.1, 0.9)]
-    failures = []
+    draws = []
     for b, fraction in zip(dtypes, fractions, strict=True):
         bandwidth = rng.choice([320, 300, 864, 1555, 2039, 3350, 4800])
         want = rng.randint(20, 400)
-        x = want - 1 + fraction  # the batch at the ridge: never a whole number
+        x = want - 1 + fraction  # the batch at the ridge: here never a whole number
         peak = x * 2 / b * bandwidth * 1e9 / 1e12
         params = rng.choice([135e6, 1.7e9, 7e9, 8e9, 70e9])
+        draws.append((params, b, peak, bandwidth, want, x))
+    params, b, peak, bandwidth = rng.choice(TIES)  # and once exactly at the ridge
+    want = round(peak * 1e3 * b / (2 * bandwidth))
+    draws.insert(rng.randrange(len(draws) + 1), (params, b, peak, bandwidth, want, want))
+    failures = []
+    for params, b, peak, bandwidth, want, x in draws:
         got = call(compute_bound_batch, params, b, peak, bandwidth)
         got = as_number(got, ("the batch size", "die Batchgröße"))
         if got != want:

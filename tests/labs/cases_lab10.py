@@ -254,6 +254,51 @@ def batch_gib(params, dtype_bytes, peak_tflops, bandwidth_gbs):  # GB/s taken as
     return math.ceil(peak_tflops * 1e12 * dtype_bytes / (2 * bandwidth_gbs * 2**30))
 
 
+def batch_ridge(params, dtype_bytes, peak_tflops, bandwidth_gbs):  # the chip's FLOP per byte
+    ridge = peak_tflops * 1e12 / (bandwidth_gbs * 1e9)
+    return math.ceil(ridge * dtype_bytes / 2)
+
+
+def batch_sequences_per_s(params, dtype_bytes, peak_tflops, bandwidth_gbs):
+    sequences_per_s = peak_tflops * 1e12 / (2 * params)  # what the compute keeps up with
+    steps_per_s = bandwidth_gbs * 1e9 / (params * dtype_bytes)  # what the reads allow
+    return math.ceil(sequences_per_s / steps_per_s)
+
+
+def batch_bytes_per_flop(params, dtype_bytes, peak_tflops, bandwidth_gbs):
+    step = params * dtype_bytes / (2 * params)  # bytes per FLOP of one sequence
+    chip = bandwidth_gbs * 1e9 / (peak_tflops * 1e12)  # bytes the chip reads per FLOP
+    return math.ceil(step / chip)
+
+
+def batch_time_loop(params, dtype_bytes, peak_tflops, bandwidth_gbs):  # the smallest batch, tried
+    read_s = params * dtype_bytes / (bandwidth_gbs * 1e9)
+    size = 1
+    while 2 * params * size / (peak_tflops * 1e12) < read_s:
+        size += 1
+    return size
+
+
+def batch_gflops(params, dtype_bytes, peak_tflops, bandwidth_gbs):  # 1 TFLOP/s = 1000 GFLOP/s
+    return math.ceil(peak_tflops * 1000 * dtype_bytes / (2 * bandwidth_gbs))
+
+
+def batch_milliseconds(params, dtype_bytes, peak_tflops, bandwidth_gbs):
+    read_ms = params * dtype_bytes / (bandwidth_gbs * 1e6)
+    compute_ms = 2 * params / (peak_tflops * 1e9)
+    return np.ceil(np.float64(read_ms) / compute_ms).astype(int)
+
+
+def batch_floor_plus_one(params, dtype_bytes, peak_tflops, bandwidth_gbs):  # the tie rounded up
+    read_s = params * dtype_bytes / (bandwidth_gbs * 1e9)
+    return math.floor(read_s / (2 * params / (peak_tflops * 1e12))) + 1
+
+
+def batch_int_plus_one(params, dtype_bytes, peak_tflops, bandwidth_gbs):
+    ridge = peak_tflops * 1e12 / (bandwidth_gbs * 1e9)
+    return int(ridge * dtype_bytes / 2) + 1
+
+
 # --- q5: decode throughput ------------------------------------------------------------------------
 
 
@@ -436,8 +481,20 @@ CASES = {
         raising_line="(token_times[-1] - token_times[0]) / (token_times.size - 1)",
     ),
     (LAB, "compute_bound_batch"): Case(
-        right=[batch, batch_by_intensity, batch_integer_ceil],
+        right=[
+            batch,
+            batch_by_intensity,
+            batch_integer_ceil,
+            batch_ridge,
+            batch_sequences_per_s,
+            batch_bytes_per_flop,
+            batch_time_loop,
+            batch_gflops,
+            batch_milliseconds,
+        ],
         wrong=[
+            (batch_floor_plus_one, "tie"),
+            (batch_int_plus_one, "tie"),
             (batch_nearest, "rounded_down"),
             (batch_not_whole, "rounded_down"),
             (batch_gib, "wrong"),

@@ -1,13 +1,16 @@
 """Lab 10, beyond the tests every lab gets (tests/labs/test_labs.py runs the answers in
 tests/labs/cases_lab10.py).
 
-Here: the timed exercise (q6) accepts a loop timer whose clock ran on while the machine was busy
-between two calls, as CI's other worker makes it, and still rejects a rate below that loop's."""
+Here: q4's draws exactly at the ridge give that whole batch in every order of the formula; the
+timed exercise (q6) accepts a loop timer whose clock ran on while the machine was busy between two
+calls, as CI's other worker makes it, and still rejects a rate below that loop's."""
 
 from __future__ import annotations
 
 import time
+from fractions import Fraction
 
+import numpy as np
 import pytest
 
 import tests.labs.cases_lab10 as cases
@@ -18,6 +21,60 @@ pytest.importorskip("torch")
 
 def exercise(name):
     return next(e for e in labs.load_lab(cases.LAB).lab.exercises if e.name == name)
+
+
+# q4's ridge batch, unrounded, in more orders than its right answers in the cases: at a tie each
+# must give the whole number itself, or the right ceil of it would be one batch too many.
+RIDGE_ORDERS = {
+    "read ÷ compute": lambda p, b, peak, bw: (p * b / (bw * 1e9)) / (2 * p / (peak * 1e12)),
+    "ridge × b ÷ 2": lambda p, b, peak, bw: peak * 1e12 / (bw * 1e9) * b / 2,
+    "sequences ÷ steps per s": lambda p, b, peak, bw: (
+        (peak * 1e12 / (2 * p)) / (bw * 1e9 / (p * b))
+    ),
+    "bytes per FLOP": lambda p, b, peak, bw: (p * b / (2 * p)) / (bw * 1e9 / (peak * 1e12)),
+    "GFLOP/s ÷ GB/s": lambda p, b, peak, bw: peak * 1000 * b / (2 * bw),
+    "TFLOP/s ÷ GB/s × 1000": lambda p, b, peak, bw: peak / bw * b / 2 * 1000,
+    "TB/s": lambda p, b, peak, bw: peak / (bw / 1e3) * b / 2,
+    "milliseconds": lambda p, b, peak, bw: (p * b / (bw * 1e6)) / (2 * p / (peak * 1e9)),
+    "one fraction": lambda p, b, peak, bw: p * b * peak * 1e12 / (2 * p * bw * 1e9),
+    "integer powers": lambda p, b, peak, bw: (p * b / (bw * 10**9)) / (2 * p / (peak * 10**12)),
+    "FLOPs during the read": lambda p, b, peak, bw: peak * 1e12 * (p * b / (bw * 1e9)) / (2 * p),
+    "divided step by step": lambda p, b, peak, bw: (p * b / bw / 1e9) / (2 * p / peak / 1e12),
+    "halved first": lambda p, b, peak, bw: peak * 1e12 * b / 2 / (bw * 1e9),
+    "numpy": lambda p, b, peak, bw: (
+        np.float64(p) * b / (np.float64(bw) * 1e9) / (2 * np.float64(p) / (np.float64(peak) * 1e12))
+    ),
+}
+
+
+def test_every_order_of_the_formula_lands_exactly_on_each_tie():
+    ties = labs.load_lab(cases.LAB).TIES
+    right = labs.CASES[cases.LAB, "compute_bound_batch"].right
+    assert len(RIDGE_ORDERS) >= 6
+    for params, dtype_bytes, peak, bandwidth in ties:
+        ridge = Fraction(peak) * 10**12 * dtype_bytes / (2 * Fraction(bandwidth) * 10**9)
+        assert ridge.denominator == 1, (params, dtype_bytes, peak, bandwidth)  # a whole batch
+        tie = (params, dtype_bytes, peak, bandwidth)
+        for name, order in RIDGE_ORDERS.items():
+            assert order(*tie) == ridge, (name, tie, order(*tie))
+        for answer in right:  # rounded up: the tie itself
+            assert answer(*tie) == ridge, (answer.__name__, tie, answer(*tie))
+        for answer in (cases.batch_floor_plus_one, cases.batch_int_plus_one):
+            assert answer(*tie) == ridge + 1, (answer.__name__, tie)
+
+
+def test_a_tie_is_drawn_on_every_seed():
+    ties = set(labs.load_lab(cases.LAB).TIES)
+    seen = []
+
+    def noting(params, dtype_bytes, peak_tflops, bandwidth_gbs):
+        seen.append((params, dtype_bytes, peak_tflops, bandwidth_gbs))
+        return cases.batch(params, dtype_bytes, peak_tflops, bandwidth_gbs)
+
+    for seed in labs.EVERY_SEED:
+        seen.clear()
+        assert exercise("compute_bound_batch").evaluate(noting, seed=seed).key == "ok"
+        assert len(ties.intersection(seen)) == 1 and len(seen) == 4, (seed, seen)
 
 
 def interrupted_loop(scale=1.0):
