@@ -6,7 +6,9 @@ start against kaiming_uniform_'s bound. q2 counts a model whose tied weight trai
 weight is frozen and an untied one. q3 runs a nested model with LoRA as its forward pass does:
 with every B non-zero the output must equal the reference's with the same A and B, and every
 adapter must get a gradient. q4 merges a float32 weight with a fractional α/r and a bfloat16 one
-with a whole α/r. q5 draws budgets just over, exactly at and just under a rank's need.
+with a whole α/r. q5 times a trained layer as base plus adapter and merged on this device and
+names the faster by those numbers. q6 draws budgets just over, exactly at and just under a rank's
+need.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from torch import nn
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, call
 from labs.kit.blank import Unfinished, has_blank
+from labs.kit.measured import Timed
 from utils.i18n import text
 
 lab = Lab("07")
@@ -717,7 +720,81 @@ def q4(merge_weight, rng):
     )
 
 
-# --- q5 ------------------------------------------------------------------------------------------
+# --- q5: merge before serving? -------------------------------------------------------------------
+
+
+def _serving(seed):
+    """One trained LoRA layer (1024 × 1024, rank 16, B ≠ 0) on 256 tokens, as base plus adapter
+    (the reference of q3) and as one nn.Linear with the merged weight, without gradients as when
+    serving, on this notebook's device; on a GPU a call repeats the layer (≥ 1 ms a call)."""
+    cuda = torch.cuda.is_available()
+    device, repeats = ("cuda", 200) if cuda else ("cpu", 1)
+    gen = torch.Generator().manual_seed(seed)
+    r, alpha, width = 16, 32, 1024
+    W, bias = torch.randn(width, width, generator=gen) / 32, torch.randn(width, generator=gen) / 32
+    A = torch.randn(r, width, generator=gen) / 32
+    B = 0.02 * torch.randn(width, r, generator=gen)  # en: as after training | de: wie trainiert
+    x = torch.randn(256, width, generator=gen).to(device)
+    base, merged = nn.Linear(width, width).to(device), nn.Linear(width, width).to(device)
+    with torch.no_grad():
+        base.weight.copy_(W)
+        merged.weight.copy_(W + (alpha / r) * (B @ A))
+        for layer in (base, merged):
+            layer.bias.copy_(bias)
+    adapter = _LoRA(base, A.to(device), B.to(device), alpha / r)
+
+    def run(layer):
+        def calls():
+            with torch.no_grad():
+                for _ in range(repeats):
+                    layer(x)
+
+        return calls
+
+    sync = torch.cuda.synchronize if cuda else None
+    return Timed({"adapter": run(adapter), "merged": run(merged)}, sync=sync)
+
+
+@lab.exercise(
+    "merge_time",
+    points=2,
+    hint=(
+        "Time several calls of each with a wall clock, leave the first one out, and report a "
+        "typical call. What does the adapter compute on every call that the merge did once?",
+        "Miss mehrere Aufrufe von jedem in verstrichener Zeit (Wall Clock), lass den ersten weg "
+        "und gib einen typischen Aufruf an. Was rechnet der Adapter bei jedem Aufruf, was das "
+        "Einrechnen einmal erledigt hat?",
+    ),
+)
+def q5(merge_time, rng):
+    timed = _serving(rng.randrange(10**6))
+    ms, verdict = timed.parts(call(merge_time, timed.callables))
+    ms = timed.verify(ms)
+    timed.judge(ms, verdict, min)
+    times = dict(a=ms["adapter"], m=ms["merged"])
+    if verdict == "merged":
+        return text(
+            "Correct! Here base plus adapter takes {a:.3g} ms a call, the merged layer {m:.3g} "
+            "ms. Decision: merge before serving; keep the adapter separate only where one base "
+            "switches between adapters.",
+            "Richtig! Hier dauert ein Aufruf mit Basis plus Adapter {a:.3g} ms, mit der "
+            "eingerechneten Schicht {m:.3g} ms. Entscheidung: Rechne vor dem Einsatz ein; halte "
+            "den Adapter nur getrennt, wenn eine Basis zwischen Adaptern wechselt.",
+            **times,
+        )
+    return text(
+        "Correct! Here base plus adapter takes {a:.3g} ms a call, the merged layer {m:.3g} ms: "
+        "at this size the adapter's two small matmuls cost no measurable time. Decision: on "
+        "this device a separate adapter is free to serve, and one base can switch adapters.",
+        "Richtig! Hier dauert ein Aufruf mit Basis plus Adapter {a:.3g} ms, mit der "
+        "eingerechneten Schicht {m:.3g} ms: Bei dieser Größe kosten die zwei kleinen Matmuls des "
+        "Adapters keine messbare Zeit. Entscheidung: Auf diesem Gerät kostet ein getrennter "
+        "Adapter im Einsatz nichts, und eine Basis kann zwischen Adaptern wechseln.",
+        **times,
+    )
+
+
+# --- q6 ------------------------------------------------------------------------------------------
 
 RANKS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -827,7 +904,7 @@ LARGEST_RANK = Mistakes(
         "„passt“ schließt genau gleich ein.",
     ),
 )
-def q5(largest_rank, rng):
+def q6(largest_rank, rng):
     width = rng.choice([576, 960, 2048])
     shapes = [(width, width), (width, width // 3)]  # en: q and a narrower v | de: v schmaler
     layers = rng.choice([24, 30, 32])

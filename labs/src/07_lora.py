@@ -26,19 +26,21 @@
 # ---
 
 # %% [markdown] lang="en"
-# Five exercises on lesson 07: a LoRA layer, the count of trainable parameters, putting LoRA into
-# the right modules of a model with everything else frozen, the merged weight, and the largest
-# rank that fits a memory budget. Each check tries your code on fresh random inputs (small layers,
-# so it runs in a second on any CPU); a plausible mistake gets its own message. Replace each `____`
-# by your code and run the cell; `qN.hint()` and `qN.solution()` help.
+# Six exercises on lesson 07: a LoRA layer, the count of trainable parameters, putting LoRA into
+# the right modules of a model with everything else frozen, the merged weight, whether merging
+# saves time on your device, and the largest rank that fits a memory budget. Each check tries your
+# code on fresh random inputs (small layers, so it runs in a second on any CPU); a plausible
+# mistake gets its own message. Replace each `____` by your code and run the cell; `qN.hint()` and
+# `qN.solution()` help.
 
 # %% [markdown] lang="de"
-# Fünf Aufgaben zu Lektion 07: eine LoRA-Schicht, die Zahl der trainierbaren Parameter, LoRA in die
-# richtigen Module eines Modells einsetzen und alles andere einfrieren, das eingerechnete Gewicht
-# und der größte Rang, der in ein Speicherbudget passt. Jede Prüfung probiert deinen Code mit
-# frischen Zufallseingaben aus (kleine Schichten, daher braucht sie auf jeder CPU etwa eine
-# Sekunde); ein typischer Fehler bekommt seine eigene Meldung. Ersetze jedes `____` durch deinen
-# Code und führ die Zelle aus; `qN.hint()` und `qN.solution()` helfen.
+# Sechs Aufgaben zu Lektion 07: eine LoRA-Schicht, die Zahl der trainierbaren Parameter, LoRA in
+# die richtigen Module eines Modells einsetzen und alles andere einfrieren, das eingerechnete
+# Gewicht, ob das Einrechnen auf deinem Gerät Zeit spart, und der größte Rang, der in ein
+# Speicherbudget passt. Jede Prüfung probiert deinen Code mit frischen Zufallseingaben aus (kleine
+# Schichten, daher braucht sie auf jeder CPU etwa eine Sekunde); ein typischer Fehler bekommt seine
+# eigene Meldung. Ersetze jedes `____` durch deinen Code und führ die Zelle aus; `qN.hint()` und
+# `qN.solution()` helfen.
 
 # %%
 import torch
@@ -50,7 +52,7 @@ print(torch.__version__)
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab07 import lab, q1, q2, q3, q4, q5
+from labs.checks.lab07 import lab, q1, q2, q3, q4, q5, q6
 
 lab.ready()
 
@@ -224,65 +226,60 @@ q4.check(merge_weight)
 # q4.solution()
 
 # %% [markdown] lang="en"
-# Now decide, with your `LoRALinear` from q1 and your `merge_weight` from q4, on this device: is
-# one merged `nn.Linear` faster than base plus adapter, and does it give the same output? The cell
-# times both on a 1024 × 1024 layer with rank 16 and 256 tokens.
+# ## 5. Merge before serving? Measure it here
+#
+# After training you can serve the layer as it trained, base plus adapter, or merge the adapter
+# into the weight first (q4). `runs` holds two functions of the same trained layer (1024 × 1024,
+# rank 16, B ≠ 0) on 256 tokens on this notebook's device, without gradients as when serving:
+# `runs["adapter"]()` computes base plus adapter, `runs["merged"]()` one `nn.Linear` with the
+# merged weight. Both return when the work is done. Write `merge_time(runs)`: measure both here
+# and return `(ms, verdict)`, with `ms` a dict of milliseconds per call and `verdict` the name of
+# the faster one by your numbers: `"merged"` says merge before serving, `"adapter"` that keeping
+# the adapter separate costs no time on this device.
 
 # %% [markdown] lang="de"
-# Entscheide jetzt auf diesem Gerät, mit deinem `LoRALinear` aus q1 und deinem `merge_weight` aus
-# q4: Ist ein einzelnes eingerechnetes `nn.Linear` schneller als Basis plus Adapter, und liefert es
-# dieselbe Ausgabe? Die Zelle misst beide an einer Schicht von 1024 × 1024 mit Rang 16 und
-# 256 Tokens.
+# ## 5. Vor dem Einsatz einrechnen? Miss es hier
+#
+# Nach dem Training kannst du die Schicht so einsetzen, wie sie trainiert wurde, als Basis plus
+# Adapter, oder den Adapter zuerst in das Gewicht einrechnen (q4). `runs` enthält zwei Funktionen
+# derselben trainierten Schicht (1024 × 1024, Rang 16, B ≠ 0) auf 256 Tokens auf dem Gerät dieses
+# Notebooks, ohne Gradienten wie im Einsatz: `runs["adapter"]()` rechnet Basis plus Adapter,
+# `runs["merged"]()` ein einzelnes `nn.Linear` mit dem eingerechneten Gewicht. Beide kehren erst
+# zurück, wenn die Arbeit erledigt ist. Schreib `merge_time(runs)`: Miss beide hier und gib
+# `(ms, verdict)` zurück, `ms` ein Dict mit den Millisekunden pro Aufruf und `verdict` den Namen
+# der nach deinen Zahlen schnelleren: `"merged"` heißt, vor dem Einsatz einrechnen, `"adapter"`,
+# dass ein getrennter Adapter auf diesem Gerät keine Zeit kostet.
+
 
 # %%
-from utils.i18n import say, text
-from utils.timing.bench import measure
+import statistics
+import time
 
-if all(q.result is not None and q.result.status == "passed" for q in (q1, q4)):
-    torch.manual_seed(0)
-    base = nn.Linear(1024, 1024)
-    adapted = LoRALinear(base, 16, 32)
-    merged = nn.Linear(1024, 1024)
-    x = torch.randn(256, 1024)
-    with torch.no_grad():
-        adapted.B.normal_(std=0.02)  # en: as after training: B ≠ 0 | de: wie nach dem Training
-        merged.weight.copy_(merge_weight(base.weight, adapted.A, adapted.B, 32, 16))
-        merged.bias.copy_(base.bias)
-        same = torch.allclose(adapted(x), merged(x), rtol=1e-4, atol=1e-4)
-        timed = measure(adapted, x), measure(merged, x)
-    t_adapted, t_merged = (m.median for m in timed)
-    noise = sum(m.iqr for m in timed)  # en: the two spreads | de: die beiden Streuungen
-    say(
-        "base + adapter: {a:.3f} ms   merged: {m:.3f} ms   ({r:.2f}×); the outputs {same}",
-        "Basis + Adapter: {a:.3f} ms   eingerechnet: {m:.3f} ms   ({r:.2f}×); die Ausgaben {same}",
-        a=t_adapted * 1e3,
-        m=t_merged * 1e3,
-        r=t_adapted / t_merged,
-        same=text("agree", "stimmen überein") if same else text("differ", "weichen ab"),
-    )
-    if t_adapted - t_merged > max(noise, 0.05 * t_merged):
-        say(
-            "Decision: merge before serving; the adapter's two extra matmuls cost time here.",
-            "Entscheidung: Vor dem Einsatz einrechnen; die zwei zusätzlichen Matmuls des "
-            "Adapters kosten hier Zeit.",
-        )
-    else:
-        say(
-            "Decision: no gain beyond the noise at this size here; merge anyway when one "
-            "adapter serves alone, and keep it separate to switch adapters on one base.",
-            "Entscheidung: Bei dieser Größe hier kein Gewinn über die Streuung hinaus; rechne "
-            "trotzdem ein, wenn ein Adapter allein im Einsatz ist, und halte ihn getrennt, wenn "
-            "du auf einer Basis zwischen Adaptern wechselst.",
-        )
-else:
-    say(
-        "Solve q1 and q4 first: then this cell times your layer against your merged weight.",
-        "Löse zuerst q1 und q4: Dann misst diese Zelle deine Schicht gegen dein eingerechnetes "
-        "Gewicht.",
-    )
+
+def merge_time(runs):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    ms = {}
+    for name, run in runs.items():
+        run()  # en: the first call warms up | de: der erste Aufruf wärmt auf
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            run()
+            times.append(1e3 * (time.perf_counter() - start))
+        ms[name] = statistics.median(times)
+    return ms, min(ms, key=ms.get)
+    ### END SOLUTION
+
+
+q5.check(merge_time)
+
+# %%
+# q5.hint()
+# q5.solution()
 
 # %% [markdown] lang="en"
-# ## 5. The largest rank for a memory budget
+# ## 6. The largest rank for a memory budget
 #
 # `shapes` lists the (in, out) of the target layers of one transformer block (e.g. q and v, where v
 # may be narrower than q), `layers` the number of blocks. Training an adapter costs 16 bytes per
@@ -292,7 +289,7 @@ else:
 # r, e.g. α = 2r.)
 
 # %% [markdown] lang="de"
-# ## 5. Der größte Rang für ein Speicherbudget
+# ## 6. Der größte Rang für ein Speicherbudget
 #
 # `shapes` listet (in, out) der Zielschichten eines Transformer-Blocks (z. B. q und v, wobei v
 # schmaler als q sein kann), `layers` die Zahl der Blöcke. Einen Adapter zu trainieren kostet
@@ -314,11 +311,11 @@ def largest_rank(shapes, layers, budget_bytes):
     ### END SOLUTION
 
 
-q5.check(largest_rank)
+q6.check(largest_rank)
 
 # %%
-# q5.hint()
-# q5.solution()
+# q6.hint()
+# q6.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

@@ -4,11 +4,15 @@ Collected by tests/labs/test_labs.py."""
 from __future__ import annotations
 
 import math
+import statistics
+import time
+import timeit
 
 import numpy as np
 import torch
 from torch import nn
 
+from tests.labs.cases_lab05 import timed_answer, timed_loop, timed_typed
 from tests.labs.labcase import Case
 
 LAB = "07_lora"
@@ -283,7 +287,64 @@ def merge_raises(W, A, B, alpha, r):
     return W + (alpha / r) * (A @ B)
 
 
-# q5: largest rank
+# q5: merge before serving? (the timers of labs 03, 05 and 06, and some of this lab's own)
+merge_time_right = timed_answer(min)
+merge_time_loop = timed_loop(min)
+
+
+def merge_time_timeit(runs):  # the fastest of five single calls, by timeit
+    ms = {name: 1e3 * min(timeit.repeat(run, number=1, repeat=5)) for name, run in runs.items()}
+    return ms, min(ms, key=ms.get)
+
+
+def merge_time_ns_mean(runs):  # two warm-up calls, then the mean of seven, in nanoseconds
+    ms = {}
+    for name, run in runs.items():
+        run()
+        run()
+        times = []
+        for _ in range(7):
+            start = time.perf_counter_ns()
+            run()
+            times.append(time.perf_counter_ns() - start)
+        ms[name] = statistics.mean(times) / 1e6
+    faster = "merged" if ms["merged"] <= ms["adapter"] else "adapter"
+    return ms, faster
+
+
+def merge_time_says_merge(runs):  # the verdict as a word of its own, typed in
+    return merge_time_right(runs)[0], "merge"
+
+
+def merge_time_says_yes(runs):  # "merge? yes" as a boolean
+    ms = merge_time_right(runs)[0]
+    return ms, ms["merged"] < ms["adapter"]
+
+
+def merge_time_never_called(runs):  # the function looked up and timed, never called
+    ms = {}
+    for name, run in runs.items():
+        start = time.perf_counter()
+        run  # noqa: B018
+        ms[name] = 1e3 * (time.perf_counter() - start)
+    return ms, min(ms, key=ms.get)
+
+
+def merge_time_swapped(runs):  # (verdict, ms)
+    ms, verdict = merge_time_right(runs)
+    return verdict, ms
+
+
+def merge_time_one_layer(runs):  # the merged layer timed under both names
+    ms = merge_time_right({"merged": runs["merged"]})[0]
+    return {"adapter": ms["merged"], "merged": ms["merged"]}, "merged"
+
+
+def merge_time_raises(runs):
+    return {name: runs[name].time() for name in runs}, "merged"
+
+
+# q6: largest rank
 def rank_right(shapes, layers, budget):
     best = 0
     for r in (1, 2, 4, 8, 16, 32, 64, 128, 256):
@@ -461,7 +522,7 @@ def merge_unchanged(W, A, B, alpha, r):
     return merged
 
 
-# q5: held-out slips
+# q6: held-out slips
 def rank_uncapped(shapes, layers, budget):
     per_rank = 16 * layers * sum(a + b for a, b in shapes)
     r_max = budget // per_rank
@@ -563,6 +624,27 @@ CASES = {
         ],
         raising=merge_raises,
         raising_line="return W + (alpha / r) * (A @ B)",
+    ),
+    (LAB, "merge_time"): Case(
+        right=[merge_time_right, merge_time_loop, merge_time_timeit, merge_time_ns_mean],
+        wrong=[
+            (timed_answer(min, unit=1), "seconds"),
+            (timed_answer(min, unit=1e6), "microseconds"),
+            (timed_answer(min, reduce=sum, calls=10), "total"),
+            (timed_answer(min, calls=1, warm_up=False), "too_few"),
+            (timed_typed(min), "not_measured"),
+            (timed_answer(max), "verdict"),
+            (merge_time_says_merge, "verdict"),
+            (merge_time_says_yes, "verdict"),
+            (merge_time_never_called, "too_few"),
+            (merge_time_one_layer, "too_few"),
+            (merge_time_swapped, "type"),
+            (lambda runs: merge_time_right(runs)[0], "type"),
+        ],
+        raising=merge_time_raises,
+        raising_line='return {name: runs[name].time() for name in runs}, "merged"',
+        timing=True,
+        rounds_under_load=1,  # each round times real work on every seed
     ),
     (LAB, "largest_rank"): Case(
         right=[rank_right, rank_right_closed_form],
