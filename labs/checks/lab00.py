@@ -11,12 +11,24 @@ check too (labs.kit.measured), and the verdict must follow from the learner's ow
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import itertools
 import math
 
 import torch
 
-from labs.kit import Lab, LearnerError, Mistake, Mistakes, as_number, call, close, explain
+from labs.kit import (
+    Lab,
+    LearnerError,
+    Mistake,
+    Mistakes,
+    Wrong,
+    as_number,
+    call,
+    close,
+    explain,
+)
 from labs.kit.measured import Timed
 from utils.i18n import text
 from utils.sim.devices import pretend_accelerator
@@ -59,6 +71,13 @@ DEVICE = (
             "Gib einen Gerätenamen wie 'cpu' zurück (oder ein torch.device), nicht {kind}.",
         ),
         Mistake(
+            "no_such_device",
+            "There is no '{got}' on {where}, which has {count} {kind} device(s), numbered from 0: "
+            "return '{kind}' (the current one) or '{kind}:0'.",
+            "Auf {where} gibt es kein '{got}': Sie hat {count} {kind}-Gerät(e), von 0 an "
+            "nummeriert. Gib '{kind}' zurück (das aktuelle) oder '{kind}:0'.",
+        ),
+        Mistake(
             "unknown_device",
             "PyTorch has no device called {name}. NVIDIA GPUs are 'cuda', Apple GPUs 'mps', "
             "everything else runs on 'cpu' (all lower case).",
@@ -97,6 +116,22 @@ DEVICE = (
             "create tensors in pick_device.\n{error}",
             "Dort scheitert deine Funktion. Frag torch nur, ob ein Gerät verfügbar ist; leg in "
             "pick_device keine Tensoren an.\n{error}",
+        ),
+        Mistake(
+            "decided_once",
+            "your function returns {name}, set once before the function ran: it stays '{got}'. "
+            "Ask torch inside the function, each time it is called.",
+            "Dort gibt deine Funktion {name} zurück, einen Wert, der einmal festgelegt wurde, "
+            "bevor sie lief: Er bleibt '{got}'. Frag torch in der Funktion, bei jedem Aufruf.",
+        ),
+        Mistake(
+            "needs_two",
+            "your function picks the CPU where there is one GPU, and 'cuda' only where there are "
+            "two: it asks for more than one (device_count() > 1?). One GPU is enough: "
+            "torch.cuda.is_available(), or device_count() > 0.",
+            "Dort wählt deine Funktion bei einer GPU die CPU und erst bei zwei GPUs 'cuda': Sie "
+            "verlangt mehr als eine (device_count() > 1?). Eine GPU genügt: "
+            "torch.cuda.is_available() oder device_count() > 0.",
         ),
         Mistake(
             "ignores_mps",
@@ -140,18 +175,70 @@ def _real_device():
     return "cpu"
 
 
-def _device_type(answer):
-    """The type of the device the answer names: "cuda", "mps", "cpu", ..."""
-    if isinstance(answer, torch.device):
-        return answer.type
+def _device(answer, where):
+    """The device the answer names, one that exists on the machine torch reports (`where`:
+    this machine, or the one it pretends to be)."""
     if answer is None:
         raise DEVICE.wrong("no_return")
-    if not isinstance(answer, str):
+    if not isinstance(answer, str | torch.device):
         raise DEVICE.wrong("not_a_device", kind=type(answer).__name__)
     try:
-        return torch.device(answer).type
+        device = torch.device(answer)
     except RuntimeError:
         raise DEVICE.wrong("unknown_device", name=repr(answer)) from None
+    # "cuda:1" where there is one GPU: a tensor sent there fails (a Mac has one GPU)
+    count = {"cuda": torch.cuda.device_count, "mps": lambda: 1}.get(device.type)
+    if device.index is not None and count is not None and device.index >= count():
+        raise DEVICE.wrong(
+            "no_such_device", got=str(device), kind=device.type, count=count(), where=where
+        )
+    return device
+
+
+def _decided_before(pick_device, got: str) -> str | None:
+    """The name of a global the function returns, a device set before it ran (DEVICE = ... in an
+    earlier cell): the same device whatever machine torch pretends to be, and a global holding
+    it.  None if the function asks torch, or returns no global."""
+    for kind in MACHINES:
+        with pretend_accelerator(kind):
+            try:
+                if _device(call(pick_device), "").type != got:
+                    return None
+            except (LearnerError, Wrong):
+                return None
+    try:
+        names = inspect.getclosurevars(pick_device).globals
+    except (TypeError, ValueError):
+        return None
+    for name, value in names.items():
+        if isinstance(value, str | torch.device):
+            with contextlib.suppress(RuntimeError):
+                if torch.device(value).type == got:
+                    return name
+    return None
+
+
+@contextlib.contextmanager
+def _two_gpus():
+    """torch counts two GPUs (within pretend_accelerator("cuda"), which counts one)."""
+    owners = [torch.cuda, *([torch.accelerator] if hasattr(torch, "accelerator") else [])]
+    saved = [owner.device_count for owner in owners]
+    try:
+        for owner in owners:
+            owner.device_count = lambda: 2
+        yield
+    finally:
+        for owner, original in zip(owners, saved, strict=True):
+            owner.device_count = original
+
+
+def _needs_two(pick_device) -> bool:
+    """Does the function pick 'cuda' only where torch counts two GPUs?"""
+    with _two_gpus():
+        try:
+            return _device(call(pick_device), "").type == "cuda"
+        except (LearnerError, Wrong):
+            return False
 
 
 @lab.exercise(
@@ -168,21 +255,29 @@ def _device_type(answer):
 )
 def q1(pick_device, rng):
     real = _real_device()
-    got = _device_type(call(pick_device))
+    got = _device(call(pick_device), text("this machine", "dieser Maschine")).type
     if got != real:
         raise DEVICE.wrong(NOT_HERE.get(got, "wrong_device"), got=got, real=real)
-    # Right here. Would it be right on other machines too? Let torch pretend to be one.
-    for kind in (kind for kind in MACHINES if kind != real):
+    # Right here. Would it be right on other machines too? Let torch pretend to be one, this
+    # one's kind too: a machine with one NVIDIA GPU where this one has several.
+    for kind in MACHINES:
         machine = text(*MACHINES[kind])
+        where = text("a machine {machine}", "einer Maschine {machine}", machine=machine)
         with pretend_accelerator(kind):
             try:
-                got = _device_type(call(pick_device))
+                got = _device(call(pick_device), where).type
             except LearnerError as failure:
                 error = explain(failure.error)
                 raise DEVICE.wrong("fails_elsewhere", machine=machine, error=error) from None
-        if got != kind:  # "ignores_cuda", "ignores_mps": the CPU where torch has an accelerator
-            key = f"ignores_{kind}" if got == "cpu" else "no_fallback"
-            raise DEVICE.wrong(key, got=got, kind=kind, machine=machine)
+            if got == kind:
+                continue
+            values = dict(got=got, kind=kind, machine=machine)
+            if kind == "cuda" and got == "cpu" and _needs_two(pick_device):
+                raise DEVICE.wrong("needs_two", **values)
+        if name := _decided_before(pick_device, got):
+            raise DEVICE.wrong("decided_once", name=name, **values)
+        # "ignores_cuda", "ignores_mps": the CPU where torch has an accelerator
+        raise DEVICE.wrong(f"ignores_{kind}" if got == "cpu" else "no_fallback", **values)
     return text(
         "Correct! Here PyTorch computes on '{real}', and your function would also find an NVIDIA "
         "GPU or a Mac's GPU.",
@@ -197,6 +292,18 @@ def q1(pick_device, rng):
 
 def _int32(value):
     return (value + 2**31) % 2**32 - 2**31
+
+
+def _repeated_size(m, k, n):
+    """2·a·b·c for the products of three of the sizes that take one twice and miss another
+    (2·m·k·k: B read as k×k); "square", before it, names those that take one size thrice."""
+    return sorted(
+        {
+            2 * a * b * c
+            for a, b, c in itertools.combinations_with_replacement((m, k, n), 3)
+            if sorted((a, b, c)) != sorted((m, k, n))
+        }
+    )
 
 
 FLOPS = Mistakes(
@@ -245,12 +352,28 @@ FLOPS = Mistakes(
         gives=lambda want, **_: [want / 1e9, want / 2**30],
     ),
     Mistake(
+        "tflop",
+        "That is TFLOP (10¹² FLOPs), the unit of the data sheets' TFLOP/s: return the FLOPs "
+        "themselves, the unit is for printing.",
+        "Das sind TFLOP (10¹² FLOPs), die Einheit der TFLOP/s in den Datenblättern: Gib die "
+        "FLOPs selbst zurück, die Einheit ist für die Ausgabe.",
+        gives=lambda want, **_: want / 1e12,
+    ),
+    Mistake(
         "int32_overflow",
         "The count overflowed: it is larger than 2³¹, the limit of a 32-bit integer (np.int32, "
         "torch.int32). Compute with Python ints (or 64-bit).",
         "Die Zählung ist übergelaufen: Sie ist größer als 2³¹, die Grenze einer 32-Bit-Ganzzahl "
         "(np.int32, torch.int32). Rechne mit Python-ints (oder 64 Bit).",
         gives=lambda want, **_: _int32(want) if want >= 2**31 else [],
+    ),
+    Mistake(
+        "repeated_size",
+        "Your count takes one size twice and leaves another out: A is m×k and B is k×n, so "
+        "each of the m·n outputs sums k products. Use m, k and n once each.",
+        "Deine Zählung nimmt eine Größe doppelt und lässt eine andere weg: A ist m×k und B ist "
+        "k×n, also summiert jedes der m·n Ergebnisse k Produkte. Nimm m, k und n je einmal.",
+        gives=lambda m, k, n, **_: _repeated_size(m, k, n),
     ),
     Mistake(
         "wrong",

@@ -56,6 +56,52 @@ def with_index():
     )
 
 
+def mps_first():  # no machine has both: the order of the two questions does not matter
+    if torch.backends.mps.is_available():
+        return "mps"
+    if torch.cuda.is_available():
+        return "cuda"
+    return "cpu"
+
+
+def accelerator_or_cpu():
+    return torch.accelerator.current_accelerator() or torch.device("cpu")
+
+
+def second_gpu():  # GPUs counted from 1: there is no "cuda:1" on a machine with one
+    if torch.cuda.is_available():
+        return "cuda:1"
+    if torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+# set once, as in an earlier cell: the function returns it whatever machine it runs on
+DEVICE = (
+    "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
+)
+
+
+def decided_once():
+    return DEVICE
+
+
+def more_than_one_gpu():  # an off-by-one: device_count() > 1 misses a single GPU
+    if torch.cuda.device_count() > 1:
+        return "cuda"
+    if torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def mps_built():  # is_built(): this torch was built with MPS, not that this machine has it
+    if torch.cuda.is_available():
+        return "cuda"
+    if torch.backends.mps.is_built():
+        return "mps"
+    return "cpu"
+
+
 def device_raising():
     return {"cuda": "cuda"}["gpu"]
 
@@ -89,7 +135,13 @@ def jax_float32(value):
 
 CASES: dict[tuple[str, str], Case] = {
     (LAB, "device"): Case(
-        right=[lesson_00_pick_device, with_index, lambda: torch.device(with_index())],
+        right=[
+            lesson_00_pick_device,
+            with_index,
+            lambda: torch.device(with_index()),
+            mps_first,
+            accelerator_or_cpu,
+        ],
         wrong=[
             (always("cuda"), on(cpu="no_cuda", mps="no_cuda", cuda="no_fallback")),
             (
@@ -103,6 +155,18 @@ CASES: dict[tuple[str, str], Case] = {
             # torch.accelerator without the fallback: None on a machine without an accelerator
             (lambda: torch.accelerator.current_accelerator(), "no_return"),
             (always(0), "not_a_device"),
+            (second_gpu, "no_such_device"),
+            (decided_once, "decided_once"),
+            (
+                more_than_one_gpu,
+                on(
+                    cpu="needs_two",
+                    mps="needs_two",
+                    cuda="needs_two" if torch.cuda.device_count() > 1 else "missed_accelerator",
+                ),
+            ),
+            (mps_built, on(cpu="ignores_mps", mps="no_fallback", cuda="ignores_mps")),
+            (lambda: ("cuda" if torch.cuda.is_available() else "cpu",), "not_a_device"),
         ],
         raising=device_raising,
         raising_line='return {"cuda": "cuda"}["gpu"]',
@@ -130,6 +194,10 @@ CASES: dict[tuple[str, str], Case] = {
             (lambda m, k, n: 2 * m * k * n / 1e9, "gflop"),
             (lambda m, k, n: k * n * (2 * m - 1), "inner_size"),
             (lambda m, k, n: int32_product(2, m, k, n), "int32_overflow"),
+            (lambda m, k, n: 2 * m * k * n / 1e12, "tflop"),  # the data sheets' unit
+            (lambda m, k, n: 2 * m * k * k, "repeated_size"),  # B read as k×k
+            (lambda m, k, n: 2 * m * n * n, "repeated_size"),
+            (lambda m, k, n: f"{2 * m * k * n:,}", "not_a_number"),  # formatted for printing
         ],
         raising=lambda m, k, n: 2 * m * k * n / (m - m),
         raising_line="raising=lambda m, k, n: 2 * m * k * n / (m - m)",
