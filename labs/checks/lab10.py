@@ -23,6 +23,7 @@ with the same sentence about the case, its head.
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from types import SimpleNamespace
 
@@ -495,7 +496,8 @@ def q4(compute_bound_batch, rng):
 
 
 def server(batch, prefill_seconds, step_seconds, clock):
-    """A simulated model serving `batch` prompts on `clock`: prefill() once, then decode()."""
+    """A simulated model serving `batch` prompts on `clock`: prefill() once, then decode(), whose
+    i-th call takes step_seconds[i] (the last of them again for any further call)."""
     state = {"prefilled": False, "decodes": 0}
 
     def prefill():
@@ -506,11 +508,23 @@ def server(batch, prefill_seconds, step_seconds, clock):
     def decode():
         if not state["prefilled"]:
             raise RuntimeError("decode() before prefill(): there is no KV cache yet")
-        clock.advance(step_seconds)
+        clock.advance(step_seconds[min(state["decodes"], len(step_seconds) - 1)])
         state["decodes"] += 1
         return [2] * batch  # the next token of every sequence
 
     return SimpleNamespace(prefill=prefill, decode=decode, batch=batch), state
+
+
+def _step_seconds(rng, steps):
+    """Each decode step a little slower than the one before (it reads one more token of KV cache
+    per sequence), give or take 5 %: so a single step's rate, or the average of the steps' rates,
+    is not the rate of them all."""
+    step, growth = rng.uniform(0.008, 0.05), rng.uniform(0.002, 0.006)
+    return [step * (1 + growth * i) * rng.uniform(0.95, 1.05) for i in range(steps)]
+
+
+def _rates(batch, step_seconds):
+    return [batch / seconds for seconds in step_seconds]
 
 
 THROUGHPUT_MISTAKES = Mistakes(
@@ -518,9 +532,9 @@ THROUGHPUT_MISTAKES = Mistakes(
         "prefill",
         "Your time includes the prefill: start the clock after model.prefill() returns.",
         "Deine Zeit enthält den Prefill: Starte die Uhr, nachdem model.prefill() zurückkommt.",
-        gives=lambda batch, steps, prefill, step, **_: [
-            batch * steps / (prefill + steps * step),
-            batch * (steps + 1) / (prefill + steps * step),
+        gives=lambda batch, steps, prefill, seconds, **_: [
+            batch * steps / (prefill + seconds),
+            batch * (steps + 1) / (prefill + seconds),
         ],
         rel_tol=1e-4,
     ),
@@ -548,6 +562,51 @@ THROUGHPUT_MISTAKES = Mistakes(
         rel_tol=1e-4,
     ),
     Mistake(
+        "mean_of_rates",
+        "That averages the rates of single steps (their mean or median): there every step counts "
+        "the same, though the slower ones take longer. Divide all the tokens by all the seconds.",
+        "Das mittelt die Raten einzelner Schritte (ihr Mittelwert oder Median): Dort zählt jeder "
+        "Schritt gleich, obwohl die langsameren länger dauern. Teile alle Tokens durch alle "
+        "Sekunden.",
+        gives=lambda rates, **_: [statistics.fmean(rates), statistics.median(rates)],
+        rel_tol=1e-5,
+    ),
+    Mistake(
+        "last_step",
+        "Your clock timed only the last step: start it once before the first decode() and read it "
+        "after the last one.",
+        "Deine Uhr hat nur den letzten Schritt gemessen: Starte sie einmal vor dem ersten "
+        "decode() und lies sie nach dem letzten ab.",
+        gives=lambda rates, steps, **_: [rates[-1], rates[-1] * steps],
+        rel_tol=1e-5,
+    ),
+    Mistake(
+        "first_tokens",
+        "You counted the prefill's first tokens too: they were made before your clock started, "
+        "count only what decode() returns.",
+        "Du hast die ersten Tokens aus dem Prefill mitgezählt: Sie entstanden, bevor deine Uhr "
+        "lief; zähl nur, was decode() liefert.",
+        gives=lambda want, steps, **_: want * (steps + 1) / steps,
+        rel_tol=1e-5,
+    ),
+    Mistake(
+        "last_tokens",
+        "That is one step's tokens over the time of all {steps}: add up the tokens of every step "
+        "(+=, not =).",
+        "Das sind die Tokens eines Schritts über die Zeit aller {steps}: Zähl die Tokens jedes "
+        "Schritts zusammen (+=, nicht =).",
+        gives=lambda want, steps, **_: want / steps,
+        rel_tol=1e-5,
+    ),
+    Mistake(
+        "rounded",
+        "You rounded the rate to a whole number: return tokens ÷ seconds as it comes out (/, "
+        "without // or round).",
+        "Du hast die Rate auf eine ganze Zahl gerundet: Gib Tokens ÷ Sekunden so zurück, wie es "
+        "herauskommt (/, ohne // oder round).",
+        when=lambda got, want, **_: got == round(got) and abs(got - want) < 1,
+    ),
+    Mistake(
         "no_decode",
         "Your function did not call model.decode(): the throughput comes from decode steps you "
         "time.",
@@ -561,10 +620,11 @@ THROUGHPUT_MISTAKES = Mistakes(
     ),
     head=(
         "For a batch of {batch}, a prefill of {prefill:.3f} s and {steps} decode steps of "
-        "{step:.4f} s, decoding makes {want:,.1f} tokens/s, your function returns {got:,.6g}: ",
+        "{seconds:.3f} s in all, decoding makes {want:,.1f} tokens/s, your function returns "
+        "{got:,.6g}: ",
         "Für einen Batch von {batch}, einen Prefill von {prefill:.3f} s und {steps} "
-        "Decode-Schritte zu {step:.4f} s erzeugt Decoding {want:,.1f} Tokens/s, deine Funktion "
-        "liefert {got:,.6g}: ",
+        "Decode-Schritte von zusammen {seconds:.3f} s erzeugt Decoding {want:,.1f} Tokens/s, "
+        "deine Funktion liefert {got:,.6g}: ",
     ),
 )
 
@@ -584,18 +644,20 @@ def q5(decode_tokens_per_s, rng):
     failures = []
     for batch in rng.sample([1, rng.choice([4, 8, 16]), rng.choice([2, 3, 32, 64])], 3):
         steps = rng.randint(20, 80)
-        step = rng.uniform(0.008, 0.05)
-        prefill = step * rng.uniform(15, 60)  # a long prompt: many steps' worth
+        step_seconds = _step_seconds(rng, steps)
+        prefill = step_seconds[0] * rng.uniform(15, 60)  # a long prompt: many steps' worth
         clock = VirtualClock(now=rng.uniform(500, 5000))
-        model, state = server(batch, prefill, step, clock)
+        model, state = server(batch, prefill, step_seconds, clock)
         with virtual_time(clock, decode_tokens_per_s):
             got = call(decode_tokens_per_s, model, steps)
         got = as_number(got, ("the throughput", "der Durchsatz"))
-        case = dict(batch=batch, steps=steps, prefill=prefill, step=step, want=batch / step)
+        seconds = math.fsum(step_seconds)
+        want = batch * steps / seconds
+        case = dict(batch=batch, steps=steps, prefill=prefill, seconds=seconds, want=want)
         if state["decodes"] == 0:
             raise THROUGHPUT_MISTAKES.wrong("no_decode", **case, got=got)
-        if not close(got, batch / step, 1e-6):
-            failures.append((got, case))
+        if not close(got, want, 1e-6):
+            failures.append((got, dict(case, rates=_rates(batch, step_seconds))))
     THROUGHPUT_MISTAKES.diagnose(failures)
     return text(
         "Correct! Decode throughput grows with the batch while a step takes about as long.",

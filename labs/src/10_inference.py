@@ -232,8 +232,10 @@ q4.check(compute_bound_batch)
 # of each sequence (a list); after it, each `model.decode()` returns the next token of every
 # sequence (a list as long as the batch). Write `decode_tokens_per_s(model, steps)`: run the
 # prefill, then `steps` decode steps, and return the tokens per second the decode steps made for
-# the whole batch, measured with `time.perf_counter()`. The check runs your function on a simulated
-# server with a virtual clock, so the answer does not depend on how busy this machine is.
+# the whole batch, measured with `time.perf_counter()`. As on a real server, the steps are not
+# equally long: each reads one more token per sequence from the KV cache than the one before,
+# give or take some noise. The check runs your function on a simulated server with a virtual
+# clock, so the answer does not depend on how busy this machine is.
 
 # %% [markdown] lang="de"
 # ## 5. Decode-Durchsatz messen
@@ -242,9 +244,11 @@ q4.check(compute_bound_batch)
 # Token jeder Sequenz (eine Liste); danach liefert jedes `model.decode()` das nächste Token jeder
 # Sequenz (eine Liste so lang wie der Batch). Schreib `decode_tokens_per_s(model, steps)`: Führ
 # den Prefill aus, dann `steps` Decode-Schritte, und gib die Tokens pro Sekunde zurück, die die
-# Decode-Schritte für den ganzen Batch erzeugt haben, gemessen mit `time.perf_counter()`. Die
-# Prüfung ruft deine Funktion mit einem simulierten Server und einer virtuellen Uhr auf; die
-# Antwort hängt also nicht davon ab, wie ausgelastet dieser Rechner ist.
+# Decode-Schritte für den ganzen Batch erzeugt haben, gemessen mit `time.perf_counter()`. Wie
+# auf einem echten Server sind die Schritte nicht gleich lang: Jeder liest pro Sequenz ein Token
+# mehr aus dem KV-Cache als der davor, dazu kommt etwas Rauschen. Die Prüfung ruft deine Funktion
+# mit einem simulierten Server und einer virtuellen Uhr auf; die Antwort hängt also nicht davon
+# ab, wie ausgelastet dieser Rechner ist.
 
 
 # %%

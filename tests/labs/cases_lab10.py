@@ -360,6 +360,77 @@ def throughput_raises(model, steps):  # decodes before the prefill
     return tokens / (time.perf_counter() - begin)
 
 
+def throughput_step_by_step(model, steps):  # each step timed, the times added up
+    model.prefill()
+    tokens, seconds = 0, 0.0
+    for _ in range(steps):
+        begin = time.perf_counter()
+        tokens += len(model.decode())
+        seconds += time.perf_counter() - begin
+    return tokens / seconds
+
+
+def throughput_mean_of_rates(model, steps):  # every step's rate, averaged
+    model.prefill()
+    rates = []
+    for _ in range(steps):
+        begin = time.perf_counter()
+        made = len(model.decode())
+        rates.append(made / (time.perf_counter() - begin))
+    return statistics.mean(rates)
+
+
+def throughput_median_of_rates(model, steps):
+    model.prefill()
+    rates = []
+    for _ in range(steps):
+        begin = time.perf_counter()
+        made = len(model.decode())
+        rates.append(made / (time.perf_counter() - begin))
+    return statistics.median(rates)
+
+
+def throughput_last_rate(model, steps):  # the rate of the last step, overwritten each time
+    model.prefill()
+    for _ in range(steps):
+        begin = time.perf_counter()
+        made = len(model.decode())
+        rate = made / (time.perf_counter() - begin)
+    return rate
+
+
+def throughput_clock_in_loop(model, steps):  # the clock started anew at every step
+    model.prefill()
+    tokens = 0
+    for _ in range(steps):
+        begin = time.perf_counter()
+        tokens += len(model.decode())
+    return tokens / (time.perf_counter() - begin)
+
+
+def throughput_first_tokens(model, steps):  # the prefill's tokens counted too
+    tokens = len(model.prefill())
+    begin = time.perf_counter()
+    for _ in range(steps):
+        tokens += len(model.decode())
+    return tokens / (time.perf_counter() - begin)
+
+
+def throughput_last_tokens(model, steps):  # = where += was meant
+    model.prefill()
+    begin = time.perf_counter()
+    for _ in range(steps):
+        tokens = len(model.decode())
+    return tokens / (time.perf_counter() - begin)
+
+
+def throughput_floored(model, steps):  # whole tokens per second
+    model.prefill()
+    begin = time.perf_counter()
+    tokens = sum(len(model.decode()) for _ in range(steps))
+    return tokens // (time.perf_counter() - begin)
+
+
 # --- q6: decoding with and without a KV cache, timed on this device -------------------------------
 
 
@@ -507,8 +578,15 @@ CASES = {
         raising_line="dtype_bytes.itemsize",
     ),
     (LAB, "decode_throughput"): Case(
-        right=[throughput, throughput_ns],
+        right=[throughput, throughput_ns, throughput_step_by_step],
         wrong=[
+            (throughput_mean_of_rates, "mean_of_rates"),
+            (throughput_median_of_rates, "mean_of_rates"),
+            (throughput_last_rate, "last_step"),
+            (throughput_clock_in_loop, "last_step"),
+            (throughput_first_tokens, "first_tokens"),
+            (throughput_last_tokens, "last_tokens"),
+            (throughput_floored, "rounded"),
             (throughput_with_prefill, "prefill"),
             (throughput_per_sequence, "per_sequence"),
             (throughput_ms, "milliseconds"),

@@ -77,6 +77,18 @@ def test_a_tie_is_drawn_on_every_seed():
         assert len(ties.intersection(seen)) == 1 and len(seen) == 4, (seed, seen)
 
 
+def test_decode_throughput_answers_get_their_verdict_on_every_seed():
+    """q5 runs on a virtual clock, so all 50 seeds are cheap (the timed suite tries only a few)."""
+    ex = exercise("decode_throughput")
+    case = labs.CASES[cases.LAB, "decode_throughput"]
+    for seed in labs.EVERY_SEED:
+        for answer in case.right:
+            assert ex.evaluate(answer, seed=seed).key == "ok", (seed, answer.__name__)
+        for answer, key in case.wrong:
+            result = ex.evaluate(answer, seed=seed)
+            assert (result.status, result.key) == ("wrong", key), (seed, answer.__name__, result)
+
+
 def interrupted_loop(scale=1.0):
     """Ten calls in one go, one sync at the end, with a pause between two of the calls; the
     rates are multiplied by `scale`."""
