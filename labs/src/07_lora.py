@@ -247,8 +247,8 @@ q4.check(merge_weight)
 # `runs["merged"]()` ein einzelnes `nn.Linear` mit dem eingerechneten Gewicht. Beide kehren erst
 # zurück, wenn die Arbeit erledigt ist. Schreib `merge_time(runs)`: Miss beide hier und gib
 # `(ms, verdict)` zurück, `ms` ein Dict mit den Millisekunden pro Aufruf und `verdict` den Namen
-# der nach deinen Zahlen schnelleren: `"merged"` heißt, vor dem Einsatz einrechnen, `"adapter"`,
-# dass ein getrennter Adapter auf diesem Gerät keine Zeit kostet.
+# der Variante, die nach deinen Zahlen schneller ist: `"merged"` heißt „vor dem Einsatz
+# einrechnen“, `"adapter"` „ein getrennter Adapter kostet auf diesem Gerät keine Zeit“.
 
 
 # %%
