@@ -59,9 +59,11 @@ FORWARD_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
     Mistake(
         "only_model",
         "On {target}: the model is there, the batch is still on {batch}, so the forward pass "
-        "mixes devices. Move the batch too: batch = batch.to(device).",
+        "mixes devices. Send the batch to the device you are given as well: "
+        "batch = batch.to(device).",
         "Auf {target}: Das Modell ist dort, der Batch liegt noch auf {batch}, also mischt der "
-        "Vorwärtsdurchlauf Geräte. Verschieb auch den Batch: batch = batch.to(device).",
+        "Vorwärtsdurchlauf Geräte. Schick auch den Batch auf das Gerät, das du bekommst: "
+        "batch = batch.to(device).",
     ),
     Mistake(
         "only_batch",
@@ -90,6 +92,17 @@ FORWARD_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
         "Gib die Ausgabe des Modells zurück (einen Tensor), nicht {kind}.",
     ),
     Mistake(
+        "not_moved",
+        "Asked to compute on {target}, your function computed on {where}, where the model and "
+        "the batch arrived: it moved neither. Send both: model.to(device), batch = "
+        "batch.to(device) (torch.device as a context and torch.set_default_device place only "
+        "tensors made anew, not those that exist).",
+        "Gerechnet werden sollte auf {target}, deine Funktion rechnete auf {where}, wo Modell "
+        "und Batch ankamen: Sie hat keins von beiden verschoben. Schick beide hin: "
+        "model.to(device), batch = batch.to(device) (torch.device als Kontext und "
+        "torch.set_default_device legen nur neu erzeugte Tensoren dort an, nicht vorhandene).",
+    ),
+    Mistake(
         "ignores_device",
         "Asked to compute on {target}, your function computed on {where}. Use the device "
         "parameter, don't pick your own.",
@@ -102,6 +115,15 @@ FORWARD_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
         "moved. Move the model and the batch first, then compute.",
         "Dein Ergebnis liegt auf {target}, aber das Modell rechnete auf {where}: Nur das Ergebnis "
         "wurde verschoben. Verschieb zuerst Modell und Batch, dann rechne.",
+    ),
+    Mistake(
+        "dtype",
+        "Right device, but your output is {got} where the model computes in {want}: .to(device) "
+        "alone moves; a dtype in .to() (or .half()) converts the weights and the batch as well. "
+        "Keep their dtype.",
+        "Richtiges Gerät, aber deine Ausgabe ist {got}, wo das Modell in {want} rechnet: "
+        ".to(device) allein verschiebt nur; ein dtype in .to() (oder .half()) wandelt Gewichte "
+        "und Batch auch um. Lass ihren dtype, wie er ist.",
     ),
     Mistake(
         "wrong_output",
@@ -118,6 +140,15 @@ def _model_and_batch(rng):
         torch.nn.Linear(d_in, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, d_out)
     )
     return model, torch.randn(rng.randint(1, 16), d_in)
+
+
+# What sends a tensor (or a module's weights, one by one) to a device.
+MOVES = ("to", "cuda", "cpu")
+
+
+def _name(dtype: torch.dtype) -> str:
+    """float16, not torch.float16."""
+    return str(dtype).removeprefix("torch.")
 
 
 def _hardcoded(watch: TorchWatch, target: torch.device) -> bool:
@@ -164,17 +195,22 @@ def _forward_output(out: Any, want: torch.Tensor, watch: TorchWatch, target: tor
             key = "hardcoded_cuda"
         elif computed is not None and on_device(computed, target):
             key = "moved_back"
+        elif not any(op.name in MOVES for op in watch.ops):
+            key = "not_moved"
         else:
             key = "ignores_device"
     elif computed is not None and not on_device(computed, target):
         key = "moved_output"
+    elif out.dtype != want.dtype:
+        key = "dtype"
     elif computed is None or (
         target.type != "meta" and not allclose(out.detach(), want, rtol=1e-4, atol=1e-5)
     ):
         key = "wrong_output"
     else:
         return "", {}
-    return key, dict(where=computed if computed is not None else out.device)
+    where = computed if computed is not None else out.device
+    return key, dict(where=where, got=_name(out.dtype), want=_name(want.dtype))
 
 
 @lab.exercise(
@@ -224,6 +260,18 @@ SCALE_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
         "Geräte: torch.linspace legt seinen Tensor auf der CPU an, außer mit device=x.device.",
     ),
     Mistake(
+        "weights_not_assigned",
+        "x was on {target}, but your weights stayed where torch.linspace made them, so x * "
+        "weights mixes devices: you call .to() on the weights and keep using the old ones. A "
+        "tensor's .to() returns a *new* tensor: weights = weights.to(x.device, x.dtype), or "
+        "make them with device=x.device, dtype=x.dtype.",
+        "x lag auf {target}, deine Gewichte blieben aber, wo torch.linspace sie angelegt hat, "
+        "also mischt x * weights Geräte: Du rufst .to() der Gewichte auf und rechnest mit den "
+        "alten weiter. .to() eines Tensors gibt einen *neuen* Tensor zurück: weights = "
+        "weights.to(x.device, x.dtype), oder leg sie gleich mit device=x.device, dtype=x.dtype "
+        "an.",
+    ),
+    Mistake(
         "moved_x",
         "You move x (on {target}) to the weights. Move the small weights to x instead: x may be "
         "a big batch on a GPU, and the result belongs where x is.",
@@ -244,10 +292,20 @@ SCALE_MISTAKES = PLACEMENT_MISTAKES + Mistakes(
     ),
     Mistake(
         "dtype",
-        "x was {dtype}, your result is {got}: float32 weights turn a {dtype} batch into float32, "
-        "twice the memory. Make the weights with dtype=x.dtype too.",
-        "x war {dtype}, dein Ergebnis ist {got}: float32-Gewichte machen aus einem {dtype}-Batch "
-        "float32, doppelt so viel Speicher. Leg die Gewichte auch mit dtype=x.dtype an.",
+        "x was {dtype}, your result is {got}: weights in {got} turn a {dtype} batch into {got}, "
+        "{ratio:g} times the memory. Make the weights with dtype=x.dtype too.",
+        "x war {dtype}, dein Ergebnis ist {got}: Gewichte in {got} machen aus einem "
+        "{dtype}-Batch {got}, {ratio:g}-mal so viel Speicher. Leg die Gewichte auch mit "
+        "dtype=x.dtype an.",
+    ),
+    Mistake(
+        "reversed",
+        "Right device and dtype, but your weights run from 1.5 down to 0.5: "
+        "torch.linspace(start, end, steps) starts at its first argument, so the first feature "
+        "gets 0.5 and the last 1.5.",
+        "Gerät und Typ stimmen, aber deine Gewichte laufen von 1,5 hinunter bis 0,5: "
+        "torch.linspace(start, end, steps) beginnt bei seinem ersten Argument, also bekommt "
+        "das erste Merkmal 0,5 und das letzte 1,5.",
     ),
     Mistake(
         "wrong_values",
@@ -286,7 +344,12 @@ def _misplaced(watch: TorchWatch, target: torch.device, mixed: bool = True) -> s
         return "hardcoded_cuda"
     if watch.moved:
         return "moved_x"
-    return "weights_elsewhere" if mixed else ""
+    if not mixed:
+        return ""
+    # a .to() called, and still the weights elsewhere: its result was thrown away
+    return (
+        "weights_not_assigned" if any(op.name in MOVES for op in watch.ops) else "weights_elsewhere"
+    )
 
 
 def _scaled(out: Any, x: torch.Tensor, before: torch.Tensor | None, watch: TorchWatch) -> str:
@@ -302,7 +365,8 @@ def _scaled(out: Any, x: torch.Tensor, before: torch.Tensor | None, watch: Torch
     if x.device.type != "meta":
         want = (x.float().cpu() * torch.linspace(0.5, 1.5, x.shape[-1])).to(x.dtype)
         if not allclose(out.cpu(), want):
-            return "wrong_values"
+            backwards = (x.float().cpu() * torch.linspace(1.5, 0.5, x.shape[-1])).to(x.dtype)
+            return "reversed" if allclose(out.cpu(), backwards) else "wrong_values"
     return ""
 
 
@@ -335,7 +399,12 @@ def q2(scale_features, rng):
         if key:
             got = getattr(out, "dtype", None)
             raise SCALE_MISTAKES.wrong(
-                key, target=target, shape=tuple(x.shape), dtype=x.dtype, got=got
+                key,
+                target=target,
+                shape=tuple(x.shape),
+                dtype=_name(x.dtype),
+                got=_name(got) if isinstance(got, torch.dtype) else got,
+                ratio=got.itemsize / x.dtype.itemsize if isinstance(got, torch.dtype) else 1,
             )
     return text(
         "Correct! Your weights are made where x lives, in x's dtype.",

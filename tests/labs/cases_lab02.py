@@ -3,11 +3,13 @@ Collected by tests/labs/test_labs.py; tests/labs/test_lab02.py adds what is part
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 import timeit
 from time import perf_counter_ns
 
+import numpy as np
 import torch
 
 from tests.labs.labcase import Case
@@ -86,6 +88,43 @@ def forward_shape(model, batch, device):
     return model(batch.to(device)).shape
 
 
+def forward_copy(model, batch, device):  # a moved copy: the caller's model stays where it was
+    return copy.deepcopy(model).to(device)(batch.to(device))
+
+
+def forward_inference_mode(model, batch, device):
+    with torch.inference_mode():
+        return model.to(device)(batch.to(device))
+
+
+def forward_nothing_moved(model, batch, device):
+    return model(batch)
+
+
+def forward_device_context(model, batch, device):  # places new tensors only, not model or batch
+    with torch.device(device):
+        return model(batch)
+
+
+def forward_default_device(model, batch, device):  # the same, for the whole process
+    torch.set_default_device(device)
+    try:
+        return model(batch)
+    finally:
+        torch.set_default_device(None)  # the test process goes on; a learner's would not
+
+
+def forward_batch_first(model, batch, device):  # the batch sent where the model was: the CPU
+    batch = batch.to(next(model.parameters()).device)
+    model.to(device)
+    return model(batch)
+
+
+def forward_half(model, batch, device):  # moved, and converted to float16 on the way
+    model.to(device, torch.float16)
+    return model(batch.to(device, torch.float16))
+
+
 def forward_raising(model, batch, device):
     model.to(device)
     return model(batch.to(device).T)  # a shape bug, not a device one
@@ -141,6 +180,39 @@ def scale_arange(x):  # linspace by hand: 0/0 for a single feature
 def scale_in_place(x):
     x *= torch.linspace(0.5, 1.5, x.shape[-1], device=x.device, dtype=x.dtype)
     return x
+
+
+def scale_in_float32(x):  # computed in float32, the result cast back to x's dtype
+    weights = torch.linspace(0.5, 1.5, x.shape[-1], device=x.device)
+    return (x.float() * weights).to(x.dtype)
+
+
+def scale_from_numpy(x):
+    weights = np.linspace(0.5, 1.5, x.shape[-1])
+    return x * torch.tensor(weights, device=x.device, dtype=x.dtype)
+
+
+def scale_numpy_float64(x):  # numpy's linspace is float64, and torch.tensor keeps it
+    return x * torch.tensor(np.linspace(0.5, 1.5, x.shape[-1]), device=x.device)
+
+
+def scale_dtype_only(x):
+    return x * torch.linspace(0.5, 1.5, x.shape[-1], dtype=x.dtype)
+
+
+def scale_reversed(x):
+    return x * torch.linspace(1.5, 0.5, x.shape[-1], device=x.device, dtype=x.dtype)
+
+
+def scale_not_assigned(x):  # .to() on the weights, its result thrown away
+    weights = torch.linspace(0.5, 1.5, x.shape[-1])
+    weights.to(x.device, x.dtype)
+    return x * weights
+
+
+def scale_arange_by_n(x):  # steps of 1/n, not 1/(n - 1): the last weight falls short of 1.5
+    n = x.shape[-1]
+    return x * (0.5 + torch.arange(n, device=x.device, dtype=x.dtype) / n)
 
 
 def scale_raising(x):
@@ -400,7 +472,13 @@ def finder_tuple(step, limit):
 
 CASES = {
     (LAB, "forward"): Case(
-        right=[forward_solution, forward_chained, forward_no_grad],
+        right=[
+            forward_solution,
+            forward_chained,
+            forward_no_grad,
+            forward_copy,
+            forward_inference_mode,
+        ],
         wrong=[
             (forward_only_model, "only_model"),
             (forward_not_assigned, "not_assigned"),
@@ -412,12 +490,17 @@ CASES = {
             (forward_moves_output, "moved_output"),  # accepted before
             (forward_softmax, "wrong_output"),
             (forward_shape, "not_a_tensor"),
+            (forward_nothing_moved, "not_moved"),
+            (forward_device_context, "not_moved"),
+            (forward_default_device, "not_moved"),
+            (forward_batch_first, "only_model"),
+            (forward_half, "dtype"),
         ],
         raising=forward_raising,
         raising_line="return model(batch.to(device).T)",
     ),
     (LAB, "scale"): Case(
-        right=[scale_solution, scale_to_x, scale_cast_later],
+        right=[scale_solution, scale_to_x, scale_cast_later, scale_in_float32, scale_from_numpy],
         wrong=[
             (scale_original, "weights_elsewhere"),
             (scale_hardcoded, "hardcoded_cuda"),
@@ -427,6 +510,11 @@ CASES = {
             (scale_dim1, "wrong_values"),  # accepted before on seeds without a 3-D x
             (scale_arange, "wrong_values"),  # accepted before: no single-feature x
             (scale_in_place, "in_place"),
+            (scale_numpy_float64, "dtype"),
+            (scale_dtype_only, "weights_elsewhere"),
+            (scale_reversed, "reversed"),
+            (scale_not_assigned, "weights_not_assigned"),
+            (scale_arange_by_n, "wrong_values"),
         ],
         raising=scale_raising,
         raising_line="x.shape[5]",
