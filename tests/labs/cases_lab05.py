@@ -418,6 +418,8 @@ def timed_cases(pick, other, raising):
         ],
         raising=raising,
         raising_line="return {name: phases[name].time() for name in phases}",
+        under_load=True,
+        rounds_under_load=1,  # each check times real work
     )
 
 

@@ -13,6 +13,9 @@ class Case:
     raising: Any  # an answer that raises on the way
     raising_line: str  # the learner's line the explanation must show
     timing: bool = False  # the check times the answer: its verdicts are also tested under load
+    # The check times real work fast enough for every seed of the sweep (labs.kit.measured):
+    # tested like an untimed exercise, and under load as well.
+    under_load: bool = False
     # Rounds of tests/labs/test_labs_under_load.py: fewer where each check times real work
     # (seconds a round), none where a test of its own runs it under load alone.
     rounds_under_load: int = 3

@@ -11,7 +11,11 @@ pytest.importorskip("torch")
 from labs.kit import PASSED, WRONG  # noqa: E402
 from tests.labs import test_labs as labs  # noqa: E402 -- its helpers; its tests are not collected here
 
-TIMED = sorted(key for key, case in labs.CASES.items() if case.timing and case.rounds_under_load)
+TIMED = sorted(
+    key
+    for key, case in labs.CASES.items()
+    if (case.timing or case.under_load) and case.rounds_under_load
+)
 ROUNDS = 3
 
 
