@@ -378,19 +378,11 @@ say("{s}: {mb:,.0f} MB of weights", "{s}: {mb:,.0f} MB Gewichte", s=source, mb=m
 
 NEW_TOKENS = profile.pick(cpu=16, cuda=64, mps=64)
 BATCH = profile.pick(cpu=8, cuda=32, mps=16)
-prompt = tokenizer.apply_chat_template(
-    [
-        {
-            "role": "user",
-            "content": text(
-                "What is a GPU? Answer in two sentences.",
-                "Was ist eine GPU? Antworte in zwei Sätzen.",
-            ),
-        }
-    ],
-    tokenize=False,
-    add_generation_prompt=True,
+question = text(
+    "What is a GPU? Answer in two sentences.", "Was ist eine GPU? Antworte in zwei Sätzen."
 )
+chat = [{"role": "user", "content": question}]
+prompt = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
 
 
 def sync():
