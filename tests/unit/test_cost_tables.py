@@ -141,3 +141,11 @@ def test_the_price_line_names_the_package_without_its_notes():
     line = cost_tables.price_sources(API, 0.16, "2024-09-11", "a report")
     assert line.startswith("Prices: API 2026-11 (genai-prices 0.2.3); ")
     assert "(notes)" not in line
+
+
+def test_german_sentences_name_the_month(german):
+    guide = _guide()
+    assert "A100 zum Spot-Preis (März 2026)" in guide and "(November 2026)" in guide
+    assert "Preise: API November 2026 (genai-prices 0.2.3)" in cost_tables.price_sources(
+        API, 0.16, "2024-09-11", "a report"
+    )

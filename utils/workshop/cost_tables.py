@@ -6,8 +6,8 @@ learner's language; the lesson prints it, so its cells show the computation and 
     from utils.workshop import cost_tables
     print(cost_tables.offers(rented, per_peak_pflop_hour))
 
-Dollar amounts carry euros beside them in German (the ECB rate of `prices.usd_per_eur`), dates
-in German prose are written by `utils.i18n.when`.
+Dollar amounts carry euros beside them in German (the ECB rate of `prices.usd_per_eur`); a date
+in a German sentence names its month (`utils.i18n.when`), the tables keep the files' ISO dates.
 """
 
 from __future__ import annotations
@@ -224,9 +224,10 @@ def price_sources(api: prices.ApiPrice, kwh_price: float, kwh_date: str, kwh_sou
     return text(
         "Prices: API {d1} ({s1}); GPUs per row of data/gpu_prices.csv; electricity ${k:.2f}/kWh "
         "({d2}; {s2}).",
-        "Preise: API {d1} ({s1}); GPUs je Zeile aus data/gpu_prices.csv; Strom {k:.2f} $/kWh "
+        "Preise: API {w1} ({s1}); GPUs je Zeile aus data/gpu_prices.csv; Strom {k:.2f} $/kWh "
         "= {ke:.3f} €/kWh ({d2}; {s2}); 1 € = {r:.4f} $ (EZB-Referenzkurs vom {rd}).",
         d1=api.date,
+        w1=when(api.date),
         s1=api.source.split(" (")[0],  # the price package, without its notes
         k=kwh_price,
         ke=euros(kwh_price),
@@ -309,8 +310,8 @@ def guide(
             ),
             text(
                 "{gpu} spot ({d}) 24/7 = ${m:,.0f}/month ≈ {t:.2e} {model} output tokens ({da})",
-                "{gpu} zum Spot-Preis ({d}) rund um die Uhr = {m:,.0f} $ ({me:,.0f} €) im Monat "
-                "≈ {tm:,.0f} Mio. Ausgabe-Tokens von {model} ({da})",
+                "{gpu} zum Spot-Preis ({dw}) rund um die Uhr = {m:,.0f} $ ({me:,.0f} €) im Monat "
+                "≈ {tm:,.0f} Mio. Ausgabe-Tokens von {model} ({daw})",
                 gpu=rent.gpu.split()[0],
                 m=month,
                 me=euros(month),
@@ -318,7 +319,9 @@ def guide(
                 tm=break_even_tokens / 1e6,
                 model=api.model,
                 d=rent.date,
+                dw=when(rent.date),
                 da=api.date,
+                daw=when(api.date),
             ),
         ),
         (
@@ -346,11 +349,12 @@ def guide(
             ),
             text(
                 "1 M output tokens on {model} ≈ ${c:.2f} ({d})",
-                "1 Mio. Ausgabe-Tokens bei {model} ≈ {c:.2f} $ ({ce:.2f} €) ({d})",
+                "1 Mio. Ausgabe-Tokens bei {model} ≈ {c:.2f} $ ({ce:.2f} €) ({dw})",
                 model=api.model,
                 c=api.output_per_m,
                 ce=euros(api.output_per_m),
                 d=api.date,
+                dw=when(api.date),
             ),
         ),
         (
