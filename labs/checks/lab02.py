@@ -197,6 +197,8 @@ def _forward_output(out: Any, want: torch.Tensor, watch: TorchWatch, target: tor
             key = "moved_back"
         elif not any(op.name in MOVES for op in watch.ops):
             key = "not_moved"
+        elif watch.moved and all(on_device(d, target) for d in watch.moved):
+            key = "not_assigned"  # the batch was sent to the target, and the copy not kept
         else:
             key = "ignores_device"
     elif computed is not None and not on_device(computed, target):

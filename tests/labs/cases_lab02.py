@@ -101,6 +101,11 @@ def forward_nothing_moved(model, batch, device):
     return model(batch)
 
 
+def forward_batch_copy_dropped(model, batch, device):  # neither moved: the batch's copy dropped
+    batch.to(device)
+    return model(batch)
+
+
 def forward_device_context(model, batch, device):  # places new tensors only, not model or batch
     with torch.device(device):
         return model(batch)
@@ -492,6 +497,7 @@ CASES = {
             (forward_shape, "not_a_tensor"),
             (forward_nothing_moved, "not_moved"),
             (forward_device_context, "not_moved"),
+            (forward_batch_copy_dropped, "not_assigned"),
             (forward_default_device, "not_moved"),
             (forward_batch_first, "only_model"),
             (forward_half, "dtype"),
