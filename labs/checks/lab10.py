@@ -22,15 +22,18 @@ with the same sentence about the case, its head.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
-import time
+import sys
+import threading
 from types import SimpleNamespace
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, as_pair, call, close
 from labs.kit.measured import SLACK_MS
 from utils.i18n import text
 from utils.sim.asyncsim import VirtualClock, virtual_time
+from utils.sim.clocks import CLOCKS, REAL, swapped_clocks
 from utils.timing.sync import synchronizer
 
 lab = Lab("10")
@@ -757,6 +760,33 @@ def _decoders(seed: int) -> dict:
     return {"with_cache": with_cache, "without_cache": without_cache}, device
 
 
+_now = REAL["perf_counter"]  # the check's own stamps: never noted as the learner's reads
+_LIBRARIES = ("torch", "numpy", "jax", "jaxlib")  # their clock reads are not the learner's
+
+
+@contextlib.contextmanager
+def _noted_reads(*functions):
+    """The real clocks, with the moment (on `_now`'s timeline) of every read made on this thread
+    by code other than the libraries noted in the list the block gets: a notebook's kernel reads
+    clocks on threads of its own while the learner's code runs."""
+    thread, reads = threading.get_ident(), []
+
+    def noting(name):
+        clock = REAL[name]
+
+        def read():
+            value = clock()
+            caller = sys._getframe(1).f_globals.get("__name__", "")
+            if threading.get_ident() == thread and caller.partition(".")[0] not in _LIBRARIES:
+                reads.append(_now())
+            return value
+
+        return read
+
+    with swapped_clocks({name: noting(name) for name in CLOCKS}, *functions):
+        yield reads
+
+
 class _Clocked:
     """The decoders as the learner gets them: each call timed here from its start until the device
     has finished it (CUDA events on a GPU, so the learner's own sync still matters), and every
@@ -770,6 +800,7 @@ class _Clocked:
         self.order: list[str] = []
         self._host: list[tuple[str, float, float]] = []  # (name or "sync", start, end) in order
         self._spans: dict[str, list] = {name: [] for name in work}
+        self.reads: list[float] = []  # when the learner read a clock (set after the call)
         for fn in work.values():  # en: warmed up here: no call is slow for being the first
             fn()  # de: hier aufgewärmt: kein Aufruf ist langsam, weil er der erste ist
         wait = synchronizer("cuda" if self.cuda else "cpu")
@@ -778,9 +809,9 @@ class _Clocked:
 
         def sync(result=None):
             self.order.append("sync")
-            start = time.perf_counter()
+            start = _now()
             wait(result)
-            self._host.append(("sync", start, time.perf_counter()))
+            self._host.append(("sync", start, _now()))
 
         self.sync = sync
 
@@ -792,16 +823,16 @@ class _Clocked:
                 start = self._torch.cuda.Event(enable_timing=True)
                 start.record()
             else:
-                start = time.perf_counter()
-            host_start = time.perf_counter()
+                start = _now()
+            host_start = _now()
             out = fn()
             if self.cuda:
                 end = self._torch.cuda.Event(enable_timing=True)
                 end.record()
                 self._spans[name].append((start, end))
             else:
-                self._spans[name].append(time.perf_counter() - start)
-            self._host.append((name, host_start, time.perf_counter()))
+                self._spans[name].append(_now() - start)
+            self._host.append((name, host_start, _now()))
             self.order.append(name)
             return out
 
@@ -828,6 +859,26 @@ class _Clocked:
         window = self._host[first : last + 1]
         others = sum(end - start for n, start, end in window if n not in (name, "sync"))
         return (window[-1][2] - window[0][1] - others) / max(len(calls) - 1, 1)
+
+    def early_read(self) -> tuple[str, str] | None:
+        """The first clock read between a call of a decoder and the sync after it, as (decoder,
+        mistake): "clock_after_call" when the clock was read again right after that sync and not
+        just before the call (the stretch held only the wait), else "read_before_sync"."""
+        events = sorted(
+            [(start, name) for name, start, _ in self._host] + [(at, "read") for at in self.reads]
+        )
+        kinds = [kind for _, kind in events]
+        pending = None  # (decoder, index of its call) not yet followed by a sync
+        for i, kind in enumerate(kinds):
+            if kind == "sync":
+                pending = None
+            elif kind != "read":
+                pending = (kind, i)
+            elif pending is not None:
+                name, at = pending
+                timed_the_wait = kinds[i + 1 : i + 2] == ["sync"] and kinds[at - 1 : at] != ["read"]
+                return name, "clock_after_call" if timed_the_wait else "read_before_sync"
+        return None
 
     def unsynced(self) -> str | None:
         """A decoder whose last call was followed by no sync before another decoder ran or the
@@ -878,6 +929,27 @@ DECODE_TIMING = (
             "zurück, sobald die Arbeit eingereiht ist, und eine Uhr, die du dann abliest, hält an, "
             "bevor das Gerät fertig ist. Ruf sync mit dem Ergebnis auf, bevor du die Uhr abliest.",
         ),
+        Mistake(
+            "read_before_sync",
+            "You read the clock after a call of {name} and before sync on its tokens: on a GPU "
+            "{name}() returns as soon as its work is queued, so a clock read then leaves work "
+            "still running out of your time, or counts it in the next one. Call sync(tokens) "
+            "first, then read the clock.",
+            "Du hast die Uhr nach einem Aufruf von {name} abgelesen, bevor du sync auf seinen "
+            "Tokens aufgerufen hast: Auf einer GPU kehrt {name}() zurück, sobald die Arbeit "
+            "eingereiht ist; eine Uhr, die du dann abliest, lässt noch laufende Arbeit weg oder "
+            "zählt sie zur nächsten Messung. Ruf zuerst sync(tokens) auf, dann lies die Uhr ab.",
+        ),
+        Mistake(
+            "clock_after_call",
+            "Your clock starts after {name}() has returned, so it times only the wait in "
+            "sync(tokens): what the call did before it returned is missed (on a CPU all of its "
+            "work). Start the clock before the call and stop it after the sync.",
+            "Deine Uhr startet erst, nachdem {name}() zurückgekehrt ist, und misst so nur das "
+            "Warten in sync(tokens): Was der Aufruf erledigt hat, bevor er zurückkehrte, fehlt "
+            "(auf einer CPU seine ganze Arbeit). Starte die Uhr vor dem Aufruf und halte sie nach "
+            "dem sync an.",
+        ),
     )
     + Mistakes(
         Mistake(
@@ -900,6 +972,27 @@ DECODE_TIMING = (
             "gemessenen Aufrufe erzeugt haben ({tokens} pro Aufruf), und teile durch die Sekunden, "
             "die sie gebraucht haben.",
             when=lambda got, low, tokens, n, **_: low / (1.5 * max(n, tokens)) <= got < low,
+        ),
+        Mistake(
+            "counted_prompt",
+            "That counts the {prompt} prompt tokens too: a call decodes only {tokens} new tokens, "
+            "the prompt was there before it.",
+            "Da zählen die {prompt} Tokens des Prompts mit: Ein Aufruf decodiert nur {tokens} neue "
+            "Tokens, der Prompt war schon vorher da.",
+            when=lambda got, low, high, tokens, prompt, **_: _in(
+                got * tokens / (prompt + tokens), low, high
+            ),
+        ),
+        Mistake(
+            "summed_rates",
+            "That is the rates of several calls added up: a rate is tokens ÷ seconds, for several "
+            "calls all their tokens over all their seconds, or the median of their rates.",
+            "Das sind die Raten mehrerer Aufrufe zusammengezählt: Eine Rate ist Tokens ÷ "
+            "Sekunden, für mehrere Aufrufe alle ihre Tokens durch alle ihre Sekunden oder der "
+            "Median ihrer Raten.",
+            when=lambda got, low, high, n, **_: any(
+                _in(got / k, low, high) for k in range(2, n + 1)
+            ),
         ),
         Mistake(
             "not_measured",
@@ -928,6 +1021,14 @@ DECODE_TIMING = (
             "schnellere durch die langsamere, nach deinen Zahlen {want:.3g}.",
         ),
         Mistake(
+            "speedup_minus_one",
+            "Your speedup {got:.3g} is how much faster, (faster − slower) ÷ slower: asked is how "
+            "many times as fast, faster ÷ slower, {want:.3g} by your numbers.",
+            "Dein Faktor {got:.3g} sagt, um wie viel schneller, (schneller − langsamer) ÷ "
+            "langsamer: Gefragt ist, wievielmal so schnell, schneller ÷ langsamer, nach deinen "
+            "Zahlen {want:.3g}.",
+        ),
+        Mistake(
             "speedup",
             "By your own numbers ({shown}) the faster one is {want:.3g} times as fast, your "
             "speedup is {got:.3g}.",
@@ -936,6 +1037,31 @@ DECODE_TIMING = (
         ),
     )
 )
+
+
+def _gap(a: float, b: float) -> float:
+    return abs(math.log(a / b))
+
+
+# How far each slip's answer lands from what it would give with the calls timed here: where two
+# slips explain a rate (a wide span under load), the nearer one is named.
+GAPS = {
+    "per_token_time": lambda got, typical, **_: _gap(1 / got, typical),
+    "per_millisecond": lambda got, typical, **_: _gap(got * 1e3, typical),
+    "counted_prompt": lambda got, typical, tokens, prompt, **_: _gap(
+        got * tokens / (prompt + tokens), typical
+    ),
+    "summed_rates": lambda got, call_rates, **_: min(
+        _gap(got, math.fsum(call_rates[-k:])) for k in range(2, len(call_rates) + 1)
+    ),
+}
+
+
+def _rate_slip(got: float, case: dict) -> str:
+    found = DECODE_TIMING.explaining(got, case)
+    if len(found) > 1 and all(key in GAPS for key in found):
+        found.sort(key=lambda key: GAPS[key](got=got, **case))
+    return found[0] if found else "not_measured"
 
 
 def _shown(rates: dict[str, float]) -> str:
@@ -956,13 +1082,19 @@ def _verified_rates(clocked: _Clocked, reported) -> dict[str, float]:
     unsynced = clocked.unsynced()
     if unsynced is not None:
         raise DECODE_TIMING.wrong("no_sync", name=unsynced)
+    early = clocked.early_read()
+    if early is not None:
+        raise DECODE_TIMING.wrong(early[1], name=early[0])
     rates = {}
     for name, spans in seconds.items():
         got = as_number(reported[name], (f"tokens_per_s[{name!r}]", f"tokens_per_s[{name!r}]"))
         low, high = _rate_span(spans, clocked.wall_per_call(name))
         if not _in(got, low, high):
             case = dict(name=name, low=low, high=high, n=len(spans), tokens=NEW_TOKENS)
-            raise DECODE_TIMING.wrong_for(got, case, "not_measured")
+            call_rates = [NEW_TOKENS / seconds for seconds in spans]
+            typical = statistics.median(call_rates)
+            case.update(prompt=PROMPT_TOKENS, typical=typical, call_rates=call_rates)
+            raise DECODE_TIMING.wrong(_rate_slip(got, case), got=got, **case)
         rates[name] = got
     return rates
 
@@ -983,7 +1115,9 @@ def _verified_rates(clocked: _Clocked, reported) -> dict[str, float]:
 def q6(time_decoding, rng):
     work, device = _decoders(rng.randrange(10**6))
     clocked = _Clocked(work, device)
-    got = call(time_decoding, clocked.callables, clocked.sync)
+    with _noted_reads(time_decoding) as reads:
+        got = call(time_decoding, clocked.callables, clocked.sync)
+    clocked.reads = reads
     if not isinstance(got, tuple | list) or len(got) != 3:
         raise DECODE_TIMING.wrong("type", kind=type(got).__name__)
     reported, faster, speedup = got
@@ -994,7 +1128,9 @@ def q6(time_decoding, rng):
     ratio = max(rates.values()) / min(rates.values())
     speedup = as_number(speedup, ("the speedup", "der Faktor"))
     if not close(speedup, ratio, ROUGHLY):
-        key = "speedup_inverted" if close(speedup, 1 / ratio, ROUGHLY) else "speedup"
+        slips = {"speedup_inverted": 1 / ratio, "speedup_minus_one": ratio - 1}
+        near = [k for k, v in slips.items() if v > 0 and close(speedup, v, ROUGHLY)]
+        key = min(near, key=lambda k: abs(speedup / slips[k] - 1)) if near else "speedup"
         raise DECODE_TIMING.wrong(key, shown=_shown(rates), want=ratio, got=speedup)
     if want == "with_cache" and ratio >= 1.5:
         return text(

@@ -487,6 +487,53 @@ def decoding_total(decode, sync):
     return tokens_per_s, max(tokens_per_s, key=tokens_per_s.get), fast / slow
 
 
+def decoding_sync_after_reading(decode, sync):
+    """The clock read when the call returns, the sync after it."""
+    tokens_per_s = {}
+    for name, run in decode.items():
+        sync(run())
+        rates = []
+        for _ in range(5):
+            start = time.perf_counter()
+            tokens = run()
+            seconds = time.perf_counter() - start
+            sync(tokens)
+            rates.append(len(tokens) / seconds)
+        tokens_per_s[name] = statistics.median(rates)
+    slow, fast = sorted(tokens_per_s.values())
+    return tokens_per_s, max(tokens_per_s, key=tokens_per_s.get), fast / slow
+
+
+def decoding_timed_sync(decode, sync):
+    """The clock started when the call has returned: only the wait for the device timed."""
+    tokens_per_s = {}
+    for name, run in decode.items():
+        sync(run())
+        rates = []
+        for _ in range(5):
+            tokens = run()
+            start = time.perf_counter()
+            sync(tokens)
+            rates.append(len(tokens) / (time.perf_counter() - start))
+        tokens_per_s[name] = statistics.median(rates)
+    slow, fast = sorted(tokens_per_s.values())
+    return tokens_per_s, max(tokens_per_s, key=tokens_per_s.get), fast / slow
+
+
+def decoding_unsynced_warm_up(decode, sync):
+    """A warm-up call not waited for, then timed calls each with its sync."""
+    tokens_per_s = {}
+    for name, run in decode.items():
+        run()
+        start = time.perf_counter()
+        for _ in range(5):
+            tokens = run()
+            sync(tokens)
+        tokens_per_s[name] = 5 * len(tokens) / (time.perf_counter() - start)
+    slow, fast = sorted(tokens_per_s.values())
+    return tokens_per_s, max(tokens_per_s, key=tokens_per_s.get), fast / slow
+
+
 def decoding_typed(decode, sync):
     _, faster, speedup = decoding()(decode, sync)
     return {"with_cache": 1e6, "without_cache": 1e5}, faster, speedup
@@ -611,6 +658,12 @@ CASES = {
             (decoding(ratio=lambda r: min(r.values()) / max(r.values())), "speedup_inverted"),
             (decoding(ratio=lambda r: max(r.values()) - min(r.values())), "speedup"),
             (decoding(calls=1), "too_few"),
+            (decoding_sync_after_reading, "read_before_sync"),
+            (decoding_timed_sync, "clock_after_call"),
+            (decoding_unsynced_warm_up, "read_before_sync"),
+            (decoding(rate=lambda tokens, seconds: (128 + tokens) / seconds), "counted_prompt"),
+            (decoding(reduce=sum), "summed_rates"),
+            (decoding(ratio=lambda r: max(r.values()) / min(r.values()) - 1), "speedup_minus_one"),
             (decoding_pair, "type"),
         ],
         raising=decoding_raises,

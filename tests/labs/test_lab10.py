@@ -1,8 +1,8 @@
 """Lab 10, beyond the tests every lab gets (tests/labs/test_labs.py runs the answers in
 tests/labs/cases_lab10.py).
 
-Here: q4's draws exactly at the ridge give that whole batch in every order of the formula; the
-timed exercise (q6) accepts a loop timer whose clock ran on while the machine was busy between two
+Here: q4's draws exactly at the ridge give that whole batch in every order of the formula; q5's
+answers on all 50 seeds (its clock is virtual); the timed exercise (q6) accepts a loop timer whose clock ran on while the machine was busy between two
 calls, as CI's other worker makes it, and still rejects a rate below that loop's."""
 
 from __future__ import annotations
