@@ -2,8 +2,9 @@
 tests/labs/cases_lab10.py).
 
 Here: q4's draws exactly at the ridge give that whole batch in every order of the formula; q5's
-answers on all 50 seeds (its clock is virtual); the timed exercise (q6) accepts a loop timer whose clock ran on while the machine was busy between two
-calls, as CI's other worker makes it, and still rejects a rate below that loop's."""
+answers on all 50 seeds (its clock is virtual); the timed exercise (q6) accepts a loop timer whose
+clock ran on while the machine was busy between two calls, as CI's other worker makes it, and
+still rejects a rate below that loop's."""
 
 from __future__ import annotations
 
