@@ -1,20 +1,27 @@
 """Checks of lab 09, costs and alternatives: the price of a training run, the monthly output tokens
 at which a GPU rented around the clock costs as much as an API, self-hosted $ per million tokens,
-and the cheapest platform that fits a scenario.
+whether serving tokens from this device beats the API (timed here, judged from the learner's own
+time), and the cheapest platform that fits a scenario.
 
 The inputs make each slip fail on every seed: q1's MFU is below one and exactly one once (peak
 for achieved FLOP/s); q2's input prices lie below the output prices, at several input-to-output
-ratios (swapped prices, forgotten input tokens); q3's utilization runs from 5 % to 100 %; in q4
-each limit decides at least one input and is met exactly by one (> for >=).  A case is the
+ratios (swapped prices, forgotten input tokens); q3's utilization runs from 5 % to 100 %; q4 asks
+three times, with an API price at a clear factor of this device's, once cheaper only because the
+machine idles; in q5 each limit decides at least one input and is met exactly by one (> for >=).  A case is the
 exercise's inputs and the right answer, `want`; every message of a table opens with its head.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
+import time
+from collections.abc import Callable
+from typing import Any
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, call, close
+from labs.kit.measured import Timed
 from utils.i18n import text
 
 lab = Lab("09")
@@ -330,7 +337,208 @@ def q3(cost_per_million, rng):
     )
 
 
-# --- q4: choose a platform -----------------------------------------------------------------------
+# --- q4: serve here or buy from the API, measured on this device ----------------------------------
+# The stand-in model: 8 float32 layers of 1024 × 1024, 8.4 M parameters, 34 MB, all read once
+# per token as in decoding. A CPU needs a millisecond or more for a token; a GPU reads the 34 MB in
+# microseconds, so there a token goes through the layers 25 times (a model 25 times as deep): a
+# time of a few microseconds would be mostly the timer itself.
+_LAYERS, _WIDTH, _GPU_PASSES = 8, 1024, 25
+
+
+@functools.cache
+def _model(device: str) -> tuple[list, Any]:
+    import torch
+
+    gen = torch.Generator().manual_seed(9)
+    weights = [
+        (torch.randn(_WIDTH, _WIDTH, generator=gen) / _WIDTH**0.5).to(device)
+        for _ in range(_LAYERS)
+    ]
+    return weights, torch.randn(1, _WIDTH, generator=gen).to(device)
+
+
+def _token() -> tuple[Callable[[], None], Callable[[], None] | None]:
+    """One token of the stand-in model on this notebook's device, and the device's sync."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    device, passes = ("cuda", _GPU_PASSES) if cuda else ("cpu", 1)
+    weights, x = _model(device)
+
+    def token() -> None:
+        y = x
+        for _ in range(passes):
+            for w in weights:
+                y = torch.tanh(y @ w)
+
+    return token, (torch.cuda.synchronize if cuda else None)
+
+
+def _fastest_ms(token: Callable[[], None], sync: Callable[[], None] | None) -> float:
+    """The check's own time of a token, right before the learner's: it prices the API. The
+    fastest of five calls, as a busy machine makes some calls many times slower, never faster."""
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        token()
+        if sync is not None:
+            sync()
+        times.append(time.perf_counter() - start)
+    return 1e3 * min(times)
+
+
+def self_cost(ms: float, usd_per_hour: float, utilization: float) -> float:
+    """$ per million tokens served here: an hour's price shared among the tokens made in it, at
+    `ms` milliseconds a token while busy and busy the share `utilization` of the hour."""
+    tokens_per_hour = 3.6e6 / ms * utilization
+    return usd_per_hour / tokens_per_hour * 1e6
+
+
+def serve_verdict(ms: float, usd_per_hour: float, api: float, utilization: float) -> str:
+    """'self' where a million tokens made here cost less than `api`, the API's price; else 'api'."""
+    return "self" if self_cost(ms, usd_per_hour, utilization) < api else "api"
+
+
+def _scenarios(rng) -> list[tuple[float, float]]:
+    """(utilization, the API's price as a multiple of this machine's at that utilization, priced
+    with the check's fastest call). A learner's typical call on a busy machine takes up to 4 times
+    the fastest one (measured with every core busy), and a fastest call of theirs never much less:
+    a factor of 12 above and 5 below keeps every verdict clear of the break-even. At a
+    utilization below 1 % the API wins only because the machine idles: busy all the time it would
+    cost less than the API (up to a learner's time 25 times the check's), so a verdict that
+    ignores the utilization fails there."""
+    cases = [
+        (round(rng.uniform(0.3, 0.9), 2), rng.uniform(12, 15)),  # self
+        (round(rng.uniform(0.8, 1.0), 2), 1 / rng.uniform(5, 6)),  # api, even busy
+        (round(rng.uniform(0.004, 0.008), 4), 1 / rng.uniform(5, 6)),  # api, as it idles
+    ]
+    rng.shuffle(cases)
+    return cases
+
+
+SERVE_MISTAKES = Mistakes(
+    Mistake(
+        "type",
+        "Return a pair (ms, verdict): ms the milliseconds of one token here, verdict 'self' or "
+        "'api'; not {kind}.",
+        "Gib ein Paar (ms, verdict) zurück: ms die Millisekunden eines Tokens hier, verdict "
+        "'self' oder 'api'; nicht {kind}.",
+    ),
+    Mistake(
+        "verdict_name",
+        "Your verdict is {said}: answer 'self' (serve the tokens from this machine) or 'api' "
+        "(buy them), in lower case.",
+        "Dein Urteil ist {said}: Antworte 'self' (die Tokens auf dieser Maschine erzeugen) oder "
+        "'api' (sie kaufen), kleingeschrieben.",
+    ),
+    Mistake(
+        "reversed",
+        "Every verdict is the opposite of what your own numbers say: at utilization {u:g} a "
+        "million tokens cost ${cost:,} from this machine and ${api:,} from the API, and you chose "
+        "{said}. Which one is cheaper?",
+        "Jedes Urteil ist das Gegenteil dessen, was deine eigenen Zahlen sagen: Bei Auslastung "
+        "{u:g} kostet eine Million Tokens {cost:,} $ von dieser Maschine und {api:,} $ von der "
+        "API, und du hast {said} gewählt. Was ist billiger?",
+    ),
+) + Mistakes(
+    Mistake(
+        "utilization",
+        "That is the verdict for a machine busy all the time. At utilization {u:g} it makes "
+        "only that share of the tokens it could, and you pay for every hour.",
+        "Das ist das Urteil für eine Maschine, die immer arbeitet. Bei Auslastung {u:g} "
+        "erzeugt sie nur diesen Anteil der möglichen Tokens, und du bezahlst jede Stunde.",
+        when=lambda got, ms, usd, api, **_: got == serve_verdict(ms, usd, api, 1.0),
+    ),
+    Mistake(
+        "verdict",
+        "Your own numbers point to {want!r}, your verdict is {said}. Price a million tokens made "
+        "here from your time per token, at this utilization, and compare.",
+        "Deine eigenen Zahlen sprechen für {want!r}, dein Urteil ist {said}. Berechne den Preis "
+        "einer Million hier erzeugter Tokens aus deiner Zeit pro Token, bei dieser Auslastung, "
+        "und vergleiche.",
+        when=lambda got, want, **_: got != want,
+    ),
+    head=(
+        "Your {ms_shown:,} ms per token at ${usd:.2f}/h and utilization {u:g} make a million "
+        "tokens cost ${cost:,} here, the API charges ${api:,}:",
+        "Deine {ms_shown:,} ms pro Token bei {usd:.2f} $/h und Auslastung {u:g} ergeben "
+        "{cost:,} $ für eine Million Tokens hier, die API verlangt {api:,} $:",
+    ),
+)
+
+
+def _readable(x: float) -> float | int:
+    """Three significant digits, without an exponent or a trailing .0 (1,230 rather than
+    1.23e+03, 86 rather than 86.0)."""
+    rounded = float(f"{x:.3g}")
+    return round(rounded) if abs(rounded) >= 100 or rounded.is_integer() else rounded
+
+
+def _serve_parts(result: Any) -> tuple[float, str]:
+    """(ms, verdict) from the learner's answer, or the Wrong that names what came instead."""
+    if not isinstance(result, tuple | list) or len(result) != 2:
+        kind = "None" if result is None else type(result).__name__
+        if isinstance(result, tuple | list):
+            kind = text("{n} values", "{n} Werte", n=len(result))
+        raise SERVE_MISTAKES.wrong("type", kind=kind)
+    ms = as_number(result[0], ("the time per token", "die Zeit pro Token"))
+    verdict = result[1]
+    if verdict not in ("self", "api"):
+        shown = isinstance(verdict, str | bool) or verdict is None
+        said = repr(verdict) if shown else type(verdict).__name__
+        raise SERVE_MISTAKES.wrong("verdict_name", said=said)
+    return ms, verdict
+
+
+@lab.exercise(
+    "serve_or_buy",
+    points=2,
+    hint=(
+        "Time several calls of token() with a wall clock, leave the first one out and report a "
+        "typical call. Then price a million tokens made here the way you did in exercise 3: "
+        "your time per token tells how many tokens a busy second yields.",
+        "Miss mehrere Aufrufe von token() in verstrichener Zeit (Wall Clock), lass den ersten "
+        "weg und gib einen typischen Aufruf an. Dann berechne den Preis einer Million hier "
+        "erzeugter Tokens wie in Aufgabe 3: Deine Zeit pro Token sagt, wie viele Tokens eine "
+        "ausgelastete Sekunde bringt.",
+    ),
+)
+def q4(serve_or_buy, rng):
+    token, sync = _token()
+    failures, answers = [], []
+    for utilization, factor in _scenarios(rng):
+        usd = round(rng.uniform(0.1, 3.0), 2)
+        token()  # en: warm | de: aufgewärmt
+        api = _readable(factor * self_cost(_fastest_ms(token, sync), usd, utilization))
+        timed = Timed({"token": token}, sync=sync)
+        result = call(serve_or_buy, timed.callables["token"], usd, api, utilization)
+        ms, verdict = _serve_parts(result)
+        ms = timed.verify({"token": ms})["token"]
+        want = serve_verdict(ms, usd, api, utilization)
+        cost = _readable(self_cost(ms, usd, utilization))
+        case = dict(ms=ms, ms_shown=_readable(ms), usd=usd, api=api, u=utilization)
+        answers.append(case)
+        if verdict != want:
+            failures.append((verdict, dict(case, cost=cost, want=want, said=repr(verdict))))
+    if failures and len(failures) == len(answers):
+        got, case = failures[0]
+        raise SERVE_MISTAKES.wrong("reversed", **case)
+    SERVE_MISTAKES.diagnose(failures)
+    idle = min(answers, key=lambda case: case["u"])
+    return text(
+        "Correct! A token takes {ms:.3g} ms here. An idle hour costs as much as a busy one: at "
+        "{u:.1%} utilization each token costs {k:,.0f} times what it costs on a machine busy all "
+        "the time.",
+        "Richtig! Ein Token dauert hier {ms:.3g} ms. Eine untätige Stunde kostet so viel wie eine "
+        "ausgelastete: Bei {u:.1%} Auslastung kostet jedes Token {k:,.0f}-mal so viel wie auf "
+        "einer Maschine, die immer arbeitet.",
+        ms=idle["ms"],
+        u=idle["u"],
+        k=1 / idle["u"],
+    )
+
+
+# --- q5: choose a platform -----------------------------------------------------------------------
 def _options(rng):
     free = {"name": "free tier", "memory_gb": 16, "usd_per_hour": 0.0, "max_hours": 30}
     names = ["T4", "L4", "A100", "H100"]
@@ -473,7 +681,7 @@ def _report(failures):
         "leere Liste ist eine Antwort.",
     ),
 )
-def q4(choose_platform, rng):
+def q5(choose_platform, rng):
     options = _options(rng)
     by = {o["name"]: o for o in options}
     a100 = by["A100"]["usd_per_hour"]

@@ -26,22 +26,24 @@
 # ---
 
 # %% [markdown] lang="en"
-# Four exercises on lesson 09: the cost of a training run from FLOPs, MFU and an hourly price;
+# Five exercises on lesson 09: the cost of a training run from FLOPs, MFU and an hourly price;
 # the monthly volume at which a rented GPU beats an API; what a self-hosted token costs at a given
-# utilization; and choosing a platform under constraints. Each check tries your code on fresh
-# random inputs; the classic slips (peak instead of achieved FLOP/s, seconds vs hours, input and
-# output prices swapped, utilization ignored) get their own messages.
+# utilization; whether tokens made on this device beat the API, measured here; and choosing a
+# platform under constraints. Each check tries your code on fresh random inputs; the classic slips
+# (peak instead of achieved FLOP/s, seconds vs hours, input and output prices swapped, utilization
+# ignored) get their own messages.
 #
 # Replace each `____` by your code and run the cell. `qN.hint()` and `qN.solution()` help; the last
 # cell shows your score. Run the setup cell and the two cells below it first.
 
 # %% [markdown] lang="de"
-# Vier Aufgaben zu Lektion 09: die Kosten eines Trainingslaufs aus FLOPs, MFU und Stundenpreis;
+# Fünf Aufgaben zu Lektion 09: die Kosten eines Trainingslaufs aus FLOPs, MFU und Stundenpreis;
 # die Monatsmenge, ab der eine gemietete GPU eine API schlägt; was ein selbst erzeugtes Token bei
-# einer bestimmten Auslastung kostet; und die Wahl einer Plattform unter Bedingungen. Jede Prüfung
-# probiert deinen Code mit frischen Zufallseingaben aus; die klassischen Fehler (Spitzenleistung
-# statt erreichter FLOP/s, Sekunden statt Stunden, Eingabe- und Ausgabepreis vertauscht,
-# Auslastung vergessen) bekommen eigene Meldungen.
+# einer bestimmten Auslastung kostet; ob auf diesem Gerät erzeugte Tokens die API schlagen, hier
+# gemessen; und die Wahl einer Plattform unter Bedingungen. Jede Prüfung probiert deinen Code mit
+# frischen Zufallseingaben aus; die klassischen Fehler (Spitzenleistung statt erreichter FLOP/s,
+# Sekunden statt Stunden, Eingabe- und Ausgabepreis vertauscht, Auslastung vergessen) bekommen
+# eigene Meldungen.
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
 # helfen; die letzte Zelle zeigt deine Punkte. Führe zuerst die Setup-Zelle und die beiden Zellen
@@ -49,7 +51,7 @@
 
 # %%
 from labs.kit import ____  # noqa: F401
-from utils.i18n import say, when
+from utils.i18n import say, text, when
 from utils.workshop import prices
 
 api = {p.model: p for p in prices.api_prices()}["gpt-5-mini"]
@@ -68,7 +70,7 @@ say(
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab09 import lab, q1, q2, q3, q4
+from labs.checks.lab09 import lab, q1, q2, q3, q4, q5
 
 lab.ready()
 
@@ -171,75 +173,146 @@ q3.check(cost_per_million)
 # q3.solution()
 
 # %% [markdown] lang="en"
-# Now decide, with your `cost_per_million` and a throughput measured on this device: would
-# serving from this machine be cheaper than the API above? Generating one token reads every weight
-# once, so the cell times one pass over the weights of a stand-in model (25 M parameters in
-# float32, 100 MB) and takes that as the time of one token. Put in what an hour of this machine
-# costs you (a cloud VM's price, or power and wear of your laptop).
+# ## 4. Serve here or buy from the API
+#
+# Should you make your tokens on this machine or buy them from an API? Measure first, then judge.
+# `token()` makes one token of a stand-in model on this notebook's device and returns when the
+# work is done: 8 layers of 1024 × 1024 float32 weights, all 34 MB read once per token, as in
+# decoding (on a GPU the token goes through them 25 times, or it would take only microseconds).
+# An hour of the machine costs `usd_per_hour` dollars whether it works or not; it works the share
+# `utilization` of the time, and the API charges `api_per_million` dollars per million tokens.
+#
+# Write `serve_or_buy(token, usd_per_hour, api_per_million, utilization)`: time `token()` here and
+# return `(ms, verdict)`, with `ms` the milliseconds of one token and `verdict` either `'self'`
+# (a million tokens made here cost less than the API's) or `'api'`. The check compares your time
+# with the calls it saw and your verdict with your own time, three times, at different
+# utilizations. Then judge: what decides the verdict more, how fast this machine is or how busy you
+# keep it?
 
 # %% [markdown] lang="de"
-# Entscheide jetzt mit deinem `cost_per_million` und einem auf diesem Gerät gemessenen
-# Durchsatz: Wäre es billiger, Tokens auf dieser Maschine zu erzeugen, als sie bei der API oben
-# zu kaufen? Ein Token zu erzeugen liest jedes Gewicht einmal, also misst die Zelle einen
-# Durchlauf über die Gewichte eines Ersatzmodells (25 Mio. Parameter in float32, 100 MB) und nimmt
-# ihn als Zeit eines Tokens. Trag ein, was dich eine Stunde dieser Maschine kostet (der Preis
-# einer Cloud-VM oder Strom und Verschleiß deines Laptops).
+# ## 4. Selbst erzeugen oder bei der API kaufen
+#
+# Solltest du deine Tokens auf dieser Maschine erzeugen oder bei einer API kaufen? Erst messen,
+# dann urteilen. `token()` erzeugt ein Token eines Ersatzmodells auf dem Gerät dieses Notebooks
+# und kehrt erst zurück, wenn die Arbeit erledigt ist: 8 Schichten mit 1024 × 1024
+# float32-Gewichten, alle 34 MB einmal pro Token gelesen, wie beim Generieren (auf einer GPU läuft
+# das Token 25-mal durch sie, sonst dauerte es nur Mikrosekunden). Eine Stunde der Maschine kostet
+# `usd_per_hour` Dollar, ob sie arbeitet oder nicht; sie arbeitet den Anteil `utilization` der
+# Zeit, und die API verlangt `api_per_million` Dollar pro Million Tokens.
+#
+# Schreib `serve_or_buy(token, usd_per_hour, api_per_million, utilization)`: Miss `token()` hier
+# und gib `(ms, verdict)` zurück, `ms` die Millisekunden eines Tokens und `verdict` entweder
+# `'self'` (eine Million hier erzeugter Tokens kostet weniger als bei der API) oder `'api'`. Die
+# Prüfung vergleicht deine Zeit mit den Aufrufen, die sie gesehen hat, und dein Urteil mit deiner
+# eigenen Zeit, dreimal, bei verschiedenen Auslastungen. Dann urteile: Was entscheidet mehr, wie
+# schnell diese Maschine ist oder wie gut du sie auslastest?
+
+
+# %%
+import statistics
+import time
+
+
+def serve_or_buy(token, usd_per_hour, api_per_million, utilization):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    token()  # en: the first call warms up | de: der erste Aufruf wärmt auf
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        token()
+        times.append(1e3 * (time.perf_counter() - start))
+    ms = statistics.median(times)
+    tokens_per_hour = 1e3 / ms * 3600 * utilization
+    here = usd_per_hour / tokens_per_hour * 1e6
+    return ms, "self" if here < api_per_million else "api"
+    ### END SOLUTION
+
+
+q4.check(serve_or_buy)
+
+# %%
+# q4.hint()
+# q4.solution()
+
+# %% [markdown] lang="en"
+# Now the decision for this machine, with your two functions: `serve_or_buy` times the stand-in
+# model here and judges at 50% utilization against the API above, `cost_per_million` prices its
+# tokens at other utilizations. Put in what an hour of this machine costs you (a cloud VM's price,
+# or power and wear of your laptop).
+
+# %% [markdown] lang="de"
+# Jetzt die Entscheidung für diese Maschine, mit deinen beiden Funktionen: `serve_or_buy` misst
+# das Ersatzmodell hier und urteilt bei 50 % Auslastung gegen die API oben, `cost_per_million`
+# berechnet den Preis seiner Tokens bei anderen Auslastungen. Trag ein, was dich eine Stunde
+# dieser Maschine kostet (der Preis einer Cloud-VM oder Strom und Verschleiß deines Laptops).
 
 # %%
 import torch
 
-from utils.timing.bench import measure
-
 usd_per_hour = 0.10  # en: your machine's hour | de: eine Stunde deiner Maschine
 
-if q3.result is not None and q3.result.status == "passed":
-    weights = [torch.randn(2048, 2048) / 45 for _ in range(6)]  # en: 25 M parameters | de: 25 Mio.
+if all(q.result is not None and q.result.status == "passed" for q in (q3, q4)):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    layers = 8  # en: 8.4 M parameters, 34 MB | de: 8,4 Mio. Parameter, 34 MB
+    weights = [torch.randn(1024, 1024, device=device) / 32 for _ in range(layers)]
+    x = torch.randn(1, 1024, device=device)
 
-    def one_token(x):
+    def one_token():
+        y = x
         for w in weights:
-            x = torch.tanh(x @ w)
-        return x
+            y = torch.tanh(y @ w)
+        if device == "cuda":
+            torch.cuda.synchronize()  # en: until the token is done | de: bis das Token fertig ist
 
-    tokens_per_s = 1 / measure(one_token, torch.randn(1, 2048)).median
-    price = {u: cost_per_million(usd_per_hour, tokens_per_s, u) for u in (0.1, 0.5, 1.0)}
+    ms, verdict = serve_or_buy(one_token, usd_per_hour, api.output_per_m, 0.5)
+    price = {u: cost_per_million(usd_per_hour, 1e3 / ms, u) for u in (0.1, 0.5, 1.0)}
     say(
-        "{t:,.0f} tokens/s; at ${h:.2f}/h: ${a:.3g} (10% busy), ${b:.3g} (50%), ${c:.3g} (100%) "
-        "per million tokens; the API: ${o:.2f} per million output tokens",
-        "{t:,.0f} Tokens/s; bei {h:.2f} $/h: {a:.3g} $ (10 % ausgelastet), {b:.3g} $ (50 %), "
-        "{c:.3g} $ (100 %) pro Million Tokens; die API: {o:.2f} $ pro Million Ausgabe-Tokens",
-        t=tokens_per_s,
+        "A token takes {ms:.3g} ms here. At ${h:.2f}/h a million tokens cost ${a:.3g} at 10% "
+        "utilization, ${b:.3g} at 50%, ${c:.3g} at 100%; the API charges ${o:.2f}. Your verdict "
+        "at 50%: {v}.",
+        "Ein Token dauert hier {ms:.3g} ms. Bei {h:.2f} $/h kostet eine Million Tokens {a:.3g} $ "
+        "bei 10 % Auslastung, {b:.3g} $ bei 50 %, {c:.3g} $ bei 100 %; die API verlangt "
+        "{o:.2f} $. Dein Urteil bei 50 %: {v}.",
+        ms=ms,
         h=usd_per_hour,
         a=price[0.1],
         b=price[0.5],
         c=price[1.0],
         o=api.output_per_m,
+        v=text(
+            *{
+                "self": ("serve the tokens from this machine", "die Tokens hier erzeugen"),
+                "api": ("buy them from the API", "sie bei der API kaufen"),
+            }[verdict]
+        ),
     )
     # en: the utilization at which both cost the same
     # de: die Auslastung, bei der beide gleich viel kosten
     busy = price[1.0] / api.output_per_m
     if busy <= 1:
         say(
-            "Decision: from a utilization of {u:.1%} on, this machine beats the API for a model "
-            "this small; a model 10× larger reads 10× the bytes per token.",
-            "Entscheidung: Ab einer Auslastung von {u:.1%} schlägt diese Maschine die API für ein "
-            "so kleines Modell; ein zehnmal größeres liest pro Token zehnmal so viele Byte.",
+            "From a utilization of {u:.1%} on, this machine beats the API for a model this "
+            "small; a model 10× larger reads 10× the bytes per token.",
+            "Ab einer Auslastung von {u:.1%} schlägt diese Maschine die API für ein so kleines "
+            "Modell; ein zehnmal größeres liest pro Token zehnmal so viele Byte.",
             u=busy,
         )
     else:
         say(
-            "Decision: even busy all the time, this machine costs more per token than the API.",
-            "Entscheidung: Selbst voll ausgelastet kostet diese Maschine pro Token mehr als die "
-            "API.",
+            "Even busy all the time, this machine costs more per token than the API.",
+            "Selbst voll ausgelastet kostet diese Maschine pro Token mehr als die API.",
         )
 else:
     say(
-        "Solve q3 first: then this cell prices tokens made on this machine with your function.",
-        "Löse zuerst q3: Dann berechnet diese Zelle mit deiner Funktion, was hier erzeugte "
-        "Tokens kosten.",
+        "Solve q3 and q4 first: then this cell decides with your functions whether tokens made "
+        "on this machine beat the API.",
+        "Löse zuerst q3 und q4: Dann entscheidet diese Zelle mit deinen Funktionen, ob hier "
+        "erzeugte Tokens die API schlagen.",
     )
 
 # %% [markdown] lang="en"
-# ## 4. Choose a platform
+# ## 5. Choose a platform
 #
 # `options` is a list of dicts with `name`, `memory_gb`, `usd_per_hour` and `max_hours` (the hours
 # you may use, `None` for no limit; a free tier has a cap). Write
@@ -248,7 +321,7 @@ else:
 # `None` if none fits.
 
 # %% [markdown] lang="de"
-# ## 4. Eine Plattform wählen
+# ## 5. Eine Plattform wählen
 #
 # `options` ist eine Liste von Dicts mit `name`, `memory_gb`, `usd_per_hour` und `max_hours` (die
 # Stunden, die du nutzen darfst, `None` ohne Grenze; ein Gratisangebot hat eine Obergrenze). Schreib
@@ -274,11 +347,11 @@ def choose_platform(options, memory_gb, hours, budget):
     ### END SOLUTION
 
 
-q4.check(choose_platform)
+q5.check(choose_platform)
 
 # %%
-# q4.hint()
-# q4.solution()
+# q5.hint()
+# q5.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

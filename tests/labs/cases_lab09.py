@@ -4,6 +4,9 @@ Collected by tests/labs/test_labs.py."""
 from __future__ import annotations
 
 import math
+import statistics
+import time
+import timeit
 
 import numpy as np
 
@@ -206,6 +209,139 @@ def per_million_raises(usd_per_hour, tokens_per_s, utilization):
     return usd_per_hour / (tokens_per_s * 3600 * utilization) * 1e6 + utilization.mean()
 
 
+# q4: serve here or buy from the API, timed on this device
+def _per_million_here(ms, usd_per_hour, utilization):
+    tokens_per_hour = 1e3 / ms * 3600 * utilization
+    return usd_per_hour / tokens_per_hour * 1e6
+
+
+def _judged(ms, usd_per_hour, api_per_million, utilization):
+    return "self" if _per_million_here(ms, usd_per_hour, utilization) < api_per_million else "api"
+
+
+def _median_ms(token, calls=5, unit=1e3, reduce=statistics.median, warm_up=True):
+    if warm_up:
+        token()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        token()
+        times.append(time.perf_counter() - start)
+    return unit * reduce(times)
+
+
+def serve_median(token, usd_per_hour, api_per_million, utilization):
+    ms = _median_ms(token)
+    return ms, _judged(ms, usd_per_hour, api_per_million, utilization)
+
+
+def serve_loop(token, usd_per_hour, api_per_million, utilization):
+    """Ten calls in one go, divided; the comparison per month, as lesson 09 counts."""
+    token()
+    start = time.perf_counter()
+    for _ in range(10):
+        token()
+    ms = (time.perf_counter() - start) / 10 * 1e3
+    tokens = prices.monthly_tokens(1e3 / ms, utilization)
+    month = usd_per_hour * prices.HOURS_PER_MONTH
+    return ms, "self" if month < tokens / 1e6 * api_per_million else "api"
+
+
+def serve_timeit(token, usd_per_hour, api_per_million, utilization):
+    """The best of five runs of three calls; the verdict from the break-even utilization."""
+    ms = min(timeit.repeat(token, number=3, repeat=5)) / 3 * 1e3
+    busy = _per_million_here(ms, usd_per_hour, 1.0) / api_per_million
+    return ms, "self" if utilization > busy else "api"
+
+
+def serve_seconds(token, usd_per_hour, api_per_million, utilization):  # seconds, not ms
+    seconds = _median_ms(token, unit=1)
+    return seconds, _judged(seconds * 1e3, usd_per_hour, api_per_million, utilization)
+
+
+def serve_microseconds(token, usd_per_hour, api_per_million, utilization):
+    us = _median_ms(token, unit=1e6)
+    return us, _judged(us / 1e3, usd_per_hour, api_per_million, utilization)
+
+
+def serve_total(token, usd_per_hour, api_per_million, utilization):  # all calls together
+    ms = _median_ms(token, reduce=sum)
+    return ms, _judged(ms, usd_per_hour, api_per_million, utilization)
+
+
+def serve_one_call(token, usd_per_hour, api_per_million, utilization):  # the first call alone
+    ms = _median_ms(token, calls=1, warm_up=False)
+    return ms, _judged(ms, usd_per_hour, api_per_million, utilization)
+
+
+def serve_typed_in(token, usd_per_hour, api_per_million, utilization):
+    """A time copied from elsewhere, never measured here: 2.5 ms, once seen on another machine."""
+    ms = 2.5
+    return ms, _judged(ms, usd_per_hour, api_per_million, utilization)
+
+
+def serve_typed_in_while_timing(token, usd_per_hour, api_per_million, utilization):
+    """The calls run, but the time returned is typed in, far from any they could give in any
+    unit (ms, s, µs, a sum)."""
+    ms = _median_ms(token)
+    return 1e9, _judged(ms, usd_per_hour, api_per_million, utilization)
+
+
+def serve_reversed(token, usd_per_hour, api_per_million, utilization):  # the comparison turned
+    ms = _median_ms(token)
+    here = _per_million_here(ms, usd_per_hour, utilization)
+    return ms, "self" if here > api_per_million else "api"
+
+
+def serve_always_self(token, usd_per_hour, api_per_million, utilization):  # the verdict typed in
+    return _median_ms(token), "self"
+
+
+def serve_always_api(token, usd_per_hour, api_per_million, utilization):
+    return _median_ms(token), "api"
+
+
+def serve_busy_always(token, usd_per_hour, api_per_million, utilization):  # utilization ignored
+    ms = _median_ms(token)
+    return ms, _judged(ms, usd_per_hour, api_per_million, 1.0)
+
+
+def serve_times_utilization(token, usd_per_hour, api_per_million, utilization):
+    ms = _median_ms(token)
+    here = usd_per_hour * utilization / (1e3 / ms * 3600) * 1e6  # idle hours made cheap
+    return ms, "self" if here < api_per_million else "api"
+
+
+def serve_per_token(token, usd_per_hour, api_per_million, utilization):  # $ per token vs per M
+    ms = _median_ms(token)
+    per_token = usd_per_hour / (1e3 / ms * 3600 * utilization)
+    return ms, "self" if per_token < api_per_million else "api"
+
+
+def serve_per_second(token, usd_per_hour, api_per_million, utilization):  # an hour's price a second
+    ms = _median_ms(token)
+    here = usd_per_hour / (1e3 / ms * utilization) * 1e6
+    return ms, "self" if here < api_per_million else "api"
+
+
+def serve_ms_only(token, usd_per_hour, api_per_million, utilization):
+    return _median_ms(token)
+
+
+def serve_capitals(token, usd_per_hour, api_per_million, utilization):
+    ms, verdict = serve_median(token, usd_per_hour, api_per_million, utilization)
+    return ms, verdict.upper()
+
+
+def serve_boolean(token, usd_per_hour, api_per_million, utilization):  # True: serve here
+    ms, verdict = serve_median(token, usd_per_hour, api_per_million, utilization)
+    return ms, verdict == "self"
+
+
+def serve_raises(token, usd_per_hour, api_per_million, utilization):
+    return token().item(), "self"
+
+
 def choose(options, memory_gb, hours, budget):
     fits = [
         o
@@ -391,6 +527,30 @@ CASES = {
         ],
         raising=per_million_raises,
         raising_line="return usd_per_hour / (tokens_per_s * 3600 * utilization) * 1e6 + utilization.mean()",
+    ),
+    (LAB, "serve_or_buy"): Case(
+        right=[serve_median, serve_loop, serve_timeit],
+        wrong=[
+            (serve_seconds, "seconds"),
+            (serve_microseconds, "microseconds"),
+            (serve_total, "total"),
+            (serve_one_call, "too_few"),
+            (serve_typed_in, "too_few"),
+            (serve_typed_in_while_timing, "not_measured"),
+            (serve_reversed, "reversed"),
+            (serve_always_self, "verdict"),
+            (serve_always_api, "verdict"),
+            (serve_per_token, "verdict"),
+            (serve_per_second, "verdict"),
+            (serve_busy_always, "utilization"),
+            (serve_times_utilization, "utilization"),
+            (serve_ms_only, "type"),
+            (serve_capitals, "verdict_name"),
+            (serve_boolean, "verdict_name"),
+        ],
+        raising=serve_raises,
+        raising_line='return token().item(), "self"',
+        timing=True,
     ),
     (LAB, "choose_platform"): Case(
         right=[choose, choose_sorted, choose_by_rate, choose_by_total],
