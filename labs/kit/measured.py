@@ -39,6 +39,14 @@ def _in_span(ms: float, low: float, high: float, wall: float = 0.0) -> bool:
     return 0.95 * low <= ms <= max(high, wall) + SLACK_MS
 
 
+def _called(name: str, n: int) -> str:
+    if n == 0:
+        return text("You never called {name}", "Du hast {name} nie aufgerufen", name=name)
+    if n == 1:
+        return text("You called {name} once", "Du hast {name} einmal aufgerufen", name=name)
+    return text("You called {name} {n} times", "Du hast {name} {n}-mal aufgerufen", name=name, n=n)
+
+
 MEASURED = (
     Mistakes(
         Mistake(
@@ -50,10 +58,10 @@ MEASURED = (
         ),
         Mistake(
             "too_few",
-            "You called {name} {n} times: time at least {least} calls of each, a single call is "
-            "mostly noise (and the first one pays for warming up).",
-            "Du hast {name} {n}-mal aufgerufen: Miss mindestens {least} Aufrufe von jedem, ein "
-            "einzelner Aufruf ist vor allem Rauschen (und der erste bezahlt das Aufwärmen).",
+            "{called}: time at least {least} calls{each}, a single call is mostly noise (and "
+            "the first one pays for warming up).",
+            "{called}: Miss mindestens {least} Aufrufe{each}, ein einzelner Aufruf ist vor allem "
+            "Rauschen (und der erste bezahlt das Aufwärmen).",
         ),
     )
     + Mistakes(
@@ -154,7 +162,12 @@ class Timed:
         for name, seconds in self.seconds.items():
             got = as_number(reported[name], (f"ms[{name!r}]", f"ms[{name!r}]"))
             if len(seconds) < self.least:
-                raise MEASURED.wrong("too_few", name=name, n=len(seconds), least=self.least)
+                raise MEASURED.wrong(
+                    "too_few",
+                    called=_called(name, len(seconds)),
+                    least=self.least,
+                    each=text(" of each", " von jedem") if len(self.seconds) > 1 else "",
+                )
             low, high, total = 1e3 * min(seconds), 1e3 * max(seconds), 1e3 * sum(seconds)
             span = 1e3 * (self.spans[name][1] - self.spans[name][0])
             if not _in_span(got, low, high, wall=span / max(len(seconds) - 1, 1)):

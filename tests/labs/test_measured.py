@@ -67,3 +67,17 @@ def test_a_time_is_judged_by_the_calls_timed_here(report, pause, key):
 def test_a_loop_interrupted_between_two_calls_gives_a_time_per_call():
     # 5 calls of 2 ms and a pause of 20 ms: 6 ms per call, more than the slowest call
     assert _verdict(lambda times: times[0], 0.02, timer=_loop) == "ok"
+
+
+@pytest.mark.parametrize(
+    "calls, said",
+    [(0, "You never called work"), (1, "You called work once"), (2, "You called work 2 times")],
+)
+def test_too_few_calls_are_counted_in_words(calls, said):
+    timed = Timed({"work": _work})
+    for _ in range(calls):
+        timed.callables["work"]()
+    with pytest.raises(Wrong) as wrong:
+        timed.verify({"work": 2.0})
+    assert wrong.value.key == "too_few" and str(wrong.value).startswith(said)
+    assert "of each" not in str(wrong.value)  # one callable: "at least 3 calls"
