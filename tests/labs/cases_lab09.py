@@ -550,7 +550,8 @@ CASES = {
         ],
         raising=serve_raises,
         raising_line='return token().item(), "self"',
-        timing=True,
+        under_load=True,  # fast enough for the 50-seed sweep
+        rounds_under_load=1,  # each round times real work on every seed
     ),
     (LAB, "choose_platform"): Case(
         right=[choose, choose_sorted, choose_by_rate, choose_by_total],
