@@ -22,18 +22,15 @@ with the same sentence about the case, its head.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import statistics
-import sys
-import threading
 from types import SimpleNamespace
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, as_pair, call, close
 from labs.kit.measured import SLACK_MS
 from utils.i18n import text
 from utils.sim.asyncsim import VirtualClock, virtual_time
-from utils.sim.clocks import CLOCKS, REAL, swapped_clocks
+from utils.sim.clocks import REAL, logged_clocks
 from utils.timing.sync import synchronizer
 
 lab = Lab("10")
@@ -761,30 +758,6 @@ def _decoders(seed: int) -> dict:
 
 
 _now = REAL["perf_counter"]  # the check's own stamps: never noted as the learner's reads
-_LIBRARIES = ("torch", "numpy", "jax", "jaxlib")  # their clock reads are not the learner's
-
-
-@contextlib.contextmanager
-def _noted_reads(*functions):
-    """The real clocks, with the moment (on `_now`'s timeline) of every read made on this thread
-    by code other than the libraries noted in the list the block gets: a notebook's kernel reads
-    clocks on threads of its own while the learner's code runs."""
-    thread, reads = threading.get_ident(), []
-
-    def noting(name):
-        clock = REAL[name]
-
-        def read():
-            value = clock()
-            caller = sys._getframe(1).f_globals.get("__name__", "")
-            if threading.get_ident() == thread and caller.partition(".")[0] not in _LIBRARIES:
-                reads.append(_now())
-            return value
-
-        return read
-
-    with swapped_clocks({name: noting(name) for name in CLOCKS}, *functions):
-        yield reads
 
 
 class _Clocked:
@@ -1115,9 +1088,9 @@ def _verified_rates(clocked: _Clocked, reported) -> dict[str, float]:
 def q6(time_decoding, rng):
     work, device = _decoders(rng.randrange(10**6))
     clocked = _Clocked(work, device)
-    with _noted_reads(time_decoding) as reads:
+    with logged_clocks(time_decoding) as reads:
         got = call(time_decoding, clocked.callables, clocked.sync)
-    clocked.reads = reads
+    clocked.reads = [read.at for read in reads]
     if not isinstance(got, tuple | list) or len(got) != 3:
         raise DECODE_TIMING.wrong("type", kind=type(got).__name__)
     reported, faster, speedup = got

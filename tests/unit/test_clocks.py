@@ -70,3 +70,15 @@ def test_runs_timed_one_by_one_and_averaged_are_traced_to_their_parts():
     assert mean.work == 4.0  # the work clock over the timed parts only, not the gaps between
     median = stretches(reads, statistics.median(times))[0]  # the mean of the middle two
     assert median.count == 2 and len(median.parts) == 2
+
+
+def test_reads_on_other_threads_are_not_the_learners():
+    """A notebook's kernel reads clocks on threads of its own while the learner's code runs."""
+    import threading
+
+    other = threading.Thread(target=lambda: [time.perf_counter() for _ in range(50)])
+    with logged_clocks(learner_timer) as reads:
+        other.start()
+        other.join()
+        learner_timer()
+    assert len(reads) == 2

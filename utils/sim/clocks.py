@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import time
 import timeit
 from collections.abc import Callable, Iterator
@@ -92,8 +93,10 @@ class Stretch:
 def logged_clocks(*functions: Any, work: Callable[[], float] = time.process_time):
     """The real clocks, each read by the learner's code noted in the list the block gets, with
     the time on one timeline and the reading of `work`, a clock of the work done (CPU time by
-    default: what other programs on the machine can't stretch)."""
+    default: what other programs on the machine can't stretch). Only reads on the thread that
+    enters the block count: a notebook's kernel reads clocks on threads of its own meanwhile."""
     reads: list[Read] = []
+    thread = threading.get_ident()
 
     def logging(name: str) -> Callable[[], Any]:
         clock = REAL[name]
@@ -102,7 +105,7 @@ def logged_clocks(*functions: Any, work: Callable[[], float] = time.process_time
             value = clock()
             at, done = _TIMELINE(), work()
             caller = sys._getframe(1).f_globals.get("__name__", "")
-            if caller.partition(".")[0] not in _NOT_LEARNER:
+            if threading.get_ident() == thread and caller.partition(".")[0] not in _NOT_LEARNER:
                 reads.append(Read(name, value, at, done))
             return value
 
