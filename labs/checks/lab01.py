@@ -5,7 +5,9 @@ learner's timer on a simulated asynchronous device with a virtual clock, so its 
 only on what the timer does (warm-up, sync, dividing by the count, seconds), never on how busy the
 machine is; q3 turns a time into TFLOP/s and % of peak; q4 finds the crossover size (a lucky early
 win, a tie, the last size only and "never" on every seed); q5 decides compute- or memory-bound
-with intensities near the ridge point and exactly at it.
+with intensities near the ridge point and exactly at it; q6 has the learner time real matmuls of a
+small, a middle and a large size on this device (kit `Timed`) and name the size that reaches the
+most GFLOP/s by the learner's own, verified milliseconds.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import timeit
 
 from labs.kit import Lab, Mistake, Mistakes, as_number, as_pair, call, close
+from labs.kit.measured import Timed
 from utils.i18n import text
 from utils.sim.asyncsim import NotedClock, SimulatedAccelerator, VirtualClock, virtual_time
 from utils.units import format_seconds
@@ -680,4 +683,117 @@ def q5(bound, rng):
         "Correct! An elementwise add (1/12 FLOP per byte) is memory-bound on every chip.",
         "Richtig! Eine elementweise Addition (1/12 FLOP pro Byte) ist auf jedem Chip "
         "speichergebunden.",
+    )
+
+
+# --- q6: which size reaches the most FLOP/s, measured on this device ------------------------------
+
+# Size n: matmuls per call (CPU, CUDA), so that a call takes at least ~0.1 ms on a fast device and
+# the whole check stays far below a second on a busy core. Small matmuls pay the call overhead
+# (microseconds) for few FLOPs; at n = 512 the arithmetic dominates on every CPU and GPU.
+_MATMULS = {8: (200, 200), 32: (100, 100), 512: (1, 50)}
+
+VERDICT = Mistakes(
+    Mistake(
+        "fastest",
+        "n = {said} is the size whose call took the least time, but it does the least work: "
+        "your own numbers ({shown}) give the most GFLOP/s at n = {want}.",
+        "n = {said} ist die Größe, deren Aufruf am wenigsten Zeit brauchte, aber sie leistet "
+        "auch am wenigsten Arbeit: Deine eigenen Zahlen ({shown}) ergeben die meisten GFLOP/s "
+        "bei n = {want}.",
+    ),
+    Mistake(
+        "verdict",
+        "Your own numbers ({shown}) give the most GFLOP/s at n = {want}; your verdict is {said}. "
+        "Return the size n itself, as a number.",
+        "Deine eigenen Zahlen ({shown}) ergeben die meisten GFLOP/s bei n = {want}; dein Urteil "
+        "ist {said}. Gib die Größe n selbst zurück, als Zahl.",
+    ),
+)
+
+
+def _matmuls(seed):
+    """One call per size: a few square float32 matmuls (`_MATMULS`) on this notebook's device,
+    the course's reference `a @ b`; and the FLOPs of one call."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    device = "cuda" if cuda else "cpu"
+    gen = torch.Generator().manual_seed(seed)
+    work, flops = {}, {}
+    for n, (on_cpu, on_gpu) in _MATMULS.items():
+        repeats = on_gpu if cuda else on_cpu
+        a, b = (torch.randn(n, n, generator=gen).to(device) for _ in range(2))
+
+        def run(a=a, b=b, repeats=repeats):
+            for _ in range(repeats):
+                a @ b
+
+        work[n], flops[n] = run, repeats * 2 * n**3
+    return Timed(work, sync=torch.cuda.synchronize if cuda else None), flops
+
+
+def _as_size(verdict):
+    """A numpy or torch scalar as a Python number; anything else as it is."""
+    try:
+        return verdict.item() if hasattr(verdict, "item") else verdict
+    except (ValueError, RuntimeError):  # an array of several numbers stays one
+        return verdict
+
+
+@lab.exercise(
+    "best_size",
+    points=2,
+    hint=(
+        "Time several calls of each with a wall clock, leave the first one out, and report a "
+        "typical call in ms. Then compare the sizes by the work each call does per unit of your "
+        "own time, not by the time alone.",
+        "Miss mehrere Aufrufe von jedem in verstrichener Zeit (Wall Clock), lass den ersten weg "
+        "und gib einen typischen Aufruf in ms an. Vergleiche die Größen dann nach der Arbeit, "
+        "die ein Aufruf pro Zeiteinheit deiner eigenen Messung leistet, nicht nach der Zeit "
+        "allein.",
+    ),
+)
+def q6(best_size, rng):
+    timed, flops = _matmuls(rng.randrange(10**6))
+    ms, verdict = timed.parts(call(best_size, timed.callables, dict(flops)))
+    ms = timed.verify(ms)
+    gflops = {n: flops[n] / (ms[n] * 1e6) for n in ms}
+    want = max(gflops, key=gflops.get)
+    verdict = _as_size(verdict)
+    if isinstance(verdict, bool) or not (isinstance(verdict, int | float) and verdict == want):
+        shown = ", ".join(
+            text("n = {n}: {g:.3g} GFLOP/s", "n = {n}: {g:.3g} GFLOP/s", n=n, g=g)
+            for n, g in gflops.items()
+        )
+        fastest = min(ms, key=ms.get)
+        number = isinstance(verdict, int | float) and not isinstance(verdict, bool)
+        key = "fastest" if number and verdict == fastest != want else "verdict"
+        said = text("{t:,}", "{t:,}", t=verdict) if isinstance(verdict, float) else repr(verdict)
+        raise VERDICT.wrong(key, shown=shown, want=want, said=said)
+    small, large = min(gflops), max(gflops)
+    if want != large:  # a measurement where a middle size came out ahead
+        return text(
+            "Correct! By your numbers n = {want} reaches the most, {g:.3g} GFLOP/s. Run it again: "
+            "where the largest size does not win, the machine was busy while you measured.",
+            "Richtig! Nach deinen Zahlen erreicht n = {want} am meisten, {g:.3g} GFLOP/s. Führ "
+            "die Zelle noch einmal aus: Wo die größte Größe nicht gewinnt, war die Maschine "
+            "während deiner Messung beschäftigt.",
+            want=want,
+            g=gflops[want],
+        )
+    return text(
+        "Correct! Here n = {small} reaches {g_small:.3g} GFLOP/s and n = {large} {g_large:.3g} "
+        "GFLOP/s, {factor:.3g} times as much: a small matmul spends its time on the call, not "
+        "on arithmetic. Decision: hand the device few large matmuls (batch the small ones, "
+        "torch.bmm) rather than many small ones.",
+        "Richtig! Hier erreicht n = {small} {g_small:.3g} GFLOP/s und n = {large} "
+        "{g_large:.3g} GFLOP/s, das {factor:.3g}-Fache: Eine kleine Matmul verbringt ihre Zeit "
+        "mit dem Aufruf, nicht mit Rechnen. Entscheidung: Gib dem Gerät wenige große Matmuls "
+        "(fasse kleine zu einem Batch zusammen, torch.bmm) statt vieler kleiner.",
+        small=small,
+        large=large,
+        g_small=gflops[small],
+        g_large=gflops[large],
+        factor=gflops[large] / gflops[small],
     )

@@ -26,17 +26,18 @@
 # ---
 
 # %% [markdown] lang="en"
-# Five exercises on lesson 01: counting FLOPs, a timer that survives asynchronous devices, FLOP/s
-# and % of peak, the size from which an accelerator wins, and the roofline question "compute or
-# memory?". Each check tries your code on fresh random inputs; a wrong answer gets its own message.
+# Six exercises on lesson 01: counting FLOPs, a timer that survives asynchronous devices, FLOP/s
+# and % of peak, the size from which an accelerator wins, the roofline question "compute or
+# memory?", and a measurement on your own device: which matmul size gets the most out of it. Each check tries your code on fresh random inputs; a wrong answer gets its own message.
 #
 # Replace each `____` by your code and run the cell. `qN.hint()` and `qN.solution()` help; the last
 # cell shows your score. Run the setup cell and the two cells below it first.
 
 # %% [markdown] lang="de"
-# Fünf Aufgaben zu Lektion 01: FLOPs zählen, ein Timer, der auch bei asynchronen Geräten richtig
-# misst, FLOP/s und Anteil an der Spitzenleistung, die Größe, ab der ein Beschleuniger gewinnt, und
-# die Roofline-Frage „Rechenleistung oder Speicher?“. Jede Prüfung probiert deinen Code mit frischen
+# Sechs Aufgaben zu Lektion 01: FLOPs zählen, ein Timer, der auch bei asynchronen Geräten richtig
+# misst, FLOP/s und Anteil an der Spitzenleistung, die Größe, ab der ein Beschleuniger gewinnt, die
+# Roofline-Frage „Rechenleistung oder Speicher?“ und eine Messung auf deinem eigenen Gerät: Mit
+# welcher Matmul-Größe holst du am meisten aus ihm heraus? Jede Prüfung probiert deinen Code mit frischen
 # Zufallseingaben aus; jeder typische Fehler bekommt seine eigene Meldung.
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
@@ -63,7 +64,7 @@ say(
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab01 import lab, q1, q2, q3, q4, q5
+from labs.checks.lab01 import lab, q1, q2, q3, q4, q5, q6
 
 lab.ready()
 
@@ -239,6 +240,60 @@ q5.check(bound)
 # %%
 # q5.hint()
 # q5.solution()
+
+# %% [markdown] lang="en"
+# ## 6. Which size gets the most out of your device?
+#
+# Now measure for real, on the device this notebook runs on. `runs` maps a size n to a function
+# without arguments: one call multiplies n×n matrices (on a GPU if there is one, and waits for it),
+# a few times for the small sizes so that a call is long enough to time. `flops[n]` is the FLOPs
+# of one such call. Write `best_size(runs, flops)` that returns the pair `(ms, verdict)`: `ms`
+# a dict with a typical time of one call in milliseconds for each n (time several calls with a
+# wall clock, the first one left out), and `verdict` the size n that reaches the most FLOP/s by
+# *your* numbers. The check times the same calls and only accepts times that really occurred.
+# Before you run it: does the size with the fastest call win?
+
+# %% [markdown] lang="de"
+# ## 6. Welche Größe holt am meisten aus deinem Gerät heraus?
+#
+# Jetzt misst du wirklich, auf dem Gerät, auf dem dieses Notebook läuft. `runs` ordnet jeder Größe
+# n eine Funktion ohne Argumente zu: Ein Aufruf multipliziert n×n-Matrizen (auf einer GPU, wenn es
+# eine gibt, und wartet auf sie), bei den kleinen Größen mehrmals, damit ein Aufruf lang genug zum
+# Messen ist. `flops[n]` sind die FLOPs eines solchen Aufrufs. Schreib `best_size(runs, flops)`: Die
+# Funktion gibt das Paar `(ms, verdict)` zurück, `ms` ein Dict mit der typischen Zeit eines
+# Aufrufs in Millisekunden für jedes n (miss mehrere Aufrufe in verstrichener Zeit, ohne den
+# ersten), und `verdict` die Größe n, die nach *deinen* Zahlen die meisten FLOP/s erreicht. Die
+# Prüfung misst dieselben Aufrufe mit und nimmt nur Zeiten an, die wirklich vorkamen. Bevor du sie
+# ausführst: Gewinnt die Größe mit dem schnellsten Aufruf?
+
+
+# %%
+import statistics
+import time
+
+
+def best_size(runs, flops):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    ms = {}
+    for n, run in runs.items():
+        run()  # en: warm-up, not timed | de: Aufwärmen, ohne Uhr
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - start)
+        ms[n] = 1e3 * statistics.median(times)
+    verdict = max(ms, key=lambda n: flops[n] / ms[n])
+    return ms, verdict
+    ### END SOLUTION
+
+
+q6.check(best_size)
+
+# %%
+# q6.hint()
+# q6.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

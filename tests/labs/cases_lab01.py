@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
+import timeit
 from time import perf_counter
 
 import numpy as np
@@ -250,6 +251,94 @@ def bound_torch(flops, nbytes, peak, bandwidth):
     return "compute" if torch.tensor(flops / nbytes) > peak / bandwidth else "memory"
 
 
+# q6: the size with the most FLOP/s, timed on this device. Right: a typical call of several after
+# a warm-up, the verdict by FLOPs per ms of the learner's own numbers.
+def _most_flops(ms, flops):
+    return max(ms, key=lambda n: flops[n] / ms[n])
+
+
+def best_size_timed(reduce=statistics.median, unit=1e3, calls=5, warm_up=True, verdict=_most_flops):
+    """Times each size `calls` times (after a warm-up call unless not `warm_up`) and reports
+    `reduce` of them in `unit`s of a second, with the size `verdict(ms, flops)` names."""
+
+    def answer(runs, flops):
+        ms = {}
+        for n, run in runs.items():
+            if warm_up:
+                run()
+            times = []
+            for _ in range(calls):
+                start = time.perf_counter()
+                run()
+                times.append(time.perf_counter() - start)
+            ms[n] = unit * reduce(times)
+        return ms, verdict(ms, flops)
+
+    return answer
+
+
+best_size_right = best_size_timed()
+
+
+def best_size_loop(runs, flops):  # ten calls in one go, divided
+    ms = {}
+    for n, run in runs.items():
+        run()
+        start = perf_counter()
+        for _ in range(10):
+            run()
+        ms[n] = (perf_counter() - start) / 10 * 1e3
+    gflops = {n: flops[n] / ms[n] / 1e6 for n in ms}
+    return ms, max(gflops, key=gflops.get)
+
+
+def best_size_timeit(runs, flops):  # the fastest of five single calls, by timeit
+    ms = {n: 1e3 * min(timeit.repeat(run, number=1, repeat=5)) for n, run in runs.items()}
+    return ms, _most_flops(ms, flops)
+
+
+def best_size_numpy(runs, flops):  # the times in a numpy array, the verdict by argmax
+    sizes = list(runs)
+    ms = np.zeros(len(sizes))
+    for i, n in enumerate(sizes):
+        runs[n]()
+        times = []
+        for _ in range(6):
+            start = time.perf_counter_ns()
+            runs[n]()
+            times.append(time.perf_counter_ns() - start)
+        ms[i] = np.median(times) / 1e6
+    rates = np.array([flops[n] for n in sizes]) / ms
+    return dict(zip(sizes, ms.tolist(), strict=True)), sizes[int(np.argmax(rates))]
+
+
+def best_size_fastest_call(runs, flops):  # the quickest call, not the most work per time
+    return best_size_timed(verdict=lambda ms, flops: min(ms, key=ms.get))(runs, flops)
+
+
+def best_size_as_text(runs, flops):  # the verdict typed in as a word
+    return best_size_right(runs, flops)[0], "large"
+
+
+def best_size_gflops(runs, flops):  # the GFLOP/s reached instead of the size that reaches them
+    ms = best_size_right(runs, flops)[0]
+    return ms, max(flops[n] / ms[n] / 1e6 for n in ms)
+
+
+def best_size_data_sheet(runs, flops):  # ms from a data sheet's peak (989 TFLOP/s), not timed
+    ms = {n: flops[n] / 989e12 * 1e3 for n in runs}
+    return ms, _most_flops(ms, flops)
+
+
+def best_size_typed(runs, flops):  # timed, then times typed in, far from any the calls could give
+    ms = best_size_right(runs, flops)[0]
+    return {n: 1e9 * (i + 1) for i, n in enumerate(ms)}, _most_flops(ms, flops)
+
+
+def best_size_raises(runs, flops):
+    return {n: runs[n].ms for n in runs}, 512
+
+
 CASES = {
     (LAB, "batched_flops"): Case(
         right=[
@@ -393,5 +482,25 @@ CASES = {
         ],
         raising=lambda f, b, p, bw: "compute" if f / b > p / bw.ridge else "memory",
         raising_line="bw.ridge",
+    ),
+    (LAB, "best_size"): Case(
+        right=[best_size_right, best_size_loop, best_size_timeit, best_size_numpy],
+        wrong=[
+            (best_size_timed(unit=1), "seconds"),
+            (best_size_timed(unit=1e6), "microseconds"),
+            (best_size_timed(reduce=sum, calls=10), "total"),
+            (best_size_timed(calls=1, warm_up=False), "too_few"),
+            (best_size_data_sheet, "too_few"),
+            (best_size_typed, "not_measured"),
+            (best_size_fastest_call, "fastest"),
+            (best_size_as_text, "verdict"),
+            (best_size_gflops, "verdict"),
+            (lambda runs, flops: best_size_right(runs, flops)[::-1], "type"),
+            (lambda runs, flops: best_size_right(runs, flops)[0], "type"),
+        ],
+        raising=best_size_raises,
+        raising_line="return {n: runs[n].ms for n in runs}, 512",
+        under_load=True,  # fast enough for the 50-seed sweep
+        rounds_under_load=1,  # each round times real work on every seed
     ),
 }
