@@ -40,7 +40,8 @@ and one package per purpose:
                 `jaxevents` (when JAX traced and compiled while code ran)
 - `preflight`   is this machine ready?  (`python -m utils.preflight`): `checks` (the verdicts,
                 pure functions of what was detected), `command` (this machine's facts, the CLI)
-- `workshop`    `results` (a room's measured figures), `prices` (the dated price files)
+- `workshop`    `results` (a room's measured figures), `prices` (the dated price files),
+                `cost_tables` (the tables and decision guide lesson 09 prints, in the language)
 
 The lab kit (exercises that check themselves, and the grader) is `labs.kit`.
 """

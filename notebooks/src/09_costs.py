@@ -610,13 +610,13 @@ explore(
     gpu=list(RENT),
     card=list(OWN),
     utilization=[0.05, 0.2, 0.5, 1.0],
-    labels={
-        "size": text("model", "Modell"),
-        "api_model": "API",
-        "gpu": text("rented GPU", "gemietete GPU"),
-        "card": text("own card", "eigene Karte"),
-        "utilization": text("utilization", "Auslastung"),
-    },
+    labels=dict(
+        size=text("model", "Modell"),
+        api_model="API",
+        gpu=text("rented GPU", "gemietete GPU"),
+        card=text("own card", "eigene Karte"),
+        utilization=text("utilization", "Auslastung"),
+    ),
 )
 print(cost_tables.price_sources(apis[0], kwh_price, kwh_date, kwh_source))
 
