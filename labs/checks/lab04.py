@@ -1,5 +1,6 @@
 """Checks of lab 04 (JAX on one accelerator): compile time and run time of a jitted function, and
-batching with vmap. (The sharding exercises are in lab 08.)
+batching with vmap, and whether jit pays off over eager dispatch. (The sharding exercises are in
+lab 08.)
 
 q1 judges the learner's timer by what its numbers measured, never by how fast this machine is
 now: while the learner's function runs, every clock read it makes is noted (utils.sim.clocks), so
@@ -11,6 +12,9 @@ a trace and its compile and no run, the run stretch no compile and as many runs 
 divided by. Work is counted for the whole process, so a verdict that weighs it stands only if
 a fresh measurement (a fresh `f`, the learner's function and the check's runs again) repeats it.
 q2 checks the mechanism: `predict` must be traced by vmap (its argument is a batching tracer).
+q3 hands the learner the same chain of elementwise ops, eager and jitted, to time (labs.kit.measured
+times each call too): the learner's ms per call must lie in the span of the calls seen, and the
+verdict must be the faster one by those numbers.
 
 Each exercise's mistakes are a table (`Mistakes`) next to it: key, when it applies, and the
 message in both languages.
@@ -18,6 +22,7 @@ message in both languages.
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
 
@@ -26,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from labs.kit import Lab, LearnerError, Mistake, Mistakes, allclose, as_pair, call, to_numpy
+from labs.kit.measured import Timed
 from utils.i18n import text
 from utils.sim.clocks import REAL_SLEEP, Stretch, logged_clocks, stretches
 from utils.sim.jaxevents import WALL, CompileRecorder, work_clock
@@ -461,3 +467,81 @@ def _vmap_round(predict_all, rng, features, outputs, n):
         program = ""  # it ran above: the calls of predict tell how it was batched
     if not vmapped or "while" in program or "scan" in program:
         raise VMAP.wrong("sequential")
+
+
+# --- q3: jit or eager? ---------------------------------------------------------------------------
+_ROUNDS = 4  # five elementwise ops a round: 20 ops, each its own dispatch when eager
+
+
+def _chain(scales, shifts):
+    """The lesson's kind of function: a chain of elementwise ops on one array."""
+
+    def f(x):
+        for scale, shift in zip(scales, shifts, strict=True):
+            x = jnp.tanh(x * scale + shift)
+            x = x * x - 0.25
+        return x
+
+    return f
+
+
+def _eager_and_jitted(rng) -> tuple[Timed, float]:
+    """(timed, compile seconds): the chain on a 128 × 128 array on JAX's default device, called
+    op by op ("eager") and as one program compiled here first ("jitted"); each call waits for
+    its result. A fresh function each time, so its compile is a real one."""
+    scales = [rng.uniform(0.8, 1.2) for _ in range(_ROUNDS)]
+    shifts = [rng.uniform(0.1, 0.5) for _ in range(_ROUNDS)]
+    f = _chain(scales, shifts)
+    x = jnp.asarray(np.random.default_rng(rng.randrange(2**31)).standard_normal((128, 128)))
+    x = x.astype(jnp.float32)
+    start = WALL()
+    jitted = jax.jit(f).lower(x).compile()
+    compile_s = WALL() - start
+    work = {
+        "eager": lambda: f(x).block_until_ready(),
+        "jitted": lambda: jitted(x).block_until_ready(),
+    }
+    return Timed(work), compile_s
+
+
+@lab.exercise(
+    "jit_or_eager",
+    points=2,
+    hint=(
+        "Time several calls of each with a wall clock, leave the first one out, and report a "
+        "typical call in milliseconds. How many times does each version go from Python to the "
+        "device per call?",
+        "Miss mehrere Aufrufe von jedem in verstrichener Zeit (Wall Clock), lass den ersten weg "
+        "und gib einen typischen Aufruf in Millisekunden an. Wie oft geht jede Fassung pro "
+        "Aufruf von Python zum Gerät?",
+    ),
+)
+def q3(jit_or_eager, rng):
+    timed, compile_s = _eager_and_jitted(rng)
+    ms, verdict = timed.parts(call(jit_or_eager, timed.callables))
+    ms = timed.verify(ms)
+    timed.judge(ms, verdict, min)
+    values = dict(e=ms["eager"], j=ms["jitted"], c=_ms(compile_s), ops=5 * _ROUNDS)
+    if verdict == "jitted":
+        saved = ms["eager"] - ms["jitted"]
+        return text(
+            "Correct! Eager, the {ops} ops take {e:.3g} ms a call, jitted as one program "
+            "{j:.3g} ms. Compiling it took {c:.0f} ms here: after about {n:,} calls the saving "
+            "has repaid the compile. Decision: jit a function you call many times.",
+            "Richtig! Eager dauern die {ops} Operationen {e:.3g} ms pro Aufruf, gejittet als ein "
+            "Programm {j:.3g} ms. Das Kompilieren dauerte hier {c:.0f} ms: Nach etwa {n:,} "
+            "Aufrufen hat die Ersparnis das Kompilieren wieder eingebracht. Entscheidung: Jitte "
+            "eine Funktion, die du oft aufrufst.",
+            n=max(1, math.ceil(values["c"] / saved)),
+            **values,
+        )
+    return text(
+        "Correct! Eager, the {ops} ops take {e:.3g} ms a call, jitted as one program {j:.3g} ms: "
+        "on this device now, one call saves nothing measurable, and compiling cost {c:.0f} ms. "
+        "Decision: here jit pays off only where a call does more work per dispatch.",
+        "Richtig! Eager dauern die {ops} Operationen {e:.3g} ms pro Aufruf, gejittet als ein "
+        "Programm {j:.3g} ms: Auf diesem Gerät spart ein Aufruf gerade nichts Messbares, und das "
+        "Kompilieren kostete {c:.0f} ms. Entscheidung: Hier lohnt sich jit erst, wenn ein Aufruf "
+        "mehr Arbeit pro Dispatch erledigt.",
+        **values,
+    )

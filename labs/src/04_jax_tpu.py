@@ -27,17 +27,18 @@
 # ---
 
 # %% [markdown] lang="en"
-# Two exercises on lesson 04: time compilation and execution separately, and batch a function with
-# `vmap` (then see how much faster it is than a Python loop). Splitting arrays over several
-# devices is lab 08.
+# Three exercises on lesson 04: time compilation and execution separately, batch a function with
+# `vmap` (then see how much faster it is than a Python loop), and measure on this device whether
+# jit beats eager dispatch. Splitting arrays over several devices is lab 08.
 #
 # Replace each `____` by your code and run the cell. `qN.hint()` and `qN.solution()` help; the last
 # cell shows your score. Run the setup cell and the two cells below it first.
 
 # %% [markdown] lang="de"
-# Zwei Aufgaben zu Lektion 04: Kompilieren und Ausführen getrennt messen und eine Funktion mit
-# `vmap` auf Batches erweitern (und sehen, wie viel schneller das ist als eine Python-Schleife).
-# Wie du Arrays auf mehrere Geräte verteilst, zeigt Lab 08.
+# Drei Aufgaben zu Lektion 04: Kompilieren und Ausführen getrennt messen, eine Funktion mit
+# `vmap` auf Batches erweitern (und sehen, wie viel schneller das ist als eine Python-Schleife)
+# und auf diesem Gerät messen, ob jit das Eager-Dispatching schlägt. Wie du Arrays auf mehrere
+# Geräte verteilst, zeigt Lab 08.
 #
 # Ersetze jedes `____` durch deinen Code und führe die Zelle aus. `qN.hint()` und `qN.solution()`
 # helfen; die letzte Zelle zeigt deine Punkte. Führe zuerst die Setup-Zelle und die beiden Zellen
@@ -61,7 +62,7 @@ say(
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab04 import lab, q1, q2
+from labs.checks.lab04 import lab, q1, q2, q3
 
 lab.ready()
 
@@ -205,6 +206,59 @@ if q2.result is not None and q2.result.status == PASSED:
     )
 else:
     say("Solve q2 first, then run this cell.", "Löse zuerst q2 und führe dann diese Zelle aus.")
+
+# %% [markdown] lang="en"
+# ## 3. Jit or eager? Measure it here
+#
+# Lesson 04 says that `jax.jit` turns a chain of elementwise ops into one compiled program, while
+# without it (eager) each op is sent to the device on its own. `runs` holds two functions that
+# compute the same chain of 20 elementwise ops on a 128 × 128 array on this notebook's device:
+# `runs["eager"]()` op by op, `runs["jitted"]()` as one program, compiled beforehand. Both return
+# when the result is ready. Write `jit_or_eager(runs)`: measure both here and return
+# `(ms, verdict)`, with `ms` a dict of milliseconds per call and `verdict` the name of the faster
+# one by your numbers (`"jitted"` or `"eager"`). The check times the same calls and accepts any
+# verdict that follows from your own numbers.
+
+# %% [markdown] lang="de"
+# ## 3. Jit oder eager? Miss es hier
+#
+# Lektion 04 sagt: `jax.jit` macht aus einer Kette elementweiser Operationen ein einziges
+# kompiliertes Programm; ohne jit (eager) wird jede Operation einzeln ans Gerät geschickt. `runs`
+# enthält zwei Funktionen, die dieselbe Kette aus 20 elementweisen Operationen auf einem
+# 128 × 128-Array auf dem Gerät dieses Notebooks rechnen: `runs["eager"]()` Operation für
+# Operation, `runs["jitted"]()` als ein Programm, vorab kompiliert. Beide kehren erst zurück, wenn
+# das Ergebnis fertig ist. Schreib `jit_or_eager(runs)`: Miss beide hier und gib `(ms, verdict)`
+# zurück, `ms` ein Dict mit den Millisekunden pro Aufruf und `verdict` den Namen der Fassung, die
+# nach deinen Zahlen schneller ist (`"jitted"` oder `"eager"`). Die Prüfung misst dieselben Aufrufe
+# mit und akzeptiert jedes Urteil, das aus deinen eigenen Zahlen folgt.
+
+
+# %%
+import statistics
+from time import perf_counter
+
+
+def jit_or_eager(runs):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    ms = {}
+    for name, run in runs.items():
+        run()  # en: the first call warms up | de: der erste Aufruf wärmt auf
+        times = []
+        for _ in range(5):
+            start = perf_counter()
+            run()
+            times.append(1e3 * (perf_counter() - start))
+        ms[name] = statistics.median(times)
+    return ms, min(ms, key=ms.get)
+    ### END SOLUTION
+
+
+q3.check(jit_or_eager)
+
+# %%
+# q3.hint()
+# q3.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

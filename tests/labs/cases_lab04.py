@@ -4,6 +4,7 @@ Collected by tests/labs/test_labs.py; tests/labs/test_lab04.py adds what is part
 
 from __future__ import annotations
 
+import statistics
 import time
 import timeit
 from time import perf_counter
@@ -12,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tests.labs.cases_lab05 import timed_answer, timed_loop, timed_typed
 from tests.labs.labcase import Case
 from utils.timing.bench import measure
 
@@ -185,6 +187,57 @@ def loop_over_jit(predict, w, xs):  # predict is traced once by jit, then called
     return jnp.stack([one(w, x) for x in xs])
 
 
+# --- q3: jit or eager? (the timers of labs 03, 05 to 07, and some of this lab's own) ----------
+jit_right = timed_answer(min)
+jit_loop = timed_loop(min)
+
+
+def jit_timeit_repeat(runs):  # the fastest of five single calls, by timeit
+    ms = {name: 1e3 * min(timeit.repeat(run, number=1, repeat=5)) for name, run in runs.items()}
+    return ms, min(ms, key=ms.get)
+
+
+def jit_median_ns(runs):  # two warm-up calls, then the median of seven, in nanoseconds
+    ms = {}
+    for name, run in runs.items():
+        run()
+        run()
+        times = []
+        for _ in range(7):
+            start = time.perf_counter_ns()
+            run()
+            times.append(time.perf_counter_ns() - start)
+        ms[name] = statistics.median(times) / 1e6
+    return ms, "jitted" if ms["jitted"] <= ms["eager"] else "eager"
+
+
+def jit_says_jit(runs):  # the verdict typed in as the lesson's word
+    return jit_right(runs)[0], "jit"
+
+
+def jit_says_true(runs):  # "jit pays off?" as a boolean
+    ms = jit_right(runs)[0]
+    return ms, ms["jitted"] < ms["eager"]
+
+
+def jit_first_call_only(runs):  # one call each, the first: no warm-up, no repeat
+    ms = {}
+    for name, run in runs.items():
+        start = time.perf_counter()
+        run()
+        ms[name] = 1e3 * (time.perf_counter() - start)
+    return ms, min(ms, key=ms.get)
+
+
+def jit_same_numbers(runs):  # the jitted function timed under both names
+    ms = jit_right({"jitted": runs["jitted"]})[0]
+    return {"eager": ms["jitted"], "jitted": ms["jitted"]}, "jitted"
+
+
+def jit_raises(runs):
+    return {name: runs[name]().block_until_ready() for name in runs}, "jitted"
+
+
 # --- the cases ---------------------------------------------------------------------------------
 CASES = {
     (LAB, "compile_and_run"): Case(
@@ -258,5 +311,25 @@ CASES = {
         ],
         raising=lambda predict, w, xs: jax.vmap(predict, in_axes=(None, 0))(w, xs).numpy(),
         raising_line=".numpy()",
+    ),
+    (LAB, "jit_or_eager"): Case(
+        right=[jit_right, jit_loop, jit_timeit_repeat, jit_median_ns],
+        wrong=[
+            (timed_answer(min, unit=1), "seconds"),
+            (timed_answer(min, unit=1e6), "microseconds"),
+            (timed_answer(min, reduce=sum, calls=10), "total"),
+            (jit_first_call_only, "too_few"),
+            (timed_typed(min), "not_measured"),
+            (timed_answer(max), "verdict"),
+            (jit_says_jit, "verdict"),
+            (jit_says_true, "verdict"),
+            (jit_same_numbers, "too_few"),
+            (lambda runs: jit_right(runs)[0], "type"),
+            (lambda runs: jit_right(runs)[::-1], "type"),  # (verdict, ms)
+        ],
+        raising=jit_raises,
+        raising_line='return {name: runs[name]().block_until_ready() for name in runs}, "jitted"',
+        under_load=True,  # fast enough for the 50-seed sweep
+        rounds_under_load=1,  # each round times real work on every seed
     ),
 }
