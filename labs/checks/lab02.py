@@ -4,7 +4,9 @@ q1 and q2 watch the learner's torch calls (`utils.sim.torchwatch`: the devices t
 tensors it moves, where each operation got its inputs), so a mistake is told by what the code did,
 not by an error's words.  q3 times a simulated copy on a virtual clock (`utils.sim.copylink`), so
 its verdict never depends on how busy the machine is; q5 hands out a pretend GPU that runs out of
-memory past a random batch size, and steps with bugs that must not be caught.
+memory past a random batch size, and steps with bugs that must not be caught.  q6 hands out real
+copies of the same bytes, one large and many small, that the check times as well (`labs.kit.measured`):
+the learner's times must lie among the check's, and the verdict must follow from them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import torch
 
 from labs.kit import Lab, LearnerError, Mistake, Mistakes, Wrong, allclose, as_number, call, close
+from labs.kit.measured import Timed
 from utils.i18n import text
 from utils.platform import placement
 from utils.sim.asyncsim import virtual_time
@@ -935,4 +938,83 @@ def q5(find_batch_size, rng):
         "Correct! It survives running out of memory and still lets every real bug through.",
         "Richtig! Er kommt mit vollem Speicher zurecht und lässt trotzdem jeden echten Fehler "
         "durch.",
+    )
+
+
+# --- q6: one copy or many? -----------------------------------------------------------------------
+
+PIECES = 1000
+
+
+def _copies(seed: int) -> Timed:
+    """The same bytes copied as one tensor and as 1,000 small ones: to the GPU from pinned host
+    memory where there is one (16 MiB, sync=torch.cuda.synchronize), else from one CPU buffer into
+    another, preallocated (8 MiB: the large copy takes ≥ 0.1 ms, the small ones a few ms)."""
+    cuda = torch.cuda.is_available()
+    device, nbytes = ("cuda", 16 * 2**20) if cuda else ("cpu", 8 * 2**20)
+    gen = torch.Generator().manual_seed(seed)
+    pieces = list(torch.rand(nbytes // 4, generator=gen).chunk(PIECES))
+    pieces = [
+        p.clone() for p in pieces
+    ]  # en: separate small tensors | de: einzelne kleine Tensoren
+    whole = torch.cat(pieces)
+    if cuda:
+        pieces, whole = [p.pin_memory() for p in pieces], whole.pin_memory()
+    target = torch.empty(nbytes // 4, device=device)
+    slots = list(target.chunk(PIECES))
+
+    def one_copy():
+        target.copy_(whole, non_blocking=cuda)
+
+    def many_copies():
+        for slot, piece in zip(slots, pieces, strict=True):
+            slot.copy_(piece, non_blocking=cuda)
+
+    sync = torch.cuda.synchronize if cuda else None
+    timed = Timed({"one_copy": one_copy, "many_copies": many_copies}, sync=sync)
+    timed.nbytes = nbytes
+    return timed
+
+
+@lab.exercise(
+    "copy_time",
+    points=2,
+    hint=(
+        "Time several calls of each with a wall clock, leave the first one out, and report a "
+        "typical call. Both move the same bytes: what does every single copy pay, however small?",
+        "Miss mehrere Aufrufe von jedem in verstrichener Zeit (Wall Clock), lass den ersten weg "
+        "und gib einen typischen Aufruf an. Beide bewegen dieselben Bytes: Was bezahlt jede "
+        "einzelne Kopie, egal wie klein?",
+    ),
+)
+def q6(copy_time, rng):
+    timed = _copies(rng.randrange(10**6))
+    ms, verdict = timed.parts(call(copy_time, timed.callables))
+    ms = timed.verify(ms)
+    timed.judge(ms, verdict, min)
+    one, many = ms["one_copy"], ms["many_copies"]
+    values = dict(one=one, many=many, mib=timed.nbytes // 2**20, n=PIECES)
+    if verdict == "one_copy":
+        return text(
+            "Correct! Here {mib} MiB take {one:.3g} ms as one copy and {many:.3g} ms as {n:,} "
+            "small ones: about {each:.2g} µs of fixed cost per copy, {ratio:.1f}× the time. "
+            "Decision: gather small tensors into one buffer (torch.cat, a preallocated batch) "
+            "and move it in one transfer.",
+            "Richtig! Hier dauern {mib} MiB als eine Kopie {one:.3g} ms und als {n:,} kleine "
+            "{many:.3g} ms: etwa {each:.2g} µs feste Kosten pro Kopie, {ratio:.1f}-mal so lange. "
+            "Entscheidung: Sammle kleine Tensoren in einem Puffer (torch.cat, ein vorab "
+            "angelegter Batch) und übertrage ihn in einem Stück.",
+            each=1e3 * (many - one) / PIECES,
+            ratio=many / one,
+            **values,
+        )
+    return text(
+        "Correct! Here {mib} MiB take {one:.3g} ms as one copy and {many:.3g} ms as {n:,} small "
+        "ones: on this device the fixed cost per copy is lost in the noise at this size. "
+        "Decision: batching saves nothing measurable here; measure again with your real sizes.",
+        "Richtig! Hier dauern {mib} MiB als eine Kopie {one:.3g} ms und als {n:,} kleine "
+        "{many:.3g} ms: Auf diesem Gerät gehen die festen Kosten pro Kopie bei dieser Größe im "
+        "Rauschen unter. Entscheidung: Bündeln spart hier nichts Messbares; miss noch einmal "
+        "mit deinen echten Größen.",
+        **values,
     )

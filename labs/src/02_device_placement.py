@@ -27,9 +27,9 @@
 # ---
 
 # %% [markdown] lang="en"
-# Five exercises on lesson 02: move a model and a batch, fix a function that mixes devices, measure
-# a copy's bandwidth, compute how many samples fit in memory, and write a batch-size finder that
-# survives running out of memory.
+# Six exercises on lesson 02: move a model and a batch, fix a function that mixes devices, measure
+# a copy's bandwidth, compute how many samples fit in memory, write a batch-size finder that
+# survives running out of memory, and time one large copy against many small ones on your device.
 #
 # Every check runs on any machine. Without a GPU, the checks use `meta` as the second device (a
 # PyTorch device that holds shapes but no numbers, see lesson 02), a simulated copy on a simulated
@@ -40,9 +40,10 @@
 # below it first.
 
 # %% [markdown] lang="de"
-# Fünf Aufgaben zu Lektion 02: ein Modell und einen Batch verschieben, eine Funktion reparieren, die
+# Sechs Aufgaben zu Lektion 02: ein Modell und einen Batch verschieben, eine Funktion reparieren, die
 # Geräte mischt, die Bandbreite einer Kopie messen, ausrechnen, wie viele Beispiele in den Speicher
-# passen, und einen Batchgrößen-Sucher schreiben, der mit vollem Speicher zurechtkommt.
+# passen, einen Batchgrößen-Sucher schreiben, der mit vollem Speicher zurechtkommt, und auf deinem
+# Gerät eine große Kopie gegen viele kleine stoppen.
 #
 # Jede Prüfung läuft auf jeder Maschine. Ohne GPU nehmen die Prüfungen `meta` als zweites Gerät (ein
 # PyTorch-Gerät, das Formen, aber keine Zahlen speichert, siehe Lektion 02), eine simulierte Kopie auf
@@ -66,7 +67,7 @@ say("torch {v} | device: {d}", "torch {v} | Gerät: {d}", v=torch.__version__, d
 # %% tags=["checks"] jupyter={"source_hidden": true} cellView="form"
 # en: @title Checks (run me)
 # de: @title Prüfungen (ausführen)
-from labs.checks.lab02 import lab, q1, q2, q3, q4, q5
+from labs.checks.lab02 import lab, q1, q2, q3, q4, q5, q6
 
 lab.ready()
 
@@ -344,6 +345,59 @@ q5.check(find_batch_size)
 # %%
 # q5.hint()
 # q5.solution()
+
+# %% [markdown] lang="en"
+# ## 6. One copy or many? Measure it here
+#
+# Every transfer pays a fixed cost before its first byte moves (lesson 02). `copies` holds two
+# functions that move the same bytes on this notebook's device: `copies["one_copy"]()` copies one
+# large tensor, `copies["many_copies"]()` the same bytes as 1,000 small tensors, one copy each. On a
+# GPU they copy from the host to the GPU, on a CPU from one buffer into another. Both return when
+# the copies are done. Write `copy_time(copies)`: measure both here and return `(ms, verdict)`, with
+# `ms` a dict of milliseconds per call and `verdict` the name of the faster one by your numbers:
+# `"one_copy"` says batch small tensors before you move them, `"many_copies"` that the number of
+# copies costs nothing measurable on this device.
+
+# %% [markdown] lang="de"
+# ## 6. Eine Kopie oder viele? Miss es hier
+#
+# Jede Übertragung bezahlt feste Kosten, bevor ihr erstes Byte unterwegs ist (Lektion 02). `copies`
+# enthält zwei Funktionen, die auf dem Gerät dieses Notebooks dieselben Bytes bewegen:
+# `copies["one_copy"]()` kopiert einen großen Tensor, `copies["many_copies"]()` dieselben Bytes als
+# 1.000 kleine Tensoren, jeden mit einer eigenen Kopie. Auf einer GPU kopieren sie vom Host zur GPU,
+# auf einer CPU von einem Puffer in einen anderen. Beide kehren erst zurück, wenn die Kopien fertig
+# sind. Schreib `copy_time(copies)`: Miss beide hier und gib `(ms, verdict)` zurück, `ms` ein Dict
+# mit den Millisekunden pro Aufruf und `verdict` den Namen der Variante, die nach deinen Zahlen
+# schneller ist: `"one_copy"` heißt „kleine Tensoren vor dem Verschieben bündeln“, `"many_copies"`
+# „die Zahl der Kopien kostet auf diesem Gerät nichts Messbares“.
+
+
+# %%
+import statistics
+import time
+
+
+def copy_time(copies):
+    ### BEGIN SOLUTION
+    # STARTER: return ____
+    ms = {}
+    for name, run in copies.items():
+        run()  # en: the first call warms up | de: der erste Aufruf wärmt auf
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            run()
+            times.append(1e3 * (time.perf_counter() - start))
+        ms[name] = statistics.median(times)
+    return ms, min(ms, key=ms.get)
+    ### END SOLUTION
+
+
+q6.check(copy_time)
+
+# %%
+# q6.hint()
+# q6.solution()
 
 # %% [markdown] lang="en"
 # ## Your score

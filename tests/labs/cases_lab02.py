@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import math
+import statistics
 import time
 import timeit
 from time import perf_counter_ns
@@ -12,6 +13,7 @@ from time import perf_counter_ns
 import numpy as np
 import torch
 
+from tests.labs.cases_lab05 import timed_answer, timed_loop, timed_typed
 from tests.labs.labcase import Case
 from utils.memory import usage
 from utils.platform import placement
@@ -475,6 +477,58 @@ def finder_tuple(step, limit):
     return (finder_solution(step, limit),)
 
 
+# --- q6: one copy or many? (the timers of labs 03, 05, 06 and 07) -------------------------------
+copy_time_right = timed_answer(min)
+copy_time_loop = timed_loop(min)
+
+
+def copy_time_timeit(copies):  # the fastest of five single calls, by timeit
+    ms = {name: 1e3 * min(timeit.repeat(run, number=1, repeat=5)) for name, run in copies.items()}
+    return ms, min(ms, key=ms.get)
+
+
+def copy_time_ns_median(copies):  # two warm-up calls, then the median of seven, in nanoseconds
+    ms = {}
+    for name, run in copies.items():
+        run()
+        run()
+        times = []
+        for _ in range(7):
+            start = perf_counter_ns()
+            run()
+            times.append(perf_counter_ns() - start)
+        ms[name] = statistics.median(times) / 1e6
+    faster = "one_copy" if ms["one_copy"] <= ms["many_copies"] else "many_copies"
+    return ms, faster
+
+
+def copy_time_says_batch(copies):  # the verdict as a word of its own, typed in
+    return copy_time_right(copies)[0], "batch"
+
+
+def copy_time_says_yes(copies):  # "batch? yes" as a boolean
+    ms = copy_time_right(copies)[0]
+    return ms, ms["one_copy"] < ms["many_copies"]
+
+
+def copy_time_never_called(copies):  # the function looked up and timed, never called
+    ms = {}
+    for name, run in copies.items():
+        start = time.perf_counter()
+        run  # noqa: B018
+        ms[name] = 1e3 * (time.perf_counter() - start)
+    return ms, min(ms, key=ms.get)
+
+
+def copy_time_swapped(copies):  # (verdict, ms)
+    ms, verdict = copy_time_right(copies)
+    return verdict, ms
+
+
+def copy_time_raises(copies):
+    return {name: copies[name].time() for name in copies}, "one_copy"
+
+
 CASES = {
     (LAB, "forward"): Case(
         right=[
@@ -655,5 +709,26 @@ CASES = {
         ],
         raising=lambda step, limit: step(limit // 0),
         raising_line="step(limit // 0)",
+    ),
+    (LAB, "copy_time"): Case(
+        right=[copy_time_right, copy_time_loop, copy_time_timeit, copy_time_ns_median],
+        wrong=[
+            (timed_answer(min, unit=1), "seconds"),
+            (timed_answer(min, unit=1e6), "microseconds"),
+            (timed_answer(min, reduce=sum, calls=10), "total"),
+            (timed_answer(min, calls=1, warm_up=False), "too_few"),
+            (timed_typed(min), "not_measured"),
+            (timed_answer(max), "verdict"),
+            (copy_time_says_batch, "verdict"),
+            (copy_time_says_yes, "verdict"),
+            (timed_answer(min, calls=1), "too_few"),  # one call after the warm-up
+            (copy_time_never_called, "too_few"),
+            (copy_time_swapped, "type"),
+            (lambda copies: copy_time_right(copies)[0], "type"),
+        ],
+        raising=copy_time_raises,
+        raising_line='return {name: copies[name].time() for name in copies}, "one_copy"',
+        under_load=True,  # fast enough for the 50-seed sweep
+        rounds_under_load=1,  # each round times real work on every seed
     ),
 }

@@ -24,7 +24,14 @@ def test_every_exercise_of_lab_02_has_cases():
     names = {e.name for e in module.lab.exercises}
     assert {name for lab, name in cases.CASES if lab == cases.LAB} == names
     assert all((cases.LAB, name) in labs.CASES for name in names)  # collected by test_labs
-    assert [module.q1, module.q2, module.q3, module.q4, module.q5] == module.lab.exercises
+    assert [
+        module.q1,
+        module.q2,
+        module.q3,
+        module.q4,
+        module.q5,
+        module.q6,
+    ] == module.lab.exercises
 
 
 @pytest.mark.parametrize(
