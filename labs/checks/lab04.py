@@ -528,10 +528,10 @@ def q3(jit_or_eager, rng):
             "Correct! Eager, the {ops} ops take {e:.3g} ms a call, jitted as one program "
             "{j:.3g} ms. Compiling it took {c:.0f} ms here: after about {n:,} calls the saving "
             "has repaid the compile. Decision: jit a function you call many times.",
-            "Richtig! Eager dauern die {ops} Operationen {e:.3g} ms pro Aufruf, gejittet als ein "
-            "Programm {j:.3g} ms. Das Kompilieren dauerte hier {c:.0f} ms: Nach etwa {n:,} "
-            "Aufrufen hat die Ersparnis das Kompilieren wieder eingebracht. Entscheidung: Jitte "
-            "eine Funktion, die du oft aufrufst.",
+            "Richtig! Eager ausgeführt dauern die {ops} Operationen {e:.3g} ms pro Aufruf, "
+            "gejittet als ein Programm {j:.3g} ms. Das Kompilieren dauerte hier {c:.0f} ms: Nach "
+            "etwa {n:,} Aufrufen hat die Ersparnis das Kompilieren wieder eingebracht. "
+            "Entscheidung: Jitte eine Funktion, die du oft aufrufst.",
             n=max(1, math.ceil(values["c"] / saved)),
             **values,
         )
@@ -539,9 +539,9 @@ def q3(jit_or_eager, rng):
         "Correct! Eager, the {ops} ops take {e:.3g} ms a call, jitted as one program {j:.3g} ms: "
         "on this device now, one call saves nothing measurable, and compiling cost {c:.0f} ms. "
         "Decision: here jit pays off only where a call does more work per dispatch.",
-        "Richtig! Eager dauern die {ops} Operationen {e:.3g} ms pro Aufruf, gejittet als ein "
-        "Programm {j:.3g} ms: Auf diesem Gerät spart ein Aufruf gerade nichts Messbares, und das "
-        "Kompilieren kostete {c:.0f} ms. Entscheidung: Hier lohnt sich jit erst, wenn ein Aufruf "
-        "mehr Arbeit pro Dispatch erledigt.",
+        "Richtig! Eager ausgeführt dauern die {ops} Operationen {e:.3g} ms pro Aufruf, "
+        "gejittet als ein Programm {j:.3g} ms: Auf diesem Gerät spart ein Aufruf gerade nichts "
+        "Messbares, und das Kompilieren kostete {c:.0f} ms. Entscheidung: Hier lohnt sich jit "
+        "erst, wenn ein Aufruf mehr Arbeit pro Dispatch erledigt.",
         **values,
     )
