@@ -58,10 +58,9 @@ MEASURED = (
         ),
         Mistake(
             "too_few",
-            "{called}: time at least {least} calls{each}, a single call is mostly noise (and "
-            "the first one pays for warming up).",
+            "{called}: time at least {least} calls{each}, a single call is mostly noise.",
             "{called}: Miss mindestens {least} Aufrufe{each}, ein einzelner Aufruf ist vor allem "
-            "Rauschen (und der erste bezahlt das Aufwärmen).",
+            "Rauschen.",
         ),
     )
     + Mistakes(
