@@ -690,8 +690,10 @@ def q5(bound, rng):
 
 # Size n: matmuls per call (CPU, CUDA), so that a call takes at least ~0.1 ms on a fast device and
 # the whole check stays far below a second on a busy core. Small matmuls pay the call overhead
-# (microseconds) for few FLOPs; at n = 512 the arithmetic dominates on every CPU and GPU.
-_MATMULS = {8: (200, 200), 32: (100, 100), 512: (1, 50)}
+# (microseconds) for few FLOPs; at n = 256 the arithmetic dominates, 20 times and more the FLOP/s
+# of n = 16 on a CPU, by far more on a GPU. Every call is short (about a millisecond at most on a
+# CPU), so that a busy core slows all sizes alike.
+_MATMULS = {8: (100, 200), 16: (50, 100), 256: (2, 50)}
 
 VERDICT = Mistakes(
     Mistake(

@@ -336,7 +336,7 @@ def best_size_typed(runs, flops):  # timed, then times typed in, far from any th
 
 
 def best_size_raises(runs, flops):
-    return {n: runs[n].ms for n in runs}, 512
+    return {n: runs[n].ms for n in runs}, 256
 
 
 CASES = {
@@ -499,7 +499,7 @@ CASES = {
             (lambda runs, flops: best_size_right(runs, flops)[0], "type"),
         ],
         raising=best_size_raises,
-        raising_line="return {n: runs[n].ms for n in runs}, 512",
+        raising_line="return {n: runs[n].ms for n in runs}, 256",
         under_load=True,  # fast enough for the 50-seed sweep
         rounds_under_load=1,  # each round times real work on every seed
     ),
