@@ -953,10 +953,8 @@ def _copies(seed: int) -> Timed:
     cuda = torch.cuda.is_available()
     device, nbytes = ("cuda", 16 * 2**20) if cuda else ("cpu", 8 * 2**20)
     gen = torch.Generator().manual_seed(seed)
-    pieces = list(torch.rand(nbytes // 4, generator=gen).chunk(PIECES))
-    pieces = [
-        p.clone() for p in pieces
-    ]  # en: separate small tensors | de: einzelne kleine Tensoren
+    # en: separate small tensors, not views of one | de: einzelne kleine Tensoren, keine Sichten
+    pieces = [p.clone() for p in torch.rand(nbytes // 4, generator=gen).chunk(PIECES)]
     whole = torch.cat(pieces)
     if cuda:
         pieces, whole = [p.pin_memory() for p in pieces], whole.pin_memory()
