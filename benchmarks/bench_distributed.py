@@ -23,9 +23,9 @@ SCRIPT = Path(__file__).resolve().parents[1] / "utils" / "parallel" / "ddp_demo.
 
 def run(processes: int, backend: str, mib: float) -> dict:
     out = Path(tempfile.mkdtemp()) / "result.json"
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               f"--nproc_per_node={processes}", str(SCRIPT), "--out", str(out),
-               "--backend", backend, "--mib", str(mib), "--repeats", "20", "--steps", "20"]  # fmt: skip
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command += [f"--nproc_per_node={processes}", str(SCRIPT), "--out", str(out)]
+    command += ["--backend", backend, "--mib", str(mib), "--repeats", "20", "--steps", "20"]
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     subprocess.run(command, check=True, timeout=600, env=env, capture_output=True, text=True)
     return json.loads(out.read_text())

@@ -126,8 +126,10 @@ def main(argv: list[str] | None = None) -> None:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     t = time.perf_counter()
     base, _, source = load_smollm2(device=device)
-    print(f"{source}; loaded in {time.perf_counter() - t:.1f} s; device {device}, "
-          f"torch threads {torch.get_num_threads()}, batch 4 × 64 tokens, {steps} timed steps")  # fmt: skip
+    print(
+        f"{source}; loaded in {time.perf_counter() - t:.1f} s; device {device}, "
+        f"torch threads {torch.get_num_threads()}, batch 4 × 64 tokens, {steps} timed steps"
+    )
     total = sum(p.numel() for p in base.parameters())
     ids = torch.randint(
         0, base.config.vocab_size, (4, 64), generator=torch.Generator().manual_seed(0)
@@ -138,12 +140,16 @@ def main(argv: list[str] | None = None) -> None:
         for r in ranks:
             rows.append((name, r, run_one(base, ids, steps, targets, r)))
     full = rows[0][2]
-    print(f"\n{'targets':<12}{'r':>4}{'trainable':>13}{'%':>8}{'state MiB':>11}{'peak MiB':>10}"
-          f"{'s/step':>9}{'× full':>8}")  # fmt: skip
+    print(
+        f"\n{'targets':<12}{'r':>4}{'trainable':>13}{'%':>8}{'state MiB':>11}{'peak MiB':>10}"
+        f"{'s/step':>9}{'× full':>8}"
+    )
     for name, r, m in rows:
         state = 16 * m["trainable"] / 2**20
-        print(f"{name:<12}{r!s:>4}{m['trainable']:>13,}{100 * m['trainable'] / total:>8.2f}"
-              f"{state:>11.1f}{m['peak'] / 2**20:>10.0f}{m['s']:>9.2f}{m['s'] / full['s']:>8.2f}")  # fmt: skip
+        print(
+            f"{name:<12}{r!s:>4}{m['trainable']:>13,}{100 * m['trainable'] / total:>8.2f}"
+            f"{state:>11.1f}{m['peak'] / 2**20:>10.0f}{m['s']:>9.2f}{m['s'] / full['s']:>8.2f}"
+        )
     print(
         "\nstate = 16 B per trainable parameter (fp32 value, gradient, Adam m and v); peak = the "
         "step's rise in resident memory (CPU) or allocated memory (CUDA), activations included."

@@ -66,12 +66,22 @@ def libraries(linear: torch.nn.Linear) -> dict[str, Callable[[torch.Tensor], tor
     try:
         import bitsandbytes as bnb
 
-        l8 = bnb.nn.Linear8bitLt(linear.in_features, linear.out_features, bias=False,
-                                 has_fp16_weights=False, threshold=6.0)  # fmt: skip
+        l8 = bnb.nn.Linear8bitLt(
+            linear.in_features,
+            linear.out_features,
+            bias=False,
+            has_fp16_weights=False,
+            threshold=6.0,
+        )
         l8.load_state_dict({"weight": linear.weight.detach()})
         found["bitsandbytes LLM.int8"] = l8.to("cpu")
-        l4 = bnb.nn.Linear4bit(linear.in_features, linear.out_features, bias=False,
-                               quant_type="nf4", compute_dtype=torch.float32)  # fmt: skip
+        l4 = bnb.nn.Linear4bit(
+            linear.in_features,
+            linear.out_features,
+            bias=False,
+            quant_type="nf4",
+            compute_dtype=torch.float32,
+        )
         l4.load_state_dict({"weight": linear.weight.detach()})
         found["bitsandbytes NF4"] = l4.to("cpu")
     except Exception as error:  # noqa: BLE001
@@ -115,8 +125,15 @@ def run() -> list[dict[str, object]]:
                     except Exception as error:  # noqa: BLE001
                         print(f"  {name:<26} failed: {type(error).__name__}")
                         continue
-                    rows.append({"shape": (n_in, n_out), "tokens": tokens, "format": name,
-                                 "ms": t * 1e3, "ratio": t / dense})  # fmt: skip
+                    rows.append(
+                        {
+                            "shape": (n_in, n_out),
+                            "tokens": tokens,
+                            "format": name,
+                            "ms": t * 1e3,
+                            "ratio": t / dense,
+                        }
+                    )
                     print(f"  {name:<26} {t * 1e3:8.3f} ms  {t / dense:6.2f}× dense")
     return rows
 

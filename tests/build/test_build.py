@@ -184,8 +184,9 @@ def same_code(en: ast.AST, de: ast.AST, pairs: set[tuple[str, str]]) -> bool:
 def test_same_code_sees_what_differs():
     pairs = {(ast.dump(ast.Constant("Took {t} s")), ast.dump(ast.Constant("Dauerte {t} s")))}
     en = parsed('t = 2 * n  # twice\nsay("Took {t} s", t=t)\nd["Took {t} s"] = 1')
-    assert same_code(en, parsed('t = 2 * n  # doppelt\nsay("Dauerte {t} s", t=t)\n'
-                                'd["Took {t} s"] = 1'), pairs)  # fmt: skip
+    assert same_code(
+        en, parsed('t = 2 * n  # doppelt\nsay("Dauerte {t} s", t=t)\nd["Took {t} s"] = 1'), pairs
+    )
     for de in (
         't = 3 * n\nsay("Dauerte {t} s", t=t)',  # other code
         't = 2 * n\nsay("Dauerte {t} s", t=n)',  # other values

@@ -77,9 +77,11 @@ def tracked_text_files() -> list[Path]:
     return [
         ROOT / n
         for n in names
-        if n and n != SELF and (Path(n).suffix in TEXT_SUFFIXES or Path(n).name in TEXT_NAMES)
+        if n
+        and n != SELF
+        and (Path(n).suffix in TEXT_SUFFIXES or Path(n).name in TEXT_NAMES)
         and (ROOT / n).is_file()
-    ]  # fmt: skip
+    ]
 
 
 @functools.cache

@@ -21,9 +21,14 @@ from utils.course import ROOT
 
 def exercise(number: int, name: str, status: str, key: str, points: int) -> dict:
     return {
-        "number": number, "name": name, "title": {"en": f"Title {name}", "de": f"Titel {name}"},
-        "points": points if status == "passed" else 0, "max": points, "status": status, "key": key,
-    }  # fmt: skip
+        "number": number,
+        "name": name,
+        "title": {"en": f"Title {name}", "de": f"Titel {name}"},
+        "points": points if status == "passed" else 0,
+        "max": points,
+        "status": status,
+        "key": key,
+    }
 
 
 def graded(name: str, answers: list[tuple[str, str]]) -> Grade:
@@ -119,11 +124,14 @@ def test_two_at_a_time_grades_exactly_as_one_at_a_time(tmp_path):
     runs = []
     for jobs in ("1", "2"):
         done = subprocess.run(
-            [sys.executable, "-m", "labs.kit.grade", "--lab", "01", "--json", "--seed", "11",
-             "--jobs", jobs, "--lang", "de", str(room)],
-            cwd=ROOT, capture_output=True, text=True, timeout=300,
+            [sys.executable, "-m", "labs.kit.grade", "--lab", "01", "--json", "--seed", "11"]
+            + ["--jobs", jobs, "--lang", "de", str(room)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
             env={**os.environ, "OMP_NUM_THREADS": "1"},
-        )  # fmt: skip
+        )
         grades = json.loads(done.stdout)
         for grade in grades:
             grade.pop("seconds")

@@ -235,12 +235,15 @@ def test_hostile_submissions_earn_what_their_answers_earn_and_the_course_is_unch
     scratch = tmp_path / "tmp"  # where the sandboxes go: empty again afterwards
     scratch.mkdir()
     done = subprocess.run(
-        [sys.executable, "-m", "labs.kit.grade", "--lab", "01", "--json", "--seed", "7",
-         "--jobs", "2", "--memory", "3G", "--max-processes", "64", "--max-output", "1M",
-         "--max-file", "10M", str(room)],
-        cwd=course, capture_output=True, text=True, timeout=600,
+        [sys.executable, "-m", "labs.kit.grade", "--lab", "01", "--json", "--seed", "7"]
+        + ["--jobs", "2", "--memory", "3G", "--max-processes", "64", "--max-output", "1M"]
+        + ["--max-file", "10M", str(room)],
+        cwd=course,
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": str(scratch)},
-    )  # fmt: skip
+    )
     grades = {Path(g["notebook"]).stem: g for g in json.loads(done.stdout)}
     after = fingerprint(course)
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))

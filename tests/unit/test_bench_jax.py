@@ -25,8 +25,15 @@ def test_jax_scalar_types_are_named_and_reach_the_peak():
     # Before: jnp.float32 became "<class 'jax.numpy.float32'>" and no peak was found.
     peak = Chip("chip", {"float32": 1.0}, None, None, "test", "2026-11")
     x = jnp.ones((64, 64))
-    m = bench.measure(lambda a: a @ a, x, flops=2 * 64**3, dtype=jnp.float32, peak=peak,
-                      min_time=0.01, min_blocks=2)  # fmt: skip
+    m = bench.measure(
+        lambda a: a @ a,
+        x,
+        flops=2 * 64**3,
+        dtype=jnp.float32,
+        peak=peak,
+        min_time=0.01,
+        min_blocks=2,
+    )
     assert m.backend == "jax" and m.dtype == "float32" and m.percent_of_peak is not None
 
 
