@@ -22,6 +22,7 @@ with the same sentence about the case, its head.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from types import SimpleNamespace
@@ -30,7 +31,7 @@ from labs.kit import Lab, Mistake, Mistakes, as_number, as_pair, call, close
 from labs.kit.measured import SLACK_MS
 from utils.i18n import text
 from utils.sim.asyncsim import VirtualClock, virtual_time
-from utils.sim.clocks import REAL, logged_clocks
+from utils.sim.clocks import REAL, Read, logged_clocks
 from utils.timing.sync import synchronizer
 
 lab = Lab("10")
@@ -773,7 +774,7 @@ class _Clocked:
         self.order: list[str] = []
         self._host: list[tuple[str, float, float]] = []  # (name or "sync", start, end) in order
         self._spans: dict[str, list] = {name: [] for name in work}
-        self.reads: list[float] = []  # when the learner read a clock (set after the call)
+        self.reads: list[Read] = []  # the learner's clock reads (set after the call)
         for fn in work.values():  # en: warmed up here: no call is slow for being the first
             fn()  # de: hier aufgewärmt: kein Aufruf ist langsam, weil er der erste ist
         wait = synchronizer("cuda" if self.cuda else "cpu")
@@ -833,12 +834,30 @@ class _Clocked:
         others = sum(end - start for n, start, end in window if n not in (name, "sync"))
         return (window[-1][2] - window[0][1] - others) / max(len(calls) - 1, 1)
 
+    def learner_rates(self, name: str) -> list[list[float]]:
+        """For each clock the learner read, the rates of the `name` calls that two successive
+        reads bracket with no other call between them: what a learner who times each call
+        computed from those reads (lists of two rates or more; a warm-up that lies alone between
+        two reads leads its list, as in `_summaries`)."""
+        calls = [(n, start, end) for n, start, end in self._host if n != "sync"]
+        found = []
+        for clock in sorted({read.clock for read in self.reads}):
+            own = [read for read in self.reads if read.clock == clock]
+            scale = 1e-9 if clock.endswith("_ns") else 1.0
+            rates = []
+            for early, late in itertools.pairwise(own):
+                inside = [n for n, start, end in calls if early.at < start and end < late.at]
+                if inside == [name] and late.value > early.value:
+                    rates.append(NEW_TOKENS / ((late.value - early.value) * scale))
+            found += [rates] if len(rates) >= 2 else []
+        return found
+
     def early_read(self) -> tuple[str, str] | None:
         """The first clock read between a call of a decoder and the sync after it, as (decoder,
         mistake): "clock_after_call" when the clock was read again right after that sync and not
         just before the call (the stretch held only the wait), else "read_before_sync"."""
         events = sorted(
-            [(start, name) for name, start, _ in self._host] + [(at, "read") for at in self.reads]
+            [(start, name) for name, start, _ in self._host] + [(r.at, "read") for r in self.reads]
         )
         kinds = [kind for _, kind in events]
         pending = None  # (decoder, index of its call) not yet followed by a sync
@@ -1028,23 +1047,28 @@ def _summaries(call_rates: list[float]) -> list[float]:
     ]
 
 
-def _nearest(rate: float, call_rates: list[float]) -> float:
-    return min(_gap(rate, summary) for summary in _summaries(call_rates))
+def _nearest(rate: float, rate_sets: list[list[float]]) -> float:
+    return min(_gap(rate, summary) for rates in rate_sets for summary in _summaries(rates))
 
 
-# How far each slip's answer lands from what it would give with the calls timed here: where two
-# slips explain a rate (a wide span under load), the nearer one is named.  Under load one fast call
-# can make a sum of rates land near 17 medians, so a slip of the summary is measured against each
-# summary a learner may have used, a sum against each run of last calls.
+def _summed(got: float, rate_sets: list[list[float]]) -> float:
+    return min(
+        _gap(got, math.fsum(rates[-k:])) for rates in rate_sets for k in range(2, len(rates) + 1)
+    )
+
+
+# How far each slip's answer lands from what it would give with the calls' rates: where two slips
+# explain a rate (a wide span under load), the nearer one is named.  Under load one fast call can
+# make a sum of rates land near 17 medians, so a slip of the summary is measured against each
+# summary a learner may have used, a sum against each run of last calls; and against the rates of
+# the learner's own clock reads, which an answer computed from them meets to rounding.
 GAPS = {
-    "per_token_time": lambda got, call_rates, **_: _nearest(1 / got, call_rates),
-    "per_millisecond": lambda got, call_rates, **_: _nearest(got * 1e3, call_rates),
-    "counted_prompt": lambda got, call_rates, tokens, prompt, **_: _nearest(
-        got * tokens / (prompt + tokens), call_rates
+    "per_token_time": lambda got, rate_sets, **_: _nearest(1 / got, rate_sets),
+    "per_millisecond": lambda got, rate_sets, **_: _nearest(got * 1e3, rate_sets),
+    "counted_prompt": lambda got, rate_sets, tokens, prompt, **_: _nearest(
+        got * tokens / (prompt + tokens), rate_sets
     ),
-    "summed_rates": lambda got, call_rates, **_: min(
-        _gap(got, math.fsum(call_rates[-k:])) for k in range(2, len(call_rates) + 1)
-    ),
+    "summed_rates": lambda got, rate_sets, **_: _summed(got, rate_sets),
 }
 
 
@@ -1082,8 +1106,8 @@ def _verified_rates(clocked: _Clocked, reported) -> dict[str, float]:
         low, high = _rate_span(spans, clocked.wall_per_call(name))
         if not _in(got, low, high):
             case = dict(name=name, low=low, high=high, n=len(spans), tokens=NEW_TOKENS)
-            call_rates = [NEW_TOKENS / seconds for seconds in spans]
-            case.update(prompt=PROMPT_TOKENS, call_rates=call_rates)
+            rate_sets = [[NEW_TOKENS / seconds for seconds in spans], *clocked.learner_rates(name)]
+            case.update(prompt=PROMPT_TOKENS, rate_sets=rate_sets)
             raise DECODE_TIMING.wrong(_rate_slip(got, case), got=got, **case)
         rates[name] = got
     return rates
@@ -1107,7 +1131,7 @@ def q6(time_decoding, rng):
     clocked = _Clocked(work, device)
     with logged_clocks(time_decoding) as reads:
         got = call(time_decoding, clocked.callables, clocked.sync)
-    clocked.reads = [read.at for read in reads]
+    clocked.reads = reads
     if not isinstance(got, tuple | list) or len(got) != 3:
         raise DECODE_TIMING.wrong("type", kind=type(got).__name__)
     reported, faster, speedup = got

@@ -4,7 +4,8 @@ tests/labs/cases_lab10.py).
 Here: q4's draws exactly at the ridge give that whole batch in every order of the formula; q5's
 answers on all 50 seeds (its clock is virtual); the timed exercise (q6) accepts a loop timer whose
 clock ran on while the machine was busy between two calls, as CI's other worker makes it, and
-still rejects a rate below that loop's."""
+still rejects a rate below that loop's; where two slips explain a rate, the learner's own clock
+reads decide which one was made."""
 
 from __future__ import annotations
 
@@ -120,3 +121,46 @@ def test_a_loop_timer_interrupted_between_calls_is_right():
 def test_a_rate_below_the_loops_is_still_rejected():
     result = exercise("time_decoding").evaluate(interrupted_loop(scale=0.2), seed=0)
     assert (result.status, result.key) == ("wrong", "undercounted"), result
+
+
+def test_the_learners_own_rates_are_read_back_from_their_clock_reads():
+    from utils.sim.clocks import logged_clocks
+
+    check = labs.load_lab(cases.LAB)
+    work, device = check._decoders(0)
+    clocked = check._Clocked(work, device)
+    own = {}
+
+    def answer(decode, sync):
+        for name, run in decode.items():
+            sync(run())  # the warm-up: no pair of reads brackets it
+            own[name] = []
+            for _ in range(4):
+                start = time.perf_counter()
+                tokens = run()
+                sync(tokens)
+                own[name].append(len(tokens) / (time.perf_counter() - start))
+
+    with logged_clocks(answer) as reads:
+        answer(clocked.callables, clocked.sync)
+    clocked.reads = reads
+    for name, rates in own.items():
+        (found,) = clocked.learner_rates(name)
+        # The second decoder's warm-up lies alone between the first's last read and its own first
+        # one, so it leads its list: the summaries are also taken without the first rate.
+        assert found[-len(rates) :] == rates and len(found) - len(rates) in (0, 1)
+
+
+def test_the_learners_reads_tell_a_counted_prompt_from_summed_rates():
+    # Under load one call ran at 16,000 tokens/s: the sum of the check's last four rates lands
+    # nearer 17 times the learner's median (1,120) than 17 times any summary of the check's own
+    # rates does; the learner's reads give that median exactly.
+    check = labs.load_lab(cases.LAB)
+    checked = [500, 900, 1000, 1100, 16000, 1200]
+    learners = [950, 1000, 1120, 15000, 1150]
+    got = 17 * 1120
+    case = dict(name="with_cache", low=500, high=16000, n=6, tokens=8, prompt=128)
+    assert check._rate_slip(got, {**case, "rate_sets": [checked]}) == "summed_rates"
+    assert check._rate_slip(got, {**case, "rate_sets": [checked, learners]}) == "counted_prompt"
+    summed = sum(learners[-3:])
+    assert check._rate_slip(summed, {**case, "rate_sets": [checked, learners]}) == "summed_rates"
